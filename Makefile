@@ -1,0 +1,53 @@
+# recordseal — `make help` lists the targets. `make run` and `make test` work on a fresh clone.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV   := .venv
+PY     := $(VENV)/bin/python
+BIN    := $(VENV)/bin
+export PYO3_PYTHON := $(abspath $(PY))
+export CARGO_TERM_COLOR := never
+
+.PHONY: help setup build run test test-rust test-python lint bench clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+
+$(VENV)/.deps: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet 'maturin>=1.9,<2'
+	$(PY) -m pip install --quiet $$($(PY) -c 'import tomllib;p=tomllib.load(open("pyproject.toml","rb"))["project"];print(" ".join(repr(d) for d in p["dependencies"]+p["optional-dependencies"]["dev"]))' | tr -d "'")
+	touch $@
+
+setup: $(VENV)/.deps ## create the virtualenv with every dependency
+
+build: setup ## build the native extension in release mode into the virtualenv
+	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/maturin develop --release --quiet --skip-install
+
+test-rust: setup ## cargo test, clippy and fmt
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets -- -D warnings
+	cargo clippy --workspace --all-targets --features recordseal-core/python -- -D warnings
+	cargo test --workspace --quiet
+
+lint: build ## ruff, ruff format, mypy and stubtest
+	$(BIN)/ruff check python tests benchmarks
+	$(BIN)/ruff format --check python tests benchmarks
+	$(BIN)/mypy
+	$(BIN)/python -m mypy.stubtest recordseal._native
+
+test-python: build ## pytest over every suite
+	$(BIN)/pytest -q
+
+test: test-rust lint test-python ## everything CI runs: cargo, lints, pytest
+
+bench: build ## benchmarks (pytest-benchmark): native against reference
+	$(BIN)/pytest benchmarks -q --benchmark-only --benchmark-columns=min,median,mean,ops,rounds --benchmark-sort=name
+
+run: build ## start the service on its embedded default store
+	@echo "the record service arrives with issue 3; the core is built and importable:"
+	$(PY) -c 'import recordseal.core as c; print("recordseal.core backend:", c.BACKEND)'
+
+clean: ## remove build outputs and the virtualenv
+	rm -rf $(VENV) target .pytest_cache .ruff_cache .mypy_cache .hypothesis .benchmarks

@@ -1,0 +1,92 @@
+"""Type stub of ``recordseal._native``, the Rust commitment core (``rust-core/``).
+
+The module is private: import the API from :mod:`recordseal.core`. Every function raises
+:class:`recordseal.core.errors.CommitError` on refused input; the rules, codes and byte formats
+are in ``docs/spec.md``. The pure-Python reference (:mod:`recordseal.core.reference`) has the
+same names, signatures, results and errors.
+"""
+
+from collections.abc import Mapping, Sequence
+from typing import final
+
+#: Unicode version of the NFC tables used by the kind ``text``.
+UNICODE_VERSION: str
+#: Every field kind, ``free`` included, in alphabetical order.
+KINDS: tuple[str, ...]
+
+@final
+class Leaf:
+    """One committed field: its path, kind, ``enc(value)``, salt and commitment."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def encoded(self) -> bytes: ...
+    @property
+    def salt(self) -> bytes: ...
+    @property
+    def commitment(self) -> bytes: ...
+
+@final
+class CommittedRecord:
+    """The result of :func:`commit_record`."""
+
+    @property
+    def canonical(self) -> bytes:
+        """RFC 8785 bytes of the payload."""
+    @property
+    def leaves(self) -> list[Leaf]:
+        """Leaves in the UTF-8 order of their committed paths."""
+    @property
+    def root(self) -> bytes:
+        """RFC 6962 root over the commitments, in leaf order."""
+    @property
+    def field_count(self) -> int: ...
+
+def canonicalize(data: bytes) -> bytes:
+    """JSON text in, RFC 8785 canonical bytes out."""
+
+def encode_value(kind: str, value: object) -> bytes:
+    """``enc(value)`` for a field kind (spec section 3)."""
+
+def validate_declarations(declarations: Mapping[str, str]) -> None:
+    """Check path patterns and kinds of a stream's declarations (spec 6.1)."""
+
+def derive_salt(salt_key: bytes, record_id: str, path: str) -> bytes:
+    """HMAC-SHA-256 salt of one field (spec section 4)."""
+
+def commit_field(path: str, salt: bytes, encoded: bytes) -> bytes:
+    """SHA-256 commitment of one field (spec section 4)."""
+
+def commit_record(
+    payload: bytes,
+    declarations: Mapping[str, str] | None,
+    strict: bool,
+    salt_key: bytes,
+    record_id: str,
+) -> CommittedRecord:
+    """Parse, check and commit one payload (spec section 6)."""
+
+def leaf_hash(data: bytes) -> bytes:
+    """RFC 6962 leaf hash: SHA-256(0x00 || data)."""
+
+def merkle_root(leaves: Sequence[bytes]) -> bytes:
+    """RFC 6962 MTH over the leaf data."""
+
+def inclusion_proof(leaves: Sequence[bytes], index: int) -> list[bytes]:
+    """RFC 6962 audit path of ``leaves[index]``, from the leaf upwards."""
+
+def verify_inclusion(
+    leaf: bytes, index: int, size: int, proof: Sequence[bytes], root: bytes
+) -> None:
+    """Raise CommitError unless ``proof`` places ``leaf`` at ``index`` under ``root``."""
+
+def consistency_proof(leaves: Sequence[bytes], old_size: int) -> list[bytes]:
+    """RFC 6962 consistency proof from the first ``old_size`` leaves to all of them."""
+
+def verify_consistency(
+    old_size: int, new_size: int, old_root: bytes, new_root: bytes, proof: Sequence[bytes]
+) -> None:
+    """Raise CommitError unless ``proof`` shows the old tree is a prefix of the new one."""
