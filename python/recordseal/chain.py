@@ -1,0 +1,76 @@
+"""The signed record header and the per-stream chain (docs/records.md).
+
+Pure functions over the commitment core; the verifier uses them without the server.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import struct
+from typing import Any
+
+from recordseal.core import canonicalize, leaf_hash
+
+HEADER_FORMAT = "recordseal/header/v1"
+ATTESTATION = "hosted-ingest"
+STREAM_GENESIS_TAG = b"recordseal-stream-genesis-v1"
+
+
+def _length_prefixed(text: str) -> bytes:
+    data = text.encode()
+    return struct.pack("<I", len(data)) + data
+
+
+def stream_genesis(tenant: str, stream: str) -> bytes:
+    """``prev`` of a stream's first record: SHA-256(tag ‖ len ‖ tenant ‖ len ‖ stream).
+
+    Lengths are 4-byte little-endian, so ("a", "bc") and ("ab", "c") never collide.
+    """
+    return hashlib.sha256(
+        STREAM_GENESIS_TAG + _length_prefixed(tenant) + _length_prefixed(stream)
+    ).digest()
+
+
+def build_header(
+    *,
+    tenant: str,
+    stream: str,
+    seq: int,
+    record_id: str,
+    record_type: str,
+    occurred_at: str,
+    subject_ref: str,
+    root: bytes,
+    field_count: int,
+    prev: bytes,
+    key_id: str,
+    ingested_at: str,
+) -> dict[str, Any]:
+    """The header members, in the order docs/records.md lists them."""
+    return {
+        "format": HEADER_FORMAT,
+        "tenant": tenant,
+        "stream": stream,
+        "seq": seq,
+        "record_id": record_id,
+        "record_type": record_type,
+        "occurred_at": occurred_at,
+        "subject_ref": subject_ref,
+        "root": root.hex(),
+        "field_count": field_count,
+        "prev": prev.hex(),
+        "key_id": key_id,
+        "ingested_at": ingested_at,
+        "attestation": ATTESTATION,
+    }
+
+
+def canonical_header(header: dict[str, Any]) -> bytes:
+    """RFC 8785 bytes of a header: what is signed and what the chain leaf hashes."""
+    return canonicalize(json.dumps(header, ensure_ascii=False).encode())
+
+
+def chain_leaf(canonical: bytes) -> bytes:
+    """RFC 6962 leaf hash of the canonical header bytes."""
+    return leaf_hash(canonical)

@@ -1,0 +1,1 @@
+"""Key material of the service: signing keys, the key-encryption key, subject keys."""

@@ -1,0 +1,55 @@
+"""The service's Ed25519 header-signing key and the public key directory entry for it."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+from recordseal.crypto.keyfiles import read_or_create_secret
+
+#: Signed bytes are this context, a zero byte, then the RFC 8785 header.
+HEADER_CONTEXT = b"recordseal/header/v1\x00"
+
+
+def key_id_of(public_key: bytes) -> str:
+    """A short stable name for a public key: the first 16 hex digits of its SHA-256."""
+    return hashlib.sha256(public_key).hexdigest()[:16]
+
+
+@dataclass(frozen=True, slots=True)
+class HeaderSigner:
+    """Signs canonical header bytes with the hosted ingest key."""
+
+    key_id: str
+    public_key: bytes
+    _private: Ed25519PrivateKey
+
+    @classmethod
+    def from_seed(cls, seed: bytes) -> HeaderSigner:
+        private = Ed25519PrivateKey.from_private_bytes(seed)
+        public = private.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+        return cls(key_id_of(public), public, private)
+
+    @classmethod
+    def load_or_create(cls, data_dir: Path) -> HeaderSigner:
+        """The key in ``data_dir/keys/header-signing.ed25519``, generated on first start."""
+        return cls.from_seed(read_or_create_secret(data_dir / "keys" / "header-signing.ed25519"))
+
+    def sign(self, canonical_header: bytes) -> bytes:
+        return self._private.sign(HEADER_CONTEXT + canonical_header)
+
+
+def verify_header_signature(public_key: bytes, canonical_header: bytes, signature: bytes) -> bool:
+    """True when ``signature`` is the key's Ed25519 signature over the header."""
+    try:
+        Ed25519PublicKey.from_public_bytes(public_key).verify(
+            signature, HEADER_CONTEXT + canonical_header
+        )
+    except (InvalidSignature, ValueError):
+        return False
+    return True

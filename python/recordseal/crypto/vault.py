@@ -1,0 +1,88 @@
+"""Per-subject keys and payload encryption (AES-256-GCM).
+
+Each data subject has a random 32-byte key, stored only wrapped by the key-encryption key
+(KEK). From the subject key HKDF derives the payload key and the salt key; destroying the
+wrapped subject key therefore makes both payloads and salts unrecoverable.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from dataclasses import dataclass
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+NONCE_BYTES = 12
+SALT_KEY_INFO = b"recordseal/salt-key/v1"
+PAYLOAD_KEY_INFO = b"recordseal/payload-key/v1"
+SUBJECT_INDEX_INFO = b"recordseal/subject-index/v1"
+WRAP_CONTEXT = b"recordseal/subject-key/v1"
+
+
+class VaultError(Exception):
+    """A wrapped key or ciphertext failed to authenticate (wrong KEK or tampered data)."""
+
+
+def _hkdf(key: bytes, info: bytes) -> bytes:
+    return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=info).derive(key)
+
+
+@dataclass(frozen=True, slots=True)
+class SubjectKeys:
+    """The keys derived from one subject key."""
+
+    salt_key: bytes
+    payload_key: bytes
+
+    @classmethod
+    def derive(cls, subject_key: bytes) -> SubjectKeys:
+        return cls(_hkdf(subject_key, SALT_KEY_INFO), _hkdf(subject_key, PAYLOAD_KEY_INFO))
+
+    def encrypt_payload(self, record_id: str, plaintext: bytes) -> bytes:
+        """``nonce ‖ ciphertext``; the record id is the associated data."""
+        nonce = secrets.token_bytes(NONCE_BYTES)
+        return nonce + AESGCM(self.payload_key).encrypt(nonce, plaintext, record_id.encode())
+
+    def decrypt_payload(self, record_id: str, sealed: bytes) -> bytes:
+        nonce, body = sealed[:NONCE_BYTES], sealed[NONCE_BYTES:]
+        try:
+            return AESGCM(self.payload_key).decrypt(nonce, body, record_id.encode())
+        except InvalidTag as exc:
+            raise VaultError("payload failed authentication") from exc
+
+
+class KeyWrapper:
+    """Wraps and unwraps subject keys under the KEK, bound to tenant and subject handle."""
+
+    def __init__(self, kek: bytes) -> None:
+        if len(kek) != 32:
+            raise ValueError("the key-encryption key must be 32 bytes")
+        self._aead = AESGCM(kek)
+        self._index_key = _hkdf(kek, SUBJECT_INDEX_INFO)
+
+    @staticmethod
+    def _context(tenant: str, subject_ref: str) -> bytes:
+        return b"\x00".join((WRAP_CONTEXT, tenant.encode(), subject_ref.encode()))
+
+    def new_subject_key(self, tenant: str, subject_ref: str) -> tuple[bytes, bytes]:
+        """A fresh subject key and its wrapped form."""
+        key = secrets.token_bytes(32)
+        nonce = secrets.token_bytes(NONCE_BYTES)
+        wrapped = nonce + self._aead.encrypt(nonce, key, self._context(tenant, subject_ref))
+        return key, wrapped
+
+    def unwrap(self, tenant: str, subject_ref: str, wrapped: bytes) -> bytes:
+        nonce, body = wrapped[:NONCE_BYTES], wrapped[NONCE_BYTES:]
+        try:
+            return self._aead.decrypt(nonce, body, self._context(tenant, subject_ref))
+        except InvalidTag as exc:
+            raise VaultError("subject key failed authentication") from exc
+
+    def subject_index(self, tenant: str, subject_id: str) -> bytes:
+        """A keyed hash that finds a subject without storing its identifier in clear."""
+        message = b"\x00".join((tenant.encode(), subject_id.encode()))
+        return hmac.digest(self._index_key, message, "sha256")

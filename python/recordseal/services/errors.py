@@ -1,0 +1,48 @@
+"""Domain errors of the services. The web layer maps each kind to one HTTP status."""
+
+from __future__ import annotations
+
+
+class ServiceError(Exception):
+    """A refused request: ``code`` is stable, ``field`` names the offending input or path."""
+
+    kind = "invalid"
+
+    def __init__(self, code: str, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.field = field
+
+
+class Malformed(ServiceError):
+    """The request is not what the endpoint takes (bad JSON, missing or mistyped member)."""
+
+    kind = "malformed"
+
+
+class Invalid(ServiceError):
+    """A well-formed request breaks a rule (a field kind, a limit, strict mode...)."""
+
+    kind = "invalid"
+
+
+class TooLarge(ServiceError):
+    kind = "too_large"
+
+
+class NotFound(ServiceError):
+    kind = "not_found"
+
+
+class AlreadyExists(ServiceError):
+    kind = "conflict"
+
+
+class Gone(ServiceError):
+    """The subject was erased: its data cannot be written or read by anyone."""
+
+    kind = "gone"
+
+
+class Unauthenticated(ServiceError):
+    kind = "unauthenticated"

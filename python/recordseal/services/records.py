@@ -1,0 +1,246 @@
+"""The record service: streams, ingest, record views, payloads and subject erasure."""
+
+from __future__ import annotations
+
+import re
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from recordseal import chain
+from recordseal.core import CommitError, commit_record, encode_value, validate_declarations
+from recordseal.crypto.signing import HeaderSigner
+from recordseal.crypto.vault import KeyWrapper, SubjectKeys
+from recordseal.services.clock import new_record_id, utc_now
+from recordseal.services.errors import AlreadyExists, Gone, Invalid, NotFound, TooLarge
+from recordseal.storage.base import (
+    Conflict,
+    Erasure,
+    NewRecord,
+    RecordRow,
+    Store,
+    StreamRow,
+    SubjectClaim,
+    SubjectErased,
+    SubjectRace,
+    SubjectRow,
+)
+
+STREAM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+MAX_RECORD_TYPE = 128
+MAX_SUBJECT_ID = 256
+
+
+@dataclass(frozen=True, slots=True)
+class RecordIn:
+    stream: str
+    record_type: str
+    occurred_at: str
+    subject_id: str
+    payload: bytes  # the payload's JSON text as received
+
+
+@dataclass(frozen=True, slots=True)
+class Ingested:
+    record_id: str
+    stream: str
+    seq: int
+    root: bytes
+    chain_leaf: bytes
+    header: bytes
+    signature: bytes
+    key_id: str
+    field_count: int
+
+
+def _has_control_character(text: str) -> bool:
+    return any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in text)
+
+
+def _check_label(value: str, field: str, limit: int) -> None:
+    if not value or len(value) > limit or _has_control_character(value):
+        raise Invalid(
+            f"{field}_invalid",
+            f"{field} must be 1 to {limit} characters without control characters",
+            field,
+        )
+
+
+def _refusal(error: CommitError) -> Invalid | TooLarge:
+    if error.code == "payload_too_large":
+        return TooLarge(error.code, str(error), error.field)
+    return Invalid(error.code, str(error), error.field)
+
+
+class RecordService:
+    """Everything the record API does, scoped to the tenant of the caller's token."""
+
+    def __init__(self, store: Store, wrapper: KeyWrapper, signer: HeaderSigner) -> None:
+        self._store = store
+        self._wrapper = wrapper
+        self._signer = signer
+        # Streams never change after creation, so a process may keep them.
+        self._streams: dict[tuple[str, str], StreamRow] = {}
+
+    # --- streams ------------------------------------------------------------------------
+
+    async def create_stream(
+        self, tenant: str, name: str, declarations: dict[str, str] | None, strict: bool
+    ) -> StreamRow:
+        if not STREAM_NAME.fullmatch(name):
+            raise Invalid(
+                "stream_name_invalid",
+                "a stream name is 1 to 128 characters of letters, digits, '.', '_', ':' and"
+                " '-', starting with a letter or digit",
+                "name",
+            )
+        declarations = declarations or {}
+        try:
+            validate_declarations(declarations)
+        except CommitError as error:
+            raise Invalid(error.code, str(error), error.field) from None
+        if strict and not declarations:
+            raise Invalid(
+                "strict_without_declarations",
+                "a strict stream needs declarations: it would refuse every field",
+                "strict",
+            )
+        try:
+            return await self._store.create_stream(
+                tenant, name, declarations, strict, chain.stream_genesis(tenant, name), utc_now()
+            )
+        except Conflict:
+            raise AlreadyExists("stream_exists", "a stream with this name exists", "name") from None
+
+    async def _stream(self, tenant: str, name: str) -> StreamRow:
+        stream = self._streams.get((tenant, name))
+        if stream is None:
+            stream = await self._store.get_stream(tenant, name)
+            if stream is None:
+                raise NotFound("stream_not_found", "no stream of this name", "stream")
+            self._streams[(tenant, name)] = stream
+        return stream
+
+    # --- subjects -----------------------------------------------------------------------
+
+    async def _subject(self, tenant: str, subject_id: str) -> tuple[SubjectClaim, SubjectKeys]:
+        """The subject's claim and keys; a new subject gets a key that is stored only with
+        its first record, so a refused post leaves nothing behind."""
+        index = self._wrapper.subject_index(tenant, subject_id)
+        subject = await self._store.get_subject(tenant, index)
+        if subject is None:
+            subject_ref = secrets.token_hex(16)
+            key, wrapped = self._wrapper.new_subject_key(tenant, subject_ref)
+            return SubjectClaim(index, subject_ref, wrapped), SubjectKeys.derive(key)
+        if subject.wrapped_key is None:
+            raise Gone("subject_erased", "the subject was erased", "subject_id")
+        return SubjectClaim(index, subject.subject_ref, None), self._keys(subject)
+
+    def _keys(self, subject: SubjectRow) -> SubjectKeys:
+        assert subject.wrapped_key is not None
+        key = self._wrapper.unwrap(subject.tenant, subject.subject_ref, subject.wrapped_key)
+        return SubjectKeys.derive(key)
+
+    # --- records ------------------------------------------------------------------------
+
+    async def ingest(self, tenant: str, record: RecordIn) -> Ingested:
+        """Validate, commit, encrypt and append one record; nothing is stored on refusal."""
+        try:
+            return await self._ingest(tenant, record)
+        except SubjectRace:
+            # Another writer created this new subject first; commit again under its key.
+            return await self._ingest(tenant, record)
+
+    async def _ingest(self, tenant: str, record: RecordIn) -> Ingested:
+        stream = await self._stream(tenant, record.stream)
+        _check_label(record.record_type, "record_type", MAX_RECORD_TYPE)
+        _check_label(record.subject_id, "subject_id", MAX_SUBJECT_ID)
+        try:
+            occurred_at = encode_value("timestamp", record.occurred_at)[len(b"time:") :].decode()
+        except CommitError:
+            raise Invalid(
+                "occurred_at_invalid", "occurred_at must be an RFC 3339 timestamp", "occurred_at"
+            ) from None
+        subject, keys = await self._subject(tenant, record.subject_id)
+        record_id = new_record_id()
+        try:
+            committed = commit_record(
+                record.payload, stream.declarations, stream.strict, keys.salt_key, record_id
+            )
+        except CommitError as error:
+            raise _refusal(error) from None
+        sealed = keys.encrypt_payload(record_id, committed.canonical)
+        signer = self._signer
+
+        def build(seq: int, prev: bytes) -> NewRecord:
+            header = chain.build_header(
+                tenant=tenant,
+                stream=stream.name,
+                seq=seq,
+                record_id=record_id,
+                record_type=record.record_type,
+                occurred_at=occurred_at,
+                subject_ref=subject.subject_ref,
+                root=committed.root,
+                field_count=committed.field_count,
+                prev=prev,
+                key_id=signer.key_id,
+                ingested_at=utc_now(),
+            )
+            canonical = chain.canonical_header(header)
+            return NewRecord(
+                record_id,
+                seq,
+                canonical,
+                signer.sign(canonical),
+                chain.chain_leaf(canonical),
+                sealed,
+            )
+
+        try:
+            appended = await self._store.append_record(tenant, stream.id, subject, build, utc_now())
+        except SubjectErased:
+            raise Gone("subject_erased", "the subject was erased", "subject_id") from None
+        return Ingested(
+            record_id=record_id,
+            stream=stream.name,
+            seq=appended.seq,
+            root=committed.root,
+            chain_leaf=appended.chain_leaf,
+            header=appended.header,
+            signature=appended.signature,
+            key_id=signer.key_id,
+            field_count=committed.field_count,
+        )
+
+    async def record(self, tenant: str, record_id: str) -> RecordRow:
+        row = await self._store.get_record(tenant, record_id)
+        if row is None:
+            raise NotFound("record_not_found", "no record with this id", "record_id")
+        return row
+
+    async def payload(self, tenant: str, record_id: str) -> tuple[RecordRow, bytes]:
+        """The record and its decrypted canonical payload; Gone once the subject is erased."""
+        row = await self.record(tenant, record_id)
+        subject = await self._store.get_subject_by_ref(tenant, row.subject_ref)
+        sealed = await self._store.get_sealed_payload(tenant, record_id)
+        if subject is None or subject.wrapped_key is None or sealed is None:
+            raise Gone("subject_erased", "the subject was erased; the payload is gone", None)
+        return row, self._keys(subject).decrypt_payload(record_id, sealed)
+
+    async def erase(self, tenant: str, subject_id: str) -> Erasure:
+        _check_label(subject_id, "subject_id", MAX_SUBJECT_ID)
+        subject = await self._store.get_subject(
+            tenant, self._wrapper.subject_index(tenant, subject_id)
+        )
+        if subject is None:
+            raise NotFound("subject_not_found", "no records for this subject", "subject_id")
+        return await self._store.erase_subject(tenant, subject.subject_ref, utc_now())
+
+
+def header_members(header: bytes) -> dict[str, Any]:
+    """The header as a JSON object (it is RFC 8785 text)."""
+    members: dict[str, Any] = orjson.loads(header)
+    return members

@@ -1,0 +1,63 @@
+"""API tokens: created by an operator, shown once, stored as a SHA-256 hash, tenant-scoped."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+import time
+
+from recordseal.services.clock import utc_now
+from recordseal.services.errors import Invalid, Unauthenticated
+from recordseal.storage.base import Store
+
+TOKEN_PREFIX = "rs_"
+TENANT_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+def token_hash(token: str) -> bytes:
+    return hashlib.sha256(token.encode()).digest()
+
+
+def check_tenant_id(tenant: str) -> str:
+    if not TENANT_PATTERN.fullmatch(tenant):
+        raise Invalid(
+            "tenant_invalid",
+            "a tenant id is 1 to 64 characters of letters, digits, '.', '_' and '-',"
+            " starting with a letter or digit",
+            "tenant",
+        )
+    return tenant
+
+
+class TokenService:
+    """Issues tokens and resolves a presented token to its tenant."""
+
+    def __init__(self, store: Store, cache_seconds: float = 5.0) -> None:
+        self._store = store
+        self._cache_seconds = cache_seconds
+        self._cache: dict[bytes, tuple[str, float]] = {}
+
+    async def create(self, tenant: str, label: str = "") -> str:
+        """A new token for ``tenant``; the caller shows it once, only its hash is kept."""
+        check_tenant_id(tenant)
+        token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        await self._store.add_token(token_hash(token), tenant, label, utc_now())
+        return token
+
+    async def tenant_of(self, authorization: str | None) -> str:
+        """The tenant of a ``Bearer`` token, or Unauthenticated (the reason is not told)."""
+        if not authorization or not authorization.startswith("Bearer "):
+            raise Unauthenticated("unauthenticated", "a valid bearer token is required")
+        digest = token_hash(authorization[len("Bearer ") :].strip())
+        now = time.monotonic()
+        cached = self._cache.get(digest)
+        if cached is not None and cached[1] > now:
+            return cached[0]
+        tenant = await self._store.tenant_for_token(digest)
+        if tenant is None:
+            raise Unauthenticated("unauthenticated", "a valid bearer token is required")
+        if len(self._cache) > 10_000:
+            self._cache.clear()
+        self._cache[digest] = (tenant, now + self._cache_seconds)
+        return tenant

@@ -1,0 +1,44 @@
+"""Typed settings, read from the environment in one place."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_DATA_DIR = Path("data")
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Where the service keeps its state and how it listens.
+
+    ``data_dir`` holds the SQLite database, the key-encryption key and the signing keys.
+    """
+
+    data_dir: Path = DEFAULT_DATA_DIR
+    host: str = "127.0.0.1"
+    port: int = 8000
+    #: Largest accepted request body: a 256 KiB payload plus its envelope.
+    max_body_bytes: int = 512 * 1024
+    #: How long a verified API token is trusted before the store is asked again.
+    token_cache_seconds: float = 5.0
+
+    @property
+    def database_path(self) -> Path:
+        return self.data_dir / "recordseal.sqlite3"
+
+    @classmethod
+    def from_env(cls, **overrides: object) -> Settings:
+        """Settings from ``RECORDSEAL_*`` variables; explicit overrides win."""
+        values: dict[str, object] = {}
+        if data_dir := os.environ.get("RECORDSEAL_DATA_DIR"):
+            values["data_dir"] = Path(data_dir)
+        if host := os.environ.get("RECORDSEAL_HOST"):
+            values["host"] = host
+        if port := os.environ.get("RECORDSEAL_PORT"):
+            values["port"] = int(port)
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        if "data_dir" in values:
+            values["data_dir"] = Path(str(values["data_dir"]))
+        return cls(**values)  # type: ignore[arg-type]

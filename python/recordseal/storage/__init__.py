@@ -1,0 +1,1 @@
+"""Storage: one async store interface (base), with SQLite as the embedded default."""

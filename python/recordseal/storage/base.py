@@ -1,0 +1,143 @@
+"""The store interface the services use, and the rows it returns.
+
+Every method is one transaction. Backends: SQLite (``sqlite.py``, embedded default).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+
+class StoreError(Exception):
+    """Base of the store's domain errors."""
+
+
+class Conflict(StoreError):
+    """The row exists already (for example a stream name within a tenant)."""
+
+
+class SubjectErased(StoreError):
+    """The subject's key was destroyed: nothing may be written for it any more."""
+
+
+class SubjectRace(StoreError):
+    """Another writer created the same new subject first, with another key: retry."""
+
+
+@dataclass(frozen=True, slots=True)
+class SubjectClaim:
+    """The subject a record belongs to; ``new_wrapped_key`` is set when it is created now."""
+
+    index: bytes
+    subject_ref: str
+    new_wrapped_key: bytes | None
+
+
+@dataclass(frozen=True, slots=True)
+class StreamRow:
+    id: int
+    tenant: str
+    name: str
+    declarations: dict[str, str]
+    strict: bool
+    next_seq: int
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class SubjectRow:
+    tenant: str
+    subject_ref: str
+    wrapped_key: bytes | None  # None once erased
+    erased_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class NewRecord:
+    """What the service builds once the store has given it a sequence number and link."""
+
+    record_id: str
+    seq: int
+    header: bytes  # RFC 8785 bytes of the signed header
+    signature: bytes
+    chain_leaf: bytes
+    sealed_payload: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class RecordRow:
+    record_id: str
+    tenant: str
+    stream: str
+    seq: int
+    subject_ref: str
+    header: bytes
+    signature: bytes
+    chain_leaf: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class SigningKeyRow:
+    key_id: str
+    algorithm: str
+    public_key: bytes
+    not_before: str
+    not_after: str | None
+    revoked_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Erasure:
+    """The outcome of an erase: ``erased_now`` is False for a repeat (a no-op)."""
+
+    erased_now: bool
+    erased_at: str
+    payloads_deleted: int
+
+
+#: Called inside the insert transaction with the sequence number and the previous link.
+RecordBuilder = Callable[[int, bytes], NewRecord]
+
+
+class Store(Protocol):
+    async def open(self) -> None: ...
+    async def close(self) -> None: ...
+
+    async def add_token(self, token_hash: bytes, tenant: str, label: str, now: str) -> None: ...
+    async def tenant_for_token(self, token_hash: bytes) -> str | None: ...
+
+    async def register_signing_key(self, key: SigningKeyRow) -> None: ...
+    async def signing_keys(self) -> list[SigningKeyRow]: ...
+
+    async def create_stream(
+        self,
+        tenant: str,
+        name: str,
+        declarations: dict[str, str],
+        strict: bool,
+        genesis: bytes,
+        now: str,
+    ) -> StreamRow: ...
+    async def get_stream(self, tenant: str, name: str) -> StreamRow | None: ...
+
+    async def get_subject(self, tenant: str, subject_index: bytes) -> SubjectRow | None: ...
+    async def get_subject_by_ref(self, tenant: str, subject_ref: str) -> SubjectRow | None: ...
+
+    async def append_record(
+        self, tenant: str, stream_id: int, subject: SubjectClaim, build: RecordBuilder, now: str
+    ) -> NewRecord:
+        """Create the subject if new, assign the next sequence number and link, build, and
+        insert, in one transaction.
+
+        Raises SubjectErased when the subject was erased, even concurrently, and SubjectRace
+        when a new subject was created by another writer first.
+        """
+        ...
+
+    async def get_record(self, tenant: str, record_id: str) -> RecordRow | None: ...
+    async def get_sealed_payload(self, tenant: str, record_id: str) -> bytes | None: ...
+    async def stream_records(self, tenant: str, stream: str) -> list[RecordRow]: ...
+
+    async def erase_subject(self, tenant: str, subject_ref: str, now: str) -> Erasure: ...

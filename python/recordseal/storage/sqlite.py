@@ -1,0 +1,447 @@
+"""SQLite backend: the embedded default (stdlib ``sqlite3``, WAL, no server).
+
+Writes go through one writer thread per process that commits in groups: every write waiting
+when a transaction starts joins it, each in its own savepoint, and none is acknowledged
+before the COMMIT (with ``synchronous=FULL``) has returned. Several processes may share one
+database file: ``BEGIN IMMEDIATE`` takes SQLite's write lock, and sequence numbers are read
+inside that transaction, so chains never fork. Reads use a separate connection; WAL lets them
+run beside the writer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import queue
+import sqlite3
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from recordseal.storage.base import (
+    Conflict,
+    Erasure,
+    NewRecord,
+    RecordBuilder,
+    RecordRow,
+    SigningKeyRow,
+    StreamRow,
+    SubjectClaim,
+    SubjectErased,
+    SubjectRace,
+    SubjectRow,
+)
+
+T = TypeVar("T")
+
+MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE tokens (
+        token_hash  BLOB PRIMARY KEY,
+        tenant      TEXT NOT NULL,
+        label       TEXT NOT NULL,
+        created_at  TEXT NOT NULL,
+        revoked_at  TEXT
+    );
+    CREATE TABLE signing_keys (
+        key_id      TEXT PRIMARY KEY,
+        algorithm   TEXT NOT NULL,
+        public_key  BLOB NOT NULL,
+        not_before  TEXT NOT NULL,
+        not_after   TEXT,
+        revoked_at  TEXT
+    );
+    CREATE TABLE streams (
+        id            INTEGER PRIMARY KEY,
+        tenant        TEXT NOT NULL,
+        name          TEXT NOT NULL,
+        declarations  TEXT NOT NULL,
+        strict        INTEGER NOT NULL,
+        next_seq      INTEGER NOT NULL,
+        head          BLOB NOT NULL,
+        created_at    TEXT NOT NULL,
+        UNIQUE (tenant, name)
+    );
+    CREATE TABLE subjects (
+        tenant         TEXT NOT NULL,
+        subject_index  BLOB NOT NULL,
+        subject_ref    TEXT NOT NULL UNIQUE,
+        wrapped_key    BLOB,
+        created_at     TEXT NOT NULL,
+        erased_at      TEXT,
+        PRIMARY KEY (tenant, subject_index)
+    ) WITHOUT ROWID;
+    CREATE TABLE records (
+        record_id    TEXT PRIMARY KEY,
+        tenant       TEXT NOT NULL,
+        stream_id    INTEGER NOT NULL REFERENCES streams (id),
+        seq          INTEGER NOT NULL,
+        subject_ref  TEXT NOT NULL,
+        header       BLOB NOT NULL,
+        signature    BLOB NOT NULL,
+        chain_leaf   BLOB NOT NULL,
+        UNIQUE (stream_id, seq)
+    );
+    CREATE TABLE payloads (
+        record_id    TEXT PRIMARY KEY REFERENCES records (record_id),
+        subject_ref  TEXT NOT NULL,
+        sealed       BLOB NOT NULL
+    );
+    CREATE INDEX payloads_by_subject ON payloads (subject_ref);
+    """,
+]
+
+_STOP = object()
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA busy_timeout = 30000")
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = FULL")
+    conn.execute("PRAGMA foreign_keys = ON")
+    # Freed pages are overwritten with zeros, so erased payloads and keys leave no trace.
+    conn.execute("PRAGMA secure_delete = ON")
+    return conn
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+        row = conn.execute("SELECT max(version) FROM schema_version").fetchone()
+        current = row[0] or 0
+        for version, script in enumerate(MIGRATIONS[current:], start=current + 1):
+            for statement in script.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+class _GroupCommitWriter:
+    """One thread owning the write connection; each transaction takes every waiting job."""
+
+    MAX_BATCH = 512
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name="sqlite-writer", daemon=True)
+        self._conn: sqlite3.Connection | None = None
+        self._checkpoint_requested = False
+
+    def request_checkpoint(self) -> None:
+        """Called from a job: truncate the WAL once this transaction has committed."""
+        self._checkpoint_requested = True
+
+    def start(self) -> None:
+        self._conn = _connect(self._path)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._jobs.put(_STOP)
+        self._thread.join()
+
+    def submit(self, job: Callable[[sqlite3.Connection], T]) -> asyncio.Future[T]:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        self._jobs.put((job, future, loop))
+        return future
+
+    def _run(self) -> None:
+        conn = self._conn
+        assert conn is not None
+        while True:
+            first = self._jobs.get()
+            if first is _STOP:
+                conn.close()
+                return
+            batch = [first]
+            stop_after = False
+            while len(batch) < self.MAX_BATCH:
+                try:
+                    job = self._jobs.get_nowait()
+                except queue.Empty:
+                    break
+                if job is _STOP:
+                    stop_after = True
+                    break
+                batch.append(job)
+            self._commit(conn, batch)
+            if stop_after:
+                conn.close()
+                return
+
+    def _commit(self, conn: sqlite3.Connection, batch: list[Any]) -> None:
+        outcomes: list[tuple[bool, Any]] = []
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            for job, _, _ in batch:
+                conn.execute("SAVEPOINT job")
+                try:
+                    outcomes.append((True, job(conn)))
+                    conn.execute("RELEASE job")
+                except Exception as exc:
+                    conn.execute("ROLLBACK TO job")
+                    conn.execute("RELEASE job")
+                    outcomes.append((False, exc))
+            conn.execute("COMMIT")
+        except Exception as exc:  # the transaction as a whole failed: nobody is acknowledged
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            outcomes = [(False, exc)] * len(batch)
+        if self._checkpoint_requested:
+            self._checkpoint_requested = False
+            # Moves the WAL into the database and truncates it, so pages that held erased
+            # payloads and keys are gone from the WAL as well (secure_delete zeroed them
+            # in the database file).
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        for (_, future, loop), (ok, value) in zip(batch, outcomes, strict=True):
+            loop.call_soon_threadsafe(_settle, future, ok, value)
+
+
+def _settle(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
+    if future.cancelled():
+        return
+    if ok:
+        future.set_result(value)
+    else:
+        future.set_exception(value)
+
+
+class SQLiteStore:
+    """The Store interface on one SQLite database file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._writer = _GroupCommitWriter(path)
+        self._reader: sqlite3.Connection | None = None
+
+    async def open(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = _connect(self.path)
+        try:
+            _migrate(conn)
+        finally:
+            conn.close()
+        self._reader = _connect(self.path)
+        self._writer.start()
+
+    async def close(self) -> None:
+        self._writer.stop()
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
+
+    def _read(self, sql: str, params: tuple[Any, ...]) -> list[Any]:
+        assert self._reader is not None, "store is not open"
+        return self._reader.execute(sql, params).fetchall()
+
+    # --- tokens -------------------------------------------------------------------------
+
+    async def add_token(self, token_hash: bytes, tenant: str, label: str, now: str) -> None:
+        def job(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT INTO tokens (token_hash, tenant, label, created_at) VALUES (?, ?, ?, ?)",
+                (token_hash, tenant, label, now),
+            )
+
+        await self._writer.submit(job)
+
+    async def tenant_for_token(self, token_hash: bytes) -> str | None:
+        rows = self._read(
+            "SELECT tenant FROM tokens WHERE token_hash = ? AND revoked_at IS NULL", (token_hash,)
+        )
+        return rows[0][0] if rows else None
+
+    # --- signing keys -------------------------------------------------------------------
+
+    async def register_signing_key(self, key: SigningKeyRow) -> None:
+        def job(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT OR IGNORE INTO signing_keys"
+                " (key_id, algorithm, public_key, not_before, not_after, revoked_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    key.key_id,
+                    key.algorithm,
+                    key.public_key,
+                    key.not_before,
+                    key.not_after,
+                    key.revoked_at,
+                ),
+            )
+
+        await self._writer.submit(job)
+
+    async def signing_keys(self) -> list[SigningKeyRow]:
+        rows = self._read(
+            "SELECT key_id, algorithm, public_key, not_before, not_after, revoked_at"
+            " FROM signing_keys ORDER BY not_before, key_id",
+            (),
+        )
+        return [SigningKeyRow(*row) for row in rows]
+
+    # --- streams ------------------------------------------------------------------------
+
+    async def create_stream(
+        self,
+        tenant: str,
+        name: str,
+        declarations: dict[str, str],
+        strict: bool,
+        genesis: bytes,
+        now: str,
+    ) -> StreamRow:
+        def job(conn: sqlite3.Connection) -> StreamRow:
+            try:
+                cursor = conn.execute(
+                    "INSERT INTO streams"
+                    " (tenant, name, declarations, strict, next_seq, head, created_at)"
+                    " VALUES (?, ?, ?, ?, 1, ?, ?)",
+                    (tenant, name, json.dumps(declarations), int(strict), genesis, now),
+                )
+            except sqlite3.IntegrityError as exc:
+                raise Conflict(f"stream {name!r} exists") from exc
+            assert cursor.lastrowid is not None
+            return StreamRow(cursor.lastrowid, tenant, name, declarations, strict, 1, now)
+
+        return await self._writer.submit(job)
+
+    async def get_stream(self, tenant: str, name: str) -> StreamRow | None:
+        rows = self._read(
+            "SELECT id, tenant, name, declarations, strict, next_seq, created_at"
+            " FROM streams WHERE tenant = ? AND name = ?",
+            (tenant, name),
+        )
+        if not rows:
+            return None
+        id_, tenant_, name_, declarations, strict, next_seq, created_at = rows[0]
+        return StreamRow(
+            id_, tenant_, name_, json.loads(declarations), bool(strict), next_seq, created_at
+        )
+
+    # --- subjects -----------------------------------------------------------------------
+
+    async def get_subject(self, tenant: str, subject_index: bytes) -> SubjectRow | None:
+        rows = self._read(
+            "SELECT tenant, subject_ref, wrapped_key, erased_at FROM subjects"
+            " WHERE tenant = ? AND subject_index = ?",
+            (tenant, subject_index),
+        )
+        return SubjectRow(*rows[0]) if rows else None
+
+    async def get_subject_by_ref(self, tenant: str, subject_ref: str) -> SubjectRow | None:
+        rows = self._read(
+            "SELECT tenant, subject_ref, wrapped_key, erased_at FROM subjects"
+            " WHERE tenant = ? AND subject_ref = ?",
+            (tenant, subject_ref),
+        )
+        return SubjectRow(*rows[0]) if rows else None
+
+    # --- records ------------------------------------------------------------------------
+
+    async def append_record(
+        self, tenant: str, stream_id: int, subject: SubjectClaim, build: RecordBuilder, now: str
+    ) -> NewRecord:
+        subject_ref = subject.subject_ref
+
+        def job(conn: sqlite3.Connection) -> NewRecord:
+            if subject.new_wrapped_key is not None:
+                conn.execute(
+                    "INSERT OR IGNORE INTO subjects"
+                    " (tenant, subject_index, subject_ref, wrapped_key, created_at)"
+                    " VALUES (?, ?, ?, ?, ?)",
+                    (tenant, subject.index, subject_ref, subject.new_wrapped_key, now),
+                )
+            stored = conn.execute(
+                "SELECT subject_ref, wrapped_key IS NOT NULL FROM subjects"
+                " WHERE tenant = ? AND subject_index = ?",
+                (tenant, subject.index),
+            ).fetchone()
+            if stored is None or stored[0] != subject_ref:
+                raise SubjectRace(subject_ref)
+            if not stored[1]:
+                raise SubjectErased(subject_ref)
+            seq, head = conn.execute(
+                "SELECT next_seq, head FROM streams WHERE id = ?", (stream_id,)
+            ).fetchone()
+            record = build(seq, head)
+            conn.execute(
+                "INSERT INTO records (record_id, tenant, stream_id, seq, subject_ref, header,"
+                " signature, chain_leaf) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    record.record_id,
+                    tenant,
+                    stream_id,
+                    seq,
+                    subject_ref,
+                    record.header,
+                    record.signature,
+                    record.chain_leaf,
+                ),
+            )
+            conn.execute(
+                "INSERT INTO payloads (record_id, subject_ref, sealed) VALUES (?, ?, ?)",
+                (record.record_id, subject_ref, record.sealed_payload),
+            )
+            conn.execute(
+                "UPDATE streams SET next_seq = ?, head = ? WHERE id = ?",
+                (seq + 1, record.chain_leaf, stream_id),
+            )
+            return record
+
+        return await self._writer.submit(job)
+
+    _RECORD_COLUMNS = (
+        "r.record_id, r.tenant, s.name, r.seq, r.subject_ref, r.header, r.signature, r.chain_leaf"
+    )
+
+    async def get_record(self, tenant: str, record_id: str) -> RecordRow | None:
+        rows = self._read(
+            f"SELECT {self._RECORD_COLUMNS} FROM records r JOIN streams s ON s.id = r.stream_id"
+            " WHERE r.record_id = ? AND r.tenant = ?",
+            (record_id, tenant),
+        )
+        return RecordRow(*rows[0]) if rows else None
+
+    async def stream_records(self, tenant: str, stream: str) -> list[RecordRow]:
+        rows = self._read(
+            f"SELECT {self._RECORD_COLUMNS} FROM records r JOIN streams s ON s.id = r.stream_id"
+            " WHERE s.tenant = ? AND s.name = ? ORDER BY r.seq",
+            (tenant, stream),
+        )
+        return [RecordRow(*row) for row in rows]
+
+    async def get_sealed_payload(self, tenant: str, record_id: str) -> bytes | None:
+        rows = self._read(
+            "SELECT p.sealed FROM payloads p JOIN records r ON r.record_id = p.record_id"
+            " WHERE p.record_id = ? AND r.tenant = ?",
+            (record_id, tenant),
+        )
+        return rows[0][0] if rows else None
+
+    async def erase_subject(self, tenant: str, subject_ref: str, now: str) -> Erasure:
+        def job(conn: sqlite3.Connection) -> Erasure:
+            erased_at = conn.execute(
+                "SELECT erased_at FROM subjects WHERE tenant = ? AND subject_ref = ?",
+                (tenant, subject_ref),
+            ).fetchone()[0]
+            if erased_at is not None:
+                return Erasure(False, erased_at, 0)
+            conn.execute(
+                "UPDATE subjects SET wrapped_key = NULL, erased_at = ? WHERE subject_ref = ?",
+                (now, subject_ref),
+            )
+            deleted = conn.execute(
+                "DELETE FROM payloads WHERE subject_ref = ?", (subject_ref,)
+            ).rowcount
+            self._writer.request_checkpoint()
+            return Erasure(True, now, deleted)
+
+        return await self._writer.submit(job)

@@ -1,0 +1,1 @@
+"""The HTTP surface: one Litestar application (``create_app``)."""

@@ -1,0 +1,155 @@
+"""Routes of the record API (spec section 4), all scoped to the token's tenant."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+import msgspec
+from litestar import Request, Response, get, post
+from litestar.datastructures import State
+from litestar.openapi.spec import OpenAPIMediaType, OpenAPIResponse, Operation, RequestBody
+from litestar.params import Parameter
+
+from recordseal.services.records import Ingested, RecordIn, RecordService, header_members
+from recordseal.services.tokens import TokenService
+from recordseal.storage.base import RecordRow
+from recordseal.web.schemas import (
+    ErasureOut,
+    PayloadOut,
+    RecordBody,
+    RecordOut,
+    RecordView,
+    StreamIn,
+    StreamOut,
+)
+
+_decode_record = msgspec.json.Decoder(RecordBody).decode
+_encode = msgspec.json.Encoder().encode
+JSON = "application/json"
+
+
+async def tenant_of(request: Request, state: State) -> str:  # type: ignore[type-arg]
+    """The tenant of the bearer token (401 otherwise)."""
+    tokens: TokenService = state.tokens
+    return await tokens.tenant_of(request.headers.get("authorization"))
+
+
+def records_of(state: State) -> RecordService:
+    service: RecordService = state.records
+    return service
+
+
+def _ingested(result: Ingested) -> RecordOut:
+    return RecordOut(
+        record_id=result.record_id,
+        stream=result.stream,
+        seq=result.seq,
+        root=result.root.hex(),
+        chain_leaf=result.chain_leaf.hex(),
+        header=header_members(result.header),
+        signature=result.signature.hex(),
+        key_id=result.key_id,
+        field_count=result.field_count,
+    )
+
+
+def _view(row: RecordRow) -> RecordView:
+    header = header_members(row.header)
+    return RecordView(
+        record_id=row.record_id,
+        stream=row.stream,
+        seq=row.seq,
+        root=header["root"],
+        chain_leaf=row.chain_leaf.hex(),
+        header=header,
+        signature=row.signature.hex(),
+        key_id=header["key_id"],
+        field_count=header["field_count"],
+    )
+
+
+@post("/v1/streams", status_code=201, tags=["records"])
+async def create_stream(data: StreamIn, tenant: str, records: RecordService) -> StreamOut:
+    """Declare a stream: its name, optional field kinds by path pattern, and strictness."""
+    stream = await records.create_stream(tenant, data.name, data.declarations, data.strict)
+    return StreamOut(
+        name=stream.name,
+        declarations=stream.declarations,
+        strict=stream.strict,
+        created_at=stream.created_at,
+        next_seq=stream.next_seq,
+    )
+
+
+@dataclass
+class _RecordBodyOperation(Operation):
+    """Documents the body of ``POST /v1/records``, which the handler decodes itself."""
+
+    def __post_init__(self) -> None:
+        schema = msgspec.json.schema(RecordBody)["$defs"]["RecordBody"]
+        self.request_body = RequestBody(
+            content={JSON: OpenAPIMediaType(schema=schema)}, required=True
+        )
+        self.responses = self.responses or {}
+        self.responses["201"] = OpenAPIResponse(
+            description="the record was committed, chained and stored",
+            content={
+                JSON: OpenAPIMediaType(schema=msgspec.json.schema(RecordOut)["$defs"]["RecordOut"])
+            },
+        )
+
+
+@post("/v1/records", status_code=201, tags=["records"], operation_class=_RecordBodyOperation)
+async def post_record(
+    request: Request,  # type: ignore[type-arg]
+    tenant: str,
+    records: RecordService,
+) -> Response[bytes]:
+    """Commit one record: canonicalise, commit every field, sign, chain, encrypt, store.
+
+    The body is decoded here rather than by the framework: the payload is kept as the exact
+    bytes received (``msgspec.Raw``) for the core's checks, and it saves a copy per request.
+    """
+    body = _decode_record(await request.body())
+    result = await records.ingest(
+        tenant,
+        RecordIn(
+            stream=body.stream,
+            record_type=body.record_type,
+            occurred_at=body.occurred_at,
+            subject_id=body.subject_id,
+            payload=bytes(body.payload),
+        ),
+    )
+    return Response(_encode(_ingested(result)), status_code=201, media_type=JSON)
+
+
+@get("/v1/records/{record_id:str}", tags=["records"])
+async def get_record(record_id: str, tenant: str, records: RecordService) -> RecordView:
+    """The record view: signed header, key reference, committed field count, sealing."""
+    return _view(await records.record(tenant, record_id))
+
+
+@get("/v1/records/{record_id:str}/payload", tags=["records"])
+async def get_payload(record_id: str, tenant: str, records: RecordService) -> PayloadOut:
+    """The decrypted payload (RFC 8785 form); 410 once the subject is erased."""
+    row, payload = await records.payload(tenant, record_id)
+    return PayloadOut(
+        record_id=row.record_id, stream=row.stream, seq=row.seq, payload=msgspec.Raw(payload)
+    )
+
+
+@post("/v1/subjects/{subject_id:str}/erase", status_code=200, tags=["records"])
+async def erase_subject(
+    subject_id: Annotated[str, Parameter(description="the subject_id used in records")],
+    tenant: str,
+    records: RecordService,
+) -> ErasureOut:
+    """Destroy the subject's key and delete its payloads; a repeat is reported as a no-op."""
+    erasure = await records.erase(tenant, subject_id)
+    return ErasureOut(
+        status="erased" if erasure.erased_now else "already_erased",
+        erased_at=erasure.erased_at,
+        payloads_deleted=erasure.payloads_deleted,
+    )

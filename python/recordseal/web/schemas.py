@@ -1,0 +1,105 @@
+"""Request and response bodies of the record API (msgspec structs, documented in OpenAPI)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+Attestation = Literal["hosted-ingest"]
+
+
+class StreamIn(msgspec.Struct, forbid_unknown_fields=True):
+    name: str
+    declarations: dict[str, str] | None = None
+    strict: bool = False
+
+
+class StreamOut(msgspec.Struct):
+    name: str
+    declarations: dict[str, str]
+    strict: bool
+    created_at: str
+    next_seq: int
+
+
+class RecordBody(msgspec.Struct, forbid_unknown_fields=True):
+    """``POST /v1/records``: all five members are required."""
+
+    stream: str
+    record_type: str
+    occurred_at: str
+    subject_id: str
+    #: Any JSON object; committed field by field. Kept as received for exact checks.
+    payload: msgspec.Raw
+
+
+class RecordOut(msgspec.Struct):
+    """The answer to an accepted record. Binary values are lowercase hex."""
+
+    record_id: str
+    stream: str
+    seq: int
+    root: str
+    chain_leaf: str
+    header: dict[str, Any]
+    signature: str
+    key_id: str
+    field_count: int
+    attestation: Attestation = "hosted-ingest"
+
+
+class RecordView(msgspec.Struct):
+    record_id: str
+    stream: str
+    seq: int
+    root: str
+    chain_leaf: str
+    header: dict[str, Any]
+    signature: str
+    key_id: str
+    field_count: int
+    #: The sealed batch holding the record's chain leaf; null until it is sealed.
+    seal: dict[str, Any] | None = None
+    attestation: Attestation = "hosted-ingest"
+
+
+class PayloadOut(msgspec.Struct):
+    record_id: str
+    stream: str
+    seq: int
+    payload: msgspec.Raw
+
+
+class ErasureOut(msgspec.Struct):
+    status: Literal["erased", "already_erased"]
+    erased_at: str
+    payloads_deleted: int
+
+
+class KeyOut(msgspec.Struct):
+    key_id: str
+    algorithm: str
+    public_key: str
+    not_before: str
+    not_after: str | None = None
+    revoked_at: str | None = None
+
+
+class KeyDirectory(msgspec.Struct):
+    keys: list[KeyOut]
+
+
+class Health(msgspec.Struct):
+    status: Literal["ok"] = "ok"
+
+
+class Problem(msgspec.Struct, omit_defaults=True):
+    """RFC 9457 problem details, with a stable ``code`` and the offending ``field``."""
+
+    type: str
+    title: str
+    status: int
+    code: str
+    detail: str | None = None
+    field: str | None = None
