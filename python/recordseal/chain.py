@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import struct
+from collections.abc import Sequence
 from typing import Any
 
 from recordseal.core import canonicalize, leaf_hash
@@ -74,3 +75,24 @@ def canonical_header(header: dict[str, Any]) -> bytes:
 def chain_leaf(canonical: bytes) -> bytes:
     """RFC 6962 leaf hash of the canonical header bytes."""
     return leaf_hash(canonical)
+
+
+class ChainError(ValueError):
+    """A stream's headers do not form one dense, linked chain; the message says where."""
+
+
+def verify_links(tenant: str, stream: str, headers: Sequence[bytes]) -> None:
+    """Check canonical headers of one stream, in order: seq 1, 2, 3... with no gap, each
+    ``prev`` the chain leaf of the one before (the genesis hash for the first)."""
+    expected_prev = stream_genesis(tenant, stream)
+    for position, canonical in enumerate(headers, start=1):
+        header = json.loads(canonical)
+        if header["tenant"] != tenant or header["stream"] != stream:
+            raise ChainError(f"header {position} belongs to another stream")
+        if header["seq"] != position:
+            raise ChainError(f"expected seq {position}, found {header['seq']}")
+        if header["prev"] != expected_prev.hex():
+            raise ChainError(f"seq {position}: prev does not link to seq {position - 1}")
+        if canonical_header(header) != canonical:
+            raise ChainError(f"seq {position}: header is not in RFC 8785 form")
+        expected_prev = chain_leaf(canonical)

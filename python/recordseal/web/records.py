@@ -9,7 +9,8 @@ import msgspec
 from litestar import Request, Response, get, post
 from litestar.datastructures import State
 from litestar.openapi.spec import OpenAPIMediaType, OpenAPIResponse, Operation, RequestBody
-from litestar.params import Parameter
+from litestar.di import NamedDependency
+from litestar.params import FromPath, JSONBody, PathParameter
 
 from recordseal.services.records import Ingested, RecordIn, RecordService, header_members
 from recordseal.services.tokens import TokenService
@@ -70,7 +71,7 @@ def _view(row: RecordRow) -> RecordView:
 
 
 @post("/v1/streams", status_code=201, tags=["records"])
-async def create_stream(data: StreamIn, tenant: str, records: RecordService) -> StreamOut:
+async def create_stream(data: JSONBody[StreamIn], tenant: NamedDependency[str], records: NamedDependency[RecordService]) -> StreamOut:
     """Declare a stream: its name, optional field kinds by path pattern, and strictness."""
     stream = await records.create_stream(tenant, data.name, data.declarations, data.strict)
     return StreamOut(
@@ -103,8 +104,8 @@ class _RecordBodyOperation(Operation):
 @post("/v1/records", status_code=201, tags=["records"], operation_class=_RecordBodyOperation)
 async def post_record(
     request: Request,  # type: ignore[type-arg]
-    tenant: str,
-    records: RecordService,
+    tenant: NamedDependency[str],
+    records: NamedDependency[RecordService],
 ) -> Response[bytes]:
     """Commit one record: canonicalise, commit every field, sign, chain, encrypt, store.
 
@@ -126,13 +127,13 @@ async def post_record(
 
 
 @get("/v1/records/{record_id:str}", tags=["records"])
-async def get_record(record_id: str, tenant: str, records: RecordService) -> RecordView:
+async def get_record(record_id: FromPath[str], tenant: NamedDependency[str], records: NamedDependency[RecordService]) -> RecordView:
     """The record view: signed header, key reference, committed field count, sealing."""
     return _view(await records.record(tenant, record_id))
 
 
 @get("/v1/records/{record_id:str}/payload", tags=["records"])
-async def get_payload(record_id: str, tenant: str, records: RecordService) -> PayloadOut:
+async def get_payload(record_id: FromPath[str], tenant: NamedDependency[str], records: NamedDependency[RecordService]) -> PayloadOut:
     """The decrypted payload (RFC 8785 form); 410 once the subject is erased."""
     row, payload = await records.payload(tenant, record_id)
     return PayloadOut(
@@ -142,9 +143,9 @@ async def get_payload(record_id: str, tenant: str, records: RecordService) -> Pa
 
 @post("/v1/subjects/{subject_id:str}/erase", status_code=200, tags=["records"])
 async def erase_subject(
-    subject_id: Annotated[str, Parameter(description="the subject_id used in records")],
-    tenant: str,
-    records: RecordService,
+    subject_id: Annotated[str, PathParameter(description="the subject_id used in records")],
+    tenant: NamedDependency[str],
+    records: NamedDependency[RecordService],
 ) -> ErasureOut:
     """Destroy the subject's key and delete its payloads; a repeat is reported as a no-op."""
     erasure = await records.erase(tenant, subject_id)
