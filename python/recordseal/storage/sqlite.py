@@ -230,6 +230,7 @@ class SQLiteStore:
         finally:
             conn.close()
         self._reader = _connect(self.path)
+        self._writer = _GroupCommitWriter(self.path)
         self._writer.start()
 
     async def close(self) -> None:

@@ -1,0 +1,168 @@
+"""Load script: concurrent clients on 127.0.0.1 post ~1 KB records for a fixed time.
+
+    .venv/bin/python benchmarks/load_ingest.py [--seconds 10] [--connections 64] [--workers 2]
+
+Starts ``recordseal serve`` on a fresh data directory (SQLite, every acknowledged record
+committed with synchronous=FULL before its 2xx), drives it with wrk (Debian's package), and
+in the same run drives a trivial Litestar endpoint that takes the same body (benchmarks/
+trivial_app.py) under the same server settings, as the ceiling. Prints records/s and p50/p99
+latency for both, and checks that the database holds exactly the acknowledged records.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
+from payloads import record_1k  # noqa: E402
+
+LUA = """
+local n = 0
+local template = [==[%s]==]
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Authorization"] = "Bearer %s"
+request = function()
+  n = n + 1
+  local body = template:gsub("SUBJECT", tostring(n %% 997))
+  return wrk.format(nil, "/v1/records", nil, body)
+end
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_healthy(url: str, path: str = "/health") -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(url + path, timeout=1)
+            return
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    raise RuntimeError("server did not start")
+
+
+def run_wrk(url: str, script: Path, seconds: int, connections: int) -> dict[str, float]:
+    out = subprocess.run(
+        ["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", str(script), url],
+        capture_output=True, text=True, check=True,
+    ).stdout
+
+    def latency(label: str) -> float:
+        match = re.search(rf"^\s+{label}%\s+([\d.]+)(us|ms|s)\s*$", out, re.M)
+        assert match, out
+        value, unit = float(match.group(1)), match.group(2)
+        return value * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+
+    requests = int(re.search(r"(\d+) requests in", out).group(1))
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    socket_errors = re.search(r"Socket errors: (.*)", out)
+    return {
+        "rate": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
+        "p50": latency("50"),
+        "p99": latency("99"),
+        "requests": requests,
+        "non_2xx": int(errors.group(1)) if errors else 0,
+        "socket_errors": socket_errors.group(1) if socket_errors else "none",
+    }
+
+
+def serve(args: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def stop(server: subprocess.Popen[bytes]) -> None:
+    os.killpg(server.pid, signal.SIGINT)
+    try:
+        server.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--connections", type=int, default=64)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+
+    body = json.dumps({
+        "stream": "load", "record_type": "order.placed", "occurred_at": "2026-11-21T08:00:00Z",
+        "subject_id": "subject-SUBJECT", "payload": json.loads(record_1k()),
+    })
+    cli = [sys.executable, "-m", "recordseal.cli"]
+    with tempfile.TemporaryDirectory() as tmp:
+        data_dir = Path(tmp) / "data"
+        port = free_port()
+        url = f"http://127.0.0.1:{port}"
+        server = serve([*cli, "serve", "--data-dir", str(data_dir), "--port", str(port),
+                        "--workers", str(args.workers)])
+        try:
+            wait_healthy(url)
+            token = subprocess.run(
+                [*cli, "token", "create", "--data-dir", str(data_dir), "--tenant", "load"],
+                capture_output=True, text=True, check=True,
+            ).stdout.strip().splitlines()[-1]
+            httpx.post(url + "/v1/streams", json={"name": "load"},
+                       headers={"Authorization": f"Bearer {token}"}).raise_for_status()
+            script = Path(tmp) / "post.lua"
+            script.write_text(LUA % (body, token))
+            ingest = run_wrk(url, script, args.seconds, args.connections)
+        finally:
+            stop(server)
+        with sqlite3.connect(data_dir / "recordseal.sqlite3") as conn:
+            stored = conn.execute("SELECT count(*) FROM records").fetchone()[0]
+
+        port = free_port()
+        url = f"http://127.0.0.1:{port}"
+        trivial = serve(
+            [sys.executable, "-m", "granian", "--interface", "asgi", "--host", "127.0.0.1",
+             "--port", str(port), "--workers", str(args.workers), "--no-access-log",
+             "trivial_app:app"],
+            env={"PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])},
+        )
+        try:
+            wait_healthy(url, "/")
+            ceiling = run_wrk(url, script, args.seconds, args.connections)
+        finally:
+            stop(trivial)
+
+    print(f"\n{args.connections} connections, {args.seconds} s, {args.workers} workers,"
+          f" body {len(body)} bytes, SQLite synchronous=FULL\n")
+    print(f"{'endpoint':<34}{'records/s':>11}{'p50 ms':>9}{'p99 ms':>9}{'non-2xx':>9}")
+    for name, r in (("POST /v1/records (recordseal)", ingest),
+                    ("trivial Litestar, same body", ceiling)):
+        print(f"{name:<34}{r['rate']:>11.0f}{r['p50']:>9.2f}{r['p99']:>9.2f}{r['non_2xx']:>9}")
+    acknowledged = ingest["requests"] - ingest["non_2xx"]
+    print(f"\nratio to ceiling: {ingest['rate'] / ceiling['rate']:.2f}")
+    print(f"records stored: {stored}; 2xx answers counted by wrk: {acknowledged}"
+          f" (wrk stops mid-flight, so stored may exceed it by the requests in flight)")
+    if stored < acknowledged:
+        sys.exit("LOST ACKNOWLEDGED RECORDS")
+
+
+if __name__ == "__main__":
+    main()

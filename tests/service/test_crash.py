@@ -1,0 +1,150 @@
+"""Acknowledged records survive a crash: a real server is killed with SIGKILL mid-ingest."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from recordseal import chain
+from recordseal.crypto.signing import verify_header_signature
+from recordseal.settings import Settings
+from recordseal.storage.sqlite import SQLiteStore
+
+STREAMS = ("alpha", "beta")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def recordseal(*args: str, **kwargs) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-m", "recordseal.cli", *args], **kwargs)
+
+
+def start_server(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
+    server = recordseal(
+        "serve", "--data-dir", str(data_dir), "--port", str(port), "--workers", "2",
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # its own process group: SIGKILL reaches every worker
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                return server
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    os.killpg(server.pid, signal.SIGKILL)
+    raise RuntimeError("server did not start")
+
+
+def create_token(data_dir: Path, tenant: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "recordseal.cli", "token", "create", "--data-dir", str(data_dir),
+         "--tenant", tenant],
+        capture_output=True, text=True, check=True,
+    )
+    return done.stdout.strip().splitlines()[-1]
+
+
+async def ingest_until_killed(port: int, token: str, server: subprocess.Popen[bytes]):
+    acknowledged: list[dict] = []
+    stop = asyncio.Event()
+    headers = {"Authorization": f"Bearer {token}"}
+
+    async def client(number: int) -> None:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=5) as http:
+            i = 0
+            while not stop.is_set():
+                i += 1
+                try:
+                    response = await http.post(
+                        "/v1/records",
+                        headers=headers,
+                        json={
+                            "stream": STREAMS[i % 2],
+                            "record_type": "crash.test",
+                            "occurred_at": "2026-11-21T08:00:00Z",
+                            "subject_id": f"subject-{number}-{i % 3}",
+                            "payload": {"client": number, "i": i, "pad": "x" * 200},
+                        },
+                    )
+                except httpx.HTTPError:
+                    continue
+                if response.is_success:
+                    acknowledged.append(response.json())
+
+    async def killer() -> None:
+        while len(acknowledged) < 300:
+            await asyncio.sleep(0.01)
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait()
+        await asyncio.sleep(0.3)
+        stop.set()
+
+    await asyncio.gather(killer(), *(client(n) for n in range(16)))
+    return acknowledged
+
+
+def test_sigkill_loses_no_acknowledged_record(tmp_path: Path):
+    port = free_port()
+    server = start_server(tmp_path, port)
+    try:
+        token = create_token(tmp_path, "acme")
+        headers = {"Authorization": f"Bearer {token}"}
+        for name in STREAMS:
+            created = httpx.post(
+                f"http://127.0.0.1:{port}/v1/streams", json={"name": name}, headers=headers
+            )
+            assert created.status_code == 201
+        acknowledged = asyncio.run(ingest_until_killed(port, token, server))
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
+    assert len(acknowledged) >= 300
+
+    server = start_server(tmp_path, port)
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers) as http:
+            for record in acknowledged:
+                view = http.get(f"/v1/records/{record['record_id']}")
+                assert view.status_code == 200
+                assert view.json()["header"] == record["header"]
+            keys = {k["key_id"]: bytes.fromhex(k["public_key"]) for k in
+                    http.get("/v1/keys").json()["keys"]}
+    finally:
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait()
+
+    store = SQLiteStore(Settings(data_dir=tmp_path).database_path)
+
+    async def rows():
+        await store.open()
+        try:
+            return {name: await store.stream_records("acme", name) for name in STREAMS}
+        finally:
+            await store.close()
+
+    for name, records in asyncio.run(rows()).items():
+        headers_ = [row.header for row in records]
+        chain.verify_links("acme", name, headers_)  # dense from 1, every link verifies
+        for row in records:
+            key_id = json.loads(row.header)["key_id"]
+            assert verify_header_signature(keys[key_id], row.header, row.signature)
+    acked_per_stream = {name: sum(r["stream"] == name for r in acknowledged) for name in STREAMS}
+    stored = asyncio.run(rows())
+    for name in STREAMS:
+        assert len(stored[name]) >= acked_per_stream[name]
