@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 export PYO3_PYTHON := $(abspath $(PY))
 export CARGO_TERM_COLOR := never
 
-.PHONY: help setup build run test test-rust test-python lint bench clean
+.PHONY: help setup build run load test test-rust test-python lint bench clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -45,9 +45,20 @@ test: test-rust lint test-python ## everything CI runs: cargo, lints, pytest
 bench: build ## benchmarks (pytest-benchmark): native against reference
 	$(BIN)/pytest benchmarks -q --benchmark-only --benchmark-columns=min,median,mean,ops,rounds --benchmark-sort=name
 
-run: build ## start the service on its embedded default store
-	@echo "the record service arrives with issue 3; the core is built and importable:"
-	$(PY) -c 'import recordseal.core as c; print("recordseal.core backend:", c.BACKEND)'
+DATA_DIR ?= data
+PORT     ?= 8000
+WORKERS  ?= 2
+
+run: build ## start the service on 127.0.0.1:8000, state in ./data (SQLite, keys made on first start)
+	$(BIN)/recordseal serve --data-dir $(DATA_DIR) --port $(PORT) --workers $(WORKERS)
+
+APT_GET := $(if $(filter 0,$(shell id -u)),,sudo) apt-get
+
+/usr/bin/wrk:
+	$(APT_GET) update -qq && DEBIAN_FRONTEND=noninteractive $(APT_GET) install -y -qq wrk
+
+load: build /usr/bin/wrk ## load script: ingest throughput and latency against a trivial-endpoint ceiling
+	$(PY) benchmarks/load_ingest.py --seconds 10
 
 clean: ## remove build outputs and the virtualenv
 	rm -rf $(VENV) target .pytest_cache .ruff_cache .mypy_cache .hypothesis .benchmarks

@@ -64,7 +64,9 @@ def wait_healthy(url: str, path: str = "/health") -> None:
 def run_wrk(url: str, script: Path, seconds: int, connections: int) -> dict[str, float]:
     out = subprocess.run(
         ["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", str(script), url],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
 
     def latency(label: str) -> float:
@@ -88,7 +90,10 @@ def run_wrk(url: str, script: Path, seconds: int, connections: int) -> dict[str,
 
 def serve(args: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        args,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
         env={**os.environ, **(env or {})},
     )
 
@@ -109,25 +114,49 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
 
-    body = json.dumps({
-        "stream": "load", "record_type": "order.placed", "occurred_at": "2026-11-21T08:00:00Z",
-        "subject_id": "subject-SUBJECT", "payload": json.loads(record_1k()),
-    })
+    body = json.dumps(
+        {
+            "stream": "load",
+            "record_type": "order.placed",
+            "occurred_at": "2026-11-21T08:00:00Z",
+            "subject_id": "subject-SUBJECT",
+            "payload": json.loads(record_1k()),
+        }
+    )
     cli = [sys.executable, "-m", "recordseal.cli"]
     with tempfile.TemporaryDirectory() as tmp:
         data_dir = Path(tmp) / "data"
         port = free_port()
         url = f"http://127.0.0.1:{port}"
-        server = serve([*cli, "serve", "--data-dir", str(data_dir), "--port", str(port),
-                        "--workers", str(args.workers)])
+        server = serve(
+            [
+                *cli,
+                "serve",
+                "--data-dir",
+                str(data_dir),
+                "--port",
+                str(port),
+                "--workers",
+                str(args.workers),
+            ]
+        )
         try:
             wait_healthy(url)
-            token = subprocess.run(
-                [*cli, "token", "create", "--data-dir", str(data_dir), "--tenant", "load"],
-                capture_output=True, text=True, check=True,
-            ).stdout.strip().splitlines()[-1]
-            httpx.post(url + "/v1/streams", json={"name": "load"},
-                       headers={"Authorization": f"Bearer {token}"}).raise_for_status()
+            token = (
+                subprocess.run(
+                    [*cli, "token", "create", "--data-dir", str(data_dir), "--tenant", "load"],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                )
+                .stdout.strip()
+                .splitlines()[-1]
+            )
+            httpx.post(
+                url + "/v1/streams",
+                json={"name": "load"},
+                headers={"Authorization": f"Bearer {token}"},
+            ).raise_for_status()
             script = Path(tmp) / "post.lua"
             script.write_text(LUA % (body, token))
             ingest = run_wrk(url, script, args.seconds, args.connections)
@@ -139,9 +168,21 @@ def main() -> None:
         port = free_port()
         url = f"http://127.0.0.1:{port}"
         trivial = serve(
-            [sys.executable, "-m", "granian", "--interface", "asgi", "--host", "127.0.0.1",
-             "--port", str(port), "--workers", str(args.workers), "--no-access-log",
-             "trivial_app:app"],
+            [
+                sys.executable,
+                "-m",
+                "granian",
+                "--interface",
+                "asgi",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--workers",
+                str(args.workers),
+                "--no-access-log",
+                "trivial_app:app",
+            ],
             env={"PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])},
         )
         try:
@@ -150,16 +191,22 @@ def main() -> None:
         finally:
             stop(trivial)
 
-    print(f"\n{args.connections} connections, {args.seconds} s, {args.workers} workers,"
-          f" body {len(body)} bytes, SQLite synchronous=FULL\n")
+    print(
+        f"\n{args.connections} connections, {args.seconds} s, {args.workers} workers,"
+        f" body {len(body)} bytes, SQLite synchronous=FULL\n"
+    )
     print(f"{'endpoint':<34}{'records/s':>11}{'p50 ms':>9}{'p99 ms':>9}{'non-2xx':>9}")
-    for name, r in (("POST /v1/records (recordseal)", ingest),
-                    ("trivial Litestar, same body", ceiling)):
+    for name, r in (
+        ("POST /v1/records (recordseal)", ingest),
+        ("trivial Litestar, same body", ceiling),
+    ):
         print(f"{name:<34}{r['rate']:>11.0f}{r['p50']:>9.2f}{r['p99']:>9.2f}{r['non_2xx']:>9}")
     acknowledged = ingest["requests"] - ingest["non_2xx"]
     print(f"\nratio to ceiling: {ingest['rate'] / ceiling['rate']:.2f}")
-    print(f"records stored: {stored}; 2xx answers counted by wrk: {acknowledged}"
-          f" (wrk stops mid-flight, so stored may exceed it by the requests in flight)")
+    print(
+        f"records stored: {stored}; 2xx answers counted by wrk: {acknowledged}"
+        f" (wrk stops mid-flight, so stored may exceed it by the requests in flight)"
+    )
     if stored < acknowledged:
         sys.exit("LOST ACKNOWLEDGED RECORDS")
 

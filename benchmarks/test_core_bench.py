@@ -11,8 +11,8 @@ import json
 import orjson
 import pytest
 import rfc8785
-from payloads import DECLARATIONS_1K, RECORD_ID, SALT_KEY, record_1k, record_4096
 
+from payloads import DECLARATIONS_1K, RECORD_ID, SALT_KEY, record_1k, record_4096
 from recordseal.core import native, reference
 
 IMPLEMENTATIONS = {"native": native, "reference": reference}

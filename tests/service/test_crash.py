@@ -34,7 +34,13 @@ def recordseal(*args: str, **kwargs) -> subprocess.Popen[bytes]:
 
 def start_server(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
     server = recordseal(
-        "serve", "--data-dir", str(data_dir), "--port", str(port), "--workers", "2",
+        "serve",
+        "--data-dir",
+        str(data_dir),
+        "--port",
+        str(port),
+        "--workers",
+        "2",
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,  # its own process group: SIGKILL reaches every worker
@@ -52,9 +58,20 @@ def start_server(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
 
 def create_token(data_dir: Path, tenant: str) -> str:
     done = subprocess.run(
-        [sys.executable, "-m", "recordseal.cli", "token", "create", "--data-dir", str(data_dir),
-         "--tenant", tenant],
-        capture_output=True, text=True, check=True,
+        [
+            sys.executable,
+            "-m",
+            "recordseal.cli",
+            "token",
+            "create",
+            "--data-dir",
+            str(data_dir),
+            "--tenant",
+            tenant,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return done.stdout.strip().splitlines()[-1]
 
@@ -123,8 +140,10 @@ def test_sigkill_loses_no_acknowledged_record(tmp_path: Path):
                 view = http.get(f"/v1/records/{record['record_id']}")
                 assert view.status_code == 200
                 assert view.json()["header"] == record["header"]
-            keys = {k["key_id"]: bytes.fromhex(k["public_key"]) for k in
-                    http.get("/v1/keys").json()["keys"]}
+            keys = {
+                k["key_id"]: bytes.fromhex(k["public_key"])
+                for k in http.get("/v1/keys").json()["keys"]
+            }
     finally:
         os.killpg(server.pid, signal.SIGKILL)
         server.wait()

@@ -265,7 +265,10 @@ def test_declared_kinds_apply_through_array_wildcards(api):
     assert ok.status_code == 201
     refused = api.post({"items": [{"price": 100}, {"price": 2.5}], "currency": "EUR"})
     assert refused.status_code == 422
-    assert (refused.json()["code"], refused.json()["field"]) == ("money_fraction", "oao:/items/1/price")
+    assert (refused.json()["code"], refused.json()["field"]) == (
+        "money_fraction",
+        "oao:/items/1/price",
+    )
 
 
 def test_strict_stream_refuses_undeclared_fields(api):
@@ -361,7 +364,9 @@ def test_a_token_of_one_tenant_never_reaches_another(orders):
     posted = orders.post({"a": 1}, subject_id="alice").json()
     other = orders.token_headers("globex")
     assert orders.get(f"/v1/records/{posted['record_id']}", headers=other).status_code == 404
-    assert orders.get(f"/v1/records/{posted['record_id']}/payload", headers=other).status_code == 404
+    assert (
+        orders.get(f"/v1/records/{posted['record_id']}/payload", headers=other).status_code == 404
+    )
     erase = orders.client.post("/v1/subjects/alice/erase", headers=other)
     assert erase.status_code == 404
     assert orders.post({"a": 2}, headers=other).json()["code"] == "stream_not_found"

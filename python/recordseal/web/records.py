@@ -8,8 +8,8 @@ from typing import Annotated
 import msgspec
 from litestar import Request, Response, get, post
 from litestar.datastructures import State
-from litestar.openapi.spec import OpenAPIMediaType, OpenAPIResponse, Operation, RequestBody
 from litestar.di import NamedDependency
+from litestar.openapi.spec import OpenAPIMediaType, OpenAPIResponse, Operation, RequestBody
 from litestar.params import FromPath, JSONBody, PathParameter
 
 from recordseal.services.records import Ingested, RecordIn, RecordService, header_members
@@ -71,7 +71,9 @@ def _view(row: RecordRow) -> RecordView:
 
 
 @post("/v1/streams", status_code=201, tags=["records"])
-async def create_stream(data: JSONBody[StreamIn], tenant: NamedDependency[str], records: NamedDependency[RecordService]) -> StreamOut:
+async def create_stream(
+    data: JSONBody[StreamIn], tenant: NamedDependency[str], records: NamedDependency[RecordService]
+) -> StreamOut:
     """Declare a stream: its name, optional field kinds by path pattern, and strictness."""
     stream = await records.create_stream(tenant, data.name, data.declarations, data.strict)
     return StreamOut(
@@ -127,13 +129,17 @@ async def post_record(
 
 
 @get("/v1/records/{record_id:str}", tags=["records"])
-async def get_record(record_id: FromPath[str], tenant: NamedDependency[str], records: NamedDependency[RecordService]) -> RecordView:
+async def get_record(
+    record_id: FromPath[str], tenant: NamedDependency[str], records: NamedDependency[RecordService]
+) -> RecordView:
     """The record view: signed header, key reference, committed field count, sealing."""
     return _view(await records.record(tenant, record_id))
 
 
 @get("/v1/records/{record_id:str}/payload", tags=["records"])
-async def get_payload(record_id: FromPath[str], tenant: NamedDependency[str], records: NamedDependency[RecordService]) -> PayloadOut:
+async def get_payload(
+    record_id: FromPath[str], tenant: NamedDependency[str], records: NamedDependency[RecordService]
+) -> PayloadOut:
     """The decrypted payload (RFC 8785 form); 410 once the subject is erased."""
     row, payload = await records.payload(tenant, record_id)
     return PayloadOut(

@@ -1,0 +1,1 @@
+"""The ledger: append-only logs of chain leaves, sealed into signed checkpoints."""
