@@ -1,4 +1,4 @@
-"""The ``recordseal`` command line: ``serve`` and ``token create``.
+"""The ``recordseal`` command line: ``serve``, ``token create``, ``witness serve|key``.
 
 Scripts rely on its shape: ``recordseal token create`` prints the token alone on the last
 line of standard output.
@@ -17,6 +17,7 @@ from recordseal.services.errors import ServiceError
 from recordseal.services.tokens import TokenService
 from recordseal.settings import Settings
 from recordseal.storage.sqlite import SQLiteStore
+from recordseal.tlog.witness_cli import add_witness_parser
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -71,7 +72,9 @@ def _token_create(args: argparse.Namespace) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="recordseal", description=__doc__.splitlines()[0])
+    top = argparse.ArgumentParser(
+        prog="recordseal", description="recordseal: the record service, its tokens and witnesses"
+    )
     commands = top.add_subparsers(dest="command", required=True)
 
     serve = commands.add_parser("serve", help="start the service")
@@ -89,6 +92,8 @@ def parser() -> argparse.ArgumentParser:
     create.add_argument("--tenant", required=True)
     create.add_argument("--label", default="", help="a note on what the token is for")
     create.set_defaults(run=_token_create)
+
+    add_witness_parser(commands)
     return top
 
 

@@ -1,0 +1,214 @@
+"""Note keys (c2sp.org/signed-note): key names, key IDs, vkeys, and Ed25519 keys.
+
+A key is identified by its name and a 4-byte key ID, SHA-256(name ‖ 0x0A ‖ signature type ‖
+public key)[:4]; its vkey ``<name>+<key ID hex>+<base64(type ‖ public key)>`` is the text form
+that verifiers are configured with.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Protocol
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+from . import _base64
+from .errors import TlogError
+
+#: Signature type of plain Ed25519 note signatures (signed-note, "Signature types").
+ED25519 = 0x01
+#: Signature type of timestamped Ed25519 cosignatures (c2sp.org/tlog-cosignature).
+COSIGNATURE_V1 = 0x04
+
+KEY_ID_SIZE = 4
+_ED25519_KEY_SIZE = 32
+#: ASCII control characters other than newline, which notes and key names must not contain.
+CONTROL = re.compile("[\x00-\x09\x0b-\x1f]")
+_HEX8 = re.compile("[0-9a-fA-F]{8}")
+
+
+def is_valid_name(name: str) -> bool:
+    """A key name: non-empty, no Unicode space, no plus, no control character."""
+    return (
+        bool(name)
+        and "+" not in name
+        and not any(char.isspace() for char in name)
+        and CONTROL.search(name) is None
+    )
+
+
+def key_id(name: str, signature_type: int, public_key: bytes) -> int:
+    """SHA-256(key name ‖ 0x0A ‖ signature type ‖ public key)[:4], as a big-endian uint32."""
+    digest = hashlib.sha256(name.encode() + b"\n" + bytes([signature_type]) + public_key)
+    return int.from_bytes(digest.digest()[:KEY_ID_SIZE], "big")
+
+
+class NoteVerifier(Protocol):
+    """Verifies one key's signatures; ``(name, key_id)`` identifies the key."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def key_id(self) -> int: ...
+
+    def verify(self, message: bytes, signature: bytes) -> bool:
+        """True when ``signature`` (without the key ID) is valid over the note text."""
+        ...
+
+
+class NoteSigner(Protocol):
+    """Signs note texts with one key."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def key_id(self) -> int: ...
+
+    def sign(self, message: bytes) -> bytes:
+        """The signature bytes (without the key ID) over the note text."""
+        ...
+
+
+# --- verifier keys -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class VerifierKey:
+    """A parsed vkey ``<name>+<key ID hex>+<base64(signature type ‖ public key)>``."""
+
+    name: str
+    signature_type: int
+    public_key: bytes
+
+    @property
+    def key_id(self) -> int:
+        return key_id(self.name, self.signature_type, self.public_key)
+
+    def __str__(self) -> str:
+        material = _base64.encode(bytes([self.signature_type]) + self.public_key)
+        return f"{self.name}+{self.key_id:08x}+{material}"
+
+
+def encode_vkey(name: str, signature_type: int, public_key: bytes) -> str:
+    """The vkey text of a key; refuses an invalid name."""
+    if not is_valid_name(name):
+        raise TlogError("name_invalid", f"key name {name!r} is empty or has a space or '+'")
+    return str(VerifierKey(name, signature_type, public_key))
+
+
+def parse_vkey(text: str) -> VerifierKey:
+    """Parse and check a vkey: name rules, 8 hex digits, canonical base64, matching key ID.
+
+    Only the Ed25519 types (0x01 notes, 0x04 cosignatures) are accepted.
+    """
+    name, _, rest = text.partition("+")
+    id_hex, _, material_b64 = rest.partition("+")
+    evidence = {"vkey": text}
+    if not is_valid_name(name):
+        raise TlogError("key_malformed", "vkey name is empty or has a space or '+'", evidence)
+    if not _HEX8.fullmatch(id_hex):
+        raise TlogError("key_malformed", "vkey key ID is not 8 hex digits", evidence)
+    material = _base64.decode(material_b64)
+    if not material:
+        raise TlogError("key_malformed", "vkey key material is not canonical base64", evidence)
+    signature_type, public_key = material[0], material[1:]
+    if signature_type not in (ED25519, COSIGNATURE_V1):
+        message = f"vkey signature type 0x{signature_type:02x} is not Ed25519 (0x01 or 0x04)"
+        raise TlogError("key_unsupported", message, evidence)
+    if len(public_key) != _ED25519_KEY_SIZE:
+        message = f"vkey Ed25519 key has {len(public_key)} bytes, not {_ED25519_KEY_SIZE}"
+        raise TlogError("key_malformed", message, evidence)
+    key = VerifierKey(name, signature_type, public_key)
+    if key.key_id != int(id_hex, 16):
+        raise TlogError(
+            "key_hash_mismatch",
+            f"vkey says key ID {id_hex}, the key's is {key.key_id:08x}",
+            {**evidence, "expected": f"{key.key_id:08x}", "found": id_hex},
+        )
+    return key
+
+
+# --- Ed25519 keys --------------------------------------------------------------------------
+
+
+def raw_public_key(private_key: Ed25519PrivateKey) -> bytes:
+    return private_key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+
+
+def ed25519_verify(public_key: bytes, message: bytes, signature: bytes) -> bool:
+    try:
+        Ed25519PublicKey.from_public_bytes(public_key).verify(signature, message)
+    except (InvalidSignature, ValueError):
+        return False
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class Ed25519Verifier:
+    """Verifies plain Ed25519 note signatures (type 0x01), e.g. a log's checkpoints."""
+
+    name: str
+    public_key: bytes
+
+    @classmethod
+    def from_vkey(cls, vkey: str) -> Ed25519Verifier:
+        key = parse_vkey(vkey)
+        if key.signature_type != ED25519:
+            message = f"vkey of {key.name} has type 0x{key.signature_type:02x}, expected 0x01"
+            raise TlogError("key_unsupported", message, {"vkey": vkey})
+        return cls(key.name, key.public_key)
+
+    @property
+    def key_id(self) -> int:
+        return key_id(self.name, ED25519, self.public_key)
+
+    @property
+    def vkey(self) -> str:
+        return encode_vkey(self.name, ED25519, self.public_key)
+
+    def verify(self, message: bytes, signature: bytes) -> bool:
+        return ed25519_verify(self.public_key, message, signature)
+
+
+class Ed25519Signer:
+    """Signs notes with an Ed25519 key under a key name (type 0x01)."""
+
+    def __init__(self, name: str, private_key: Ed25519PrivateKey) -> None:
+        if not is_valid_name(name):
+            raise TlogError("name_invalid", f"key name {name!r} is empty or has a space or '+'")
+        self._name = name
+        self._private = private_key
+        self._public = raw_public_key(private_key)
+
+    @classmethod
+    def from_seed(cls, name: str, seed: bytes) -> Ed25519Signer:
+        """The signer for a 32-byte RFC 8032 private key (seed)."""
+        return cls(name, Ed25519PrivateKey.from_private_bytes(seed))
+
+    @classmethod
+    def generate(cls, name: str) -> Ed25519Signer:
+        return cls(name, Ed25519PrivateKey.generate())
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def public_key(self) -> bytes:
+        return self._public
+
+    @property
+    def key_id(self) -> int:
+        return key_id(self._name, ED25519, self._public)
+
+    def verifier(self) -> Ed25519Verifier:
+        return Ed25519Verifier(self._name, self._public)
+
+    def sign(self, message: bytes) -> bytes:
+        return self._private.sign(message)

@@ -1,0 +1,153 @@
+"""The witness (c2sp.org/tlog-witness): cosign checkpoints consistent with what it saw.
+
+For each configured log (origin → the log's note verifiers) the witness remembers the latest
+checkpoint it cosigned, and cosigns a new one only when it extends that one: the client names
+the size it believes the witness has (``old``) and proves consistency from it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from recordseal.core import CommitError, verify_consistency
+
+from .checkpoint import Checkpoint
+from .cosignature import Cosignature, CosignatureSigner
+from .errors import TlogError
+from .keys import Ed25519Verifier, NoteVerifier
+from .note import parse_note, verify_note
+from .state import LogState, StateStore
+
+log = logging.getLogger("recordseal.witness")
+
+#: The HTTP status of each refusal, as c2sp.org/tlog-witness requires.
+STATUS_OF = {
+    "request_malformed": 400,
+    "note_malformed": 400,
+    "signature_malformed": 400,
+    "signature_duplicate": 400,
+    "too_many_signatures": 400,
+    "checkpoint_malformed": 400,
+    "old_size_invalid": 400,
+    "signature_invalid": 403,
+    "note_unverified": 403,
+    "unknown_origin": 404,
+    "old_size_mismatch": 409,
+    "root_mismatch": 409,
+    "proof_invalid": 422,
+}
+
+
+def log_verifiers(logs: Mapping[str, Iterable[str]]) -> dict[str, tuple[NoteVerifier, ...]]:
+    """Witness configuration from vkeys: origin → the log's Ed25519 verifiers."""
+    return {
+        origin: tuple(Ed25519Verifier.from_vkey(v) for v in vkeys) for origin, vkeys in logs.items()
+    }
+
+
+class Witness:
+    """Cosigns checkpoints of the configured logs; its state survives restarts."""
+
+    def __init__(
+        self,
+        state_dir: Path,
+        signer: CosignatureSigner,
+        logs: Mapping[str, Sequence[NoteVerifier]],
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.signer = signer
+        self.logs = dict(logs)
+        self.store = StateStore(state_dir)
+        self._clock = clock
+
+    def latest(self, origin: str) -> LogState | None:
+        """The latest checkpoint cosigned for ``origin``, if any."""
+        return self.store.load(origin)
+
+    def add_checkpoint(
+        self, old_size: int, proof: Sequence[bytes], signed_checkpoint: bytes | str
+    ) -> Cosignature:
+        """Check the request against the rules of c2sp.org/tlog-witness, persist, cosign.
+
+        Refusals are :class:`TlogError` whose code maps to the protocol's status through
+        :data:`STATUS_OF`; ``old_size_mismatch`` carries ``witness_size``.
+        """
+        note = parse_note(signed_checkpoint)
+        checkpoint = Checkpoint.parse(note.text)
+        verifiers = self.logs.get(checkpoint.origin)
+        if verifiers is None:
+            raise TlogError(
+                "unknown_origin",
+                f"this witness does not witness the log {checkpoint.origin!r}",
+                {"origin": checkpoint.origin},
+            )
+        verify_note(note, verifiers)
+        if old_size > checkpoint.size:
+            raise TlogError(
+                "old_size_invalid",
+                f"old size {old_size} is larger than the checkpoint size {checkpoint.size}",
+                {"old_size": old_size, "size": checkpoint.size},
+            )
+        with self.store.locked():
+            state = self.store.load(checkpoint.origin)
+            self._check_extends(state, old_size, proof, checkpoint)
+            cosignature = self.signer.cosign(note.text, int(self._clock()))
+            self.store.save(
+                LogState(checkpoint.origin, checkpoint.size, checkpoint.root_hash, note.encode())
+            )
+        return cosignature
+
+    def _check_extends(
+        self,
+        state: LogState | None,
+        old_size: int,
+        proof: Sequence[bytes],
+        checkpoint: Checkpoint,
+    ) -> None:
+        current = state.size if state else 0
+        if old_size != current:
+            raise TlogError(
+                "old_size_mismatch",
+                f"old size {old_size} is not the witness's latest size {current}",
+                {"old_size": old_size, "witness_size": current, "origin": checkpoint.origin},
+            )
+        if state is None:
+            if proof:
+                self._refuse_proof(checkpoint, "the proof must be empty when the old size is 0")
+            return
+        if old_size == checkpoint.size:
+            if proof:
+                self._refuse_proof(checkpoint, "the proof must be empty for an unchanged size")
+            if checkpoint.root_hash != state.root_hash:
+                log.warning("log %s shows two roots at size %d", checkpoint.origin, old_size)
+                raise TlogError(
+                    "root_mismatch",
+                    f"size {old_size} has another root than the one the witness cosigned",
+                    {
+                        "origin": checkpoint.origin,
+                        "size": old_size,
+                        "witness_root": state.root_hash.hex(),
+                        "checkpoint_root": checkpoint.root_hash.hex(),
+                    },
+                )
+            return
+        try:
+            verify_consistency(
+                old_size, checkpoint.size, state.root_hash, checkpoint.root_hash, proof
+            )
+        except CommitError as error:
+            self._refuse_proof(checkpoint, str(error), error.code)
+
+    def _refuse_proof(self, checkpoint: Checkpoint, reason: str, rule: str = "") -> NoReturn:
+        # A validly signed checkpoint without a valid proof may be evidence of a forked log.
+        log.warning(
+            "refused checkpoint of %s at size %d: %s", checkpoint.origin, checkpoint.size, reason
+        )
+        evidence: dict[str, str | int] = {"origin": checkpoint.origin, "size": checkpoint.size}
+        if rule:
+            evidence["rule"] = rule
+        raise TlogError("proof_invalid", f"consistency proof refused: {reason}", evidence)

@@ -1,0 +1,150 @@
+"""``witness serve`` and ``witness key`` as processes: granian on 127.0.0.1, a free port."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+from recordseal.tlog import CosignatureVerifier, TlogError
+from recordseal.tlog.client import WitnessClient
+from recordseal.tlog.protocol import encode_add_checkpoint
+
+from .conftest import WITNESS_NAME, Log
+
+SOURCE = str(Path(__file__).resolve().parents[2] / "python")
+# The CLI as recordseal/cli.py mounts it: one top-level parser with the witness commands.
+ENTRY = (
+    "import argparse, sys\n"
+    "from recordseal.tlog.witness_cli import add_witness_parser\n"
+    "top = argparse.ArgumentParser(prog='recordseal')\n"
+    "add_witness_parser(top.add_subparsers(required=True))\n"
+    "args = top.parse_args()\n"
+    "sys.exit(args.run(args))\n"
+)
+
+
+def cli(*args: str) -> list[str]:
+    return [sys.executable, "-c", ENTRY, "witness", *args]
+
+
+def environment() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [SOURCE, env.get("PYTHONPATH")]))
+    return env
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@contextmanager
+def serving(data_dir: Path, log: Log) -> Iterator[tuple[str, str]]:
+    """Run ``witness serve``; yield its URL and the vkey it printed; stop it."""
+    port = free_port()
+    command = cli(
+        "serve",
+        "--data-dir", str(data_dir),
+        "--port", str(port),
+        "--name", WITNESS_NAME,
+        "--log", f"{log.origin}={log.signer.verifier().vkey}",
+    )  # fmt: skip
+    process = subprocess.Popen(
+        command, env=environment(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        assert process.stdout is not None
+        first = process.stdout.readline()
+        assert first.startswith("recordseal witness: vkey "), first
+        vkey = first.split()[-1]
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert process.poll() is None, process.stdout.read()
+            assert time.monotonic() < deadline, "the witness did not start"
+            time.sleep(0.1)
+        yield url, vkey
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def test_witness_key_command(tmp_path: Path) -> None:
+    first = subprocess.run(
+        cli("key", "--data-dir", str(tmp_path), "--name", WITNESS_NAME),
+        env=environment(), capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    vkey = first.stdout.strip()
+    assert CosignatureVerifier.from_vkey(vkey).name == WITNESS_NAME
+    key_file = tmp_path / "witness-key.ed25519"
+    assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+    again = subprocess.run(
+        cli("key", "--data-dir", str(tmp_path), "--name", WITNESS_NAME),
+        env=environment(), capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert again.stdout.strip() == vkey
+
+
+def test_serve_refuses_a_bad_log_argument(tmp_path: Path) -> None:
+    result = subprocess.run(
+        cli("serve", "--data-dir", str(tmp_path), "--name", WITNESS_NAME, "--log", "o=nonsense"),
+        env=environment(), capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert "key_malformed" in result.stderr
+
+
+def test_granian_witness_cosigns_and_remembers_across_restarts(
+    tmp_path: Path, log: Log, forked_log: Log
+) -> None:
+    data_dir = tmp_path / "witness"
+    log.append(4)
+    with serving(data_dir, log) as (url, vkey):
+        witness = CosignatureVerifier.from_vkey(vkey)
+        client = WitnessClient(url, witness, backoff_seconds=0.01)
+        cosignature = asyncio.run(client.add_checkpoint(log.signed(), 0, log.proof))
+        witness.verify_cosignature(log.checkpoint().text(), cosignature)
+        log.append(3)
+        asyncio.run(client.add_checkpoint(log.signed(), 0, log.proof))  # 409, then from 4
+    assert stat.S_IMODE((data_dir / "witness-key.ed25519").stat().st_mode) == 0o600
+
+    forked_log.append(9, "fork")
+    with serving(data_dir, log) as (url, vkey_after_restart):
+        assert vkey_after_restart == vkey
+        body = encode_add_checkpoint(7, forked_log.proof(7), forked_log.signed())
+        response = httpx.post(f"{url}/add-checkpoint", content=body, timeout=10)
+        assert response.status_code == 422
+        response = httpx.post(
+            f"{url}/add-checkpoint", content=b"old 0\n\n" + log.signed().encode(), timeout=10
+        )
+        assert (response.status_code, response.content) == (409, b"7\n")
+        assert response.headers["content-type"] == "text/x.tlog.size"
+        client = WitnessClient(url, CosignatureVerifier.from_vkey(vkey), backoff_seconds=0.01)
+        try:
+            asyncio.run(client.add_checkpoint(forked_log.signed(), 7, forked_log.proof))
+        except TlogError as error:
+            assert error.code == "witness_refused"
+        else:
+            raise AssertionError("the witness cosigned a forked tree after a restart")
