@@ -1,0 +1,19 @@
+//! recordseal commitment core: RFC 8785 canonical JSON, field kinds, salted commitments and
+//! RFC 6962 Merkle trees, exactly as docs/spec.md describes them.
+
+pub mod commitment;
+pub mod datetime;
+pub mod declarations;
+pub mod error;
+pub mod jcs;
+pub mod json;
+pub mod kinds;
+pub mod leaves;
+pub mod merkle;
+pub mod number;
+pub mod path;
+#[cfg(feature = "python")]
+mod python;
+pub mod sha256;
+
+pub use error::{Code, Error, Result};
