@@ -23,7 +23,7 @@ $(VENV)/.deps: pyproject.toml
 setup: $(VENV)/.deps ## create the virtualenv with every dependency
 
 build: setup ## build the native extension in release mode into the virtualenv
-	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/maturin develop --release --quiet --skip-install
+	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/maturin develop --release --quiet
 
 test-rust: setup ## cargo test, clippy and fmt
 	cargo fmt --all --check

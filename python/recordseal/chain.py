@@ -11,6 +11,8 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
+import orjson
+
 from recordseal.core import canonicalize, leaf_hash
 
 HEADER_FORMAT = "recordseal/header/v1"
@@ -69,7 +71,7 @@ def build_header(
 
 def canonical_header(header: dict[str, Any]) -> bytes:
     """RFC 8785 bytes of a header: what is signed and what the chain leaf hashes."""
-    return canonicalize(json.dumps(header, ensure_ascii=False).encode())
+    return canonicalize(orjson.dumps(header))
 
 
 def chain_leaf(canonical: bytes) -> bytes:

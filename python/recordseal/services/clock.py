@@ -5,12 +5,17 @@ from __future__ import annotations
 import os
 import time
 import uuid
-from datetime import UTC, datetime
+
+_second: list[object] = [None, ""]  # the last whole second formatted, and its text
 
 
 def utc_now() -> str:
     """Now as RFC 3339 in UTC with microseconds, e.g. ``2026-11-21T08:20:26.123456Z``."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    seconds, nanos = divmod(time.time_ns(), 1_000_000_000)
+    if _second[0] != seconds:  # formatting a date is slow; do it once a second
+        _second[0] = seconds
+        _second[1] = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+    return f"{_second[1]}.{nanos // 1000:06d}Z"
 
 
 def new_record_id() -> str:

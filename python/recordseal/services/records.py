@@ -15,6 +15,7 @@ from recordseal.crypto.signing import HeaderSigner
 from recordseal.crypto.vault import KeyWrapper, SubjectKeys
 from recordseal.services.clock import new_record_id, utc_now
 from recordseal.services.errors import AlreadyExists, Gone, Invalid, NotFound, TooLarge
+from recordseal.services.subject_cache import SubjectKeyCache
 from recordseal.storage.base import (
     Conflict,
     Erasure,
@@ -83,6 +84,7 @@ class RecordService:
         self._signer = signer
         # Streams never change after creation, so a process may keep them.
         self._streams: dict[tuple[str, str], StreamRow] = {}
+        self._subjects = SubjectKeyCache()
 
     # --- streams ------------------------------------------------------------------------
 
@@ -129,6 +131,9 @@ class RecordService:
         """The subject's claim and keys; a new subject gets a key that is stored only with
         its first record, so a refused post leaves nothing behind."""
         index = self._wrapper.subject_index(tenant, subject_id)
+        cached = self._subjects.get(tenant, index)
+        if cached is not None:
+            return cached
         subject = await self._store.get_subject(tenant, index)
         if subject is None:
             subject_ref = secrets.token_hex(16)
@@ -136,7 +141,9 @@ class RecordService:
             return SubjectClaim(index, subject_ref, wrapped), SubjectKeys.derive(key)
         if subject.wrapped_key is None:
             raise Gone("subject_erased", "the subject was erased", "subject_id")
-        return SubjectClaim(index, subject.subject_ref, None), self._keys(subject)
+        claim, keys = SubjectClaim(index, subject.subject_ref, None), self._keys(subject)
+        self._subjects.put(tenant, index, claim, keys)
+        return claim, keys
 
     def _keys(self, subject: SubjectRow) -> SubjectKeys:
         assert subject.wrapped_key is not None
@@ -202,6 +209,7 @@ class RecordService:
         try:
             appended = await self._store.append_record(tenant, stream.id, subject, build, utc_now())
         except SubjectErased:
+            self._subjects.forget(tenant, subject.index)
             raise Gone("subject_erased", "the subject was erased", "subject_id") from None
         return Ingested(
             record_id=record_id,
@@ -237,6 +245,7 @@ class RecordService:
         )
         if subject is None:
             raise NotFound("subject_not_found", "no records for this subject", "subject_id")
+        self._subjects.forget(tenant, self._wrapper.subject_index(tenant, subject_id))
         return await self._store.erase_subject(tenant, subject.subject_ref, utc_now())
 
 

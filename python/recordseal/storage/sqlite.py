@@ -1,20 +1,19 @@
 """SQLite backend: the embedded default (stdlib ``sqlite3``, WAL, no server).
 
-Writes go through one writer thread per process that commits in groups: every write waiting
-when a transaction starts joins it, each in its own savepoint, and none is acknowledged
-before the COMMIT (with ``synchronous=FULL``) has returned. Several processes may share one
-database file: ``BEGIN IMMEDIATE`` takes SQLite's write lock, and sequence numbers are read
-inside that transaction, so chains never fork. Reads use a separate connection; WAL lets them
-run beside the writer.
+Writes are committed in groups (one writer task per process, on its event loop): every write
+waiting when a transaction starts joins it, and none is acknowledged before the COMMIT (with
+``synchronous=FULL``) has returned. Several processes may share one database file: each takes
+a lock file before ``BEGIN IMMEDIATE``, and sequence numbers and chain heads are read inside
+that transaction, so chains never fork. Reads use a separate connection; WAL lets them run
+beside the writer.
 """
 
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
-import queue
 import sqlite3
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -26,6 +25,7 @@ from recordseal.storage.base import (
     RecordBuilder,
     RecordRow,
     SigningKeyRow,
+    StoreError,
     StreamRow,
     SubjectClaim,
     SubjectErased,
@@ -92,8 +92,6 @@ MIGRATIONS: list[str] = [
     """,
 ]
 
-_STOP = object()
-
 
 def _connect(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
@@ -123,89 +121,155 @@ def _migrate(conn: sqlite3.Connection) -> None:
         raise
 
 
+class _Batch:
+    """State shared by the jobs of one transaction: the stream heads they advanced."""
+
+    __slots__ = ("heads",)
+
+    def __init__(self) -> None:
+        self.heads: dict[int, tuple[int, bytes]] = {}
+
+    def head(self, conn: sqlite3.Connection, stream_id: int) -> tuple[int, bytes]:
+        head = self.heads.get(stream_id)
+        if head is None:
+            row = conn.execute(
+                "SELECT next_seq, head FROM streams WHERE id = ?", (stream_id,)
+            ).fetchone()
+            head = (row[0], row[1])
+        return head
+
+    def flush(self, conn: sqlite3.Connection) -> None:
+        conn.executemany(
+            "UPDATE streams SET next_seq = ?, head = ? WHERE id = ?",
+            [(seq, head, stream_id) for stream_id, (seq, head) in self.heads.items()],
+        )
+
+
+Job = Callable[[sqlite3.Connection, _Batch], T]
+
+
 class _GroupCommitWriter:
-    """One thread owning the write connection; each transaction takes every waiting job."""
+    """Group commit on the event loop: every write waiting when a batch starts joins it.
+
+    A batch runs on the event loop's own thread: handing work to a thread and back costs up to
+    a GIL switch interval (5 ms) whenever the loop is busy, which is far more than the work
+    (the fsync of COMMIT releases the GIL anyway). While it waits for the cross-process lock,
+    the loop keeps accepting requests, which form the next batch.
+    """
 
     MAX_BATCH = 512
 
     def __init__(self, path: Path) -> None:
         self._path = path
-        self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._run, name="sqlite-writer", daemon=True)
-        self._conn: sqlite3.Connection | None = None
+        self._pending: list[tuple[Job[Any], asyncio.Future[Any]]] = []
+        self._wakeup = asyncio.Event()
+        self._closing = False
         self._checkpoint_requested = False
+        self._conn = _connect(path)
+        # Writers of every process on this database take this lock before BEGIN, so SQLite's
+        # busy handler (which sleeps up to 100 ms between tries) never comes into play.
+        self._lock_file = open(path.with_name(path.name + ".lock"), "a+b")  # noqa: SIM115
+        self._task = asyncio.get_running_loop().create_task(self._run())
 
     def request_checkpoint(self) -> None:
         """Called from a job: truncate the WAL once this transaction has committed."""
         self._checkpoint_requested = True
 
-    def start(self) -> None:
-        self._conn = _connect(self._path)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._jobs.put(_STOP)
-        self._thread.join()
-
-    def submit(self, job: Callable[[sqlite3.Connection], T]) -> asyncio.Future[T]:
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[T] = loop.create_future()
-        self._jobs.put((job, future, loop))
+    def submit(self, job: Job[T]) -> asyncio.Future[T]:
+        """Run ``job`` in the next transaction. A job refuses (raises a StoreError) only
+        before it writes; any other error fails the whole transaction."""
+        if self._closing:
+            raise RuntimeError("the store is closed")
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self._pending.append((job, future))
+        self._wakeup.set()
         return future
 
-    def _run(self) -> None:
-        conn = self._conn
-        assert conn is not None
-        while True:
-            first = self._jobs.get()
-            if first is _STOP:
-                conn.close()
-                return
-            batch = [first]
-            stop_after = False
-            while len(batch) < self.MAX_BATCH:
-                try:
-                    job = self._jobs.get_nowait()
-                except queue.Empty:
-                    break
-                if job is _STOP:
-                    stop_after = True
-                    break
-                batch.append(job)
-            self._commit(conn, batch)
-            if stop_after:
-                conn.close()
-                return
+    async def stop(self) -> None:
+        self._closing = True
+        self._wakeup.set()
+        await self._task
+        self._conn.close()
+        self._lock_file.close()
 
-    def _commit(self, conn: sqlite3.Connection, batch: list[Any]) -> None:
+    async def _run(self) -> None:
+        while True:
+            await self._wakeup.wait()
+            self._wakeup.clear()
+            if not self._pending:
+                if self._closing:
+                    return
+                continue
+            batch = self._pending[: self.MAX_BATCH]
+            del self._pending[: self.MAX_BATCH]
+            if self._pending:
+                self._wakeup.set()
+            try:
+                await self._lock()
+                try:
+                    outcomes = self._transaction(batch)
+                finally:
+                    fcntl.flock(self._lock_file, fcntl.LOCK_UN)
+            except Exception as exc:  # e.g. the lock file vanished: refuse, never hang
+                outcomes = [(False, exc)] * len(batch)
+            for (_, future), (ok, value) in zip(batch, outcomes, strict=True):
+                _settle(future, ok, value)
+            # Let the answered requests go out, and other processes take the lock, first.
+            await asyncio.sleep(0)
+
+    async def _lock(self) -> None:
+        """Take the cross-process write lock from the loop's own thread.
+
+        Waiting in a helper thread would leave the lock taken but idle until the busy loop
+        resumes this task; polling keeps the time between taking it and using it at zero.
+        """
+        delay = 0.0001
+        while True:
+            try:
+                fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 0.002)
+
+    def _transaction(self, batch: list[Any]) -> list[tuple[bool, Any]]:
+        """One transaction for the batch, committed (and fsynced) before anyone is answered.
+
+        It runs on the loop's thread: a hand-off to a thread and back costs up to a GIL
+        switch interval while the loop is busy, far more than the fsync (which releases the
+        GIL anyway).
+        """
+        conn = self._conn
         outcomes: list[tuple[bool, Any]] = []
         try:
             conn.execute("BEGIN IMMEDIATE")
-            for job, _, _ in batch:
-                conn.execute("SAVEPOINT job")
+            state = _Batch()
+            for job, _ in batch:
                 try:
-                    outcomes.append((True, job(conn)))
-                    conn.execute("RELEASE job")
-                except Exception as exc:
-                    conn.execute("ROLLBACK TO job")
-                    conn.execute("RELEASE job")
-                    outcomes.append((False, exc))
-            conn.execute("COMMIT")
+                    outcomes.append((True, job(conn, state)))
+                except StoreError as refusal:  # raised before the job wrote anything
+                    outcomes.append((False, refusal))
+            state.flush(conn)
+            self._commit()
         except Exception as exc:  # the transaction as a whole failed: nobody is acknowledged
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
-            outcomes = [(False, exc)] * len(batch)
+            self._checkpoint_requested = False
+            return [(False, exc)] * len(batch)
+        return outcomes
+
+    def _commit(self) -> None:
+        self._conn.execute("COMMIT")
         if self._checkpoint_requested:
             self._checkpoint_requested = False
             # Moves the WAL into the database and truncates it, so pages that held erased
-            # payloads and keys are gone from the WAL as well (secure_delete zeroed them
-            # in the database file).
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        for (_, future, loop), (ok, value) in zip(batch, outcomes, strict=True):
-            loop.call_soon_threadsafe(_settle, future, ok, value)
+            # payloads and keys are gone from the WAL as well (secure_delete zeroed them in
+            # the database file).
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
 def _settle(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
+    """Resolve a write's future (its caller may have gone away meanwhile)."""
     if future.cancelled():
         return
     if ok:
@@ -219,7 +283,7 @@ class SQLiteStore:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._writer = _GroupCommitWriter(path)
+        self._writer: _GroupCommitWriter | None = None
         self._reader: sqlite3.Connection | None = None
 
     async def open(self) -> None:
@@ -231,10 +295,16 @@ class SQLiteStore:
             conn.close()
         self._reader = _connect(self.path)
         self._writer = _GroupCommitWriter(self.path)
-        self._writer.start()
+
+    @property
+    def _write(self) -> _GroupCommitWriter:
+        assert self._writer is not None, "store is not open"
+        return self._writer
 
     async def close(self) -> None:
-        self._writer.stop()
+        if self._writer is not None:
+            await self._writer.stop()
+            self._writer = None
         if self._reader is not None:
             self._reader.close()
             self._reader = None
@@ -246,13 +316,13 @@ class SQLiteStore:
     # --- tokens -------------------------------------------------------------------------
 
     async def add_token(self, token_hash: bytes, tenant: str, label: str, now: str) -> None:
-        def job(conn: sqlite3.Connection) -> None:
+        def job(conn: sqlite3.Connection, batch: _Batch) -> None:
             conn.execute(
                 "INSERT INTO tokens (token_hash, tenant, label, created_at) VALUES (?, ?, ?, ?)",
                 (token_hash, tenant, label, now),
             )
 
-        await self._writer.submit(job)
+        await self._write.submit(job)
 
     async def tenant_for_token(self, token_hash: bytes) -> str | None:
         rows = self._read(
@@ -263,7 +333,7 @@ class SQLiteStore:
     # --- signing keys -------------------------------------------------------------------
 
     async def register_signing_key(self, key: SigningKeyRow) -> None:
-        def job(conn: sqlite3.Connection) -> None:
+        def job(conn: sqlite3.Connection, batch: _Batch) -> None:
             conn.execute(
                 "INSERT OR IGNORE INTO signing_keys"
                 " (key_id, algorithm, public_key, not_before, not_after, revoked_at)"
@@ -278,7 +348,7 @@ class SQLiteStore:
                 ),
             )
 
-        await self._writer.submit(job)
+        await self._write.submit(job)
 
     async def signing_keys(self) -> list[SigningKeyRow]:
         rows = self._read(
@@ -299,7 +369,7 @@ class SQLiteStore:
         genesis: bytes,
         now: str,
     ) -> StreamRow:
-        def job(conn: sqlite3.Connection) -> StreamRow:
+        def job(conn: sqlite3.Connection, batch: _Batch) -> StreamRow:
             try:
                 cursor = conn.execute(
                     "INSERT INTO streams"
@@ -312,7 +382,7 @@ class SQLiteStore:
             assert cursor.lastrowid is not None
             return StreamRow(cursor.lastrowid, tenant, name, declarations, strict, 1, now)
 
-        return await self._writer.submit(job)
+        return await self._write.submit(job)
 
     async def get_stream(self, tenant: str, name: str) -> StreamRow | None:
         rows = self._read(
@@ -352,7 +422,7 @@ class SQLiteStore:
     ) -> NewRecord:
         subject_ref = subject.subject_ref
 
-        def job(conn: sqlite3.Connection) -> NewRecord:
+        def job(conn: sqlite3.Connection, batch: _Batch) -> NewRecord:
             if subject.new_wrapped_key is not None:
                 conn.execute(
                     "INSERT OR IGNORE INTO subjects"
@@ -369,9 +439,7 @@ class SQLiteStore:
                 raise SubjectRace(subject_ref)
             if not stored[1]:
                 raise SubjectErased(subject_ref)
-            seq, head = conn.execute(
-                "SELECT next_seq, head FROM streams WHERE id = ?", (stream_id,)
-            ).fetchone()
+            seq, head = batch.head(conn, stream_id)
             record = build(seq, head)
             conn.execute(
                 "INSERT INTO records (record_id, tenant, stream_id, seq, subject_ref, header,"
@@ -391,13 +459,10 @@ class SQLiteStore:
                 "INSERT INTO payloads (record_id, subject_ref, sealed) VALUES (?, ?, ?)",
                 (record.record_id, subject_ref, record.sealed_payload),
             )
-            conn.execute(
-                "UPDATE streams SET next_seq = ?, head = ? WHERE id = ?",
-                (seq + 1, record.chain_leaf, stream_id),
-            )
+            batch.heads[stream_id] = (seq + 1, record.chain_leaf)
             return record
 
-        return await self._writer.submit(job)
+        return await self._write.submit(job)
 
     _RECORD_COLUMNS = (
         "r.record_id, r.tenant, s.name, r.seq, r.subject_ref, r.header, r.signature, r.chain_leaf"
@@ -428,7 +493,7 @@ class SQLiteStore:
         return rows[0][0] if rows else None
 
     async def erase_subject(self, tenant: str, subject_ref: str, now: str) -> Erasure:
-        def job(conn: sqlite3.Connection) -> Erasure:
+        def job(conn: sqlite3.Connection, batch: _Batch) -> Erasure:
             erased_at = conn.execute(
                 "SELECT erased_at FROM subjects WHERE tenant = ? AND subject_ref = ?",
                 (tenant, subject_ref),
@@ -442,7 +507,7 @@ class SQLiteStore:
             deleted = conn.execute(
                 "DELETE FROM payloads WHERE subject_ref = ?", (subject_ref,)
             ).rowcount
-            self._writer.request_checkpoint()
+            self._write.request_checkpoint()
             return Erasure(True, now, deleted)
 
-        return await self._writer.submit(job)
+        return await self._write.submit(job)

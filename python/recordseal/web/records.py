@@ -48,7 +48,7 @@ def _ingested(result: Ingested) -> RecordOut:
         seq=result.seq,
         root=result.root.hex(),
         chain_leaf=result.chain_leaf.hex(),
-        header=header_members(result.header),
+        header=msgspec.Raw(result.header),
         signature=result.signature.hex(),
         key_id=result.key_id,
         field_count=result.field_count,
@@ -104,16 +104,16 @@ class _RecordBodyOperation(Operation):
 
 
 @post("/v1/records", status_code=201, tags=["records"], operation_class=_RecordBodyOperation)
-async def post_record(
-    request: Request,  # type: ignore[type-arg]
-    tenant: NamedDependency[str],
-    records: NamedDependency[RecordService],
-) -> Response[bytes]:
+async def post_record(request: Request) -> Response[bytes]:  # type: ignore[type-arg]
     """Commit one record: canonicalise, commit every field, sign, chain, encrypt, store.
 
-    The body is decoded here rather than by the framework: the payload is kept as the exact
-    bytes received (``msgspec.Raw``) for the core's checks, and it saves a copy per request.
+    The hot path of the service, so it skips the framework's argument machinery: the body is
+    decoded here (the payload kept as the exact bytes received, ``msgspec.Raw``, for the
+    core's checks) and the services come straight from the application state.
     """
+    state = request.app.state
+    tenant = await state.tokens.tenant_of(request.headers.get("authorization"))
+    records: RecordService = state.records
     body = _decode_record(await request.body())
     result = await records.ingest(
         tenant,

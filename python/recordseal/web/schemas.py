@@ -42,7 +42,8 @@ class RecordOut(msgspec.Struct):
     seq: int
     root: str
     chain_leaf: str
-    header: dict[str, Any]
+    #: The signed header, in its RFC 8785 form.
+    header: msgspec.Raw
     signature: str
     key_id: str
     field_count: int
