@@ -8,10 +8,21 @@ BIN    := $(VENV)/bin
 export PYO3_PYTHON := $(abspath $(PY))
 export CARGO_TERM_COLOR := never
 
-.PHONY: help setup build run load test test-rust test-python lint bench clean
+.PHONY: help system setup build run load test test-rust test-python lint bench clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+
+APT_GET := $(if $(filter 0,$(shell id -u)),,sudo) apt-get
+# Debian packages the tests and tools run for real: openssl (a local RFC 3161 time-stamping
+# authority), wrk (the load script).
+SYSTEM_TOOLS := openssl wrk
+
+system: ## install the Debian packages the tests use, when missing
+	@missing=""; for tool in $(SYSTEM_TOOLS); do command -v $$tool >/dev/null || missing="$$missing $$tool"; done; \
+	if [ -n "$$missing" ]; then \
+	  $(APT_GET) update -qq && DEBIAN_FRONTEND=noninteractive $(APT_GET) install -y -qq $$missing; \
+	fi
 
 $(VENV)/.deps: pyproject.toml
 	python3 -m venv $(VENV)
@@ -23,7 +34,7 @@ $(VENV)/.deps: pyproject.toml
 setup: $(VENV)/.deps ## create the virtualenv with every dependency
 
 build: setup ## build the native extension in release mode into the virtualenv
-	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/maturin develop --release --quiet
+	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/maturin develop --release --quiet >/dev/null
 
 test-rust: setup ## cargo test, clippy and fmt
 	cargo fmt --all --check
@@ -37,7 +48,7 @@ lint: build ## ruff, ruff format, mypy and stubtest
 	$(BIN)/mypy
 	$(BIN)/python -m mypy.stubtest recordseal._native
 
-test-python: build ## pytest over every suite
+test-python: build system ## pytest over every suite
 	$(BIN)/pytest -q
 
 test: test-rust lint test-python ## everything CI runs: cargo, lints, pytest
@@ -52,12 +63,8 @@ WORKERS  ?= 2
 run: build ## start the service on 127.0.0.1:8000, state in ./data (SQLite, keys made on first start)
 	$(BIN)/recordseal serve --data-dir $(DATA_DIR) --port $(PORT) --workers $(WORKERS)
 
-APT_GET := $(if $(filter 0,$(shell id -u)),,sudo) apt-get
 
-/usr/bin/wrk:
-	$(APT_GET) update -qq && DEBIAN_FRONTEND=noninteractive $(APT_GET) install -y -qq wrk
-
-load: build /usr/bin/wrk ## load script: ingest throughput and latency against a trivial-endpoint ceiling
+load: build system ## load script: ingest throughput and latency against a trivial-endpoint ceiling
 	$(PY) benchmarks/load_ingest.py --seconds 10
 
 clean: ## remove build outputs and the virtualenv

@@ -3,17 +3,9 @@
 from __future__ import annotations
 
 import importlib
-import sys
-from pathlib import Path
 from types import ModuleType
 
 import pytest
-
-# `make build` runs `maturin develop --skip-install`, which builds the extension in place, so the
-# source tree is the package under test.
-_SOURCE = str(Path(__file__).resolve().parents[1] / "python")
-if _SOURCE not in sys.path:
-    sys.path.insert(0, _SOURCE)
 
 IMPLEMENTATIONS = ("native", "reference")
 
