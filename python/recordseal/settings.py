@@ -23,6 +23,12 @@ class Settings:
     max_body_bytes: int = 512 * 1024
     #: How long a verified API token is trusted before the store is asked again.
     token_cache_seconds: float = 5.0
+    #: Names the service in log origins: ``<origin>/<tenant>/<fleet>``.
+    origin: str = "recordseal.local"
+    #: Seconds between sealing rounds (0 turns the sealer off, for tests that seal by hand).
+    seal_interval: float = 1.0
+    #: Witnesses asked to cosign each checkpoint: ``[{"name", "url", "vkey"}]`` as JSON.
+    witnesses: str = "[]"
 
     @property
     def database_path(self) -> Path:
@@ -38,6 +44,12 @@ class Settings:
             values["host"] = host
         if port := os.environ.get("RECORDSEAL_PORT"):
             values["port"] = int(port)
+        if origin := os.environ.get("RECORDSEAL_ORIGIN"):
+            values["origin"] = origin
+        if interval := os.environ.get("RECORDSEAL_SEAL_INTERVAL"):
+            values["seal_interval"] = float(interval)
+        if witnesses := os.environ.get("RECORDSEAL_WITNESSES"):
+            values["witnesses"] = witnesses
         values.update({k: v for k, v in overrides.items() if v is not None})
         if "data_dir" in values:
             values["data_dir"] = Path(str(values["data_dir"]))

@@ -229,6 +229,11 @@ class RecordService:
             raise NotFound("record_not_found", "no record with this id", "record_id")
         return row
 
+    async def seal(self, tenant: str, record_id: str) -> dict[str, Any] | None:
+        """Where the record's chain leaf was sealed: its log and index, or None if pending."""
+        found = await self._store.record_seal(tenant, record_id)
+        return None if found is None else {"log": found[0], "index": found[1]}
+
     async def payload(self, tenant: str, record_id: str) -> tuple[RecordRow, bytes]:
         """The record and its decrypted canonical payload; Gone once the subject is erased."""
         row = await self.record(tenant, record_id)

@@ -97,6 +97,39 @@ class Erasure:
     payloads_deleted: int
 
 
+@dataclass(frozen=True, slots=True)
+class SealRequest:
+    """Seal the pending chain leaves of (tenant, fleet) into the log ``origin``.
+
+    ``sign(size, root)`` returns the signed checkpoint note; it runs inside the transaction.
+    """
+
+    tenant: str
+    fleet: str
+    origin: str
+    genesis: bytes  # the tenant genesis root: leaf 0 of a new log
+    sign: Callable[[int, bytes], str]
+    now: str
+
+
+@dataclass(frozen=True, slots=True)
+class SealedBatch:
+    origin: str
+    first_index: int  # index of the first leaf sealed by this batch
+    size: int
+    root: bytes
+    note: str  # the signed checkpoint
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointRow:
+    origin: str
+    size: int
+    root: bytes
+    note: str
+    created_at: str
+
+
 #: Called inside the insert transaction with the sequence number and the previous link.
 RecordBuilder = Callable[[int, bytes], NewRecord]
 
@@ -141,3 +174,15 @@ class Store(Protocol):
     async def stream_records(self, tenant: str, stream: str) -> list[RecordRow]: ...
 
     async def erase_subject(self, tenant: str, subject_ref: str, now: str) -> Erasure: ...
+
+    # sealed batches
+    async def unsealed_logs(self) -> list[tuple[str, str]]: ...
+    async def seal(self, request: SealRequest) -> SealedBatch | None: ...
+    async def checkpoints(self, tenant: str, fleet: str) -> list[CheckpointRow]: ...
+    async def log_origins(self) -> list[str]: ...
+    async def log_nodes(
+        self, origin: str, ids: set[tuple[int, int]]
+    ) -> dict[tuple[int, int], bytes]: ...
+    async def record_seal(self, tenant: str, record_id: str) -> tuple[str, int] | None: ...
+    async def add_cosignature(self, origin: str, size: int, witness: str, line: str) -> None: ...
+    async def cosignatures(self, origin: str, size: int) -> list[str]: ...

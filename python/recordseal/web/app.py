@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -16,6 +18,7 @@ from litestar.openapi import OpenAPIConfig
 from recordseal.crypto.keyfiles import read_or_create_secret
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.crypto.vault import KeyWrapper
+from recordseal.ledger.sealer import Sealer, configured_witnesses
 from recordseal.services.clock import utc_now
 from recordseal.services.errors import ServiceError
 from recordseal.services.records import RecordService
@@ -24,7 +27,7 @@ from recordseal.settings import Settings
 from recordseal.storage.base import SigningKeyRow, Store
 from recordseal.storage.sqlite import SQLiteStore
 from recordseal.web import problems, records
-from recordseal.web.schemas import Health, KeyDirectory, KeyOut
+from recordseal.web.schemas import Health, KeyDirectory, KeyOut, LogKeyOut
 
 log = logging.getLogger("recordseal")
 
@@ -37,9 +40,14 @@ async def health() -> Health:
 
 @get("/v1/keys", tags=["records"])
 async def key_directory(state: State) -> KeyDirectory:
-    """The public key directory: every header-signing key with its validity."""
+    """The public key directory: header-signing keys with their validity, and log keys."""
     store: Store = state.store
+    sealer: Sealer = state.sealer
     return KeyDirectory(
+        logs=[
+            LogKeyOut(origin=origin, vkey=sealer.signer(origin).verifier().vkey)
+            for origin in await store.log_origins()
+        ],
         keys=[
             KeyOut(
                 key_id=key.key_id,
@@ -50,7 +58,7 @@ async def key_directory(state: State) -> KeyDirectory:
                 revoked_at=key.revoked_at,
             )
             for key in await store.signing_keys()
-        ]
+        ],
     )
 
 
@@ -71,12 +79,29 @@ def create_app(settings: Settings | None = None) -> Litestar:
         await store.register_signing_key(
             SigningKeyRow(signer.key_id, "Ed25519", signer.public_key, utc_now(), None, None)
         )
+        sealer = Sealer(
+            store,
+            read_or_create_secret(settings.data_dir / "keys" / "log-signing.ed25519"),
+            settings.origin,
+            settings.data_dir / "sealer.lock",
+            configured_witnesses(settings.witnesses),
+        )
         app.state.store = store
+        app.state.sealer = sealer
         app.state.tokens = TokenService(store, settings.token_cache_seconds)
         app.state.records = RecordService(store, wrapper, signer)
+        sealing = (
+            asyncio.create_task(sealer.run(settings.seal_interval))
+            if settings.seal_interval > 0
+            else None
+        )
         try:
             yield
         finally:
+            if sealing is not None:
+                sealing.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await sealing
             await store.close()
 
     return Litestar(

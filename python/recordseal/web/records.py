@@ -133,7 +133,9 @@ async def get_record(
     record_id: FromPath[str], tenant: NamedDependency[str], records: NamedDependency[RecordService]
 ) -> RecordView:
     """The record view: signed header, key reference, committed field count, sealing."""
-    return _view(await records.record(tenant, record_id))
+    view = _view(await records.record(tenant, record_id))
+    view.seal = await records.seal(tenant, record_id)
+    return view
 
 
 @get("/v1/records/{record_id:str}/payload", tags=["records"])

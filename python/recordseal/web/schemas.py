@@ -87,8 +87,17 @@ class KeyOut(msgspec.Struct):
     revoked_at: str | None = None
 
 
+class LogKeyOut(msgspec.Struct):
+    """The C2SP note verifier key of one (tenant, fleet) log."""
+
+    origin: str
+    vkey: str
+
+
 class KeyDirectory(msgspec.Struct):
     keys: list[KeyOut]
+    logs: list[LogKeyOut] = []
+    format: str = "recordseal/keys/v1"
 
 
 class Health(msgspec.Struct):

@@ -1,0 +1,179 @@
+"""Sealing: every chain leaf lands once in its (tenant, fleet) log under a signed checkpoint."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import struct
+from pathlib import Path
+
+import pytest
+
+from recordseal.core import verify_consistency, verify_inclusion
+from recordseal.crypto.signing import HeaderSigner
+from recordseal.crypto.vault import KeyWrapper
+from recordseal.ledger import tree
+from recordseal.ledger.sealer import Sealer, Witness, tenant_genesis
+from recordseal.services.records import RecordIn, RecordService
+from recordseal.storage.sqlite import SQLiteStore
+from recordseal.tlog import CosignatureSigner, open_checkpoint
+from recordseal.tlog.client import WitnessClient
+from recordseal.tlog.witness_app import create_witness_app
+
+SEED = bytes(range(32))
+
+
+def test_tenant_genesis_matches_the_panel_spec_and_separates_pairs():
+    expected = hashlib.sha256(
+        b"recordseal-audit-tenant-genesis-v1"
+        + struct.pack("<I", 4)
+        + b"acme"
+        + struct.pack("<I", 5)
+        + b"fleet"
+    ).digest()
+    assert tenant_genesis("acme", "fleet") == expected
+    assert tenant_genesis("a", "bc") != tenant_genesis("ab", "c")
+    assert tenant_genesis("t1", "f") != tenant_genesis("t2", "f")
+
+
+class Harness:
+    def __init__(self, tmp_path: Path) -> None:
+        self.store = SQLiteStore(tmp_path / "db.sqlite3")
+        self.tmp = tmp_path
+
+    async def __aenter__(self) -> Harness:
+        await self.store.open()
+        self.records = RecordService(
+            self.store, KeyWrapper(bytes(32)), HeaderSigner.from_seed(bytes(32))
+        )
+        self.sealer = Sealer(self.store, SEED, "test.local", self.tmp / "sealer.lock")
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.store.close()
+
+    async def ingest(self, tenant: str, stream: str, count: int) -> list:
+        if await self.store.get_stream(tenant, stream) is None:
+            await self.records.create_stream(tenant, stream, None, False)
+        return [
+            await self.records.ingest(
+                tenant, RecordIn(stream, "t", "2026-01-01T00:00:00Z", f"s{i % 3}", b'{"i":1}')
+            )
+            for i in range(count)
+        ]
+
+
+async def proof_of(harness: Harness, origin: str, index: int, size: int) -> list[bytes]:
+    def compute(node):
+        return tree.inclusion_path(index, size, node)
+
+    nodes = await harness.store.log_nodes(origin, tree.nodes_needed(compute))
+    return compute(lambda level, i: nodes[(level, i)])
+
+
+def test_sealing_puts_every_chain_leaf_once_under_a_signed_checkpoint(tmp_path):
+    async def scenario():
+        async with Harness(tmp_path) as h:
+            first = await h.ingest("acme", "orders", 5)
+            batches = await h.sealer.seal_pending()
+            assert [(b.first_index, b.size) for b in batches] == [(1, 6)]  # leaf 0 is genesis
+            assert await h.sealer.seal_pending() == []  # nothing pending: nothing sealed
+            second = await h.ingest("acme", "orders", 3)
+            (batch,) = await h.sealer.seal_pending()
+            assert (batch.first_index, batch.size) == (6, 9)
+
+            origin = h.sealer.origin("acme")
+            verifier = h.sealer.signer(origin).verifier()
+            checkpoint, _ = open_checkpoint(batch.note, [verifier])
+            assert (checkpoint.origin, checkpoint.size) == (origin, 9)
+            for expected_index, record in enumerate(first + second, start=1):
+                assert await h.store.record_seal("acme", record.record_id) == (
+                    origin,
+                    expected_index,
+                )
+                proof = await proof_of(h, origin, expected_index, 9)
+                verify_inclusion(record.header, expected_index, 9, proof, checkpoint.root_hash)
+            genesis_proof = await proof_of(h, origin, 0, 9)
+            verify_inclusion(
+                tenant_genesis("acme", "default"), 0, 9, genesis_proof, checkpoint.root_hash
+            )
+            # Consecutive checkpoints are consistent.
+            rows = await h.store.checkpoints("acme", "default")
+            assert [row.size for row in rows] == [6, 9]
+            proof = await h.sealer.consistency(origin, 6, 9)
+            verify_consistency(6, 9, rows[0].root, rows[1].root, proof)
+
+    asyncio.run(scenario())
+
+
+def test_tenants_have_separate_logs(tmp_path):
+    async def scenario():
+        async with Harness(tmp_path) as h:
+            await h.ingest("acme", "orders", 2)
+            await h.ingest("globex", "orders", 1)
+            batches = {b.origin: b for b in await h.sealer.seal_pending()}
+            assert set(batches) == {"test.local/acme/default", "test.local/globex/default"}
+            assert batches["test.local/globex/default"].size == 2
+
+    asyncio.run(scenario())
+
+
+def test_a_failed_seal_seals_nothing_and_the_next_one_everything(tmp_path):
+    async def scenario():
+        async with Harness(tmp_path) as h:
+            records = await h.ingest("acme", "orders", 4)
+            original = h.sealer.signer
+
+            def broken(origin):
+                raise RuntimeError("signing key unavailable")
+
+            h.sealer.signer = broken  # type: ignore[method-assign]
+            with pytest.raises(RuntimeError):
+                await h.sealer.seal_pending()
+            for record in records:
+                assert await h.store.record_seal("acme", record.record_id) is None
+            assert await h.store.checkpoints("acme", "default") == []
+            h.sealer.signer = original  # type: ignore[method-assign]
+            (batch,) = await h.sealer.seal_pending()
+            assert (batch.first_index, batch.size) == (1, 5)
+            indexes = [(await h.store.record_seal("acme", r.record_id))[1] for r in records]
+            assert indexes == [1, 2, 3, 4]
+
+    asyncio.run(scenario())
+
+
+def test_witness_cosigns_and_a_down_witness_is_caught_up_later(tmp_path):
+    from litestar.testing import AsyncTestClient
+
+    async def scenario():
+        witness_key = CosignatureSigner.generate("witness.test")
+        seed_path = tmp_path / "witness.key"
+        seed_path.write_bytes(bytes(range(1, 33)))
+        witness_key = CosignatureSigner.from_seed("witness.test", seed_path.read_bytes())
+        async with Harness(tmp_path) as h:
+            origin = h.sealer.origin("acme")
+            app = create_witness_app(
+                tmp_path / "witness-state",
+                "witness.test",
+                seed_path,
+                {origin: [h.sealer.signer(origin).verifier().vkey]},
+            )
+            async with AsyncTestClient(app) as http:
+                down = WitnessClient(
+                    "http://127.0.0.1:9", witness_key.verifier(), attempts=1, backoff_seconds=0.01
+                )
+                h.sealer._witnesses = [Witness("witness.test", down)]
+                await h.ingest("acme", "orders", 2)
+                (first,) = await h.sealer.seal_pending()
+                await h.sealer.witness(first)  # the witness is down: nothing, no exception
+                assert await h.store.cosignatures(origin, first.size) == []
+
+                up = WitnessClient(str(http.base_url), witness_key.verifier(), http=http)
+                h.sealer._witnesses = [Witness("witness.test", up)]
+                await h.ingest("acme", "orders", 2)
+                (second,) = await h.sealer.seal_pending()
+                await h.sealer.witness(second)
+                (line,) = await h.store.cosignatures(origin, second.size)
+                assert line.startswith("— witness.test ")
+
+    asyncio.run(scenario())
