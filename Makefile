@@ -53,8 +53,9 @@ test-python: build system ## pytest over every suite
 
 test: test-rust lint test-python ## everything CI runs: cargo, lints, pytest
 
-bench: build ## benchmarks (pytest-benchmark): native against reference
+bench: build ## benchmarks: pytest-benchmark (native against reference) and cargo bench (Rust only)
 	$(BIN)/pytest benchmarks -q --benchmark-only --benchmark-columns=min,median,mean,ops,rounds --benchmark-sort=name
+	cargo bench -q -p recordseal-core
 
 DATA_DIR ?= data
 PORT     ?= 8000
