@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import sys
 from collections.abc import Sequence
@@ -18,6 +19,7 @@ from recordseal.services.tokens import TokenService
 from recordseal.settings import Settings
 from recordseal.storage.sqlite import SQLiteStore
 from recordseal.tlog.witness_cli import add_witness_parser
+from recordseal.verify.cli import add_verify_parser
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -71,6 +73,36 @@ def _token_create(args: argparse.Namespace) -> int:
     return 0
 
 
+async def _export_keys(settings: Settings) -> tuple[dict[str, object], dict[str, object]]:
+    from recordseal.crypto.keyfiles import read_or_create_secret
+    from recordseal.ledger.sealer import Sealer
+    from recordseal.services.keys import key_directory, trust_store
+
+    store = SQLiteStore(settings.database_path)
+    await store.open()
+    try:
+        sealer = Sealer(
+            store,
+            read_or_create_secret(settings.data_dir / "keys" / "log-signing.ed25519"),
+            settings.origin,
+            settings.data_dir / "sealer.lock",
+        )
+        keys = await key_directory(store, sealer)
+    finally:
+        await store.close()
+    trust = trust_store(settings.witnesses)
+    return keys, trust
+
+
+def _keys_export(args: argparse.Namespace) -> int:
+    settings = Settings.from_env(data_dir=args.data_dir)
+    keys, trust = asyncio.run(_export_keys(settings))
+    args.keys_out.write_text(json.dumps(keys, indent=2) + "\n")
+    args.trust_out.write_text(json.dumps(trust, indent=2) + "\n")
+    print(f"key directory: {args.keys_out}\ntrust store: {args.trust_out}")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(
         prog="recordseal", description="recordseal: the record service, its tokens and witnesses"
@@ -93,7 +125,19 @@ def parser() -> argparse.ArgumentParser:
     create.add_argument("--label", default="", help="a note on what the token is for")
     create.set_defaults(run=_token_create)
 
+    keys = commands.add_parser("keys", help="key material").add_subparsers(
+        dest="keys_command", required=True
+    )
+    export = keys.add_parser(
+        "export", help="write the key directory and the witness trust store for offline use"
+    )
+    export.add_argument("--data-dir", type=Path, default=None)
+    export.add_argument("--keys-out", type=Path, default=Path("recordseal-keys.json"))
+    export.add_argument("--trust-out", type=Path, default=Path("recordseal-trust.json"))
+    export.set_defaults(run=_keys_export)
+
     add_witness_parser(commands)
+    add_verify_parser(commands)
     return top
 
 

@@ -116,6 +116,16 @@ class RecordService:
         except Conflict:
             raise AlreadyExists("stream_exists", "a stream with this name exists", "name") from None
 
+    async def stream(self, tenant: str, name: str) -> StreamRow:
+        return await self._stream(tenant, name)
+
+    async def keys_for(self, tenant: str, subject_ref: str) -> SubjectKeys:
+        """The keys of a live subject (Gone once erased)."""
+        subject = await self._store.get_subject_by_ref(tenant, subject_ref)
+        if subject is None or subject.wrapped_key is None:
+            raise Gone("subject_erased", "the subject was erased", None)
+        return self._keys(subject)
+
     async def _stream(self, tenant: str, name: str) -> StreamRow:
         stream = self._streams.get((tenant, name))
         if stream is None:

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import msgspec
-from litestar import Litestar, get
+from litestar import Litestar, Response, get
 from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.exceptions import HTTPException
@@ -20,14 +20,18 @@ from recordseal.crypto.signing import HeaderSigner
 from recordseal.crypto.vault import KeyWrapper
 from recordseal.ledger.sealer import Sealer, configured_witnesses
 from recordseal.services.clock import utc_now
+from recordseal.services.disclosure import DisclosureService
 from recordseal.services.errors import ServiceError
+from recordseal.services.keys import key_directory, trust_store
 from recordseal.services.records import RecordService
 from recordseal.services.tokens import TokenService
 from recordseal.settings import Settings
 from recordseal.storage.base import SigningKeyRow, Store
 from recordseal.storage.sqlite import SQLiteStore
+from recordseal.verify import KeyDirectory, TrustStore, load_key_directory, load_trust_store
 from recordseal.web import problems, records
-from recordseal.web.schemas import Health, KeyDirectory, KeyOut, LogKeyOut
+from recordseal.web.schemas import Health
+from recordseal.web.verify import VERIFY_ROUTES
 
 log = logging.getLogger("recordseal")
 
@@ -39,26 +43,12 @@ async def health() -> Health:
 
 
 @get("/v1/keys", tags=["records"])
-async def key_directory(state: State) -> KeyDirectory:
-    """The public key directory: header-signing keys with their validity, and log keys."""
-    store: Store = state.store
-    sealer: Sealer = state.sealer
-    return KeyDirectory(
-        logs=[
-            LogKeyOut(origin=origin, vkey=sealer.signer(origin).verifier().vkey)
-            for origin in await store.log_origins()
-        ],
-        keys=[
-            KeyOut(
-                key_id=key.key_id,
-                algorithm=key.algorithm,
-                public_key=key.public_key.hex(),
-                not_before=key.not_before,
-                not_after=key.not_after,
-                revoked_at=key.revoked_at,
-            )
-            for key in await store.signing_keys()
-        ],
+async def keys(state: State) -> Response[bytes]:
+    """The public key directory (docs/bundle.md): header-signing keys with their validity, and
+    the note verifier key of every log."""
+    return Response(
+        msgspec.json.encode(await key_directory(state.store, state.sealer)),
+        media_type="application/json",
     )
 
 
@@ -90,6 +80,16 @@ def create_app(settings: Settings | None = None) -> Litestar:
         app.state.sealer = sealer
         app.state.tokens = TokenService(store, settings.token_cache_seconds)
         app.state.records = RecordService(store, wrapper, signer)
+        app.state.disclosure = DisclosureService(store, app.state.records, sealer)
+
+        async def verification_context() -> tuple[KeyDirectory, TrustStore]:
+            directory = await key_directory(store, sealer)
+            return (
+                load_key_directory(msgspec.json.encode(directory)),
+                load_trust_store(msgspec.json.encode(trust_store(settings.witnesses))),
+            )
+
+        app.state.verification_context = verification_context
         sealing = (
             asyncio.create_task(sealer.run(settings.seal_interval))
             if settings.seal_interval > 0
@@ -107,12 +107,14 @@ def create_app(settings: Settings | None = None) -> Litestar:
     return Litestar(
         route_handlers=[
             health,
-            key_directory,
+            keys,
             records.create_stream,
             records.post_record,
             records.get_record,
             records.get_payload,
             records.erase_subject,
+            records.disclose,
+            *VERIFY_ROUTES,
         ],
         dependencies={
             "tenant": Provide(records.tenant_of),

@@ -12,10 +12,13 @@ from litestar.di import NamedDependency
 from litestar.openapi.spec import OpenAPIMediaType, OpenAPIResponse, Operation, RequestBody
 from litestar.params import FromPath, JSONBody, PathParameter
 
+from recordseal.services.disclosure import DisclosureService, Window
 from recordseal.services.records import Ingested, RecordIn, RecordService, header_members
 from recordseal.services.tokens import TokenService
 from recordseal.storage.base import RecordRow
+from recordseal.verify.bundle import encode_bundle
 from recordseal.web.schemas import (
+    DisclosureIn,
     ErasureOut,
     PayloadOut,
     RecordBody,
@@ -147,6 +150,20 @@ async def get_payload(
     return PayloadOut(
         record_id=row.record_id, stream=row.stream, seq=row.seq, payload=msgspec.Raw(payload)
     )
+
+
+@post("/v1/records/{record_id:str}/disclosure", status_code=200, tags=["records"])
+async def disclose(
+    record_id: FromPath[str],
+    data: JSONBody[DisclosureIn],
+    tenant: NamedDependency[str],
+    state: State,
+) -> Response[bytes]:
+    """A disclosure bundle (docs/bundle.md) of the chosen fields, verifiable offline."""
+    service: DisclosureService = state.disclosure
+    window = Window(data.coverage.from_seq, data.coverage.to_seq) if data.coverage else None
+    bundle = await service.disclose(tenant, record_id, data.fields, window)
+    return Response(encode_bundle(bundle), media_type=JSON)
 
 
 @post("/v1/subjects/{subject_id:str}/erase", status_code=200, tags=["records"])

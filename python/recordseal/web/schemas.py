@@ -72,32 +72,23 @@ class PayloadOut(msgspec.Struct):
     payload: msgspec.Raw
 
 
+class CoverageIn(msgspec.Struct, forbid_unknown_fields=True):
+    from_seq: int
+    to_seq: int
+
+
+class DisclosureIn(msgspec.Struct, forbid_unknown_fields=True):
+    """``POST /v1/records/{id}/disclosure``: the committed paths to reveal, and optionally a
+    window of the stream claimed complete."""
+
+    fields: list[str]
+    coverage: CoverageIn | None = None
+
+
 class ErasureOut(msgspec.Struct):
     status: Literal["erased", "already_erased"]
     erased_at: str
     payloads_deleted: int
-
-
-class KeyOut(msgspec.Struct):
-    key_id: str
-    algorithm: str
-    public_key: str
-    not_before: str
-    not_after: str | None = None
-    revoked_at: str | None = None
-
-
-class LogKeyOut(msgspec.Struct):
-    """The C2SP note verifier key of one (tenant, fleet) log."""
-
-    origin: str
-    vkey: str
-
-
-class KeyDirectory(msgspec.Struct):
-    keys: list[KeyOut]
-    logs: list[LogKeyOut] = []
-    format: str = "recordseal/keys/v1"
 
 
 class Health(msgspec.Struct):

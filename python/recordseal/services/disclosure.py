@@ -1,0 +1,118 @@
+"""Disclosure bundles (docs/bundle.md): chosen fields of one record, with every proof.
+
+Nothing about a record's fields is stored outside its encrypted payload: the leaves are
+recomputed from the decrypted payload (commitment is deterministic), so an erased subject's
+records can no longer be disclosed, while their headers still prove the chain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import orjson
+
+from recordseal.core import commit_record
+from recordseal.ledger import tree
+from recordseal.ledger.sealer import Sealer
+from recordseal.services.errors import Invalid
+from recordseal.services.records import RecordService, header_members
+from recordseal.storage.base import RecordRow, Store
+from recordseal.verify import build
+from recordseal.verify.bundle import Bundle, Coverage, Seal
+from recordseal.verify.paths import leaf_values
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    from_seq: int
+    to_seq: int
+
+
+class DisclosureService:
+    def __init__(self, store: Store, records: RecordService, sealer: Sealer) -> None:
+        self._store = store
+        self._records = records
+        self._sealer = sealer
+
+    async def disclose(
+        self, tenant: str, record_id: str, wanted: Sequence[str], window: Window | None
+    ) -> Bundle:
+        row, payload = await self._records.payload(tenant, record_id)
+        header = header_members(row.header)
+        stream = await self._records.stream(tenant, row.stream)
+        keys = await self._records.keys_for(tenant, row.subject_ref)
+        committed = commit_record(
+            payload, stream.declarations, stream.strict, keys.salt_key, record_id
+        )
+        if committed.root.hex() != header["root"]:
+            raise RuntimeError("stored payload does not reproduce the signed root")
+        try:
+            fields = build.field_disclosures(committed, leaf_values(orjson.loads(payload)), wanted)
+        except build.UnknownField as unknown:
+            raise Invalid(
+                "unknown_field", "the record has no field at this path", unknown.path
+            ) from None
+        except build.DuplicateField as repeated:
+            raise Invalid(
+                "field_repeated", "each field may be asked for once", repeated.path
+            ) from None
+        return build.build_bundle(
+            header,
+            row.signature,
+            fields,
+            await self._seal(tenant, row),
+            await self._coverage(tenant, row, window) if window else None,
+        )
+
+    async def _seal(self, tenant: str, row: RecordRow) -> Seal | None:
+        found = await self._store.record_seal(tenant, row.record_id)
+        if found is None:
+            return None
+        origin, index = found
+        fleet = origin.rsplit("/", 1)[1]
+        checkpoints = await self._store.checkpoints(tenant, fleet)
+        sealing = next(c for c in checkpoints if c.size > index)
+        earlier = [c for c in checkpoints if c.size <= index]
+        previous = earlier[-1] if earlier else None
+
+        def inclusion(node: tree.NodeReader) -> list[bytes]:
+            return tree.inclusion_path(index, sealing.size, node)
+
+        nodes = await self._store.log_nodes(origin, tree.nodes_needed(inclusion))
+        proof = inclusion(lambda level, i: nodes[(level, i)])
+        return build.seal_of(
+            origin,
+            build.tlog_proof_text(index, proof, await self._cosigned(origin, sealing)),
+            previous=await self._cosigned(origin, previous) if previous else None,
+            previous_consistency=(
+                await self._sealer.consistency(origin, previous.size, sealing.size)
+                if previous
+                else ()
+            ),
+        )
+
+    async def _cosigned(self, origin: str, checkpoint: object) -> str:
+        """The signed checkpoint with every stored witness cosignature line added."""
+        note: str = checkpoint.note  # type: ignore[attr-defined]
+        lines = await self._store.cosignatures(origin, checkpoint.size)  # type: ignore[attr-defined]
+        return note + "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+    async def _coverage(self, tenant: str, row: RecordRow, window: Window) -> Coverage:
+        if not 1 <= window.from_seq <= row.seq <= window.to_seq:
+            raise Invalid(
+                "coverage_invalid",
+                "coverage must be a window from_seq <= the record's seq <= to_seq, from 1",
+                "coverage",
+            )
+        rows = await self._store.stream_records(tenant, row.stream)
+        if window.to_seq > len(rows):
+            raise Invalid("coverage_invalid", "coverage reaches past the stream's end", "coverage")
+        return build.coverage_of(
+            window.from_seq,
+            window.to_seq,
+            [
+                (header_members(r.header), r.signature)
+                for r in rows[window.from_seq - 1 : window.to_seq]
+            ],
+        )

@@ -1,0 +1,43 @@
+"""The key directory and the witness trust store, as published and exported (docs/bundle.md)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from recordseal.ledger.sealer import Sealer
+from recordseal.storage.base import Store
+
+
+async def key_directory(store: Store, sealer: Sealer) -> dict[str, Any]:
+    """Header-signing keys with their validity, and the note verifier key of every log."""
+    return {
+        "format": "recordseal/keys/v1",
+        "keys": [
+            {
+                "key_id": key.key_id,
+                "algorithm": key.algorithm,
+                "public_key": key.public_key.hex(),
+                "not_before": key.not_before,
+                "not_after": key.not_after,
+                "revoked_at": key.revoked_at,
+            }
+            for key in await store.signing_keys()
+        ],
+        "logs": [
+            {"origin": origin, "vkey": sealer.signer(origin).verifier().vkey}
+            for origin in await store.log_origins()
+        ],
+    }
+
+
+def trust_store(witnesses_setting: str, quorum: int = 1) -> dict[str, Any]:
+    """The configured witnesses (``RECORDSEAL_WITNESSES``) as a verifier's trust store."""
+    return {
+        "format": "recordseal/trust/v1",
+        "witnesses": [
+            {"name": w["name"], "vkey": w["vkey"]} for w in json.loads(witnesses_setting)
+        ],
+        "timestamp_authorities": [],
+        "quorum": quorum,
+    }

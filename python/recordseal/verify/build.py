@@ -1,0 +1,159 @@
+"""Building bundles: pure functions the service calls (and the tests), no I/O.
+
+The service holds a record's committed leaves, its payload values, its signed header, and the
+seal and coverage material; these functions put them in the bundle format of
+docs/bundle.md. They raise :class:`DisclosureError` subclasses on a request that cannot be
+served (an unknown or repeated path), naming the path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from recordseal.core import CommitError, CommittedRecord, encode_value, inclusion_proof
+
+from .bundle import (
+    Bundle,
+    Coverage,
+    DisclosedField,
+    Seal,
+    SignedHeader,
+    TimestampReceipt,
+    header_of,
+)
+from .encoding import b64encode
+from .paths import leaf_values
+from .tlogproof import format_tlog_proof
+
+
+class DisclosureError(ValueError):
+    """A disclosure that cannot be built; ``path`` names the field."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class UnknownField(DisclosureError):
+    """The path is not one of the record's committed paths."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path, f"{path!r} is not a committed path of this record")
+
+
+class DuplicateField(DisclosureError):
+    """The path was asked for twice."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path, f"{path!r} is asked for twice")
+
+
+def field_disclosures(
+    committed: CommittedRecord, values: Mapping[str, object], wanted: Sequence[str]
+) -> list[DisclosedField]:
+    """The disclosed fields for ``wanted`` paths, in that order.
+
+    ``values`` maps committed paths to JSON values (see :func:`leaf_values`); each value is
+    checked against its commitment, so a bundle is never built from a stale payload.
+    """
+    leaves = committed.leaves
+    position = {leaf.path: index for index, leaf in enumerate(leaves)}
+    commitments = [leaf.commitment for leaf in leaves]
+    fields: list[DisclosedField] = []
+    seen: set[str] = set()
+    for path in wanted:
+        index = position.get(path)
+        if index is None:
+            raise UnknownField(path)
+        if path in seen:
+            raise DuplicateField(path)
+        seen.add(path)
+        leaf = leaves[index]
+        if path not in values:
+            raise DisclosureError(path, f"no value given for {path!r}")
+        value = values[path]
+        try:
+            matches = encode_value(leaf.kind, value) == leaf.encoded
+        except CommitError:
+            matches = False
+        if not matches:
+            raise DisclosureError(path, f"the value given for {path!r} is not the committed one")
+        fields.append(
+            DisclosedField(
+                path=path,
+                kind=leaf.kind,
+                value=value,
+                salt=leaf.salt.hex(),
+                index=index,
+                proof=[node.hex() for node in inclusion_proof(commitments, index)],
+            )
+        )
+    return fields
+
+
+def tlog_proof_text(index: int, proof_hashes: Sequence[bytes], signed_checkpoint: str) -> str:
+    """A c2sp.org/tlog-proof@v1 of log entry ``index`` (with its cosigned checkpoint note)."""
+    return format_tlog_proof(index, proof_hashes, signed_checkpoint)
+
+
+def seal_of(
+    log: str,
+    proof: str,
+    *,
+    previous: str | None = None,
+    previous_consistency: Sequence[bytes] = (),
+    timestamps: Iterable[tuple[str, bytes]] = (),
+) -> Seal:
+    """The ``seal`` member: ``timestamps`` are (authority name, DER RFC 3161 token) pairs."""
+    return Seal(
+        log=log,
+        proof=proof,
+        previous=previous,
+        previous_consistency=[b64encode(node) for node in previous_consistency],
+        timestamps=[TimestampReceipt(name, b64encode(token)) for name, token in timestamps],
+    )
+
+
+def coverage_of(
+    from_seq: int, to_seq: int, records: Iterable[tuple[Mapping[str, Any], bytes]]
+) -> Coverage:
+    """The ``coverage`` member from (header dict, signature) pairs in sequence order."""
+    return Coverage(
+        from_seq=from_seq,
+        to_seq=to_seq,
+        records=[
+            SignedHeader(header_of(dict(header)), signature.hex()) for header, signature in records
+        ],
+    )
+
+
+def build_bundle(
+    header: Mapping[str, Any],
+    signature: bytes,
+    fields: Sequence[DisclosedField],
+    seal: Seal | None = None,
+    coverage: Coverage | None = None,
+) -> Bundle:
+    """A bundle; ``header`` is the signed header as a dict (docs/records.md)."""
+    return Bundle(
+        format="recordseal/bundle/v1",
+        header=header_of(dict(header)),
+        signature=signature.hex(),
+        fields=list(fields),
+        seal=seal,
+        coverage=coverage,
+    )
+
+
+__all__ = [
+    "DisclosureError",
+    "DuplicateField",
+    "UnknownField",
+    "build_bundle",
+    "coverage_of",
+    "field_disclosures",
+    "leaf_values",
+    "seal_of",
+    "tlog_proof_text",
+]

@@ -1,0 +1,279 @@
+"""The verifier's documents (docs/bundle.md sections 1 and 2) as strict msgspec structs.
+
+``decode_bundle``, ``load_key_directory`` and ``load_trust_store`` accept exactly the
+documented shapes: duplicate members, unknown members, wrong types, non-lowercase hex and
+non-canonical base64 are refused as one :class:`BundleError` naming the member.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, TypeVar
+
+import msgspec
+from msgspec import Meta, Struct
+
+from recordseal.chain import HEADER_FORMAT, canonical_header
+from recordseal.core import CommitError, canonicalize
+
+from .encoding import BASE64_PATTERN, HEX32_PATTERN, HEX_PATTERN, b64decode, parse_instant
+from .errors import BundleError
+
+BUNDLE_FORMAT = "recordseal/bundle/v1"
+KEYS_FORMAT = "recordseal/keys/v1"
+TRUST_FORMAT = "recordseal/trust/v1"
+
+Hex = Annotated[str, Meta(pattern=HEX_PATTERN)]
+Hex32 = Annotated[str, Meta(pattern=HEX32_PATTERN)]
+Base64 = Annotated[str, Meta(pattern=BASE64_PATTERN)]
+Sequence = Annotated[int, Meta(ge=1, le=2**53 - 1)]
+
+
+def _instant(value: str | None, member: str) -> None:
+    if value is not None and parse_instant(value) is None:
+        raise ValueError(f"`{member}` is not an RFC 3339 date-time")
+
+
+def _canonical_base64(values: list[str], member: str) -> None:
+    for value in values:
+        if b64decode(value) is None:
+            raise ValueError(f"`{member}` holds base64 that is not canonical")
+
+
+# --- the bundle ----------------------------------------------------------------------------
+
+
+class Header(Struct, forbid_unknown_fields=True):
+    """The signed record header (docs/records.md); its RFC 8785 form is what was signed."""
+
+    format: Literal["recordseal/header/v1"]
+    tenant: str
+    stream: str
+    seq: Sequence
+    record_id: str
+    record_type: str
+    occurred_at: str
+    subject_ref: str
+    root: Hex32
+    field_count: Annotated[int, Meta(ge=0, le=2**53 - 1)]
+    prev: Hex32
+    key_id: str
+    ingested_at: str
+    attestation: str
+
+    def __post_init__(self) -> None:
+        _instant(self.ingested_at, "ingested_at")
+
+    def canonical(self) -> bytes:
+        """RFC 8785 bytes: the signed message body and the log entry."""
+        return canonical_header(msgspec.to_builtins(self))
+
+
+class DisclosedField(Struct, forbid_unknown_fields=True):
+    """One disclosed leaf: its value, salt, and inclusion proof in the record tree."""
+
+    path: str
+    kind: str
+    value: Any
+    salt: Hex
+    index: Annotated[int, Meta(ge=0, le=2**53 - 1)]
+    proof: list[Hex]
+
+
+class TimestampReceipt(Struct, forbid_unknown_fields=True):
+    """An RFC 3161 token over the sealing checkpoint's root, base64 DER."""
+
+    authority: str
+    token: Base64
+
+    def __post_init__(self) -> None:
+        _canonical_base64([self.token], "token")
+
+
+class Seal(Struct, forbid_unknown_fields=True):
+    """The sealed batch: a c2sp.org/tlog-proof@v1 of the header's log entry, and receipts."""
+
+    log: str
+    proof: str
+    previous: str | None = None
+    previous_consistency: list[Base64] = []
+    timestamps: list[TimestampReceipt] = []
+
+    def __post_init__(self) -> None:
+        _canonical_base64(self.previous_consistency, "previous_consistency")
+
+
+class SignedHeader(Struct, forbid_unknown_fields=True):
+    header: Header
+    signature: Hex
+
+
+class Coverage(Struct, forbid_unknown_fields=True):
+    """The signed headers of every record of the stream from ``from_seq`` to ``to_seq``."""
+
+    from_seq: Sequence
+    to_seq: Sequence
+    records: list[SignedHeader]
+
+
+class Bundle(Struct, forbid_unknown_fields=True):
+    """A disclosure bundle (docs/bundle.md section 1)."""
+
+    format: Literal["recordseal/bundle/v1"]
+    header: Header
+    signature: Hex
+    fields: list[DisclosedField]
+    seal: Seal | None = None
+    coverage: Coverage | None = None
+
+
+# --- the key directory and the trust store -------------------------------------------------
+
+
+class DirectoryKey(Struct, forbid_unknown_fields=True):
+    """A header-signing key and its validity."""
+
+    key_id: str
+    algorithm: Literal["Ed25519"]
+    public_key: Hex32
+    not_before: str
+    not_after: str | None = None
+    revoked_at: str | None = None
+
+    def __post_init__(self) -> None:
+        _instant(self.not_before, "not_before")
+        _instant(self.not_after, "not_after")
+        _instant(self.revoked_at, "revoked_at")
+
+
+class LogKey(Struct, forbid_unknown_fields=True):
+    """A log's checkpoint key: its origin and C2SP note verifier key (type 0x01)."""
+
+    origin: str
+    vkey: str
+
+
+class KeyDirectory(Struct, forbid_unknown_fields=True):
+    """What ``recordseal keys export`` writes: header-signing keys and log keys."""
+
+    format: Literal["recordseal/keys/v1"]
+    keys: list[DirectoryKey]
+    logs: list[LogKey] = []
+
+
+class TrustedWitness(Struct, forbid_unknown_fields=True):
+    """A witness: its name and C2SP ``cosignature/v1`` verifier key (type 0x04)."""
+
+    name: str
+    vkey: str
+
+
+class TrustedAuthority(Struct, forbid_unknown_fields=True):
+    """An RFC 3161 time-stamping authority: its name and PEM trust roots."""
+
+    name: str
+    roots: list[str]
+    intermediates: list[str] = []
+
+
+class TrustStore(Struct, forbid_unknown_fields=True):
+    """Whom the verifier trusts to vouch for a checkpoint, and how many must."""
+
+    format: Literal["recordseal/trust/v1"]
+    witnesses: list[TrustedWitness] = []
+    timestamp_authorities: list[TrustedAuthority] = []
+    quorum: Annotated[int, Meta(ge=1)] = 1
+
+
+# --- decoding ------------------------------------------------------------------------------
+
+T = TypeVar("T")
+
+
+def _decode(data: bytes | str, kind: type[T], what: str) -> T:
+    raw = data.encode() if isinstance(data, str) else bytes(data)
+    try:
+        # The core's parser refuses what msgspec would let through: duplicate members, lone
+        # surrogates, invalid UTF-8, numbers beyond the double range.
+        canonicalize(raw)
+    except CommitError as error:
+        where = f" - at `{_json_path(error.field)}`" if error.field else ""
+        raise BundleError(what, f"not valid JSON ({error.code}: {error}){where}") from None
+    try:
+        return msgspec.json.decode(raw, type=kind, strict=True)
+    except msgspec.ValidationError as error:
+        raise BundleError(what, str(error)) from None
+    except msgspec.DecodeError as error:
+        raise BundleError(what, f"not valid JSON: {error}") from None
+
+
+def _json_path(path: str) -> str:
+    """A committed path of the document as msgspec names members: ``$.fields[0].salt``."""
+    vector, _, pointer = path.partition(":")
+    steps = pointer.split("/")[1:]
+    text = "$"
+    for kind, step in zip(vector, steps, strict=False):
+        name = step.replace("~1", "/").replace("~0", "~")
+        text += f"[{step}]" if kind == "a" else f".{name}"
+    return text
+
+
+def decode_bundle(data: bytes | str) -> Bundle:
+    """Parse a bundle strictly; raise :class:`BundleError` naming the faulty member."""
+    return _decode(data, Bundle, "bundle")
+
+
+def encode_bundle(bundle: Bundle) -> bytes:
+    """The bundle as JSON (members in documented order)."""
+    return msgspec.json.encode(bundle)
+
+
+def load_key_directory(data: bytes | str) -> KeyDirectory:
+    """Parse a key directory and check its keys (key IDs, vkeys); :class:`BundleError`."""
+    from .context import Keyring  # the compiled form checks what the structs cannot
+
+    directory = _decode(data, KeyDirectory, "key directory")
+    Keyring.of(directory)
+    return directory
+
+
+def load_trust_store(data: bytes | str) -> TrustStore:
+    """Parse a trust store and check its vkeys and certificates; :class:`BundleError`."""
+    from .context import Policy
+
+    store = _decode(data, TrustStore, "trust store")
+    Policy.of(store)
+    return store
+
+
+def header_of(members: dict[str, Any]) -> Header:
+    """A header dict (as the service holds it) as a :class:`Header`; :class:`BundleError`."""
+    try:
+        return msgspec.convert(members, Header, strict=True)
+    except msgspec.ValidationError as error:
+        raise BundleError("header", str(error)) from None
+
+
+__all__ = [
+    "BUNDLE_FORMAT",
+    "HEADER_FORMAT",
+    "KEYS_FORMAT",
+    "TRUST_FORMAT",
+    "Bundle",
+    "Coverage",
+    "DirectoryKey",
+    "DisclosedField",
+    "Header",
+    "KeyDirectory",
+    "LogKey",
+    "Seal",
+    "SignedHeader",
+    "TimestampReceipt",
+    "TrustStore",
+    "TrustedAuthority",
+    "TrustedWitness",
+    "decode_bundle",
+    "encode_bundle",
+    "header_of",
+    "load_key_directory",
+    "load_trust_store",
+]

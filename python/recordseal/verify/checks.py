@@ -1,0 +1,379 @@
+"""The seven checks of docs/bundle.md section 3, one small function each.
+
+Each returns a :class:`CheckResult`; checks whose findings later checks need return them too.
+They take parsed input and never raise on bad input: a fault is a ``failed`` result naming it.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import ParamSpec
+
+from recordseal.chain import chain_leaf, stream_genesis
+from recordseal.core import CommitError, commit_field, encode_value, verify_inclusion
+from recordseal.crypto.signing import verify_header_signature
+from recordseal.tlog import TlogError, verify_note
+
+from .bundle import Coverage, DisclosedField, Header, Seal
+from .context import Keyring, Policy
+from .encoding import format_instant, parse_instant
+from .errors import BundleError
+from .paths import path_problem
+from .result import CheckResult, TimeBracket, failed, passed, unchecked
+from .sealing import (
+    OpenedSeal,
+    WitnessTime,
+    cosignature_times,
+    previous_times,
+    timestamp_times,
+)
+
+SALT_SIZE = 32
+HOSTED_INGEST = "hosted-ingest"
+#: How far in the future a witness time may lie before it is refused (clock skew).
+CLOCK_SKEW = timedelta(minutes=5)
+NO_PUBLIC_KEY = "no public key in the supplied directory"
+NO_INCLUSION_PROOF = "no chain inclusion proof"
+NO_RECEIPTS = "no witness receipts"
+
+
+P = ParamSpec("P")
+
+
+def guarded(number: int) -> Callable[[Callable[P, CheckResult]], Callable[P, CheckResult]]:
+    """A check that meets an unexpected exception reports it as failed instead of raising."""
+
+    def wrap(check: Callable[P, CheckResult]) -> Callable[P, CheckResult]:
+        @functools.wraps(check)
+        def run(*args: P.args, **kwargs: P.kwargs) -> CheckResult:
+            try:
+                return check(*args, **kwargs)
+            except Exception as error:  # a verifier reports; it never crashes on its input
+                return failed(number, f"internal error: {type(error).__name__}: {error}")
+
+        return run
+
+    return wrap
+
+
+def _joined(problems: Sequence[str], limit: int = 3) -> str:
+    text = "; ".join(problems[:limit])
+    return text + (f"; and {len(problems) - limit} more" if len(problems) > limit else "")
+
+
+# --- 1. field commitments ------------------------------------------------------------------
+
+
+def recompute(fields: Sequence[DisclosedField]) -> tuple[list[bytes], list[str]]:
+    """Each field's commitment, and what prevents computing some of them."""
+    problems: list[str] = []
+    commitments: list[bytes] = []
+    seen_paths: set[str] = set()
+    seen_indexes: set[int] = set()
+    for disclosed in fields:
+        label = repr(disclosed.path)
+        if disclosed.path in seen_paths:
+            problems.append(f"{label} is disclosed twice")
+        if disclosed.index in seen_indexes:
+            problems.append(f"{label}: index {disclosed.index} is used by another field")
+        seen_paths.add(disclosed.path)
+        seen_indexes.add(disclosed.index)
+        salt = bytes.fromhex(disclosed.salt)
+        if (problem := path_problem(disclosed.path)) is not None:
+            problems.append(f"{label} is not a committed path: it {problem}")
+            continue
+        if len(salt) != SALT_SIZE:
+            problems.append(f"{label}: the salt has {len(salt)} bytes, not {SALT_SIZE}")
+            continue
+        try:
+            encoded = encode_value(disclosed.kind, disclosed.value)
+        except CommitError as error:
+            problems.append(f"{label}: the value is refused as {disclosed.kind!r} ({error.code})")
+            continue
+        commitments.append(commit_field(disclosed.path, salt, encoded))
+    return commitments, problems
+
+
+@guarded(1)
+def check_field_commitments(fields: Sequence[DisclosedField]) -> CheckResult:
+    _, problems = recompute(fields)
+    if problems:
+        return failed(1, _joined(problems))
+    if not fields:
+        return passed(1, "no field disclosed: the bundle proves the header only")
+    return passed(1, f"{len(fields)} field{'s' * (len(fields) != 1)} recomputed")
+
+
+# --- 2. record tree ------------------------------------------------------------------------
+
+
+@guarded(2)
+def check_record_tree(header: Header, fields: Sequence[DisclosedField]) -> CheckResult:
+    commitments, problems = recompute(fields)
+    if problems:
+        return unchecked(2, "not run: the field commitments could not be recomputed (check 1)")
+    root = bytes.fromhex(header.root)
+    for disclosed, commitment in zip(fields, commitments, strict=True):
+        proof = [bytes.fromhex(node) for node in disclosed.proof]
+        try:
+            verify_inclusion(commitment, disclosed.index, header.field_count, proof, root)
+        except CommitError as error:
+            where = f"{disclosed.path!r} at index {disclosed.index}"
+            problems.append(f"{where}: {error.code} ({error})")
+    if problems:
+        return failed(2, _joined(problems))
+    where = f"root {header.root[:16]}… of {header.field_count} fields"
+    if not fields:
+        return passed(2, f"no field to place under {where}")
+    return passed(2, f"{len(fields)} of {header.field_count} fields verified under {where}")
+
+
+# --- 3. header signature -------------------------------------------------------------------
+
+
+def signature_problem(
+    header: Header, canonical: bytes, signature: bytes, keyring: Keyring
+) -> tuple[str, str] | None:
+    """(status, reason) when the header's signature or key fails, else None."""
+    key = keyring.header_keys.get(header.key_id)
+    if key is None:
+        return "unchecked", f"{NO_PUBLIC_KEY} for key {header.key_id}"
+    if not verify_header_signature(key.public_key, canonical, signature):
+        return "failed", f"the Ed25519 signature does not verify with key {header.key_id}"
+    ingested_at = parse_instant(header.ingested_at)
+    if ingested_at is None:  # the struct's own check makes this unreachable after decoding
+        return "failed", "ingested_at is not an RFC 3339 date-time"
+    if (problem := key.problem_at(ingested_at)) is not None:
+        return "failed", f"{problem}, and the record was ingested at {header.ingested_at}"
+    return None
+
+
+@guarded(3)
+def check_header_signature(
+    header: Header, canonical: bytes, signature: bytes, keyring: Keyring | None, no_keys: str
+) -> CheckResult:
+    if keyring is None:
+        return unchecked(3, f"{NO_PUBLIC_KEY}: {no_keys}")
+    problem = signature_problem(header, canonical, signature, keyring)
+    if problem is None:
+        return passed(3, f"signed by key {header.key_id}, valid at {header.ingested_at}")
+    status, reason = problem
+    return unchecked(3, reason) if status == "unchecked" else failed(3, reason)
+
+
+# --- 4. sealed batch -----------------------------------------------------------------------
+
+
+@guarded(4)
+def check_sealed_batch(
+    canonical: bytes,
+    seal: Seal | None,
+    opened: OpenedSeal | BundleError | None,
+    keyring: Keyring | None,
+) -> CheckResult:
+    if seal is None or opened is None:
+        return unchecked(4, f"{NO_INCLUSION_PROOF}: the record is not in a sealed batch yet")
+    if isinstance(opened, BundleError):
+        return failed(4, str(opened))
+    verifiers = keyring.logs.get(seal.log, ()) if keyring is not None else ()
+    if not verifiers:
+        return unchecked(
+            4, f"{NO_INCLUSION_PROOF} can be checked: no log key for {seal.log!r} in the directory"
+        )
+    checkpoint = opened.checkpoint
+    if checkpoint.origin != seal.log:
+        return failed(4, f"the checkpoint is of {checkpoint.origin!r}, not of {seal.log!r}")
+    try:
+        verify_note(opened.note, verifiers)
+    except TlogError as error:
+        return failed(4, f"the checkpoint's log signature is refused ({error.code}): {error}")
+    index = opened.proof.index
+    if index < 1:
+        return failed(4, "index 0 of a log is its tenant genesis root, never a record")
+    try:
+        verify_inclusion(
+            canonical, index, checkpoint.size, list(opened.proof.hashes), checkpoint.root_hash
+        )
+    except CommitError as error:
+        return failed(4, f"the header is not entry {index} of the checkpoint: {error}")
+    return passed(4, f"entry {index} of {seal.log} in its checkpoint of size {checkpoint.size}")
+
+
+# --- 5. witness receipts -------------------------------------------------------------------
+
+
+@dataclass
+class Receipts:
+    """Trusted witness times on the sealing checkpoint, and the trusted receipts that fail."""
+
+    times: list[WitnessTime] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def gather_receipts(
+    seal: Seal | None, opened: OpenedSeal | BundleError | None, policy: Policy | None, now: datetime
+) -> Receipts | None:
+    """None when there is nothing to check (no seal, no parsed proof, or no trust store)."""
+    if seal is None or not isinstance(opened, OpenedSeal) or policy is None:
+        return None
+    latest = now + CLOCK_SKEW
+    text, root = opened.note.text, opened.checkpoint.root_hash
+    cosigned, problems = cosignature_times(
+        text, opened.note.signatures, policy, int(latest.timestamp())
+    )
+    stamped, token_problems = timestamp_times(seal.timestamps, root, policy, latest)
+    return Receipts(cosigned + stamped, problems + token_problems)
+
+
+@guarded(5)
+def check_witness_receipts(
+    seal: Seal | None,
+    opened: OpenedSeal | BundleError | None,
+    policy: Policy | None,
+    receipts: Receipts | None,
+) -> CheckResult:
+    if seal is None or opened is None:
+        return unchecked(5, f"{NO_RECEIPTS}: the record is not sealed yet")
+    if isinstance(opened, BundleError):
+        return unchecked(5, "not run: the seal's proof does not parse (check 4)")
+    if policy is None or receipts is None:
+        return unchecked(5, f"{NO_RECEIPTS} can be checked: no trust store supplied")
+    if receipts.problems:
+        return failed(5, _joined(receipts.problems))
+    vouching = sorted({time.by for time in receipts.times})
+    if not vouching:
+        detail = f"{NO_RECEIPTS} from a trusted witness (quorum not met: 0 of {policy.quorum})"
+        return unchecked(5, detail)
+    if len(vouching) < policy.quorum:
+        detail = f"quorum not met: {len(vouching)} of {policy.quorum} ({', '.join(vouching)})"
+        return unchecked(5, detail)
+    many = len(vouching) != 1
+    detail = f"{len(vouching)} trusted witness{'es vouch' if many else ' vouches'}"
+    return passed(5, f"{detail} (quorum {policy.quorum}): {', '.join(vouching)}")
+
+
+# --- 6. sequence continuity ----------------------------------------------------------------
+
+
+def _ranges(numbers: Sequence[int]) -> str:
+    spans: list[list[int]] = []
+    for number in numbers:
+        if spans and spans[-1][1] == number - 1:
+            spans[-1][1] = number
+        else:
+            spans.append([number, number])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
+
+
+@guarded(6)
+def check_sequence_continuity(
+    header: Header, canonical: bytes, coverage: Coverage | None, keyring: Keyring | None
+) -> CheckResult:
+    if coverage is None:
+        return passed(6, "no window claimed")
+    low, high = coverage.from_seq, coverage.to_seq
+    if low > high:
+        return failed(6, f"the claimed window {low}..{high} is empty")
+    if not low <= header.seq <= high:
+        return failed(6, f"the record (seq {header.seq}) is outside the claimed window")
+    problems: list[str] = []
+    keyless: list[str] = []
+    present: list[int] = []
+    before: tuple[int, bytes] | None = None
+    for item in coverage.records:
+        covered, where = item.header, f"seq {item.header.seq}"
+        covered_canonical = covered.canonical()
+        if (covered.tenant, covered.stream) != (header.tenant, header.stream):
+            problems.append(f"{where} is a header of another stream")
+        if not low <= covered.seq <= high:
+            problems.append(f"{where} lies outside the claimed window")
+        if before is not None and covered.seq <= before[0]:
+            problems.append(f"{where} comes after seq {before[0]}: headers out of order")
+        if covered.seq == header.seq and covered_canonical != canonical:
+            problems.append(f"{where} is not the record's own header")
+        expected_prev = None
+        if covered.seq == 1:
+            expected_prev = stream_genesis(covered.tenant, covered.stream)
+        elif before is not None and before[0] == covered.seq - 1:
+            expected_prev = before[1]
+        if expected_prev is not None and covered.prev != expected_prev.hex():
+            problems.append(f"{where} does not link to the header before it (prev)")
+        if keyring is not None:
+            problem = signature_problem(
+                covered, covered_canonical, bytes.fromhex(item.signature), keyring
+            )
+            if problem is not None:
+                status, reason = problem
+                (keyless if status == "unchecked" else problems).append(f"{where}: {reason}")
+        present.append(covered.seq)
+        before = (covered.seq, chain_leaf(covered_canonical))
+    if problems:
+        return failed(6, _joined(problems))
+    missing = sorted(set(range(low, high + 1)) - set(present))
+    reasons = []
+    if missing:
+        plural = "s" * (len(missing) != 1)
+        reasons.append(f"sequence{plural} {_ranges(missing)} missing from the claimed window")
+    if keyring is None:
+        reasons.append(f"the {len(present)} headers' signatures need the key directory")
+    reasons += keyless
+    if reasons:
+        return unchecked(6, _joined(reasons))
+    return passed(6, f"seq {low}..{high}: {len(present)} headers, each signed and linked")
+
+
+# --- 7. verdict and time bracket -----------------------------------------------------------
+
+
+def bracket_of(
+    header: Header,
+    included: bool,
+    sealing_times: Sequence[WitnessTime],
+    previous_times: Sequence[WitnessTime],
+) -> TimeBracket:
+    """``not_before``: the latest trusted time on ``previous``, else the service's
+    ``ingested_at``; ``not_after``: the earliest trusted time on the sealing checkpoint, when
+    check 4 proved that it includes the record."""
+    bracket = TimeBracket(not_before=header.ingested_at, not_before_by=HOSTED_INGEST)
+    if previous_times:
+        latest = max(previous_times, key=lambda time: time.at)
+        bracket.not_before, bracket.not_before_by = format_instant(latest.at), latest.by
+    if included and sealing_times:
+        first = min(sealing_times, key=lambda time: time.at)
+        bracket.not_after, bracket.not_after_by = format_instant(first.at), first.by
+    return bracket
+
+
+@guarded(7)
+def check_time_bracket(bracket: TimeBracket, included: bool, previous_reason: str) -> CheckResult:
+    lower = f"not before {bracket.not_before} ({bracket.not_before_by})"
+    if bracket.not_before_by == HOSTED_INGEST and previous_reason:
+        lower += f" [{previous_reason}]"
+    if not included:
+        return unchecked(7, f"{lower}; no trusted upper bound: the seal is not verified")
+    if bracket.not_after is None:
+        return unchecked(7, f"{lower}; no trusted witness time on the sealing checkpoint")
+    return passed(7, f"{lower}; not after {bracket.not_after} ({bracket.not_after_by})")
+
+
+def previous_bound(
+    seal: Seal | None,
+    opened: OpenedSeal | BundleError | None,
+    keyring: Keyring | None,
+    policy: Policy | None,
+    now: datetime,
+) -> tuple[list[WitnessTime], str]:
+    """Trusted times on ``seal.previous`` (see :func:`sealing.previous_times`).
+
+    Call it only when check 4 passed: the entry's index is then proven, so a checkpoint
+    smaller than it provably predates the record.
+    """
+    if seal is None or not isinstance(opened, OpenedSeal):
+        return [], ""
+    verifiers = keyring.logs.get(seal.log, ()) if keyring is not None else ()
+    if not verifiers:
+        return [], "no log key to check the previous checkpoint"
+    return previous_times(seal, opened, verifiers, policy, int((now + CLOCK_SKEW).timestamp()))

@@ -1,0 +1,131 @@
+"""The key directory and the trust store in usable form: parsed keys, vkeys and certificates."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from cryptography import x509
+
+from recordseal.crypto.signing import key_id_of
+from recordseal.tlog import CosignatureVerifier, Ed25519Verifier, TlogError
+
+from .bundle import KeyDirectory, TrustStore
+from .encoding import format_instant, parse_instant
+from .errors import BundleError
+
+
+@dataclass(frozen=True, slots=True)
+class HeaderKey:
+    """A header-signing key with its validity as instants."""
+
+    key_id: str
+    public_key: bytes
+    not_before: datetime
+    not_after: datetime | None
+    revoked_at: datetime | None
+
+    def problem_at(self, moment: datetime) -> str | None:
+        """Why the key was not valid at ``moment``, or None when it was."""
+        if moment < self.not_before:
+            return f"key {self.key_id} is valid only from {format_instant(self.not_before)}"
+        if self.not_after is not None and moment >= self.not_after:
+            return f"key {self.key_id} expired at {format_instant(self.not_after)}"
+        if self.revoked_at is not None and moment >= self.revoked_at:
+            return f"key {self.key_id} was revoked at {format_instant(self.revoked_at)}"
+        return None
+
+
+def _instant(text: str) -> datetime:
+    moment = parse_instant(text)
+    if moment is None:  # the struct's own check makes this unreachable after decoding
+        raise BundleError("key directory", f"{text!r} is not an RFC 3339 date-time")
+    return moment
+
+
+@dataclass(frozen=True, slots=True)
+class Keyring:
+    """Header keys by key ID, and log verifiers by origin."""
+
+    header_keys: dict[str, HeaderKey]
+    logs: dict[str, tuple[Ed25519Verifier, ...]]
+
+    @classmethod
+    def of(cls, directory: KeyDirectory) -> Keyring:
+        header_keys: dict[str, HeaderKey] = {}
+        for position, key in enumerate(directory.keys):
+            public_key = bytes.fromhex(key.public_key)
+            where = f"keys[{position}]"
+            if key_id_of(public_key) != key.key_id:
+                message = f"{where}: key_id {key.key_id} is not the key ID of its public key"
+                raise BundleError("key directory", message)
+            if key.key_id in header_keys:
+                raise BundleError("key directory", f"{where}: key {key.key_id} is listed twice")
+            header_keys[key.key_id] = HeaderKey(
+                key.key_id,
+                public_key,
+                _instant(key.not_before),
+                None if key.not_after is None else _instant(key.not_after),
+                None if key.revoked_at is None else _instant(key.revoked_at),
+            )
+        logs: dict[str, list[Ed25519Verifier]] = {}
+        for position, log in enumerate(directory.logs):
+            try:
+                verifier = Ed25519Verifier.from_vkey(log.vkey)
+            except TlogError as error:
+                raise BundleError("key directory", f"logs[{position}]: {error}") from None
+            logs.setdefault(log.origin, []).append(verifier)
+        return cls(header_keys, {origin: tuple(found) for origin, found in logs.items()})
+
+
+@dataclass(frozen=True, slots=True)
+class Authority:
+    name: str
+    roots: tuple[x509.Certificate, ...]
+    intermediates: tuple[x509.Certificate, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """Trusted witnesses (by trust-store name), time-stamping authorities, and the quorum."""
+
+    witnesses: tuple[tuple[str, CosignatureVerifier], ...]
+    authorities: dict[str, Authority]
+    quorum: int
+
+    @classmethod
+    def of(cls, store: TrustStore) -> Policy:
+        witnesses = []
+        for position, witness in enumerate(store.witnesses):
+            try:
+                witnesses.append((witness.name, CosignatureVerifier.from_vkey(witness.vkey)))
+            except TlogError as error:
+                raise BundleError("trust store", f"witnesses[{position}]: {error}") from None
+        authorities: dict[str, Authority] = {}
+        for position, authority in enumerate(store.timestamp_authorities):
+            where = f"timestamp_authorities[{position}]"
+            if not authority.roots:
+                raise BundleError("trust store", f"{where}: no trust root")
+            if authority.name in authorities:
+                raise BundleError("trust store", f"{where}: {authority.name!r} is listed twice")
+            authorities[authority.name] = Authority(
+                authority.name,
+                _certificates(authority.roots, f"{where}.roots"),
+                _certificates(authority.intermediates, f"{where}.intermediates"),
+            )
+        return cls(tuple(witnesses), authorities, store.quorum)
+
+    def witness_names(self) -> dict[tuple[str, int], tuple[str, CosignatureVerifier]]:
+        """Trusted cosigning keys by (key name, key ID), as they appear on note lines."""
+        return {(v.name, v.key_id): (name, v) for name, v in self.witnesses}
+
+
+def _certificates(pems: list[str], where: str) -> tuple[x509.Certificate, ...]:
+    certificates = []
+    for position, pem in enumerate(pems):
+        try:
+            certificates.append(x509.load_pem_x509_certificate(pem.encode()))
+        except ValueError as error:
+            message = f"{where}[{position}] is not a PEM certificate: {error}"
+            raise BundleError("trust store", message) from None
+    return tuple(certificates)

@@ -1,0 +1,151 @@
+"""What the seal proves: the opened tlog proof, and the trusted witness times on checkpoints.
+
+A *witness time* is a trusted party's statement about a checkpoint at a moment: a valid
+cosignature by a trust-store witness (its timestamp) or a valid RFC 3161 token from a listed
+authority (its ``genTime``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+from recordseal.core import CommitError, verify_consistency
+from recordseal.tlog import (
+    Checkpoint,
+    Cosignature,
+    Ed25519Verifier,
+    Note,
+    NoteSignature,
+    TlogError,
+    open_checkpoint,
+    parse_note,
+)
+from recordseal.tlog.tsa import verify_token
+
+from .bundle import Seal, TimestampReceipt
+from .context import Policy
+from .encoding import b64decode
+from .errors import BundleError
+from .tlogproof import TlogProof, parse_tlog_proof
+
+
+@dataclass(frozen=True, slots=True)
+class WitnessTime:
+    """``by`` (a trust-store name) vouched for a checkpoint at ``at``."""
+
+    by: str
+    at: datetime
+    how: str  # "cosigned" or "time-stamped"
+
+
+@dataclass(frozen=True, slots=True)
+class OpenedSeal:
+    """The seal's tlog proof and its checkpoint, parsed (signatures not yet verified)."""
+
+    proof: TlogProof
+    note: Note
+    checkpoint: Checkpoint
+
+
+def open_seal(seal: Seal) -> OpenedSeal:
+    """Parse ``seal.proof`` and the checkpoint inside; :class:`BundleError` when malformed."""
+    proof = parse_tlog_proof(seal.proof)
+    try:
+        note = parse_note(proof.checkpoint)
+        checkpoint = Checkpoint.parse(note.text)
+    except TlogError as error:
+        raise BundleError("tlog proof", f"the checkpoint is malformed: {error}") from None
+    return OpenedSeal(proof, note, checkpoint)
+
+
+def cosignature_times(
+    checkpoint_text: str,
+    signatures: Iterable[NoteSignature],
+    policy: Policy,
+    max_timestamp: int,
+) -> tuple[list[WitnessTime], list[str]]:
+    """Valid trusted cosignatures on a checkpoint, and what is wrong with the invalid ones."""
+    known = policy.witness_names()
+    times: list[WitnessTime] = []
+    problems: list[str] = []
+    for signature in signatures:
+        found = known.get((signature.name, signature.key_id))
+        if found is None:
+            continue  # the log's own signature, or a witness nobody trusts here
+        name, verifier = found
+        try:
+            cosignature = Cosignature.from_note_signature(signature)
+            verifier.verify_cosignature(checkpoint_text, cosignature, max_timestamp=max_timestamp)
+        except TlogError as error:
+            problems.append(f"the cosignature of {name} does not verify ({error.code}): {error}")
+        else:
+            times.append(WitnessTime(name, cosignature.time, "cosigned"))
+    return times, problems
+
+
+def timestamp_times(
+    receipts: Iterable[TimestampReceipt], root: bytes, policy: Policy, latest: datetime
+) -> tuple[list[WitnessTime], list[str]]:
+    """Valid tokens from listed authorities over ``root``, and the problems of the others."""
+    times: list[WitnessTime] = []
+    problems: list[str] = []
+    for receipt in receipts:
+        authority = policy.authorities.get(receipt.authority)
+        if authority is None:
+            continue
+        token = b64decode(receipt.token)
+        if token is None:  # the struct's own check makes this unreachable after decoding
+            problems.append(f"the token of {authority.name} is not base64")
+            continue
+        try:
+            stamp = verify_token(token, root, authority.roots, authority.intermediates)
+        except TlogError as error:
+            reason = f"does not verify ({error.code}): {error}"
+            problems.append(f"the token of {authority.name} {reason}")
+            continue
+        if stamp.gen_time > latest:
+            problems.append(f"the token of {authority.name} is dated in the future")
+            continue
+        times.append(WitnessTime(authority.name, stamp.gen_time, "time-stamped"))
+    return times, problems
+
+
+def previous_times(
+    seal: Seal,
+    opened: OpenedSeal,
+    verifiers: tuple[Ed25519Verifier, ...],
+    policy: Policy | None,
+    max_timestamp: int,
+) -> tuple[list[WitnessTime], str]:
+    """Trusted witness times on ``seal.previous``, or none and the reason it cannot be used.
+
+    ``previous`` counts only when the log signed it, it is of the same log, it does not yet
+    include the entry, and it is consistent with the sealing checkpoint.
+    """
+    if seal.previous is None:
+        return [], "no previous checkpoint in the seal"
+    if policy is None:
+        return [], "no trust store for the previous checkpoint's witnesses"
+    try:
+        previous, _ = open_checkpoint(seal.previous, verifiers)
+    except TlogError as error:
+        return [], f"the previous checkpoint is not usable ({error.code}): {error}"
+    sealing = opened.checkpoint
+    if previous.origin != sealing.origin:
+        return [], "the previous checkpoint is of another log"
+    if previous.size > opened.proof.index:
+        return [], "the previous checkpoint already includes the entry"
+    consistency = [b64decode(node) or b"" for node in seal.previous_consistency]
+    try:
+        verify_consistency(
+            previous.size, sealing.size, previous.root_hash, sealing.root_hash, consistency
+        )
+    except CommitError as error:
+        return [], f"the previous checkpoint is not consistent with the sealing one: {error}"
+    note = parse_note(seal.previous)
+    times, _ = cosignature_times(note.text, note.signatures, policy, max_timestamp)
+    if not times:
+        return [], "no trusted witness time on the previous checkpoint"
+    return times, ""

@@ -1,0 +1,274 @@
+"""Verification over HTTP: ``POST /v1/verify`` (JSON) and the ``/verify-record`` paste-in form.
+
+Both are unauthenticated and store nothing. They verify with the service's own key directory
+and witness trust store, from ``app.state.verification_context()`` (a ``(KeyDirectory |
+None, TrustStore | None)`` pair). The form is plain server-rendered HTML: no script, one
+inline style sheet allowed by its hash, every value escaped.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import hashlib
+import inspect
+from dataclasses import dataclass
+from html import escape
+from typing import Any
+from urllib.parse import parse_qs
+
+import anyio.to_thread
+import msgspec
+from litestar import Request, Response, get, post
+from litestar.exceptions import HTTPException
+from litestar.openapi.spec import OpenAPIMediaType, OpenAPIResponse, Operation, RequestBody
+
+from recordseal.verify import (
+    Bundle,
+    KeyDirectory,
+    TrustStore,
+    VerificationResult,
+    verify_bundle,
+)
+
+#: The largest bundle either entry point verifies.
+MAX_BUNDLE_BYTES = 1 << 20
+#: A form body percent-encodes each byte in at most three.
+_MAX_FORM_BYTES = 3 * MAX_BUNDLE_BYTES + 4096
+JSON = "application/json"
+FORM = "application/x-www-form-urlencoded"
+Context = tuple[KeyDirectory | None, TrustStore | None]
+
+
+async def _context(request: Request[Any, Any, Any]) -> Context:
+    provider = getattr(request.app.state, "verification_context", None)
+    if provider is None:
+        return None, None
+    context = provider()
+    if inspect.isawaitable(context):
+        context = await context
+    keys, trust = context
+    return keys, trust
+
+
+async def _verify(request: Request[Any, Any, Any], bundle: bytes) -> VerificationResult:
+    keys, trust = await _context(request)
+    return await anyio.to_thread.run_sync(functools.partial(verify_bundle, bundle, keys, trust))
+
+
+# --- POST /v1/verify -----------------------------------------------------------------------
+
+
+def _inline_schema(kind: type) -> Any:
+    """The JSON schema of a msgspec type with its ``$defs`` inlined (they do not recurse)."""
+    schema = msgspec.json.schema(kind)
+    definitions = schema.pop("$defs", {})
+
+    def resolve(node: Any) -> Any:
+        if isinstance(node, dict):
+            reference = node.get("$ref", "")
+            if reference.startswith("#/$defs/"):
+                return resolve(definitions[reference.removeprefix("#/$defs/")])
+            return {key: resolve(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [resolve(item) for item in node]
+        return node
+
+    return resolve(schema)
+
+
+@dataclass
+class _VerifyOperation(Operation):
+    """Documents the body (a bundle) and the answer (a result) of ``POST /v1/verify``."""
+
+    def __post_init__(self) -> None:
+        bundle = _inline_schema(Bundle)
+        result = _inline_schema(VerificationResult)
+        self.request_body = RequestBody(
+            content={JSON: OpenAPIMediaType(schema=bundle)},
+            required=True,
+            description="a disclosure bundle (docs/bundle.md), at most 1 MiB",
+        )
+        self.responses = self.responses or {}
+        self.responses["200"] = OpenAPIResponse(
+            description="the verification result, whatever the verdict",
+            content={JSON: OpenAPIMediaType(schema=result)},
+        )
+
+
+@post(
+    "/v1/verify",
+    status_code=200,
+    tags=["verification"],
+    request_max_body_size=MAX_BUNDLE_BYTES,
+    operation_class=_VerifyOperation,
+)
+async def verify_api(request: Request[Any, Any, Any]) -> Response[bytes]:
+    """Verify a bundle with the service's key directory and trust store.
+
+    The answer is 200 with the result for every bundle, a malformed one included (verdict
+    ``FAILED``, reason in check 1); a body over 1 MiB is 413.
+    """
+    result = await _verify(request, await request.body())
+    return Response(result.to_json(), media_type=JSON)
+
+
+# --- the paste-in form ---------------------------------------------------------------------
+
+_STYLE = """
+body{font:16px/1.5 system-ui,sans-serif;color:#1b1b1b}
+main{max-width:60rem;margin:2rem auto;padding:0 1rem}
+textarea{width:100%;box-sizing:border-box;font:14px/1.4 ui-monospace,monospace}
+button{font:inherit;padding:.5rem 1.25rem;margin-top:.5rem}
+:focus-visible{outline:3px solid #1d4ed8;outline-offset:2px}
+table{border-collapse:collapse;width:100%;margin:1rem 0}
+th,td{border:1px solid #9ca3af;padding:.4rem .6rem;text-align:left;vertical-align:top}
+caption{text-align:left;font-weight:600;padding-bottom:.25rem}
+td.detail,td.value{word-break:break-word}
+.verdict{font-size:1.6rem;font-weight:700;padding:.75rem 1rem;border:3px solid;margin:1rem 0}
+.VERIFIED{color:#14532d;background:#dcfce7}
+.FAILED{color:#7f1d1d;background:#fee2e2}
+.INCOMPLETE{color:#713f12;background:#fef3c7}
+.passed{color:#14532d}.failed{color:#7f1d1d;font-weight:700}.unchecked{color:#713f12}
+.error{border:3px solid #7f1d1d;padding:.75rem 1rem;color:#7f1d1d}
+dt{font-weight:600}dd{margin:0 0 .5rem 1rem}
+"""
+_STYLE_HASH = base64.b64encode(hashlib.sha256(_STYLE.encode()).digest()).decode()
+_HEADERS = {
+    "Content-Security-Policy": (
+        f"default-src 'none'; style-src 'sha256-{_STYLE_HASH}'; form-action 'self';"
+        " frame-ancestors 'none'; base-uri 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+
+
+def _page(body: str) -> str:
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>Verify a record — recordseal</title>\n<style>{_STYLE}</style>\n</head>\n"
+        f"<body>\n<main>\n<h1>Verify a record</h1>\n{body}</main>\n</body>\n</html>\n"
+    )
+
+
+def _form(bundle: str = "") -> str:
+    return (
+        "<p>Paste a disclosure bundle (JSON). It is checked offline against this service's "
+        "public key directory and witness trust store; nothing is stored.</p>\n"
+        '<form method="post" action="/verify-record">\n'
+        '<label for="bundle">Bundle</label>\n'
+        '<textarea id="bundle" name="bundle" rows="14" required spellcheck="false"'
+        ' autocomplete="off" aria-describedby="bundle-help">'
+        f"{escape(bundle)}</textarea>\n"
+        '<p id="bundle-help">At most 1 MiB.</p>\n'
+        '<button type="submit">Verify</button>\n</form>\n'
+    )
+
+
+def _result_html(result: VerificationResult) -> str:
+    css = "INCOMPLETE" if result.verdict == "VERIFICATION INCOMPLETE" else result.verdict
+    parts = [
+        '<section aria-labelledby="result-heading">\n<h2 id="result-heading">Result</h2>\n',
+        f'<p class="verdict {css}" id="verdict" role="status">{escape(result.verdict)}</p>\n',
+    ]
+    if result.record is not None:
+        record = result.record
+        parts.append(
+            "<dl>"
+            f"<dt>Tenant</dt><dd>{escape(record.tenant)}</dd>"
+            f"<dt>Stream</dt><dd>{escape(record.stream)}</dd>"
+            f"<dt>Sequence number</dt><dd>{record.seq}</dd>"
+            f"<dt>Record id</dt><dd>{escape(record.record_id)}</dd></dl>\n"
+        )
+    rows = "".join(
+        f'<tr><td>{check.number}</td><td>{escape(check.name)}</td><td class="{check.status}">'
+        f'{escape(check.status)}</td><td class="detail">{escape(check.detail)}</td></tr>\n'
+        for check in result.checks
+    )
+    parts.append(
+        '<table id="checks"><caption>The seven checks</caption>\n<thead><tr><th scope="col">#'
+        '</th><th scope="col">Check</th><th scope="col">Status</th><th scope="col">Detail</th>'
+        f"</tr></thead>\n<tbody>\n{rows}</tbody></table>\n"
+    )
+    bracket = result.time_bracket
+    parts.append(
+        '<h3>Time bracket</h3>\n<dl id="time-bracket">'
+        f"<dt>Not before</dt><dd>{_when(bracket.not_before, bracket.not_before_by)}</dd>"
+        f"<dt>Not after</dt><dd>{_when(bracket.not_after, bracket.not_after_by)}</dd></dl>\n"
+    )
+    if result.disclosed:
+        rows = "".join(
+            f'<tr><td>{escape(path)}</td><td class="value">'
+            f"{escape(msgspec.json.encode(value).decode())}</td></tr>\n"
+            for path, value in result.disclosed.items()
+        )
+        parts.append(
+            '<table id="disclosed"><caption>Disclosed fields</caption>\n<thead><tr>'
+            '<th scope="col">Path</th><th scope="col">Value</th></tr></thead>\n'
+            f"<tbody>\n{rows}</tbody></table>\n"
+        )
+    parts.append("</section>\n")
+    return "".join(parts)
+
+
+def _when(moment: str | None, by: str | None) -> str:
+    if moment is None:
+        return "not established"
+    return f"{escape(moment)} (by {escape(by or 'unknown')})"
+
+
+def _html(body: str, status: int = 200) -> Response[str]:
+    return Response(
+        _page(body), status_code=status, media_type="text/html; charset=utf-8", headers=_HEADERS
+    )
+
+
+def _refusal(message: str, status: int, bundle: str = "") -> Response[str]:
+    return _html(f'<p class="error" role="alert">{escape(message)}</p>\n{_form(bundle)}', status)
+
+
+@get("/verify-record", include_in_schema=False)
+async def verify_form() -> Response[str]:
+    """The paste-in form."""
+    return _html(_form())
+
+
+@post(
+    "/verify-record",
+    status_code=200,
+    include_in_schema=False,
+    request_max_body_size=_MAX_FORM_BYTES,
+)
+async def verify_form_submit(request: Request[Any, Any, Any]) -> Response[str]:
+    """Verify the pasted bundle and show the verdict, the checks and the time bracket."""
+    too_large = (
+        f"The bundle is larger than 1 MiB ({MAX_BUNDLE_BYTES:,} bytes), the limit of this "
+        "form. Verify it offline instead: recordseal verify BUNDLE --keys KEYS --trust TRUST."
+    )
+    try:
+        body = await request.body()
+    except HTTPException as error:
+        if error.status_code == 413:
+            return _refusal(too_large, 413)
+        raise
+    if request.content_type[0] != FORM:
+        return _refusal("Send the form as application/x-www-form-urlencoded.", 415)
+    try:
+        fields = parse_qs(body.decode("ascii"), max_num_fields=8, errors="strict")
+    except (UnicodeDecodeError, ValueError):
+        return _refusal("The form could not be read: it is not valid URL-encoded UTF-8.", 400)
+    bundle = fields.get("bundle", [""])[0]
+    if not bundle.strip():
+        return _refusal("Paste a bundle into the text area first.", 400)
+    encoded = bundle.encode("utf-8", "surrogatepass")
+    if len(encoded) > MAX_BUNDLE_BYTES:
+        return _refusal(too_large, 413)
+    result = await _verify(request, encoded)
+    return _html(_result_html(result) + _form(bundle))
+
+
+#: The handlers to register on the application.
+VERIFY_ROUTES = [verify_api, verify_form, verify_form_submit]

@@ -1,0 +1,221 @@
+"""Disclosure through the service, verified offline with the server stopped (issue 4)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from litestar.testing import TestClient
+
+from recordseal.cli import _create_token
+from recordseal.settings import Settings
+from recordseal.verify import (
+    FAILED,
+    INCOMPLETE,
+    VERIFIED,
+    decode_bundle,
+    load_key_directory,
+    load_trust_store,
+    verify_bundle,
+)
+from recordseal.web.app import create_app
+
+ORIGIN = "test.recordseal"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for(url: str) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            httpx.get(url, timeout=1)
+            return
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    raise RuntimeError(f"{url} did not answer")
+
+
+@pytest.fixture
+def witness(tmp_path: Path):
+    """A real `recordseal witness serve` process that trusts the service's log key."""
+    data = tmp_path / "witness"
+    vkey = (
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "recordseal.cli",
+                "witness",
+                "key",
+                "--data-dir",
+                str(data),
+                "--name",
+                "witness.test",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        .stdout.strip()
+        .splitlines()[-1]
+    )
+    return data, vkey
+
+
+def start_witness(data: Path, log_vkeys: list[tuple[str, str]]) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    args = [
+        sys.executable,
+        "-m",
+        "recordseal.cli",
+        "witness",
+        "serve",
+        "--data-dir",
+        str(data),
+        "--name",
+        "witness.test",
+        "--port",
+        str(port),
+    ]
+    for origin, vkey in log_vkeys:
+        args += ["--log", f"{origin}={vkey}"]
+    process = subprocess.Popen(
+        args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    url = f"http://127.0.0.1:{port}"
+    wait_for(url + "/health")
+    return process, url
+
+
+def stop(process: subprocess.Popen) -> None:
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def test_a_sealed_witnessed_record_verifies_offline(tmp_path: Path, witness):
+    witness_dir, witness_vkey = witness
+    data = tmp_path / "service"
+    log_origin = f"{ORIGIN}/acme/default"
+    # The log key is made on first start; learn its vkey before the witness starts.
+    settings = Settings(data_dir=data, origin=ORIGIN, seal_interval=0)
+    with TestClient(create_app(settings)) as client:
+        pass
+    from recordseal.crypto.keyfiles import read_or_create_secret
+    from recordseal.tlog import Ed25519Signer
+
+    log_vkey = (
+        Ed25519Signer.from_seed(
+            log_origin, read_or_create_secret(data / "keys" / "log-signing.ed25519")
+        )
+        .verifier()
+        .vkey
+    )
+    witness_process, witness_url = start_witness(witness_dir, [(log_origin, log_vkey)])
+    try:
+        witnesses = json.dumps([{"name": "witness.test", "url": witness_url, "vkey": witness_vkey}])
+        settings = Settings(data_dir=data, origin=ORIGIN, seal_interval=0.05, witnesses=witnesses)
+        with TestClient(create_app(settings)) as client:
+            headers = {"Authorization": f"Bearer {asyncio.run(_create_token(data, 'acme', 't'))}"}
+            client.post(
+                "/v1/streams",
+                json={"name": "orders", "declarations": {"o:/amount": "money"}},
+                headers=headers,
+            )
+            posted = [
+                client.post(
+                    "/v1/records",
+                    headers=headers,
+                    json={
+                        "stream": "orders",
+                        "record_type": "order",
+                        "subject_id": f"c{i}",
+                        "occurred_at": "2026-11-21T08:00:00Z",
+                        "payload": {"amount": 100 + i, "note": f"n{i}", "secret": "hidden"},
+                    },
+                ).json()
+                for i in range(4)
+            ]
+            record_id = posted[2]["record_id"]
+            deadline = time.monotonic() + 20
+            while client.get(f"/v1/records/{record_id}", headers=headers).json()["seal"] is None:
+                assert time.monotonic() < deadline, "never sealed"
+                time.sleep(0.05)
+            time.sleep(0.5)  # the witness round follows the seal
+            response = client.post(
+                f"/v1/records/{record_id}/disclosure",
+                headers=headers,
+                json={"fields": ["o:/amount", "o:/note"], "coverage": {"from_seq": 1, "to_seq": 4}},
+            )
+            assert response.status_code == 200, response.text
+            bundle_bytes = response.content
+            keys = client.get("/v1/keys").content
+            online = client.post("/v1/verify", content=bundle_bytes,
+                                 headers={"Content-Type": "application/json"})
+            assert online.status_code == 200, online.text
+            assert online.json()["verdict"] == VERIFIED
+            unknown = client.post(
+                f"/v1/records/{record_id}/disclosure", headers=headers, json={"fields": ["o:/nope"]}
+            )
+            assert (unknown.status_code, unknown.json()["field"]) == (422, "o:/nope")
+    finally:
+        stop(witness_process)
+
+    # Undisclosed fields are absent: no value, no path.
+    assert b"hidden" not in bundle_bytes and b"secret" not in bundle_bytes
+    trust = json.dumps(
+        {
+            "format": "recordseal/trust/v1",
+            "quorum": 1,
+            "timestamp_authorities": [],
+            "witnesses": [{"name": "witness.test", "vkey": witness_vkey}],
+        }
+    )
+    # The server is stopped: everything below is offline.
+    alone = verify_bundle(bundle_bytes)
+    assert alone.verdict == INCOMPLETE
+    assert [c.status for c in alone.checks][2:5] == ["unchecked"] * 3
+
+    result = verify_bundle(bundle_bytes, load_key_directory(keys), load_trust_store(trust))
+    assert result.verdict == VERIFIED, [(c.number, c.status, c.detail) for c in result.checks]
+    assert result.time_bracket.not_after is not None
+    assert result.time_bracket.not_after_by == "witness.test"
+    assert result.disclosed == {"o:/amount": 102, "o:/note": "n2"}
+
+    # The same offline, through the command line: keys export, then verify.
+    env = {**os.environ, "RECORDSEAL_ORIGIN": ORIGIN, "RECORDSEAL_WITNESSES": witnesses}
+    bundle_file = tmp_path / "bundle.json"
+    bundle_file.write_bytes(bundle_bytes)
+    subprocess.run(
+        [sys.executable, "-m", "recordseal.cli", "keys", "export", "--data-dir", str(data),
+         "--keys-out", str(tmp_path / "keys.json"), "--trust-out", str(tmp_path / "trust.json")],
+        check=True, env=env, capture_output=True,
+    )
+    verdict = subprocess.run(
+        [sys.executable, "-m", "recordseal.cli", "verify", str(bundle_file), "--keys",
+         str(tmp_path / "keys.json"), "--trust", str(tmp_path / "trust.json"), "--json"],
+        env=env, capture_output=True, text=True,
+    )
+    assert verdict.returncode == 0, verdict.stdout + verdict.stderr
+    assert json.loads(verdict.stdout)["verdict"] == VERIFIED
+
+    tampered = json.loads(bundle_bytes)
+    tampered["fields"][0]["value"] = 999
+    broken = verify_bundle(
+        json.dumps(tampered).encode(), load_key_directory(keys), load_trust_store(trust)
+    )
+    assert broken.verdict == FAILED
+    assert decode_bundle(bundle_bytes).header.seq == 3

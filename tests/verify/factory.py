@@ -1,0 +1,253 @@
+"""Real bundles from primitives, without the service: commit, sign, chain, log, cosign.
+
+A :class:`World` is one tenant's stream ``orders`` of six records, signed with a header key,
+entered in an RFC 6962 log (leaf 0 the tenant genesis root, a record of another stream in
+between) whose checkpoints are signed by the log key and cosigned by a witness. Its
+:meth:`World.bundle` discloses fields of record 4 with any of the optional parts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from recordseal.chain import build_header, canonical_header, chain_leaf, stream_genesis
+from recordseal.core import (
+    CommittedRecord,
+    commit_record,
+    consistency_proof,
+    inclusion_proof,
+    leaf_hash,
+    merkle_root,
+)
+from recordseal.crypto.signing import HeaderSigner
+from recordseal.tlog import (
+    Checkpoint,
+    CosignatureSigner,
+    Ed25519Signer,
+    parse_note,
+    sign_checkpoint,
+)
+from recordseal.verify import (
+    KeyDirectory,
+    TrustStore,
+    build_bundle,
+    coverage_of,
+    encode_bundle,
+    field_disclosures,
+    leaf_values,
+    load_key_directory,
+    load_trust_store,
+    seal_of,
+    tlog_proof_text,
+)
+from recordseal.verify.encoding import format_instant
+
+SERVICE = "recordseal.local"
+TENANT = "acme"
+STREAM = "orders"
+ORIGIN = f"{SERVICE}/{TENANT}/default"
+WITNESS = "witness.example"
+TARGET_SEQ = 4
+RECORDS = 6
+DECLARATIONS = {"o:/amount": "money", "o:/currency": "currency", "o:/placed_at": "timestamp"}
+FIELDS = ("o:/amount", "o:/currency", "oo:/customer/name")
+
+
+def payload_of(seq: int) -> dict[str, Any]:
+    return {
+        "amount": 1000 + seq * 100,
+        "currency": "EUR",
+        "placed_at": "2026-11-21T07:00:00Z",
+        "customer": {"name": f"Customer {seq}", "tags": ["new", "eu"], "vip": seq % 2 == 0},
+        "notes": None,
+        "extras": {},
+        "lines": [],
+    }
+
+
+@dataclass
+class Record:
+    header: dict[str, Any]
+    signature: bytes
+    committed: CommittedRecord
+    payload: dict[str, Any]
+
+    @property
+    def canonical(self) -> bytes:
+        return canonical_header(self.header)
+
+
+def _cosigned(signed: str, signer: CosignatureSigner, when: datetime) -> str:
+    note = parse_note(signed)
+    text = note.text
+    cosignature = signer.cosign(text, int(when.timestamp()))
+    return note.with_signatures([cosignature.note_signature]).encode()
+
+
+@dataclass
+class World:
+    """A stream, its log and its witness, around ``base`` (a whole second, in the past)."""
+
+    base: datetime = field(
+        default_factory=lambda: datetime.now(UTC).replace(microsecond=0) - timedelta(hours=1)
+    )
+    header_signer: HeaderSigner = field(
+        default_factory=lambda: HeaderSigner.from_seed(os.urandom(32))
+    )
+    log_signer: Ed25519Signer = field(default_factory=lambda: Ed25519Signer.generate(ORIGIN))
+    witness: CosignatureSigner = field(default_factory=lambda: CosignatureSigner.generate(WITNESS))
+    records: list[Record] = field(default_factory=list)
+    log: list[bytes] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        prev = stream_genesis(TENANT, STREAM)
+        for seq in range(1, RECORDS + 1):
+            record = self.make_record(seq, prev)
+            self.records.append(record)
+            prev = chain_leaf(record.canonical)
+        other = self.make_record(1, stream_genesis(TENANT, "invoices"), stream="invoices")
+        genesis_root = leaf_hash(b"recordseal tenant genesis " + TENANT.encode())
+        canonical = [record.canonical for record in self.records]
+        self.log = [genesis_root, canonical[0], other.canonical, *canonical[1:]]
+
+    # --- records ---------------------------------------------------------------------------
+
+    def ingested_at(self, seq: int) -> datetime:
+        return self.base + timedelta(seconds=10 * seq, microseconds=123456)
+
+    def make_record(self, seq: int, prev: bytes, *, stream: str = STREAM) -> Record:
+        payload = payload_of(seq)
+        record_id = f"0193a1b2-c3d4-7e5f-8a9b-{seq:012d}"
+        committed = commit_record(
+            json.dumps(payload).encode(), DECLARATIONS, False, os.urandom(32), record_id
+        )
+        header = build_header(
+            tenant=TENANT,
+            stream=stream,
+            seq=seq,
+            record_id=record_id,
+            record_type="order.placed",
+            occurred_at="2026-11-21T07:00:00Z",
+            subject_ref=os.urandom(16).hex(),
+            root=committed.root,
+            field_count=committed.field_count,
+            prev=prev,
+            key_id=self.header_signer.key_id,
+            ingested_at=format_instant(self.ingested_at(seq)),
+        )
+        return Record(header, self.sign(header), committed, payload)
+
+    def sign(self, header: dict[str, Any]) -> bytes:
+        return self.header_signer.sign(canonical_header(header))
+
+    @property
+    def target(self) -> Record:
+        return self.records[TARGET_SEQ - 1]
+
+    @property
+    def target_index(self) -> int:
+        return self.log.index(self.target.canonical)
+
+    # --- the log ---------------------------------------------------------------------------
+
+    def checkpoint(self, size: int) -> Checkpoint:
+        return Checkpoint(ORIGIN, size, merkle_root(self.log[:size]))
+
+    def signed_checkpoint(self, size: int, cosigned_at: datetime | None) -> str:
+        signed = sign_checkpoint(self.checkpoint(size), self.log_signer)
+        return signed if cosigned_at is None else _cosigned(signed, self.witness, cosigned_at)
+
+    @property
+    def sealed_at(self) -> datetime:
+        return self.ingested_at(RECORDS) + timedelta(seconds=5)
+
+    @property
+    def previous_at(self) -> datetime:
+        return self.ingested_at(TARGET_SEQ) - timedelta(seconds=2)
+
+    # --- bundles ---------------------------------------------------------------------------
+
+    def bundle(
+        self,
+        fields: Sequence[str] = FIELDS,
+        *,
+        sealed: bool = True,
+        cosigned: bool = True,
+        previous: bool = True,
+        timestamps: Sequence[tuple[str, bytes]] = (),
+        coverage: tuple[int, int] | None = (1, RECORDS),
+        sealed_at: datetime | None = None,
+    ) -> bytes:
+        target = self.target
+        disclosed = field_disclosures(target.committed, leaf_values(target.payload), list(fields))
+        seal = None
+        if sealed:
+            size, index = len(self.log), self.target_index
+            cosigned_at = sealed_at or self.sealed_at
+            signed = self.signed_checkpoint(size, cosigned_at if cosigned else None)
+            proof = tlog_proof_text(index, inclusion_proof(self.log, index), signed)
+            seal = seal_of(
+                ORIGIN,
+                proof,
+                previous=self.signed_checkpoint(index, self.previous_at) if previous else None,
+                previous_consistency=consistency_proof(self.log, index) if previous else (),
+                timestamps=timestamps,
+            )
+        window = None
+        if coverage is not None:
+            low, high = coverage
+            window = coverage_of(
+                low,
+                high,
+                [(r.header, r.signature) for r in self.records if low <= r.header["seq"] <= high],
+            )
+        return encode_bundle(build_bundle(target.header, target.signature, disclosed, seal, window))
+
+    def sealing_root(self) -> bytes:
+        return merkle_root(self.log)
+
+    # --- what a verifier is given ------------------------------------------------------------
+
+    def keys_document(self, **validity: str | None) -> dict[str, Any]:
+        key = {
+            "key_id": self.header_signer.key_id,
+            "algorithm": "Ed25519",
+            "public_key": self.header_signer.public_key.hex(),
+            "not_before": format_instant(self.base - timedelta(days=1)),
+            "not_after": None,
+            "revoked_at": None,
+        }
+        key.update(validity)
+        return {
+            "format": "recordseal/keys/v1",
+            "keys": [key],
+            "logs": [{"origin": ORIGIN, "vkey": self.log_signer.verifier().vkey}],
+        }
+
+    def keys(self, **validity: str | None) -> KeyDirectory:
+        return load_key_directory(json.dumps(self.keys_document(**validity)).encode())
+
+    def trust_document(
+        self,
+        *,
+        quorum: int = 1,
+        witnesses: Sequence[CosignatureSigner] | None = None,
+        authorities: Sequence[tuple[str, str]] = (),
+    ) -> dict[str, Any]:
+        witnesses = [self.witness] if witnesses is None else witnesses
+        return {
+            "format": "recordseal/trust/v1",
+            "witnesses": [{"name": w.name, "vkey": w.vkey} for w in witnesses],
+            "timestamp_authorities": [
+                {"name": name, "roots": [pem], "intermediates": []} for name, pem in authorities
+            ],
+            "quorum": quorum,
+        }
+
+    def trust(self, **options: Any) -> TrustStore:
+        return load_trust_store(json.dumps(self.trust_document(**options)).encode())
