@@ -107,11 +107,64 @@ def stop(server: subprocess.Popen[bytes]) -> None:
         server.wait()
 
 
+def start_witnesses(
+    tmp: Path, data_dir: Path, count: int, cli: list[str]
+) -> tuple[list[subprocess.Popen[bytes]], list[dict[str, str]]]:
+    """``count`` witness processes that trust the log key of tenant ``load``."""
+    if count == 0:
+        return [], []
+    from recordseal.crypto.keyfiles import read_or_create_secret
+    from recordseal.tlog import Ed25519Signer
+
+    origin = "recordseal.local/load/default"
+    seed = read_or_create_secret(data_dir / "keys" / "log-signing.ed25519")
+    log_vkey = Ed25519Signer.from_seed(origin, seed).verifier().vkey
+    processes, config = [], []
+    for number in range(count):
+        name, home, port = f"witness-{number}.load", tmp / f"witness-{number}", free_port()
+        vkey = (
+            subprocess.run(
+                [*cli, "witness", "key", "--data-dir", str(home), "--name", name],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            .stdout.strip()
+            .splitlines()[-1]
+        )
+        processes.append(
+            serve(
+                [
+                    *cli,
+                    "witness",
+                    "serve",
+                    "--data-dir",
+                    str(home),
+                    "--name",
+                    name,
+                    "--port",
+                    str(port),
+                    "--log",
+                    f"{origin}={log_vkey}",
+                ]
+            )
+        )
+        wait_healthy(f"http://127.0.0.1:{port}")
+        config.append({"name": name, "url": f"http://127.0.0.1:{port}", "vkey": vkey})
+    return processes, config
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--connections", type=int, default=64)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument(
+        "--witnesses",
+        type=int,
+        default=0,
+        help="start this many witness processes and have every checkpoint cosigned",
+    )
     args = parser.parse_args()
 
     body = json.dumps(
@@ -126,6 +179,7 @@ def main() -> None:
     cli = [sys.executable, "-m", "recordseal.cli"]
     with tempfile.TemporaryDirectory() as tmp:
         data_dir = Path(tmp) / "data"
+        witnesses, witness_config = start_witnesses(Path(tmp), data_dir, args.witnesses, cli)
         port = free_port()
         url = f"http://127.0.0.1:{port}"
         server = serve(
@@ -138,7 +192,8 @@ def main() -> None:
                 str(port),
                 "--workers",
                 str(args.workers),
-            ]
+            ],
+            env={"RECORDSEAL_WITNESSES": json.dumps(witness_config)},
         )
         try:
             wait_healthy(url)
@@ -160,10 +215,18 @@ def main() -> None:
             script = Path(tmp) / "post.lua"
             script.write_text(LUA % (body, token))
             ingest = run_wrk(url, script, args.seconds, args.connections)
+            time.sleep(2.5)  # let the last seal and witness round finish
         finally:
             stop(server)
+            for witness in witnesses:
+                stop(witness)
         with sqlite3.connect(data_dir / "recordseal.sqlite3") as conn:
             stored = conn.execute("SELECT count(*) FROM records").fetchone()[0]
+            sealed = conn.execute(
+                "SELECT count(*) FROM records WHERE log_index IS NOT NULL"
+            ).fetchone()[0]
+            checkpoints = conn.execute("SELECT count(*) FROM checkpoints").fetchone()[0]
+            cosigned = conn.execute("SELECT count(*) FROM cosignatures").fetchone()[0]
 
         port = free_port()
         url = f"http://127.0.0.1:{port}"
@@ -206,6 +269,10 @@ def main() -> None:
     print(
         f"records stored: {stored}; 2xx answers counted by wrk: {acknowledged}"
         f" (wrk stops mid-flight, so stored may exceed it by the requests in flight)"
+    )
+    print(
+        f"sealed: {sealed} of {stored} records in {checkpoints} checkpoints;"
+        f" cosignatures stored: {cosigned}"
     )
     if stored < acknowledged:
         sys.exit("LOST ACKNOWLEDGED RECORDS")

@@ -163,8 +163,9 @@ def test_a_sealed_witnessed_record_verifies_offline(tmp_path: Path, witness):
             assert response.status_code == 200, response.text
             bundle_bytes = response.content
             keys = client.get("/v1/keys").content
-            online = client.post("/v1/verify", content=bundle_bytes,
-                                 headers={"Content-Type": "application/json"})
+            online = client.post(
+                "/v1/verify", content=bundle_bytes, headers={"Content-Type": "application/json"}
+            )
             assert online.status_code == 200, online.text
             assert online.json()["verdict"] == VERIFIED
             unknown = client.post(
@@ -200,14 +201,39 @@ def test_a_sealed_witnessed_record_verifies_offline(tmp_path: Path, witness):
     bundle_file = tmp_path / "bundle.json"
     bundle_file.write_bytes(bundle_bytes)
     subprocess.run(
-        [sys.executable, "-m", "recordseal.cli", "keys", "export", "--data-dir", str(data),
-         "--keys-out", str(tmp_path / "keys.json"), "--trust-out", str(tmp_path / "trust.json")],
-        check=True, env=env, capture_output=True,
+        [
+            sys.executable,
+            "-m",
+            "recordseal.cli",
+            "keys",
+            "export",
+            "--data-dir",
+            str(data),
+            "--keys-out",
+            str(tmp_path / "keys.json"),
+            "--trust-out",
+            str(tmp_path / "trust.json"),
+        ],
+        check=True,
+        env=env,
+        capture_output=True,
     )
     verdict = subprocess.run(
-        [sys.executable, "-m", "recordseal.cli", "verify", str(bundle_file), "--keys",
-         str(tmp_path / "keys.json"), "--trust", str(tmp_path / "trust.json"), "--json"],
-        env=env, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "recordseal.cli",
+            "verify",
+            str(bundle_file),
+            "--keys",
+            str(tmp_path / "keys.json"),
+            "--trust",
+            str(tmp_path / "trust.json"),
+            "--json",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert verdict.returncode == 0, verdict.stdout + verdict.stderr
     assert json.loads(verdict.stdout)["verdict"] == VERIFIED

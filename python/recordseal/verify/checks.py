@@ -1,7 +1,8 @@
 """The seven checks of docs/bundle.md section 3, one small function each.
 
-Each returns a :class:`CheckResult`; checks whose findings later checks need return them too.
-They take parsed input and never raise on bad input: a fault is a ``failed`` result naming it.
+Each returns a :class:`CheckResult` and never raises: a fault is a ``failed`` result naming it.
+What several checks read (the trusted receipts, the previous checkpoint's times, the time
+bracket) is gathered once by the helpers next to them.
 """
 
 from __future__ import annotations
@@ -258,14 +259,24 @@ def check_witness_receipts(
 # --- 6. sequence continuity ----------------------------------------------------------------
 
 
-def _ranges(numbers: Sequence[int]) -> str:
-    spans: list[list[int]] = []
-    for number in numbers:
-        if spans and spans[-1][1] == number - 1:
-            spans[-1][1] = number
-        else:
-            spans.append([number, number])
-    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
+def _gaps(low: int, high: int, present: Sequence[int]) -> list[tuple[int, int]]:
+    """The spans of ``low..high`` missing from ``present`` (sorted), without listing them all."""
+    gaps: list[tuple[int, int]] = []
+    expected = low
+    for seq in present:
+        if seq > expected:
+            gaps.append((expected, seq - 1))
+        expected = max(expected, seq + 1)
+    if expected <= high:
+        gaps.append((expected, high))
+    return gaps
+
+
+def _missing(gaps: Sequence[tuple[int, int]]) -> str:
+    count = sum(last - first + 1 for first, last in gaps)
+    spans = [str(a) if a == b else f"{a}-{b}" for a, b in gaps[:5]]
+    listed = ", ".join(spans) + (f" and {len(gaps) - 5} more spans" if len(gaps) > 5 else "")
+    return f"sequence{'s' * (count != 1)} {listed} missing from the claimed window"
 
 
 @guarded(6)
@@ -312,11 +323,8 @@ def check_sequence_continuity(
         before = (covered.seq, chain_leaf(covered_canonical))
     if problems:
         return failed(6, _joined(problems))
-    missing = sorted(set(range(low, high + 1)) - set(present))
-    reasons = []
-    if missing:
-        plural = "s" * (len(missing) != 1)
-        reasons.append(f"sequence{plural} {_ranges(missing)} missing from the claimed window")
+    gaps = _gaps(low, high, sorted({seq for seq in present if low <= seq <= high}))
+    reasons = [_missing(gaps)] if gaps else []
     if keyring is None:
         reasons.append(f"the {len(present)} headers' signatures need the key directory")
     reasons += keyless

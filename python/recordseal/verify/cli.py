@@ -17,7 +17,7 @@ import msgspec
 
 from .bundle import KeyDirectory, TrustStore, load_key_directory, load_trust_store
 from .errors import BundleError
-from .result import VerificationResult
+from .result import INCOMPLETE, VerificationResult
 from .verifier import verify_bundle
 
 EXIT_CODES = {"VERIFIED": 0, "FAILED": 1, "VERIFICATION INCOMPLETE": 2}
@@ -73,20 +73,19 @@ def write_report(result: VerificationResult, out: TextIO) -> None:
     record = result.record
     if record is not None:
         out.write(
-            f"record     {record.tenant} / {record.stream} / seq {record.seq}"
+            f"record      {record.tenant} / {record.stream} / seq {record.seq}"
             f" ({record.record_id})\n\n"
         )
     width = max(len(check.name) for check in result.checks)
     out.write(f"  #  {'check':<{width}}  {'status':<9}  detail\n")
     for check in result.checks:
         out.write(f"  {check.number}  {check.name:<{width}}  {check.status:<9}  {check.detail}\n")
-    out.write(f"\nverdict    {result.verdict}\n")
-    for check in result.checks:
-        if check.status == "unchecked" and result.verdict != "FAILED":
-            out.write(f"           unchecked {check.number} ({check.name}): {check.detail}\n")
+    open_checks = [str(check.number) for check in result.checks if check.status == "unchecked"]
+    note = f" (unchecked: {', '.join(open_checks)})" if result.verdict == INCOMPLETE else ""
+    out.write(f"\nverdict     {result.verdict}{note}\n")
     bracket = result.time_bracket
-    out.write(f"not before {_when(bracket.not_before, bracket.not_before_by)}\n")
-    out.write(f"not after  {_when(bracket.not_after, bracket.not_after_by)}\n")
+    out.write(f"not before  {_when(bracket.not_before, bracket.not_before_by)}\n")
+    out.write(f"not after   {_when(bracket.not_after, bracket.not_after_by)}\n")
     if result.disclosed:
         out.write("\ndisclosed\n")
         for path, value in result.disclosed.items():

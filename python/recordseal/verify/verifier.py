@@ -34,8 +34,8 @@ def verify_bundle(
     """Verify a disclosure bundle offline (docs/bundle.md section 3); never raises on input.
 
     ``keys`` enables checks 3 and 4 (and the signatures of check 6), ``trust`` check 5 and the
-    witness-backed time bracket. ``now`` (default: the clock) bounds witness times: one more
-    than five minutes after it is refused.
+    witness-backed time bracket. ``now`` (default: the clock; naive means UTC) bounds witness
+    times: one more than five minutes after it is refused.
     """
     try:
         bundle = decode_bundle(bundle_bytes)
@@ -86,7 +86,9 @@ def verify_decoded(
     now: datetime | None = None,
 ) -> VerificationResult:
     """The seven checks over a bundle that :func:`decode_bundle` produced."""
-    now = now or datetime.now(UTC)
+    now = datetime.now(UTC) if now is None else now
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=UTC)
     keyring, no_keys = _keyring(keys)
     policy = _policy(trust)
     header, seal = bundle.header, bundle.seal

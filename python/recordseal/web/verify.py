@@ -19,7 +19,7 @@ from urllib.parse import parse_qs
 
 import anyio.to_thread
 import msgspec
-from litestar import Request, Response, get, post
+from litestar import MediaType, Request, Response, get, post
 from litestar.exceptions import HTTPException
 from litestar.openapi.spec import OpenAPIMediaType, OpenAPIResponse, Operation, RequestBody
 
@@ -156,6 +156,7 @@ def _page(body: str) -> str:
 
 def _form(bundle: str = "") -> str:
     return (
+        '<h2 id="paste-heading">Paste a bundle</h2>\n'
         "<p>Paste a disclosure bundle (JSON). It is checked offline against this service's "
         "public key directory and witness trust store; nothing is stored.</p>\n"
         '<form method="post" action="/verify-record">\n'
@@ -221,9 +222,7 @@ def _when(moment: str | None, by: str | None) -> str:
 
 
 def _html(body: str, status: int = 200) -> Response[str]:
-    return Response(
-        _page(body), status_code=status, media_type="text/html; charset=utf-8", headers=_HEADERS
-    )
+    return Response(_page(body), status_code=status, media_type=MediaType.HTML, headers=_HEADERS)
 
 
 def _refusal(message: str, status: int, bundle: str = "") -> Response[str]:
