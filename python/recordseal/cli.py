@@ -90,7 +90,7 @@ async def _export_keys(settings: Settings) -> tuple[dict[str, object], dict[str,
         keys = await key_directory(store, sealer)
     finally:
         await store.close()
-    trust = trust_store(settings.witnesses)
+    trust = trust_store(settings.witnesses, settings.timestamp_authorities)
     return keys, trust
 
 

@@ -29,6 +29,9 @@ class Settings:
     seal_interval: float = 1.0
     #: Witnesses asked to cosign each checkpoint: ``[{"name", "url", "vkey"}]`` as JSON.
     witnesses: str = "[]"
+    #: RFC 3161 time-stamping authorities given each checkpoint's root:
+    #: ``[{"name", "url", "roots_pem"}]`` as JSON (``roots_pem``: the trusted root certificates).
+    timestamp_authorities: str = "[]"
 
     @property
     def database_path(self) -> Path:
@@ -50,6 +53,8 @@ class Settings:
             values["seal_interval"] = float(interval)
         if witnesses := os.environ.get("RECORDSEAL_WITNESSES"):
             values["witnesses"] = witnesses
+        if authorities := os.environ.get("RECORDSEAL_TIMESTAMP_AUTHORITIES"):
+            values["timestamp_authorities"] = authorities
         values.update({k: v for k, v in overrides.items() if v is not None})
         if "data_dir" in values:
             values["data_dir"] = Path(str(values["data_dir"]))

@@ -245,3 +245,77 @@ def test_a_sealed_witnessed_record_verifies_offline(tmp_path: Path, witness):
     )
     assert broken.verdict == FAILED
     assert decode_bundle(bundle_bytes).header.seq == 3
+
+
+def test_time_stamping_authority_receipts_verify(tmp_path: Path):
+    """A checkpoint root time-stamped by a real local RFC 3161 authority (openssl ts)."""
+    from cryptography.hazmat.primitives.serialization import Encoding
+
+    from tests.tlog.tsa_support import make_authority, serve
+
+    authority = make_authority(tmp_path / "tsa", "Local TSA")
+    roots_pem = authority.ca.public_bytes(Encoding.PEM).decode()
+    data = tmp_path / "service"
+    with serve(authority) as tsa_url:
+        authorities = json.dumps(
+            [{"name": "tsa.local", "url": f"{tsa_url}/tsa", "roots_pem": roots_pem}]
+        )
+        settings = Settings(
+            data_dir=data, origin=ORIGIN, seal_interval=0.05, timestamp_authorities=authorities
+        )
+        with TestClient(create_app(settings)) as client:
+            headers = {"Authorization": f"Bearer {asyncio.run(_create_token(data, 'acme', 't'))}"}
+            client.post("/v1/streams", json={"name": "orders"}, headers=headers)
+            record_id = client.post(
+                "/v1/records",
+                headers=headers,
+                json={
+                    "stream": "orders",
+                    "record_type": "order",
+                    "subject_id": "c",
+                    "occurred_at": "2026-11-21T08:00:00Z",
+                    "payload": {"a": 1},
+                },
+            ).json()["record_id"]
+            deadline = time.monotonic() + 20
+            bundle = None
+            while time.monotonic() < deadline:
+                response = client.post(
+                    f"/v1/records/{record_id}/disclosure",
+                    headers=headers,
+                    json={"fields": ["o:/a"]},
+                )
+                seal = response.json()["seal"]
+                if seal and seal["timestamps"]:
+                    bundle = response.content
+                    break
+                time.sleep(0.1)
+            assert bundle is not None, "never time-stamped"
+            keys = client.get("/v1/keys").content
+    env = {
+        **os.environ,
+        "RECORDSEAL_ORIGIN": ORIGIN,
+        "RECORDSEAL_TIMESTAMP_AUTHORITIES": authorities,
+    }
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "recordseal.cli",
+            "keys",
+            "export",
+            "--data-dir",
+            str(data),
+            "--keys-out",
+            str(tmp_path / "keys.json"),
+            "--trust-out",
+            str(tmp_path / "trust.json"),
+        ],
+        check=True,
+        env=env,
+        capture_output=True,
+    )
+    trust = load_trust_store((tmp_path / "trust.json").read_bytes())
+    result = verify_bundle(bundle, load_key_directory(keys), trust)
+    assert result.verdict == VERIFIED, [(c.number, c.status, c.detail) for c in result.checks]
+    assert result.time_bracket.not_after_by == "tsa.local"

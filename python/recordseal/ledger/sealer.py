@@ -21,10 +21,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from cryptography import x509
+
 from recordseal.ledger import tree
 from recordseal.services.clock import utc_now
 from recordseal.storage.base import SealedBatch, SealRequest, Store
-from recordseal.tlog import Checkpoint, Ed25519Signer, TlogError, sign_checkpoint
+from recordseal.tlog import Checkpoint, Ed25519Signer, TlogError, sign_checkpoint, tsa
 from recordseal.tlog.client import WitnessClient
 
 log = logging.getLogger("recordseal.sealer")
@@ -54,6 +56,15 @@ class Witness:
     client: WitnessClient
 
 
+@dataclass(frozen=True, slots=True)
+class TimestampAuthority:
+    """An RFC 3161 authority: it receives the 32-byte checkpoint root, nothing else."""
+
+    name: str
+    url: str
+    roots: list[x509.Certificate]
+
+
 class Sealer:
     def __init__(
         self,
@@ -62,6 +73,7 @@ class Sealer:
         service_origin: str,
         lock_path: Path,
         witnesses: Sequence[Witness] = (),
+        authorities: Sequence[TimestampAuthority] = (),
     ) -> None:
         self._store = store
         self._seed = log_key_seed
@@ -69,7 +81,9 @@ class Sealer:
         self._lock_path = lock_path
         self._lock_file: object | None = None
         self._witnesses = list(witnesses)
-        self._witnessed: dict[tuple[str, str], int] = {}  # (origin, witness) -> size
+        self._authorities = list(authorities)
+        # (origin, witness or authority) -> the size it last vouched for
+        self._witnessed: dict[tuple[str, str], int] = {}
 
     def signer(self, origin: str) -> Ed25519Signer:
         """The log key under the log's name (C2SP: the key name is the origin)."""
@@ -120,6 +134,8 @@ class Sealer:
         for witness in self._witnesses:
             key = (batch.origin, witness.name)
             old = self._witnessed.get(key, 0)
+            if old == batch.size:
+                continue
 
             async def proof_for(size: int, batch: SealedBatch = batch) -> list[bytes]:
                 return await self.consistency(batch.origin, size, batch.size)
@@ -139,6 +155,23 @@ class Sealer:
                 batch.origin, batch.size, witness.name, cosignature.line
             )
             self._witnessed[key] = batch.size
+        for authority in self._authorities:
+            key = (batch.origin, authority.name)
+            if self._witnessed.get(key) == batch.size:
+                continue
+            try:
+                stamp = await tsa.timestamp_root(authority.url, batch.root, authority.roots)
+            except (TlogError, OSError) as error:
+                log.warning(
+                    "time-stamping authority %s did not stamp %s@%d: %s",
+                    authority.name,
+                    batch.origin,
+                    batch.size,
+                    getattr(error, "code", type(error).__name__),
+                )
+                continue
+            await self._store.add_timestamp(batch.origin, batch.size, authority.name, stamp.token)
+            self._witnessed[key] = batch.size
 
     async def run(self, interval: float) -> None:
         """Seal and witness every ``interval`` seconds while this process leads."""
@@ -150,10 +183,9 @@ class Sealer:
                         latest[batch.origin] = batch
                     for origin, batch in list(latest.items()):
                         await self.witness(batch)
-                        if all(
-                            self._witnessed.get((origin, w.name)) == batch.size
-                            for w in self._witnesses
-                        ):
+                        vouchers = [w.name for w in self._witnesses]
+                        vouchers += [a.name for a in self._authorities]
+                        if all(self._witnessed.get((origin, v)) == batch.size for v in vouchers):
                             del latest[origin]
             except Exception:  # never let one bad round stop sealing
                 log.exception("sealing round failed")
@@ -167,6 +199,16 @@ def configured_witnesses(config: str) -> list[Witness]:
     return [
         Witness(
             item["name"], WitnessClient(item["url"], CosignatureVerifier.from_vkey(item["vkey"]))
+        )
+        for item in json.loads(config)
+    ]
+
+
+def configured_authorities(config: str) -> list[TimestampAuthority]:
+    """Authorities from ``[{"name", "url", "roots_pem"}]``."""
+    return [
+        TimestampAuthority(
+            item["name"], item["url"], x509.load_pem_x509_certificates(item["roots_pem"].encode())
         )
         for item in json.loads(config)
     ]

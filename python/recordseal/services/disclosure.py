@@ -90,6 +90,7 @@ class DisclosureService:
                 if previous
                 else ()
             ),
+            timestamps=await self._store.timestamps(origin, sealing.size),
         )
 
     async def _cosigned(self, origin: str, checkpoint: object) -> str:

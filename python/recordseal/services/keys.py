@@ -31,13 +31,20 @@ async def key_directory(store: Store, sealer: Sealer) -> dict[str, Any]:
     }
 
 
-def trust_store(witnesses_setting: str, quorum: int = 1) -> dict[str, Any]:
-    """The configured witnesses (``RECORDSEAL_WITNESSES``) as a verifier's trust store."""
+def trust_store(witnesses: str, authorities: str = "[]", quorum: int = 1) -> dict[str, Any]:
+    """The configured witnesses and time-stamping authorities (their settings, as JSON) as a
+    verifier's trust store."""
     return {
         "format": "recordseal/trust/v1",
-        "witnesses": [
-            {"name": w["name"], "vkey": w["vkey"]} for w in json.loads(witnesses_setting)
+        "witnesses": [{"name": w["name"], "vkey": w["vkey"]} for w in json.loads(witnesses)],
+        "timestamp_authorities": [
+            {"name": a["name"], "roots": _pem_blocks(a["roots_pem"]), "intermediates": []}
+            for a in json.loads(authorities)
         ],
-        "timestamp_authorities": [],
         "quorum": quorum,
     }
+
+
+def _pem_blocks(pem: str) -> list[str]:
+    end = "-----END CERTIFICATE-----"
+    return [block.strip() + "\n" + end + "\n" for block in pem.split(end) if block.strip()]

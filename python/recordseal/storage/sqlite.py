@@ -135,6 +135,17 @@ MIGRATIONS: list[str] = [
         FOREIGN KEY (log_id, size) REFERENCES checkpoints (log_id, size)
     ) WITHOUT ROWID;
     """,
+    # 3: RFC 3161 time-stamp tokens over checkpoint roots.
+    """
+    CREATE TABLE timestamps (
+        log_id     INTEGER NOT NULL,
+        size       INTEGER NOT NULL,
+        authority  TEXT NOT NULL,
+        token      BLOB NOT NULL,
+        PRIMARY KEY (log_id, size, authority),
+        FOREIGN KEY (log_id, size) REFERENCES checkpoints (log_id, size)
+    ) WITHOUT ROWID;
+    """,
 ]
 
 
@@ -580,6 +591,24 @@ class SQLiteStore:
             )
 
         await self._write.submit(job)
+
+    async def add_timestamp(self, origin: str, size: int, authority: str, token: bytes) -> None:
+        def job(conn: sqlite3.Connection, batch: _Batch) -> None:
+            conn.execute(
+                "INSERT OR REPLACE INTO timestamps (log_id, size, authority, token)"
+                " SELECT id, ?, ?, ? FROM logs WHERE origin = ?",
+                (size, authority, token, origin),
+            )
+
+        await self._write.submit(job)
+
+    async def timestamps(self, origin: str, size: int) -> list[tuple[str, bytes]]:
+        rows = self._read(
+            "SELECT t.authority, t.token FROM timestamps t JOIN logs l ON l.id = t.log_id"
+            " WHERE l.origin = ? AND t.size = ? ORDER BY t.authority",
+            (origin, size),
+        )
+        return [(authority, token) for authority, token in rows]
 
     async def cosignatures(self, origin: str, size: int) -> list[str]:
         rows = self._read(

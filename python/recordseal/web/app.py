@@ -18,7 +18,7 @@ from litestar.openapi import OpenAPIConfig
 from recordseal.crypto.keyfiles import read_or_create_secret
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.crypto.vault import KeyWrapper
-from recordseal.ledger.sealer import Sealer, configured_witnesses
+from recordseal.ledger.sealer import Sealer, configured_authorities, configured_witnesses
 from recordseal.services.clock import utc_now
 from recordseal.services.disclosure import DisclosureService
 from recordseal.services.errors import ServiceError
@@ -75,6 +75,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             settings.origin,
             settings.data_dir / "sealer.lock",
             configured_witnesses(settings.witnesses),
+            configured_authorities(settings.timestamp_authorities),
         )
         app.state.store = store
         app.state.sealer = sealer
@@ -86,7 +87,11 @@ def create_app(settings: Settings | None = None) -> Litestar:
             directory = await key_directory(store, sealer)
             return (
                 load_key_directory(msgspec.json.encode(directory)),
-                load_trust_store(msgspec.json.encode(trust_store(settings.witnesses))),
+                load_trust_store(
+                    msgspec.json.encode(
+                        trust_store(settings.witnesses, settings.timestamp_authorities)
+                    )
+                ),
             )
 
         app.state.verification_context = verification_context
