@@ -15,8 +15,8 @@ help: ## list the targets
 
 APT_GET := $(if $(filter 0,$(shell id -u)),,sudo) apt-get
 # Debian packages the tests and tools run for real: openssl (a local RFC 3161 time-stamping
-# authority), wrk (the load script).
-SYSTEM_TOOLS := openssl wrk
+# authority), wrk (the load script), chromium (browser tests, driven by Playwright).
+SYSTEM_TOOLS := openssl wrk chromium
 
 system: ## install the Debian packages the tests use, when missing
 	@missing=""; for tool in $(SYSTEM_TOOLS); do command -v $$tool >/dev/null || missing="$$missing $$tool"; done; \

@@ -179,7 +179,7 @@ def test_load_key_directory(world: World) -> None:
 def test_key_directory_errors(world: World, edit: Any) -> None:
     document = world.keys_document()
     edit(document)
-    with pytest.raises(BundleError, match="^key directory: "):
+    with pytest.raises(BundleError, match=r"^key directory: "):
         load_key_directory(json.dumps(document))
 
 
@@ -197,5 +197,5 @@ def test_key_directory_errors(world: World, edit: Any) -> None:
 def test_trust_store_errors(world: World, edit: Any) -> None:
     document = world.trust_document()
     edit(document)
-    with pytest.raises(BundleError, match="^trust store: "):
+    with pytest.raises(BundleError, match=r"^trust store: "):
         load_trust_store(json.dumps(document))

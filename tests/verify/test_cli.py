@@ -44,9 +44,8 @@ def test_verified_exits_0_with_a_table(files: dict[str, Path]) -> None:
     done = _run(files["bundle"], "--keys", files["keys"], "--trust", files["trust"])
     assert done.returncode == 0, done.stderr
     out = done.stdout
-    assert "verdict    VERIFIED" in out
-    for number, name in enumerate(["field commitments", "sequence continuity"], start=1):
-        assert name in out
+    assert "verdict     VERIFIED\n" in out
+    assert "field commitments" in out and "sequence continuity" in out
     assert out.count("passed") >= 7
     assert "not before" in out and "(witness.example)" in out
     assert "o:/amount = 1400" in out
@@ -55,17 +54,18 @@ def test_verified_exits_0_with_a_table(files: dict[str, Path]) -> None:
 def test_bundle_alone_exits_2_and_lists_the_reasons(files: dict[str, Path]) -> None:
     done = _run(files["unsealed"])
     assert done.returncode == 2, done.stderr
-    assert "verdict    VERIFICATION INCOMPLETE" in done.stdout
-    assert "unchecked 3 (header signature): no public key in the supplied directory" in done.stdout
-    assert "unchecked 4 (sealed batch): no chain inclusion proof" in done.stdout
-    assert "unchecked 5 (witness receipts): no witness receipts" in done.stdout
-    assert "not after  unknown" in done.stdout
+    out = done.stdout
+    assert "verdict     VERIFICATION INCOMPLETE (unchecked: 3, 4, 5, 7)" in out
+    assert "unchecked  no public key in the supplied directory" in out
+    assert "unchecked  no chain inclusion proof" in out
+    assert "unchecked  no witness receipts" in out
+    assert "not after   unknown" in out
 
 
 def test_tampered_exits_1(files: dict[str, Path]) -> None:
     done = _run(files["tampered"], "--keys", files["keys"], "--trust", files["trust"])
     assert done.returncode == 1
-    assert "verdict    FAILED" in done.stdout
+    assert "verdict     FAILED\n" in done.stdout
     assert "root_mismatch" in done.stdout
 
 

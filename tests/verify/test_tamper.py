@@ -363,3 +363,28 @@ def test_tampering_is_detected_whatever_the_json_spelling(world: World) -> None:
     spaced = json.dumps(document, indent=4, sort_keys=True).encode()
     assert verify_bundle(spaced, world.keys(), world.trust()).verdict == "VERIFIED"
     assert canonical_header(document["header"]) == world.target.canonical
+
+
+def test_a_huge_claimed_window_is_named_not_enumerated(world: World) -> None:
+    bundle = tampered(world.bundle(), _set("coverage.to_seq", 2**53 - 1))
+    result = verify_bundle(bundle, world.keys(), world.trust())
+    assert result.verdict == "VERIFICATION INCOMPLETE"
+    assert result.check(6).detail == (f"sequences 7-{2**53 - 1} missing from the claimed window")
+
+
+def test_many_gaps_are_summarised(world: World) -> None:
+    bundle = tampered(
+        world.bundle(),
+        lambda d: d["coverage"].update(
+            from_seq=1, to_seq=20, records=d["coverage"]["records"][3:4]
+        ),
+    )
+    result = verify_bundle(bundle, world.keys(), world.trust())
+    assert result.check(6).status == "unchecked"
+    assert result.check(6).detail == "sequences 1-3, 5-20 missing from the claimed window"
+
+
+def test_a_naive_now_means_utc(world: World) -> None:
+    naive = (world.sealed_at + timedelta(minutes=1)).replace(tzinfo=None)
+    result = verify_bundle(world.bundle(), world.keys(), world.trust(), now=naive)
+    assert result.verdict == "VERIFIED"

@@ -87,9 +87,7 @@ def test_a_token_over_another_root_fails(world: World, authority: Authority, tok
     assert statuses(result, "failed") == {5}
 
 
-def test_a_token_under_another_trust_root_fails(
-    world: World, token: bytes, tmp_path: Path
-) -> None:
+def test_a_token_under_another_trust_root_fails(world: World, token: bytes, tmp_path: Path) -> None:
     stranger = make_authority(tmp_path / "other", name="Other")
     trust = world.trust(authorities=[(TSA, _pem(stranger))])
     result = verify_bundle(world.bundle(timestamps=[(TSA, token)]), world.keys(), trust)

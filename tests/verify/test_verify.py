@@ -207,3 +207,18 @@ def test_coverage_of_the_whole_stream(world: World) -> None:
 def test_coverage_of_a_window_inside_the_stream(world: World) -> None:
     result = verify_bundle(world.bundle(coverage=(3, 5)), world.keys(), world.trust())
     assert result.verdict == "VERIFIED"
+
+
+def test_the_verifier_imports_neither_web_nor_storage_nor_services() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, recordseal.verify, recordseal.verify.cli;"
+        "print(sorted(m for m in sys.modules if m.startswith('recordseal.')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    loaded = done.stdout
+    assert done.returncode == 0, done.stderr
+    for layer in ("recordseal.web", "recordseal.storage", "recordseal.services", "litestar"):
+        assert f"'{layer}" not in loaded, loaded

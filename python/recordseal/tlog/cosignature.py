@@ -18,18 +18,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
 from .checkpoint import Checkpoint
 from .errors import TlogError
 from .keys import (
     COSIGNATURE_V1,
+    NamedEd25519Key,
     ed25519_verify,
     encode_vkey,
-    is_valid_name,
     key_id,
     parse_vkey,
-    raw_public_key,
 )
 from .note import NoteSignature
 
@@ -157,35 +154,10 @@ class CosignatureVerifier:
             raise TlogError("cosignature_invalid", message, evidence)
 
 
-class CosignatureSigner:
+class CosignatureSigner(NamedEd25519Key):
     """A witness's cosigning key: produces ``cosignature/v1`` signatures."""
 
-    def __init__(self, name: str, private_key: Ed25519PrivateKey) -> None:
-        if not is_valid_name(name):
-            raise TlogError("name_invalid", f"key name {name!r} is empty or has a space or '+'")
-        self._name = name
-        self._private = private_key
-        self._public = raw_public_key(private_key)
-
-    @classmethod
-    def from_seed(cls, name: str, seed: bytes) -> CosignatureSigner:
-        return cls(name, Ed25519PrivateKey.from_private_bytes(seed))
-
-    @classmethod
-    def generate(cls, name: str) -> CosignatureSigner:
-        return cls(name, Ed25519PrivateKey.generate())
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def public_key(self) -> bytes:
-        return self._public
-
-    @property
-    def key_id(self) -> int:
-        return key_id(self._name, COSIGNATURE_V1, self._public)
+    SIGNATURE_TYPE = COSIGNATURE_V1
 
     @property
     def vkey(self) -> str:

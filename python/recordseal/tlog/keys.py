@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, Self
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
@@ -176,8 +176,10 @@ class Ed25519Verifier:
         return ed25519_verify(self.public_key, message, signature)
 
 
-class Ed25519Signer:
-    """Signs notes with an Ed25519 key under a key name (type 0x01)."""
+class NamedEd25519Key:
+    """An Ed25519 private key under a key name, for one signature type (C2SP key IDs)."""
+
+    SIGNATURE_TYPE: int
 
     def __init__(self, name: str, private_key: Ed25519PrivateKey) -> None:
         if not is_valid_name(name):
@@ -187,12 +189,12 @@ class Ed25519Signer:
         self._public = raw_public_key(private_key)
 
     @classmethod
-    def from_seed(cls, name: str, seed: bytes) -> Ed25519Signer:
-        """The signer for a 32-byte RFC 8032 private key (seed)."""
+    def from_seed(cls, name: str, seed: bytes) -> Self:
+        """The key for a 32-byte RFC 8032 private key (seed)."""
         return cls(name, Ed25519PrivateKey.from_private_bytes(seed))
 
     @classmethod
-    def generate(cls, name: str) -> Ed25519Signer:
+    def generate(cls, name: str) -> Self:
         return cls(name, Ed25519PrivateKey.generate())
 
     @property
@@ -205,7 +207,13 @@ class Ed25519Signer:
 
     @property
     def key_id(self) -> int:
-        return key_id(self._name, ED25519, self._public)
+        return key_id(self._name, self.SIGNATURE_TYPE, self._public)
+
+
+class Ed25519Signer(NamedEd25519Key):
+    """Signs notes with an Ed25519 key under a key name (type 0x01)."""
+
+    SIGNATURE_TYPE = ED25519
 
     def verifier(self) -> Ed25519Verifier:
         return Ed25519Verifier(self._name, self._public)

@@ -1,0 +1,142 @@
+"""The /verify-record form in a real browser: Debian's Chromium driven by Playwright.
+
+A granian process serves the verify routes; the test pastes bundles into the text area,
+submits, and reads the verdict from the page. Needs ``apt-get install chromium`` and
+``pip install playwright`` (no browser download: Playwright drives /usr/bin/chromium).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from ..verify.factory import World
+
+CHROMIUM = Path("/usr/bin/chromium")
+ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOTS = ROOT / "docs" / "screenshots"
+
+# `make test` installs both (Makefile SYSTEM_TOOLS, pyproject dev extras): a missing one fails.
+from playwright import sync_api  # noqa: E402
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@pytest.fixture(scope="module")
+def world() -> World:
+    return World()
+
+
+@pytest.fixture(scope="module")
+def server(world: World, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    folder = tmp_path_factory.mktemp("browser")
+    (folder / "keys.json").write_text(json.dumps(world.keys_document()))
+    (folder / "trust.json").write_text(json.dumps(world.trust_document()))
+    port = _free_port()
+    environment = {
+        **os.environ,
+        "RECORDSEAL_VERIFY_KEYS": str(folder / "keys.json"),
+        "RECORDSEAL_VERIFY_TRUST": str(folder / "trust.json"),
+    }
+    command = [
+        sys.executable, "-m", "granian", "--interface", "asgi", "--host", "127.0.0.1",
+        "--port", str(port), "--workers", "1", "tests.browser.verify_app:app",
+    ]  # fmt: skip
+    process = subprocess.Popen(
+        command, cwd=ROOT, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    url = f"http://localhost:{port}"
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                if httpx.get(f"{url}/verify-record", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                output = process.stdout.read().decode() if process.stdout else ""
+                pytest.fail(f"the server did not start:\n{output}")
+            time.sleep(0.1)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[sync_api.Browser]:
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=["--no-sandbox"], headless=True
+        )
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+def _submit(browser: sync_api.Browser, url: str, bundle: bytes) -> tuple[sync_api.Page, str]:
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.goto(f"{url}/verify-record")
+    page.get_by_label("Bundle").fill(bundle.decode())
+    page.get_by_role("button", name="Verify").click()
+    page.wait_for_selector("#verdict")
+    return page, page.inner_text("#verdict")
+
+
+def test_a_pasted_bundle_is_verified(browser: sync_api.Browser, server: str, world: World) -> None:
+    page, verdict = _submit(browser, server, world.bundle())
+    try:
+        assert verdict == "VERIFIED"
+        rows = page.locator("#checks tbody tr")
+        assert rows.count() == 7
+        assert rows.nth(6).inner_text().split("\t")[2] == "passed"
+        assert "witness.example" in page.inner_text("#time-bracket")
+        assert page.inner_text("#disclosed").count("o:/") >= 2
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / "verify-record.png"), full_page=True)
+    finally:
+        page.close()
+
+
+def test_a_tampered_bundle_fails_in_the_browser(
+    browser: sync_api.Browser, server: str, world: World
+) -> None:
+    document = json.loads(world.bundle())
+    document["fields"][0]["value"] = 999999
+    page, verdict = _submit(browser, server, json.dumps(document, indent=2).encode())
+    try:
+        assert verdict == "FAILED"
+        assert "failed" in page.locator("#checks tbody tr").nth(1).inner_text()
+        assert page.locator("#disclosed").count() == 0
+    finally:
+        page.close()
+
+
+def test_the_page_runs_no_script(browser: sync_api.Browser, server: str) -> None:
+    page = browser.new_page()
+    try:
+        page.goto(f"{server}/verify-record")
+        assert page.locator("script").count() == 0
+        assert page.get_by_label("Bundle").get_attribute("name") == "bundle"
+    finally:
+        page.close()

@@ -1,0 +1,212 @@
+"""``POST /v1/verify`` and ``/verify-record`` on a minimal Litestar app with VERIFY_ROUTES."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from html import unescape
+from urllib.parse import urlencode
+
+import pytest
+from litestar import Litestar
+from litestar.testing import TestClient
+
+from recordseal.web.verify import MAX_BUNDLE_BYTES, VERIFY_ROUTES
+
+from .conftest import tampered
+from .factory import World
+
+FORM = {"Content-Type": "application/x-www-form-urlencoded"}
+
+
+def _app(world: World | None) -> Litestar:
+    app = Litestar(route_handlers=VERIFY_ROUTES)
+    if world is not None:
+        keys, trust = world.keys(), world.trust()
+        app.state.verification_context = lambda: (keys, trust)
+    return app
+
+
+@pytest.fixture(scope="module")
+def client(world: World) -> Iterator[TestClient[Litestar]]:
+    with TestClient(_app(world)) as test_client:
+        yield test_client
+
+
+def _verdict(html: str) -> str:
+    match = re.search(r'<p class="verdict [A-Z]+" id="verdict" role="status">([^<]*)</p>', html)
+    assert match is not None, html
+    return unescape(match.group(1))
+
+
+# --- POST /v1/verify -------------------------------------------------------------------------
+
+
+def test_api_verifies_with_the_service_context(client: TestClient[Litestar], world: World) -> None:
+    response = client.post("/v1/verify", content=world.bundle())
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("application/json")
+    result = response.json()
+    assert result["format"] == "recordseal/verification/v1"
+    assert result["verdict"] == "VERIFIED"
+    assert result["time_bracket"]["not_after_by"] == "witness.example"
+
+
+def test_api_answers_200_for_a_failed_bundle(client: TestClient[Litestar], world: World) -> None:
+    bundle = tampered(world.bundle(), lambda d: d.update(signature="00" * 64))
+    result = client.post("/v1/verify", content=bundle).json()
+    assert result["verdict"] == "FAILED"
+    assert [check["status"] for check in result["checks"]][2] == "failed"
+
+
+def test_api_answers_200_for_a_malformed_bundle(client: TestClient[Litestar]) -> None:
+    response = client.post("/v1/verify", content=b"<html>")
+    assert response.status_code == 200
+    assert response.json()["verdict"] == "FAILED"
+
+
+def test_api_refuses_a_body_over_1_mib(client: TestClient[Litestar]) -> None:
+    response = client.post("/v1/verify", content=b" " * (MAX_BUNDLE_BYTES + 1))
+    assert response.status_code == 413
+
+
+def test_api_without_a_context_verifies_the_bundle_alone(world: World) -> None:
+    with TestClient(_app(None)) as alone:
+        result = alone.post("/v1/verify", content=world.bundle(coverage=None)).json()
+    assert result["verdict"] == "VERIFICATION INCOMPLETE"
+    assert [check["status"] for check in result["checks"]] == [
+        "passed",
+        "passed",
+        "unchecked",
+        "unchecked",
+        "unchecked",
+        "passed",
+        "unchecked",
+    ]
+
+
+def test_an_async_context_provider_is_awaited(world: World) -> None:
+    app = Litestar(route_handlers=VERIFY_ROUTES)
+    keys, trust = world.keys(), world.trust()
+
+    async def context() -> object:
+        return keys, trust
+
+    app.state.verification_context = context
+    with TestClient(app) as test_client:
+        result = test_client.post("/v1/verify", content=world.bundle()).json()
+    assert result["verdict"] == "VERIFIED"
+
+
+def test_the_api_is_documented() -> None:
+    with TestClient(_app(None)) as test_client:
+        schema = test_client.get("/schema/openapi.json").json()
+    operation = schema["paths"]["/v1/verify"]["post"]
+    body = operation["requestBody"]["content"]["application/json"]["schema"]
+    assert "header" in body["properties"]
+    assert (
+        "verdict"
+        in operation["responses"]["200"]["content"]["application/json"]["schema"]["properties"]
+    )
+    assert "/verify-record" not in schema["paths"]
+
+
+# --- the form ----------------------------------------------------------------------------------
+
+
+def test_the_form_page(client: TestClient[Litestar]) -> None:
+    response = client.get("/verify-record")
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "text/html; charset=utf-8"
+    html = response.text
+    assert '<html lang="en">' in html
+    assert '<label for="bundle">' in html
+    assert '<textarea id="bundle" name="bundle"' in html
+    assert '<form method="post" action="/verify-record">' in html
+    assert "<script" not in html
+    policy = response.headers["content-security-policy"]
+    assert "default-src 'none'" in policy and "script-src" not in policy
+    assert response.headers["cache-control"] == "no-store"
+
+
+@pytest.mark.parametrize(
+    ("edit", "verdict"),
+    [
+        (None, "VERIFIED"),
+        (lambda d: d["fields"][0].update(value=1), "FAILED"),
+        (lambda d: d.update(coverage=None, seal=None), "VERIFICATION INCOMPLETE"),
+    ],
+    ids=["verified", "failed", "incomplete"],
+)
+def test_the_form_shows_the_verdict_checks_and_bracket(
+    client: TestClient[Litestar], world: World, edit: object, verdict: str
+) -> None:
+    bundle = world.bundle() if edit is None else tampered(world.bundle(), edit)  # type: ignore[arg-type]
+    response = client.post(
+        "/verify-record", content=urlencode({"bundle": bundle.decode()}), headers=FORM
+    )
+    assert response.status_code == 200
+    html = response.text
+    assert _verdict(html) == verdict
+    assert html.count("<tr><td>") >= 7
+    assert '<dl id="time-bracket">' in html
+    assert "<caption>The seven checks</caption>" in html
+    # the pasted bundle is kept in the text area
+    assert unescape(html.split('name="bundle"')[1].split(">", 1)[1].split("</textarea>")[0]) == (
+        bundle.decode()
+    )
+
+
+def test_everything_shown_is_escaped(client: TestClient[Litestar], world: World) -> None:
+    hostile = "<script>alert(1)</script>"
+    bundle = tampered(world.bundle(), lambda d: d["header"].update(record_type=hostile))
+    html = client.post(
+        "/verify-record", content=urlencode({"bundle": bundle.decode()}), headers=FORM
+    ).text
+    assert "<script>" not in html
+    assert "&lt;script&gt;" in html
+    malformed = '{"format": "</textarea><script>alert(1)</script>"'
+    html = client.post(
+        "/verify-record", content=urlencode({"bundle": malformed}), headers=FORM
+    ).text
+    assert _verdict(html) == "FAILED"
+    assert "<script>" not in html and "</textarea><script>" not in html
+
+
+def test_an_empty_form_asks_for_a_bundle(client: TestClient[Litestar]) -> None:
+    response = client.post("/verify-record", content="bundle=", headers=FORM)
+    assert response.status_code == 400
+    assert "Paste a bundle" in response.text
+    assert 'role="alert"' in response.text
+
+
+def test_a_bundle_over_1_mib_gets_a_clear_message(client: TestClient[Litestar]) -> None:
+    response = client.post(
+        "/verify-record", content="bundle=" + "a" * (MAX_BUNDLE_BYTES + 1), headers=FORM
+    )
+    assert response.status_code == 413
+    assert "larger than 1 MiB" in response.text
+    assert "recordseal verify" in response.text
+
+
+def test_a_form_body_beyond_the_limit_gets_the_same_message(client: TestClient[Litestar]) -> None:
+    response = client.post(
+        "/verify-record", content="bundle=" + "%7B" * (MAX_BUNDLE_BYTES + 2000), headers=FORM
+    )
+    assert response.status_code == 413
+    assert "larger than 1 MiB" in response.text
+
+
+def test_the_form_needs_url_encoding(client: TestClient[Litestar], world: World) -> None:
+    response = client.post(
+        "/verify-record",
+        content=json.dumps({"bundle": "x"}),
+        headers={"Content-Type": "application/json"},
+    )
+    assert response.status_code == 415
+
+
+def test_invalid_utf8_in_the_form_is_refused(client: TestClient[Litestar]) -> None:
+    response = client.post("/verify-record", content="bundle=%FF%FE", headers=FORM)
+    assert response.status_code == 400
