@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -19,21 +18,16 @@ from pathlib import Path
 import httpx
 import pytest
 
+# `make test` installs both (Makefile SYSTEM_TOOLS, pyproject dev extras): a missing one fails.
+from playwright import sync_api
+
+from tests.servers import free_port
+
 from ..verify.factory import World
 
 CHROMIUM = Path("/usr/bin/chromium")
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "docs" / "screenshots"
-
-# `make test` installs both (Makefile SYSTEM_TOOLS, pyproject dev extras): a missing one fails.
-from playwright import sync_api  # noqa: E402
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +40,7 @@ def server(world: World, tmp_path_factory: pytest.TempPathFactory) -> Iterator[s
     folder = tmp_path_factory.mktemp("browser")
     (folder / "keys.json").write_text(json.dumps(world.keys_document()))
     (folder / "trust.json").write_text(json.dumps(world.trust_document()))
-    port = _free_port()
+    port = free_port()
     environment = {
         **os.environ,
         "RECORDSEAL_VERIFY_KEYS": str(folder / "keys.json"),

@@ -6,7 +6,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -18,14 +17,9 @@ from recordseal import chain
 from recordseal.crypto.signing import verify_header_signature
 from recordseal.settings import Settings
 from recordseal.storage.sqlite import SQLiteStore
+from tests.servers import free_port
 
 STREAMS = ("alpha", "beta")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def recordseal(*args: str, **kwargs) -> subprocess.Popen[bytes]:

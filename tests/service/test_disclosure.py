@@ -6,13 +6,11 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-import httpx
 import pytest
 from litestar.testing import TestClient
 
@@ -28,25 +26,9 @@ from recordseal.verify import (
     verify_bundle,
 )
 from recordseal.web.app import create_app
+from tests.servers import free_port, wait_for
 
 ORIGIN = "test.recordseal"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_for(url: str) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            httpx.get(url, timeout=1)
-            return
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    raise RuntimeError(f"{url} did not answer")
 
 
 @pytest.fixture
@@ -104,6 +86,28 @@ def start_witness(data: Path, log_vkeys: list[tuple[str, str]]) -> tuple[subproc
 def stop(process: subprocess.Popen) -> None:
     os.killpg(process.pid, signal.SIGKILL)
     process.wait()
+
+
+def export_keys(data: Path, out: Path, env: dict[str, str]) -> None:
+    """``recordseal keys export``: out/keys.json and out/trust.json."""
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "recordseal.cli",
+            "keys",
+            "export",
+            "--data-dir",
+            str(data),
+            "--keys-out",
+            str(out / "keys.json"),
+            "--trust-out",
+            str(out / "trust.json"),
+        ],
+        check=True,
+        env=env,
+        capture_output=True,
+    )
 
 
 def test_a_sealed_witnessed_record_verifies_offline(tmp_path: Path, witness):
@@ -200,24 +204,7 @@ def test_a_sealed_witnessed_record_verifies_offline(tmp_path: Path, witness):
     env = {**os.environ, "RECORDSEAL_ORIGIN": ORIGIN, "RECORDSEAL_WITNESSES": witnesses}
     bundle_file = tmp_path / "bundle.json"
     bundle_file.write_bytes(bundle_bytes)
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "recordseal.cli",
-            "keys",
-            "export",
-            "--data-dir",
-            str(data),
-            "--keys-out",
-            str(tmp_path / "keys.json"),
-            "--trust-out",
-            str(tmp_path / "trust.json"),
-        ],
-        check=True,
-        env=env,
-        capture_output=True,
-    )
+    export_keys(data, tmp_path, env)
     verdict = subprocess.run(
         [
             sys.executable,
@@ -297,24 +284,7 @@ def test_time_stamping_authority_receipts_verify(tmp_path: Path):
         "RECORDSEAL_ORIGIN": ORIGIN,
         "RECORDSEAL_TIMESTAMP_AUTHORITIES": authorities,
     }
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "recordseal.cli",
-            "keys",
-            "export",
-            "--data-dir",
-            str(data),
-            "--keys-out",
-            str(tmp_path / "keys.json"),
-            "--trust-out",
-            str(tmp_path / "trust.json"),
-        ],
-        check=True,
-        env=env,
-        capture_output=True,
-    )
+    export_keys(data, tmp_path, env)
     trust = load_trust_store((tmp_path / "trust.json").read_bytes())
     result = verify_bundle(bundle, load_key_directory(keys), trust)
     assert result.verdict == VERIFIED, [(c.number, c.status, c.detail) for c in result.checks]

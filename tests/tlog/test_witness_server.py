@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import stat
 import subprocess
 import sys
@@ -19,6 +18,7 @@ import httpx
 from recordseal.tlog import CosignatureVerifier, TlogError
 from recordseal.tlog.client import WitnessClient
 from recordseal.tlog.protocol import encode_add_checkpoint
+from tests.servers import free_port
 
 from .conftest import WITNESS_NAME, Log
 
@@ -42,13 +42,6 @@ def environment() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [SOURCE, env.get("PYTHONPATH")]))
     return env
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 @contextmanager
