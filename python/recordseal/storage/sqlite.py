@@ -178,12 +178,37 @@ def _migrate(conn: sqlite3.Connection) -> None:
 
 
 class _Batch:
-    """State shared by the jobs of one transaction: the stream heads they advanced."""
+    """State shared by the jobs of one transaction: the stream heads they advanced, the
+    subjects already checked, and record rows not yet written.
 
-    __slots__ = ("heads",)
+    Appends defer their INSERTs so a batch writes them with one ``executemany``; every other
+    job sees them written first (``flush_rows`` runs before it), so an erasure later in the
+    same batch deletes a payload appended earlier in it.
+    """
+
+    __slots__ = ("heads", "payloads", "records", "subjects")
 
     def __init__(self) -> None:
         self.heads: dict[int, tuple[int, bytes]] = {}
+        self.subjects: dict[tuple[str, bytes], tuple[str, bool]] = {}
+        self.records: list[tuple[Any, ...]] = []
+        self.payloads: list[tuple[Any, ...]] = []
+
+    def flush_rows(self, conn: sqlite3.Connection) -> None:
+        if self.records:
+            conn.executemany(
+                "INSERT INTO records (record_id, tenant, stream_id, seq, subject_ref, header,"
+                " signature, chain_leaf) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                self.records,
+            )
+            conn.executemany(
+                "INSERT INTO payloads (record_id, subject_ref, sealed) VALUES (?, ?, ?)",
+                self.payloads,
+            )
+            self.records.clear()
+            self.payloads.clear()
+        # Whatever the next job is, it may change subjects: check them again after it.
+        self.subjects.clear()
 
     def head(self, conn: sqlite3.Connection, stream_id: int) -> tuple[int, bytes]:
         head = self.heads.get(stream_id)
@@ -195,6 +220,7 @@ class _Batch:
         return head
 
     def flush(self, conn: sqlite3.Connection) -> None:
+        self.flush_rows(conn)
         conn.executemany(
             "UPDATE streams SET next_seq = ?, head = ? WHERE id = ?",
             [(seq, head, stream_id) for stream_id, (seq, head) in self.heads.items()],
@@ -301,6 +327,8 @@ class _GroupCommitWriter:
             conn.execute("BEGIN IMMEDIATE")
             state = _Batch()
             for job, _ in batch:
+                if not getattr(job, "defers_rows", False):
+                    state.flush_rows(conn)
                 try:
                     outcomes.append((True, job(conn, state)))
                 except StoreError as refusal:  # raised before the job wrote anything
@@ -486,20 +514,22 @@ class SQLiteStore:
                     " VALUES (?, ?, ?, ?, ?)",
                     (tenant, subject.index, subject_ref, subject.new_wrapped_key, now),
                 )
-            stored = conn.execute(
-                "SELECT subject_ref, wrapped_key IS NOT NULL FROM subjects"
-                " WHERE tenant = ? AND subject_index = ?",
-                (tenant, subject.index),
-            ).fetchone()
+            stored = batch.subjects.get((tenant, subject.index))
+            if stored is None:
+                row = conn.execute(
+                    "SELECT subject_ref, wrapped_key IS NOT NULL FROM subjects"
+                    " WHERE tenant = ? AND subject_index = ?",
+                    (tenant, subject.index),
+                ).fetchone()
+                if row is not None:
+                    stored = batch.subjects[(tenant, subject.index)] = (row[0], bool(row[1]))
             if stored is None or stored[0] != subject_ref:
                 raise SubjectRace(subject_ref)
             if not stored[1]:
                 raise SubjectErased(subject_ref)
             seq, head = batch.head(conn, stream_id)
             record = build(seq, head)
-            conn.execute(
-                "INSERT INTO records (record_id, tenant, stream_id, seq, subject_ref, header,"
-                " signature, chain_leaf) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            batch.records.append(
                 (
                     record.record_id,
                     tenant,
@@ -509,15 +539,13 @@ class SQLiteStore:
                     record.header,
                     record.signature,
                     record.chain_leaf,
-                ),
+                )
             )
-            conn.execute(
-                "INSERT INTO payloads (record_id, subject_ref, sealed) VALUES (?, ?, ?)",
-                (record.record_id, subject_ref, record.sealed_payload),
-            )
+            batch.payloads.append((record.record_id, subject_ref, record.sealed_payload))
             batch.heads[stream_id] = (seq + 1, record.chain_leaf)
             return record
 
+        job.defers_rows = True  # type: ignore[attr-defined]
         return await self._write.submit(job)
 
     _RECORD_COLUMNS = (
