@@ -1,0 +1,168 @@
+"""The sealed-batch queries of the SQLite store: logs, nodes, checkpoints, receipts."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from recordseal.core import leaf_hash
+from recordseal.ledger import tree
+from recordseal.storage.base import CheckpointRow, SealedBatch, SealRequest
+from recordseal.storage.sqlite_writer import Batch, GroupCommitWriter
+
+
+class LedgerQueries:
+    """Mixed into SQLiteStore: ``_read`` and ``_write`` come from it."""
+
+    def _read(self, sql: str, params: tuple[Any, ...]) -> list[Any]:
+        raise NotImplementedError
+
+    @property
+    def _write(self) -> GroupCommitWriter:
+        raise NotImplementedError
+
+    async def unsealed_logs(self) -> list[tuple[str, str]]:
+        """The (tenant, fleet) pairs that have records not yet in a sealed batch."""
+        rows = self._read(
+            "SELECT DISTINCT s.tenant, s.fleet FROM records r JOIN streams s ON s.id = r.stream_id"
+            " WHERE r.log_index IS NULL",
+            (),
+        )
+        return [(tenant, fleet) for tenant, fleet in rows]
+
+    async def seal(self, request: SealRequest) -> SealedBatch | None:
+        """Append the pending chain leaves of one (tenant, fleet) to its log and store the
+        signed checkpoint, in one transaction: a crash seals all of them or none."""
+        return await self._write.submit(lambda conn, batch: _seal(conn, request))
+
+    async def checkpoints(self, tenant: str, fleet: str) -> list[CheckpointRow]:
+        rows = self._read(
+            "SELECT l.origin, c.size, c.root, c.note, c.created_at FROM checkpoints c"
+            " JOIN logs l ON l.id = c.log_id WHERE l.tenant = ? AND l.fleet = ? ORDER BY c.size",
+            (tenant, fleet),
+        )
+        return [CheckpointRow(*row) for row in rows]
+
+    async def log_nodes(
+        self, origin: str, ids: set[tuple[int, int]]
+    ) -> dict[tuple[int, int], bytes]:
+        nodes: dict[tuple[int, int], bytes] = {}
+        for level, index in ids:
+            rows = self._read(
+                "SELECT n.hash FROM log_nodes n JOIN logs l ON l.id = n.log_id"
+                " WHERE l.origin = ? AND n.level = ? AND n.idx = ?",
+                (origin, level, index),
+            )
+            if rows:
+                nodes[(level, index)] = rows[0][0]
+        return nodes
+
+    async def log_origins(self) -> list[str]:
+        return [origin for (origin,) in self._read("SELECT origin FROM logs ORDER BY id", ())]
+
+    async def record_seal(self, tenant: str, record_id: str) -> tuple[str, int] | None:
+        """The log origin and index of a sealed record, or None while it is pending."""
+        rows = self._read(
+            "SELECT l.origin, r.log_index FROM records r JOIN logs l ON l.id = r.log_id"
+            " WHERE r.record_id = ? AND r.tenant = ?",
+            (record_id, tenant),
+        )
+        return (rows[0][0], rows[0][1]) if rows else None
+
+    async def add_cosignature(self, origin: str, size: int, witness: str, line: str) -> None:
+        def job(conn: sqlite3.Connection, batch: Batch) -> None:
+            conn.execute(
+                "INSERT OR REPLACE INTO cosignatures (log_id, size, witness, line)"
+                " SELECT id, ?, ?, ? FROM logs WHERE origin = ?",
+                (size, witness, line, origin),
+            )
+
+        await self._write.submit(job)
+
+    async def add_timestamp(self, origin: str, size: int, authority: str, token: bytes) -> None:
+        def job(conn: sqlite3.Connection, batch: Batch) -> None:
+            conn.execute(
+                "INSERT OR REPLACE INTO timestamps (log_id, size, authority, token)"
+                " SELECT id, ?, ?, ? FROM logs WHERE origin = ?",
+                (size, authority, token, origin),
+            )
+
+        await self._write.submit(job)
+
+    async def timestamps(self, origin: str, size: int) -> list[tuple[str, bytes]]:
+        rows = self._read(
+            "SELECT t.authority, t.token FROM timestamps t JOIN logs l ON l.id = t.log_id"
+            " WHERE l.origin = ? AND t.size = ? ORDER BY t.authority",
+            (origin, size),
+        )
+        return [(authority, token) for authority, token in rows]
+
+    async def cosignatures(self, origin: str, size: int) -> list[str]:
+        rows = self._read(
+            "SELECT c.line FROM cosignatures c JOIN logs l ON l.id = c.log_id"
+            " WHERE l.origin = ? AND c.size = ? ORDER BY c.witness",
+            (origin, size),
+        )
+        return [line for (line,) in rows]
+
+
+SEAL_LIMIT = 50_000  # chain leaves per sealed batch; the rest wait for the next one
+
+
+def _seal(conn: sqlite3.Connection, request: SealRequest) -> SealedBatch | None:
+    row = conn.execute(
+        "SELECT id, size FROM logs WHERE tenant = ? AND fleet = ?", (request.tenant, request.fleet)
+    ).fetchone()
+    created: dict[tuple[int, int], bytes] = {}
+
+    def node(level: int, index: int) -> bytes:
+        found = created.get((level, index))
+        if found is None:
+            found = conn.execute(
+                "SELECT hash FROM log_nodes WHERE log_id = ? AND level = ? AND idx = ?",
+                (log_id, level, index),
+            ).fetchone()[0]
+        return found
+
+    def append(size: int, leaf: bytes) -> None:
+        for level, index, digest in tree.nodes_completed_by_append(size, leaf, node):
+            created[(level, index)] = digest
+
+    if row is None:
+        cursor = conn.execute(
+            "INSERT INTO logs (tenant, fleet, origin, size, root) VALUES (?, ?, ?, 0, ?)",
+            (request.tenant, request.fleet, request.origin, b""),
+        )
+        assert cursor.lastrowid is not None
+        log_id, size = cursor.lastrowid, 0
+        append(0, leaf_hash(request.genesis))  # leaf 0: the tenant genesis root
+        size = 1
+    else:
+        log_id, size = row
+    pending = conn.execute(
+        "SELECT r.record_id, r.chain_leaf FROM records r JOIN streams s ON s.id = r.stream_id"
+        " WHERE r.log_index IS NULL AND s.tenant = ? AND s.fleet = ? ORDER BY r.rowid LIMIT ?",
+        (request.tenant, request.fleet, SEAL_LIMIT),
+    ).fetchall()
+    if not pending and row is not None:
+        return None
+    first_index = size
+    for record_id, chain_leaf in pending:
+        append(size, chain_leaf)
+        conn.execute(
+            "UPDATE records SET log_id = ?, log_index = ? WHERE record_id = ?",
+            (log_id, size, record_id),
+        )
+        size += 1
+    conn.executemany(
+        "INSERT INTO log_nodes (log_id, level, idx, hash) VALUES (?, ?, ?, ?)",
+        [(log_id, level, index, digest) for (level, index), digest in created.items()],
+    )
+    root = tree.root(size, node)
+    note = request.sign(size, root)
+    conn.execute("UPDATE logs SET size = ?, root = ? WHERE id = ?", (size, root, log_id))
+    conn.execute(
+        "INSERT INTO checkpoints (log_id, size, root, note, created_at) VALUES (?, ?, ?, ?, ?)",
+        (log_id, size, root, note, request.now),
+    )
+    return SealedBatch(request.origin, first_index, size, root, note)

@@ -1,0 +1,142 @@
+"""The SQLite schema, its migrations, and how connections are opened."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE tokens (
+        token_hash  BLOB PRIMARY KEY,
+        tenant      TEXT NOT NULL,
+        label       TEXT NOT NULL,
+        created_at  TEXT NOT NULL,
+        revoked_at  TEXT
+    );
+    CREATE TABLE signing_keys (
+        key_id      TEXT PRIMARY KEY,
+        algorithm   TEXT NOT NULL,
+        public_key  BLOB NOT NULL,
+        not_before  TEXT NOT NULL,
+        not_after   TEXT,
+        revoked_at  TEXT
+    );
+    CREATE TABLE streams (
+        id            INTEGER PRIMARY KEY,
+        tenant        TEXT NOT NULL,
+        name          TEXT NOT NULL,
+        declarations  TEXT NOT NULL,
+        strict        INTEGER NOT NULL,
+        next_seq      INTEGER NOT NULL,
+        head          BLOB NOT NULL,
+        created_at    TEXT NOT NULL,
+        UNIQUE (tenant, name)
+    );
+    CREATE TABLE subjects (
+        tenant         TEXT NOT NULL,
+        subject_index  BLOB NOT NULL,
+        subject_ref    TEXT NOT NULL UNIQUE,
+        wrapped_key    BLOB,
+        created_at     TEXT NOT NULL,
+        erased_at      TEXT,
+        PRIMARY KEY (tenant, subject_index)
+    ) WITHOUT ROWID;
+    CREATE TABLE records (
+        record_id    TEXT PRIMARY KEY,
+        tenant       TEXT NOT NULL,
+        stream_id    INTEGER NOT NULL REFERENCES streams (id),
+        seq          INTEGER NOT NULL,
+        subject_ref  TEXT NOT NULL,
+        header       BLOB NOT NULL,
+        signature    BLOB NOT NULL,
+        chain_leaf   BLOB NOT NULL,
+        UNIQUE (stream_id, seq)
+    );
+    CREATE TABLE payloads (
+        record_id    TEXT PRIMARY KEY REFERENCES records (record_id),
+        subject_ref  TEXT NOT NULL,
+        sealed       BLOB NOT NULL
+    );
+    CREATE INDEX payloads_by_subject ON payloads (subject_ref);
+    """,
+    # 2: sealed batches. Each (tenant, fleet) has one RFC 6962 log of chain leaves, kept as
+    # complete-subtree nodes (recordseal.ledger.tree); checkpoints are its signed heads.
+    """
+    ALTER TABLE streams ADD COLUMN fleet TEXT NOT NULL DEFAULT 'default';
+    ALTER TABLE records ADD COLUMN log_id INTEGER;
+    ALTER TABLE records ADD COLUMN log_index INTEGER;
+    CREATE INDEX records_unsealed ON records (stream_id) WHERE log_index IS NULL;
+    CREATE TABLE logs (
+        id      INTEGER PRIMARY KEY,
+        tenant  TEXT NOT NULL,
+        fleet   TEXT NOT NULL,
+        origin  TEXT NOT NULL UNIQUE,
+        size    INTEGER NOT NULL,
+        root    BLOB NOT NULL,
+        UNIQUE (tenant, fleet)
+    );
+    CREATE TABLE log_nodes (
+        log_id  INTEGER NOT NULL REFERENCES logs (id),
+        level   INTEGER NOT NULL,
+        idx     INTEGER NOT NULL,
+        hash    BLOB NOT NULL,
+        PRIMARY KEY (log_id, level, idx)
+    ) WITHOUT ROWID;
+    CREATE TABLE checkpoints (
+        log_id      INTEGER NOT NULL REFERENCES logs (id),
+        size        INTEGER NOT NULL,
+        root        BLOB NOT NULL,
+        note        TEXT NOT NULL,
+        created_at  TEXT NOT NULL,
+        PRIMARY KEY (log_id, size)
+    ) WITHOUT ROWID;
+    CREATE TABLE cosignatures (
+        log_id   INTEGER NOT NULL,
+        size     INTEGER NOT NULL,
+        witness  TEXT NOT NULL,
+        line     TEXT NOT NULL,
+        PRIMARY KEY (log_id, size, witness),
+        FOREIGN KEY (log_id, size) REFERENCES checkpoints (log_id, size)
+    ) WITHOUT ROWID;
+    """,
+    # 3: RFC 3161 time-stamp tokens over checkpoint roots.
+    """
+    CREATE TABLE timestamps (
+        log_id     INTEGER NOT NULL,
+        size       INTEGER NOT NULL,
+        authority  TEXT NOT NULL,
+        token      BLOB NOT NULL,
+        PRIMARY KEY (log_id, size, authority),
+        FOREIGN KEY (log_id, size) REFERENCES checkpoints (log_id, size)
+    ) WITHOUT ROWID;
+    """,
+]
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA busy_timeout = 30000")
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = FULL")
+    conn.execute("PRAGMA foreign_keys = ON")
+    # Freed pages are overwritten with zeros, so erased payloads and keys leave no trace.
+    conn.execute("PRAGMA secure_delete = ON")
+    return conn
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+        row = conn.execute("SELECT max(version) FROM schema_version").fetchone()
+        current = row[0] or 0
+        for version, script in enumerate(MIGRATIONS[current:], start=current + 1):
+            for statement in script.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
