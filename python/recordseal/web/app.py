@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -19,6 +20,8 @@ from recordseal.crypto.keyfiles import read_or_create_secret
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.crypto.vault import KeyWrapper
 from recordseal.ledger.sealer import Sealer, configured_authorities, configured_witnesses
+from recordseal.panel.bootstrap import store_from_env
+from recordseal.panel.cookies import CookieKeyring, SigningKey
 from recordseal.services.clock import utc_now
 from recordseal.services.disclosure import DisclosureService
 from recordseal.services.errors import ServiceError
@@ -30,6 +33,8 @@ from recordseal.storage.base import SigningKeyRow, Store
 from recordseal.storage.sqlite import SQLiteStore
 from recordseal.verify import KeyDirectory, TrustStore, load_key_directory, load_trust_store
 from recordseal.web import problems, records
+from recordseal.web.panel.context import PanelContext
+from recordseal.web.panel.routes import PANEL_ROUTES, panel_template_config
 from recordseal.web.schemas import Health
 from recordseal.web.verify import VERIFY_ROUTES
 
@@ -95,6 +100,16 @@ def create_app(settings: Settings | None = None) -> Litestar:
             )
 
         app.state.verification_context = verification_context
+        app.state.panel = PanelContext(
+            tenants=store_from_env(os.environ),
+            keyring=CookieKeyring(
+                SigningKey(
+                    "panel-1",
+                    read_or_create_secret(settings.data_dir / "keys" / "panel-cookie.key"),
+                )
+            ),
+            passkey_roles={},
+        )
         sealing = (
             asyncio.create_task(sealer.run(settings.seal_interval))
             if settings.seal_interval > 0
@@ -120,7 +135,9 @@ def create_app(settings: Settings | None = None) -> Litestar:
             records.erase_subject,
             records.disclose,
             *VERIFY_ROUTES,
+            *PANEL_ROUTES,
         ],
+        template_config=panel_template_config(),
         dependencies={
             "tenant": Provide(records.tenant_of),
             "records": Provide(records.records_of, sync_to_thread=False),

@@ -1,0 +1,220 @@
+"""The panel's session requirement, role gate and CSRF check (spec 5.1-5.3, 7 rules 2-3).
+
+Every panel handler takes the ``panel_principal`` dependency (``Provide(panel_principal)``).
+It reads the cookie ``COOKIE_NAME`` and verifies it with the keyring at the context's current
+sign-out epoch. It raises ``PanelDenied``, which ``panel_denied_handler`` turns into:
+
+- no, expired, tampered or signed-out cookie: an API client (``Accept: application/json``)
+  gets 401 problem+json, code ``unauthenticated``; a browser gets a 303 redirect to
+  ``/login`` (and the stale cookie is cleared);
+- a mutating request (POST, PUT, PATCH, DELETE) without a valid CSRF token: 403,
+  code ``csrf_invalid``;
+- a mutating request by a viewer: 403, code ``forbidden_role``, unless the handler sets
+  ``opt={"panel_viewer_may_mutate": True}`` (self sign-out).
+
+Roles: a tenant-scoped (sso) session carries its role; a legacy (passkey) session takes its
+role from ``PanelContext.passkey_roles`` by user id, viewer when absent (fail closed).
+
+CSRF (synchronizer token bound to the session cookie)::
+
+    csrf_token = b64u(HMAC-SHA-256(active cookie key,
+                                   key_id || 0x00 || "recordseal-panel-csrf-v1" || 0x00 || cookie))
+
+computed with ``CookieKeyring.sign_payload`` (only the MAC part is kept). The prefix keeps the
+value apart from any cookie MAC: a CSRF token never is, nor reveals, a session signature, and
+the input (no ``|``) never decodes as a session payload. Pages render it into every form as
+the hidden field ``csrf_token``; JSON clients send it in the header ``X-CSRF-Token`` (the
+JSON answer of ``GET /tenants`` carries it as ``session.csrf_token``). A mutating request
+must present it (header first, else the urlencoded/multipart form field) and it is compared
+with ``hmac.compare_digest``. A cross-site page can neither read the value nor set the
+header. The token changes with the cookie; rotating the active cookie key invalidates forms
+already rendered (reload the page).
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
+
+from litestar import Request, Response
+from litestar.di import NamedDependency
+from litestar.params import SkipValidation
+from litestar.response import Redirect, Template
+
+from recordseal.panel.cookies import COOKIE_NAME, CookieKeyring, clear_cookie_header
+from recordseal.panel.roles import can_mutate
+from recordseal.panel.sessions import LegacySession, Role, Session
+from recordseal.web.panel.context import PanelContext, panel_context
+from recordseal.web.problems import problem_response
+
+log = logging.getLogger("recordseal.panel.web")
+
+CSRF_FIELD = "csrf_token"
+CSRF_HEADER = "X-CSRF-Token"
+CSRF_CONTEXT = b"recordseal-panel-csrf-v1\x00"
+MUTATING_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+VIEWER_MAY_MUTATE = "panel_viewer_may_mutate"
+LOGIN_PATH = "/login"
+_FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+# Every panel answer is per-user: never cached, and its shape depends on Accept.
+PRIVATE_HEADERS = {"Cache-Control": "no-store", "Vary": "Accept, Cookie"}
+
+
+@dataclass(frozen=True)
+class PanelPrincipal:
+    """The signed-in user of one request. ``tenant_id`` is None for a legacy session."""
+
+    kind: Literal["legacy", "sso"]
+    subject: str
+    role: Role
+    tenant_id: str | None
+    org_id: str | None
+    csrf_token: str
+
+    @property
+    def is_operator(self) -> bool:
+        return self.role == "operator"
+
+
+# How handlers declare the dependency: the value is built here, so it skips validation.
+Principal: TypeAlias = NamedDependency[SkipValidation[PanelPrincipal]]
+
+
+class PanelDenied(Exception):
+    """A refused panel request; ``panel_denied_handler`` renders it for the client."""
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        detail: str,
+        *,
+        principal: PanelPrincipal | None = None,
+        clear_cookie: bool = False,
+    ) -> None:
+        super().__init__(f"{status} {code}: {detail}")
+        self.status = status
+        self.code = code
+        self.detail = detail
+        self.principal = principal
+        self.clear_cookie = clear_cookie
+
+
+def wants_json(request: Request[Any, Any, Any]) -> bool:
+    """Content negotiation: JSON when the client prefers ``application/json``, else HTML."""
+    choice = request.accept.best_match(
+        ["text/html", "application/json", "application/problem+json"], default="text/html"
+    )
+    return choice != "text/html"
+
+
+def csrf_token_for(keyring: CookieKeyring, cookie: str) -> str:
+    """The CSRF token bound to the session cookie ``cookie`` (see the module docstring)."""
+    signed = keyring.sign_payload(CSRF_CONTEXT + cookie.encode("ascii", "replace"))
+    return signed.rsplit(".", 1)[1]
+
+
+def role_of(context: PanelContext, session: Session) -> Role:
+    if isinstance(session, LegacySession):
+        passkey_role = context.passkey_roles.get(session.user_id)
+        return "operator" if can_mutate(session, passkey_role) else "viewer"
+    return "operator" if can_mutate(session) else "viewer"
+
+
+def principal_of(context: PanelContext, cookie: str, session: Session) -> PanelPrincipal:
+    csrf = csrf_token_for(context.keyring, cookie)
+    if isinstance(session, LegacySession):
+        return PanelPrincipal(
+            "legacy", session.user_id, role_of(context, session), None, None, csrf
+        )
+    return PanelPrincipal(
+        "sso",
+        session.subject,
+        role_of(context, session),
+        session.tenant_id,
+        session.org_id,
+        csrf,
+    )
+
+
+async def panel_principal(request: Request[Any, Any, Any]) -> PanelPrincipal:
+    """Dependency: the verified principal, after the CSRF and role checks of mutations."""
+    context = panel_context(request)
+    cookie = request.cookies.get(COOKIE_NAME)
+    session = (
+        context.keyring.verify(cookie, context.clock(), epoch=context.signout_epoch)
+        if cookie
+        else None
+    )
+    if cookie is None or session is None:
+        context.count("unauthenticated")
+        raise PanelDenied(
+            401, "unauthenticated", "sign in to use the panel", clear_cookie=bool(cookie)
+        )
+    principal = principal_of(context, cookie, session)
+    if request.method.upper() in MUTATING_METHODS:
+        if not await _csrf_ok(request, principal.csrf_token):
+            context.count("csrf_rejected")
+            log.info("panel.denied csrf path=%r subject=%r", request.url.path, principal.subject)
+            raise PanelDenied(
+                403, "csrf_invalid", "missing or wrong CSRF token", principal=principal
+            )
+        if not principal.is_operator and not request.route_handler.opt.get(VIEWER_MAY_MUTATE):
+            context.count("forbidden_role")
+            log.info(
+                "panel.denied role path=%r subject=%r role=%s",
+                request.url.path,
+                principal.subject,
+                principal.role,
+            )
+            raise PanelDenied(
+                403, "forbidden_role", "this action needs the operator role", principal=principal
+            )
+    return principal
+
+
+async def _csrf_ok(request: Request[Any, Any, Any], expected: str) -> bool:
+    presented = request.headers.get(CSRF_HEADER)
+    if presented is None and request.content_type[0] in _FORM_TYPES:
+        form = await request.form()
+        value = form.get(CSRF_FIELD)
+        presented = value if isinstance(value, str) else None
+    if not presented:
+        return False
+    return hmac.compare_digest(presented.encode("utf-8", "replace"), expected.encode("ascii"))
+
+
+def panel_denied_handler(request: Request[Any, Any, Any], error: PanelDenied) -> Response[Any]:
+    """Exception handler: problem+json for API clients, a redirect or HTML page for browsers."""
+    response: Response[Any]
+    if wants_json(request):
+        response = problem_response(error.status, error.code, error.detail)
+    elif error.status == 401:
+        response = Redirect(LOGIN_PATH, status_code=303)
+    else:
+        response = error_page(error.status, error.code, error.detail, error.principal)
+    for name, value in PRIVATE_HEADERS.items():
+        response.headers[name] = value
+    if error.clear_cookie:
+        response.headers["Set-Cookie"] = clear_cookie_header()
+    return response
+
+
+TITLES = {403: "Forbidden", 404: "Not found"}
+
+
+def error_page(status: int, code: str, detail: str, principal: PanelPrincipal | None) -> Template:
+    return Template(
+        template_name="panel/error.html",
+        context={
+            "title": TITLES.get(status, "Error"),
+            "status": status,
+            "code": code,
+            "detail": detail,
+            "principal": principal,
+        },
+        status_code=status,
+    )

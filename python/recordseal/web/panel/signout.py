@@ -1,0 +1,82 @@
+"""Sign-out (spec 2.8): ``POST /logout`` and ``POST /logout/everywhere``.
+
+Both pass the session dependency, so both need the CSRF token (form field ``csrf_token`` or
+header ``X-CSRF-Token``, see ``session``). ``/logout`` is open to every role and clears this
+browser's cookie; the token itself stays valid until its ``exp`` (cookies carry no id to
+revoke one by one). ``/logout/everywhere`` is for operators only: it raises
+``PanelContext.signout_epoch`` by one, so every cookie issued with a lower ``g=`` (or none)
+stops verifying, this one included. Issuers must stamp new cookies with the current epoch.
+
+Browsers get a 303 redirect to ``/login``; JSON clients get 200 with a small JSON body.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import msgspec
+from litestar import Request, Response, post
+from litestar.response import Redirect
+
+from recordseal.panel.cookies import clear_cookie_header
+from recordseal.web.panel.context import panel_context
+from recordseal.web.panel.session import (
+    LOGIN_PATH,
+    PRIVATE_HEADERS,
+    VIEWER_MAY_MUTATE,
+    Principal,
+    wants_json,
+)
+
+log = logging.getLogger("recordseal.panel.web")
+
+
+def _signed_out(request: Request[Any, Any, Any], body: dict[str, Any]) -> Response[Any]:
+    headers = {**PRIVATE_HEADERS, "Set-Cookie": clear_cookie_header()}
+    if wants_json(request):
+        return Response(
+            msgspec.json.encode(body),
+            status_code=200,
+            media_type="application/json",
+            headers=headers,
+        )
+    return Redirect(LOGIN_PATH, status_code=303, headers=headers)
+
+
+@post(
+    "/logout",
+    name="panel_logout",
+    tags=["panel"],
+    include_in_schema=False,
+    status_code=200,
+    opt={VIEWER_MAY_MUTATE: True},
+)
+async def logout(request: Request[Any, Any, Any], panel_principal: Principal) -> Response[Any]:
+    """Clears this browser's session cookie."""
+    log.info("panel.signout subject=%r kind=%s", panel_principal.subject, panel_principal.kind)
+    return _signed_out(request, {"signed_out": True})
+
+
+@post(
+    "/logout/everywhere",
+    name="panel_logout_everywhere",
+    tags=["panel"],
+    include_in_schema=False,
+    status_code=200,
+)
+async def logout_everywhere(
+    request: Request[Any, Any, Any], panel_principal: Principal
+) -> Response[Any]:
+    """Operators only: every cookie issued before now stops verifying."""
+    context = panel_context(request)
+    context.signout_epoch += 1
+    log.warning(
+        "panel.signout_everywhere subject=%r new_epoch=%d",
+        panel_principal.subject,
+        context.signout_epoch,
+    )
+    return _signed_out(request, {"signed_out": True, "signout_epoch": context.signout_epoch})
+
+
+SIGNOUT_ROUTES = [logout, logout_everywhere]
