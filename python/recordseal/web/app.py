@@ -109,6 +109,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
                 )
             ),
             passkey_roles={},
+            epoch_file=settings.data_dir / "panel-signout-epoch",
         )
         sealing = (
             asyncio.create_task(sealer.run(settings.seal_interval))

@@ -145,7 +145,7 @@ async def panel_principal(request: Request[Any, Any, Any]) -> PanelPrincipal:
     context = panel_context(request)
     cookie = request.cookies.get(COOKIE_NAME)
     session = (
-        context.keyring.verify(cookie, context.clock(), epoch=context.signout_epoch)
+        context.keyring.verify(cookie, context.clock(), epoch=context.current_epoch())
         if cookie
         else None
     )

@@ -70,7 +70,7 @@ async def logout_everywhere(
 ) -> Response[Any]:
     """Operators only: every cookie issued before now stops verifying."""
     context = panel_context(request)
-    context.signout_epoch += 1
+    context.bump_epoch()
     log.warning(
         "panel.signout_everywhere subject=%r new_epoch=%d",
         panel_principal.subject,
