@@ -48,3 +48,55 @@ def test_panel_routes_are_served_by_the_app(seeded: Path):
         assert "acme" in listing.text
         page = client.get("/tenants/acme", headers={"Accept": "text/html"})
         assert page.status_code == 200 and "Production" in page.text
+
+
+def test_operators_create_and_revoke_api_tokens_from_the_panel(seeded: Path):
+    with TestClient(create_app(Settings(data_dir=seeded / "data", seal_interval=0))) as client:
+        panel = client.app.state.panel
+        panel.passkey_roles["op"] = "operator"
+        operator = panel.keyring.issue(LegacySession("op", int(time.time()) + 600))
+        viewer = panel.keyring.issue(LegacySession("someone", int(time.time()) + 600))
+        json_headers = {"Accept": "application/json"}
+
+        client.cookies.set(COOKIE_NAME, viewer)
+        csrf = client.get("/tenants/acme/tokens", headers=json_headers).json()["session"][
+            "csrf_token"
+        ]
+        refused = client.post(
+            "/tenants/acme/tokens",
+            json={"label": "x"},
+            headers={**json_headers, "X-CSRF-Token": csrf},
+        )
+        assert (refused.status_code, refused.json()["code"]) == (403, "forbidden_role")
+
+        client.cookies.set(COOKIE_NAME, operator)
+        csrf = client.get("/tenants/acme/tokens", headers=json_headers).json()["session"][
+            "csrf_token"
+        ]
+        no_csrf = client.post("/tenants/acme/tokens", json={"label": "ci"}, headers=json_headers)
+        assert no_csrf.status_code == 403
+        created = client.post(
+            "/tenants/acme/tokens",
+            json={"label": "ci"},
+            headers={**json_headers, "X-CSRF-Token": csrf},
+        )
+        assert created.status_code == 201, created.text
+        token = created.json()["new_token"]
+        (listed,) = created.json()["tokens"]
+        assert listed["label"] == "ci" and listed["revoked_at"] is None
+        assert token not in client.get("/tenants/acme/tokens", headers=json_headers).text
+
+        api = {"Authorization": f"Bearer {token}"}
+        assert client.post("/v1/streams", json={"name": "s"}, headers=api).status_code == 201
+        revoked = client.post(
+            f"/tenants/acme/tokens/{listed['token_id']}/revoke",
+            headers={**json_headers, "X-CSRF-Token": csrf},
+        )
+        assert revoked.status_code == 200
+        assert revoked.json()["tokens"][0]["revoked_at"] is not None
+        assert client.post("/v1/streams", json={"name": "t"}, headers=api).status_code == 401
+        again = client.post(
+            f"/tenants/acme/tokens/{listed['token_id']}/revoke",
+            headers={**json_headers, "X-CSRF-Token": csrf},
+        )
+        assert again.status_code == 404

@@ -9,7 +9,7 @@ import time
 
 from recordseal.services.clock import utc_now
 from recordseal.services.errors import Invalid, Unauthenticated
-from recordseal.storage.base import Store
+from recordseal.storage.base import Store, TokenRow
 
 TOKEN_PREFIX = "rs_"
 TENANT_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -44,6 +44,17 @@ class TokenService:
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
         await self._store.add_token(token_hash(token), tenant, label, utc_now())
         return token
+
+    async def list(self, tenant: str) -> list[TokenRow]:
+        return await self._store.list_tokens(tenant)
+
+    async def revoke(self, tenant: str, token_id: str) -> bool:
+        """Revoke; this process forgets it at once, others within ``cache_seconds``."""
+        revoked = await self._store.revoke_token(tenant, token_id, utc_now())
+        if revoked:
+            for digest in [d for d in self._cache if d[:8].hex() == token_id]:
+                del self._cache[digest]
+        return revoked
 
     async def tenant_of(self, authorization: str | None) -> str:
         """The tenant of a ``Bearer`` token, or Unauthenticated (the reason is not told)."""

@@ -36,6 +36,17 @@ class SubjectClaim:
 
 
 @dataclass(frozen=True, slots=True)
+class TokenRow:
+    """An API token as listed: never the token, only an id (hex of its hash's first 8 bytes)."""
+
+    token_id: str
+    tenant: str
+    label: str
+    created_at: str
+    revoked_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class StreamRow:
     id: int
     tenant: str
@@ -140,6 +151,10 @@ class Store(Protocol):
 
     async def add_token(self, token_hash: bytes, tenant: str, label: str, now: str) -> None: ...
     async def tenant_for_token(self, token_hash: bytes) -> str | None: ...
+    async def list_tokens(self, tenant: str) -> list[TokenRow]: ...
+    async def revoke_token(self, tenant: str, token_id: str, now: str) -> bool:
+        """Revoke the tenant's token whose id is ``token_id``; False if there is none."""
+        ...
 
     async def register_signing_key(self, key: SigningKeyRow) -> None: ...
     async def signing_keys(self) -> list[SigningKeyRow]: ...

@@ -27,6 +27,7 @@ from recordseal.storage.base import (
     SubjectErased,
     SubjectRace,
     SubjectRow,
+    TokenRow,
 )
 from recordseal.storage.sqlite_ledger import LedgerQueries
 from recordseal.storage.sqlite_schema import connect, migrate
@@ -84,6 +85,25 @@ class SQLiteStore(LedgerQueries):
             "SELECT tenant FROM tokens WHERE token_hash = ? AND revoked_at IS NULL", (token_hash,)
         )
         return rows[0][0] if rows else None
+
+    async def list_tokens(self, tenant: str) -> list[TokenRow]:
+        rows = self._read(
+            "SELECT token_hash, tenant, label, created_at, revoked_at FROM tokens"
+            " WHERE tenant = ? ORDER BY created_at",
+            (tenant,),
+        )
+        return [TokenRow(h[:8].hex(), t, label, c, r) for h, t, label, c, r in rows]
+
+    async def revoke_token(self, tenant: str, token_id: str, now: str) -> bool:
+        def job(conn: sqlite3.Connection, batch: Batch) -> bool:
+            cursor = conn.execute(
+                "UPDATE tokens SET revoked_at = ? WHERE tenant = ? AND revoked_at IS NULL"
+                " AND hex(substr(token_hash, 1, 8)) = upper(?)",
+                (now, tenant, token_id),
+            )
+            return cursor.rowcount > 0
+
+        return await self._write.submit(job)
 
     # --- signing keys -------------------------------------------------------------------
 

@@ -1,0 +1,110 @@
+"""API tokens of the record service, managed by operators from the panel (issue 6).
+
+``GET /tenants/{tenant}/tokens`` lists a tenant's tokens (never the token itself, only its
+id, label and dates). ``POST`` there creates one and shows it once; ``POST
+/tenants/{tenant}/tokens/{token_id}/revoke`` revokes one. Both mutations pass the panel's
+session, CSRF and operator checks (``panel_principal``), and the cross-tenant rule runs
+before anything is looked up. A revoked token stops working at once in this process and
+within the token cache time (5 s) in the others.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request, Response, get, post
+from litestar.params import FromPath
+
+from recordseal.panel.tenants import TenantNotFound
+from recordseal.services.errors import ServiceError
+from recordseal.services.tokens import TokenService
+from recordseal.web.panel.context import panel_context
+from recordseal.web.panel.session import PanelDenied, PanelPrincipal, Principal
+from recordseal.web.panel.views import _check_tenant_scope, _not_found, _render
+
+MAX_LABEL = 128
+
+
+async def _page(
+    request: Request[Any, Any, Any],
+    principal: PanelPrincipal,
+    tenant_id: str,
+    *,
+    new_token: str | None = None,
+    status: int = 200,
+) -> Response[Any]:
+    context = panel_context(request)
+    _check_tenant_scope(context, principal, tenant_id, request.url.path)
+    try:
+        tenant = await context.tenants.get_tenant(tenant_id)
+    except TenantNotFound:
+        raise _not_found(context, principal, "tenant", request.url.path) from None
+    tokens: TokenService = request.app.state.tokens
+    response = _render(
+        request,
+        principal,
+        "panel/tokens.html",
+        {"tenant": tenant, "tokens": await tokens.list(tenant_id), "new_token": new_token},
+    )
+    response.status_code = status
+    return response
+
+
+@get("/tenants/{tenant_id:str}/tokens", name="panel_tokens", include_in_schema=False)
+async def list_tokens(
+    request: Request[Any, Any, Any], panel_principal: Principal, tenant_id: FromPath[str]
+) -> Response[Any]:
+    """The tenant's API tokens: id, label, created, revoked."""
+    return await _page(request, panel_principal, tenant_id)
+
+
+@post("/tenants/{tenant_id:str}/tokens", name="panel_token_create", include_in_schema=False)
+async def create_token(
+    request: Request[Any, Any, Any], panel_principal: Principal, tenant_id: FromPath[str]
+) -> Response[Any]:
+    """Create a token (operators); the answer shows it once, only its hash is kept."""
+    context = panel_context(request)
+    _check_tenant_scope(context, panel_principal, tenant_id, request.url.path)
+    try:
+        await context.tenants.get_tenant(tenant_id)
+    except TenantNotFound:
+        raise _not_found(context, panel_principal, "tenant", request.url.path) from None
+    form = await request.form() if request.content_type[0] != "application/json" else {}
+    body = await request.json() if request.content_type[0] == "application/json" else {}
+    label = str(form.get("label") or body.get("label") or "").strip()
+    if len(label) > MAX_LABEL or any(ord(c) < 0x20 for c in label):
+        raise PanelDenied(
+            422,
+            "label_invalid",
+            f"a label is at most {MAX_LABEL} characters, no control characters",
+            principal=panel_principal,
+        )
+    tokens: TokenService = request.app.state.tokens
+    try:
+        token = await tokens.create(tenant_id, label)
+    except ServiceError as error:
+        raise PanelDenied(422, error.code, str(error), principal=panel_principal) from None
+    return await _page(request, panel_principal, tenant_id, new_token=token, status=201)
+
+
+@post(
+    "/tenants/{tenant_id:str}/tokens/{token_id:str}/revoke",
+    name="panel_token_revoke",
+    include_in_schema=False,
+)
+async def revoke_token(
+    request: Request[Any, Any, Any],
+    panel_principal: Principal,
+    tenant_id: FromPath[str],
+    token_id: FromPath[str],
+) -> Response[Any]:
+    """Revoke a token (operators); 404 when the tenant has no live token with this id."""
+    context = panel_context(request)
+    _check_tenant_scope(context, panel_principal, tenant_id, request.url.path)
+    tokens: TokenService = request.app.state.tokens
+    if not await tokens.revoke(tenant_id, token_id):
+        raise _not_found(context, panel_principal, "token", request.url.path)
+    return await _page(request, panel_principal, tenant_id)
+
+
+TOKEN_ROUTES = [list_tokens, create_token, revoke_token]
