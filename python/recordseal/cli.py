@@ -103,6 +103,16 @@ def _keys_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _panel_link(args: argparse.Namespace) -> int:
+    from recordseal.web.panel.passkeys import create_registration_link, passkey_context
+
+    data_dir = Settings.from_env(data_dir=args.data_dir).data_dir
+    store = passkey_context(data_dir)
+    print("one-time passkey registration link (15 minutes, single use):", file=sys.stderr)
+    print(create_registration_link(store, role=args.role, base_url=args.base_url))
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(
         prog="recordseal", description="recordseal: the record service, its tokens and witnesses"
@@ -135,6 +145,17 @@ def parser() -> argparse.ArgumentParser:
     export.add_argument("--keys-out", type=Path, default=Path("recordseal-keys.json"))
     export.add_argument("--trust-out", type=Path, default=Path("recordseal-trust.json"))
     export.set_defaults(run=_keys_export)
+
+    panel = commands.add_parser("panel", help="operator panel").add_subparsers(
+        dest="panel_command", required=True
+    )
+    link = panel.add_parser(
+        "link", help="print a one-time passkey registration link (the first operator's way in)"
+    )
+    link.add_argument("--data-dir", type=Path, default=None)
+    link.add_argument("--role", choices=["operator", "viewer"], default="operator")
+    link.add_argument("--base-url", default="http://localhost:8000")
+    link.set_defaults(run=_panel_link)
 
     add_witness_parser(commands)
     add_verify_parser(commands)

@@ -34,6 +34,7 @@ from recordseal.storage.sqlite import SQLiteStore
 from recordseal.verify import KeyDirectory, TrustStore, load_key_directory, load_trust_store
 from recordseal.web import problems, records
 from recordseal.web.panel.context import PanelContext
+from recordseal.web.panel.passkeys import PASSKEY_ROUTES, passkey_context
 from recordseal.web.panel.routes import PANEL_ROUTES, panel_template_config
 from recordseal.web.schemas import Health
 from recordseal.web.verify import VERIFY_ROUTES
@@ -100,6 +101,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
             )
 
         app.state.verification_context = verification_context
+        passkey_store = passkey_context(settings.data_dir)
+        app.state.passkey_store = passkey_store
         app.state.panel = PanelContext(
             tenants=store_from_env(os.environ),
             keyring=CookieKeyring(
@@ -108,7 +111,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
                     read_or_create_secret(settings.data_dir / "keys" / "panel-cookie.key"),
                 )
             ),
-            passkey_roles={},
+            passkey_roles=passkey_store.roles(),
             epoch_file=settings.data_dir / "panel-signout-epoch",
         )
         sealing = (
@@ -137,6 +140,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             records.disclose,
             *VERIFY_ROUTES,
             *PANEL_ROUTES,
+            *PASSKEY_ROUTES,
         ],
         template_config=panel_template_config(),
         dependencies={

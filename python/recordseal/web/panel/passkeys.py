@@ -1,0 +1,389 @@
+"""Passkey sign-in of the operator panel (spec 1.4, 2.8, 3, 4.4, 5).
+
+Routes (``PASSKEY_ROUTES``):
+
+- ``GET /login``: the sign-in page; its script asks ``POST /login/authenticate/start`` for
+  options, calls ``navigator.credentials.get`` and posts the answer to
+  ``POST /login/authenticate/finish``.
+- ``GET /login/register?token=...``: the one-time registration page of a link made by
+  ``create_registration_link``; its script uses ``POST /login/register/start`` ``{token}``,
+  ``navigator.credentials.create`` and ``POST /login/register/finish``. A malformed or
+  unknown link answers 400, a used or expired one 410, each with a page saying so.
+
+Both finish steps answer ``{"ok": true, "redirect": "/tenants"}`` with a legacy (2-field)
+session cookie ``<user_id>|<exp>|g=<epoch>`` valid 8 hours, and set
+``PanelContext.passkey_roles[user_id]`` to the passkey's stored role so the session guard
+applies it. Any failure of an authentication finish (unknown, used or expired state, unknown
+credential, bad signature or origin) answers 401 with an empty body (spec 7).
+
+The ceremonies are py_webauthn's; user verification is required. Challenges are kept in the
+``PasskeyStore`` under a random state id, single use, 5 minutes. The relying party id is
+``RECORDSEAL_PANEL_RP_ID`` (default ``localhost``). The expected origin is derived from the
+request (scheme and ``Host``) and accepted only if it is listed in
+``RECORDSEAL_PANEL_ORIGINS`` (comma-separated), or, when that is unset, if its host is the
+relying party id (any port; plain http only for ``localhost``).
+
+Wiring: ``app.state.passkey_store`` holds the ``PasskeyStore`` (``passkey_context``);
+``app.state.passkey_config`` may hold a ``PasskeyConfig`` (else it is read from the
+environment). All POST routes here take JSON only (a cross-site form cannot send it without
+a CORS preflight), and the browser's origin is checked again inside the signed client data.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import msgspec
+from litestar import Request, Response, get, post
+from litestar.response import Template
+from webauthn import (
+    generate_authentication_options,
+    generate_registration_options,
+    options_to_json,
+    verify_authentication_response,
+    verify_registration_response,
+)
+from webauthn.helpers import parse_authentication_credential_json
+from webauthn.helpers.exceptions import WebAuthnException
+from webauthn.helpers.structs import (
+    AuthenticatorSelectionCriteria,
+    ResidentKeyRequirement,
+    UserVerificationRequirement,
+)
+
+from recordseal.panel.cookies import set_cookie_header
+from recordseal.panel.passkey_store import (
+    LinkGone,
+    LinkStatus,
+    PasskeyStore,
+    hash_token,
+    passkey_context,
+)
+from recordseal.panel.sessions import LegacySession, Role
+from recordseal.web.panel.context import panel_context
+from recordseal.web.panel.session import PRIVATE_HEADERS
+
+log = logging.getLogger("recordseal.panel.web")
+
+SESSION_LIFETIME = 8 * 3600
+AFTER_SIGN_IN = "/tenants"
+RP_NAME = "recordseal operator panel"
+RP_ID_ENV = "RECORDSEAL_PANEL_RP_ID"
+ORIGINS_ENV = "RECORDSEAL_PANEL_ORIGINS"
+CEREMONY_TIMEOUT_MS = 120_000
+
+__all__ = [
+    "PASSKEY_ROUTES",
+    "PasskeyConfig",
+    "create_registration_link",
+    "passkey_context",
+]
+
+
+@dataclass(frozen=True)
+class PasskeyConfig:
+    """The relying party id and the browser origins accepted for it."""
+
+    rp_id: str = "localhost"
+    origins: frozenset[str] = field(default_factory=frozenset)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str]) -> PasskeyConfig:
+        rp_id = environ.get(RP_ID_ENV, "").strip() or "localhost"
+        origins = frozenset(
+            part.strip().rstrip("/")
+            for part in environ.get(ORIGINS_ENV, "").split(",")
+            if part.strip()
+        )
+        return cls(rp_id, origins)
+
+    def accepts(self, origin: str) -> bool:
+        if self.origins:
+            return origin in self.origins
+        parts = urlsplit(origin)
+        if parts.hostname != self.rp_id:
+            return False
+        return parts.scheme == "https" or (parts.scheme == "http" and self.rp_id == "localhost")
+
+
+def create_registration_link(
+    store: PasskeyStore, role: Role = "operator", base_url: str = "http://localhost:8000"
+) -> str:
+    """A one-time registration URL (15 minutes, single use) granting ``role``."""
+    token = store.create_link(role)
+    return f"{base_url.rstrip('/')}/login/register?token={token}"
+
+
+# -- plumbing --------------------------------------------------------------------------
+
+
+class _Refused(Exception):
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+class _StartRegistration(msgspec.Struct):
+    token: str
+
+
+class _Finish(msgspec.Struct):
+    state: str
+    credential: dict[str, Any]
+
+
+def _store(request: Request[Any, Any, Any]) -> PasskeyStore:
+    store = getattr(request.app.state, "passkey_store", None)
+    if not isinstance(store, PasskeyStore):
+        raise RuntimeError("app.state.passkey_store is not a PasskeyStore: set it in the lifespan")
+    return store
+
+
+def _config(request: Request[Any, Any, Any]) -> PasskeyConfig:
+    config = getattr(request.app.state, "passkey_config", None)
+    return config if isinstance(config, PasskeyConfig) else PasskeyConfig.from_env(os.environ)
+
+
+def _expected_origin(request: Request[Any, Any, Any], config: PasskeyConfig) -> str:
+    """``scheme://host`` of this request, if configured; the Origin header must agree."""
+    host = request.headers.get("host", "")
+    origin = f"{request.url.scheme}://{host}"
+    if not host or not config.accepts(origin):
+        raise _Refused(400, f"origin {origin!r} is not configured for rp id {config.rp_id!r}")
+    sent = request.headers.get("origin")
+    if sent is not None and sent != origin:
+        raise _Refused(400, f"Origin header {sent!r} differs from {origin!r}")
+    return origin
+
+
+async def _json_body(request: Request[Any, Any, Any], kind: type[Any]) -> Any:
+    if request.content_type[0] != "application/json":
+        raise _Refused(400, "the body must be application/json")
+    try:
+        return msgspec.json.decode(await request.body(), type=kind)
+    except msgspec.MsgspecError:
+        raise _Refused(400, "malformed JSON body") from None
+
+
+def _json(body: dict[str, Any], status: int = 200, cookie: str | None = None) -> Response[Any]:
+    headers = dict(PRIVATE_HEADERS)
+    if cookie is not None:
+        headers["Set-Cookie"] = cookie
+    return Response(
+        msgspec.json.encode(body),
+        status_code=status,
+        media_type="application/json",
+        headers=headers,
+    )
+
+
+def _empty(status: int) -> Response[Any]:
+    return Response(b"", status_code=status, headers=PRIVATE_HEADERS)
+
+
+def _options_json(options: Any) -> Any:
+    return msgspec.json.decode(options_to_json(options))
+
+
+def _sign_in(request: Request[Any, Any, Any], user_id: str, role: Role) -> Response[Any]:
+    context = panel_context(request)
+    context.passkey_roles[user_id] = role
+    exp = int(context.clock()) + SESSION_LIFETIME
+    token = context.keyring.issue(LegacySession(user_id, exp, epoch=context.current_epoch()))
+    log.info("panel.passkey_signin subject=%r role=%s", user_id, role)
+    return _json(
+        {"ok": True, "redirect": AFTER_SIGN_IN},
+        cookie=set_cookie_header(token, SESSION_LIFETIME),
+    )
+
+
+_LINK_PROBLEMS: dict[LinkStatus, tuple[int, str, str]] = {
+    "unknown": (400, "Invalid registration link", "This registration link is not valid."),
+    "used": (410, "Registration link used", "This registration link has already been used."),
+    "expired": (410, "Registration link expired", "This registration link has expired."),
+}
+
+
+def _link_problem(status: LinkStatus) -> tuple[int, str, str]:
+    return _LINK_PROBLEMS.get(status, _LINK_PROBLEMS["unknown"])
+
+
+# -- routes ----------------------------------------------------------------------------
+
+
+@get("/login", name="panel_login", include_in_schema=False)
+async def login_page() -> Template:
+    """The sign-in page."""
+    return Template(template_name="panel/login.html", context={}, headers=PRIVATE_HEADERS)
+
+
+@post("/login/authenticate/start", name="panel_passkey_auth_start", include_in_schema=False)
+async def authenticate_start(request: Request[Any, Any, Any]) -> Response[Any]:
+    """Options for ``navigator.credentials.get`` (discoverable credentials, UV required)."""
+    config = _config(request)
+    try:
+        _expected_origin(request, config)
+        if request.content_type[0] != "application/json":
+            raise _Refused(400, "the body must be application/json")
+    except _Refused as refused:
+        log.info("panel.passkey refused: %s", refused.reason)
+        return _empty(refused.status)
+    options = generate_authentication_options(
+        rp_id=config.rp_id,
+        timeout=CEREMONY_TIMEOUT_MS,
+        user_verification=UserVerificationRequirement.REQUIRED,
+    )
+    state = _store(request).put_challenge("authenticate", options.challenge)
+    return _json({"state": state, "options": _options_json(options)})
+
+
+@post("/login/authenticate/finish", name="panel_passkey_auth_finish", include_in_schema=False)
+async def authenticate_finish(request: Request[Any, Any, Any]) -> Response[Any]:
+    """Verifies the assertion; 401 with an empty body for every failure."""
+    config = _config(request)
+    store = _store(request)
+    try:
+        origin = _expected_origin(request, config)
+        body: _Finish = await _json_body(request, _Finish)
+        pending = store.take_challenge(body.state, "authenticate")
+        if pending is None:
+            raise _Refused(401, "unknown, used or expired state")
+        try:
+            parsed = parse_authentication_credential_json(body.credential)
+        except (WebAuthnException, ValueError, TypeError, KeyError):
+            raise _Refused(401, "malformed credential") from None
+        credential = store.credential(parsed.raw_id)
+        if credential is None:
+            raise _Refused(401, "unknown credential")
+        try:
+            verified = verify_authentication_response(
+                credential=parsed,
+                expected_challenge=pending.challenge,
+                expected_rp_id=config.rp_id,
+                expected_origin=origin,
+                credential_public_key=credential.public_key,
+                credential_current_sign_count=credential.sign_count,
+                require_user_verification=True,
+            )
+        except (WebAuthnException, ValueError, TypeError, KeyError) as exc:
+            raise _Refused(401, f"assertion rejected: {exc}") from None
+        user_handle = parsed.response.user_handle
+        if user_handle is not None and user_handle != credential.user_id.encode("utf-8"):
+            raise _Refused(401, "user handle does not match the credential")
+    except _Refused as refused:
+        log.info("panel.passkey refused: %s", refused.reason)
+        return _empty(refused.status)
+    store.update_sign_count(credential.credential_id, verified.new_sign_count)
+    return _sign_in(request, credential.user_id, credential.role)
+
+
+@get("/login/register", name="panel_register", include_in_schema=False)
+async def register_page(request: Request[Any, Any, Any]) -> Template:
+    """The one-time registration page; 400 or 410 with an explanation for a bad link."""
+    token = request.query_params.get("token", "")
+    status, _role = _store(request).link_status(token) if token else ("unknown", None)
+    if status != "valid":
+        code, title, detail = _link_problem(status)
+        return Template(
+            template_name="panel/login_error.html",
+            context={"title": title, "detail": detail, "status": code},
+            status_code=code,
+            headers=PRIVATE_HEADERS,
+        )
+    return Template(
+        template_name="panel/register.html",
+        context={"token": token},
+        headers=PRIVATE_HEADERS,
+    )
+
+
+@post("/login/register/start", name="panel_passkey_register_start", include_in_schema=False)
+async def register_start(request: Request[Any, Any, Any]) -> Response[Any]:
+    """Options for ``navigator.credentials.create`` for a new user of a valid link."""
+    config = _config(request)
+    store = _store(request)
+    try:
+        _expected_origin(request, config)
+        body: _StartRegistration = await _json_body(request, _StartRegistration)
+    except _Refused as refused:
+        log.info("panel.passkey refused: %s", refused.reason)
+        return _empty(refused.status)
+    status, role = store.link_status(body.token)
+    if status != "valid" or role is None:
+        code, _title, detail = _link_problem(status)
+        return _json({"error": status, "detail": detail}, status=code)
+    user_id = f"{role}-{secrets.token_hex(6)}"
+    options = generate_registration_options(
+        rp_id=config.rp_id,
+        rp_name=RP_NAME,
+        user_name=user_id,
+        user_id=user_id.encode("utf-8"),
+        user_display_name=f"recordseal {role} ({user_id})",
+        timeout=CEREMONY_TIMEOUT_MS,
+        authenticator_selection=AuthenticatorSelectionCriteria(
+            resident_key=ResidentKeyRequirement.REQUIRED,
+            user_verification=UserVerificationRequirement.REQUIRED,
+        ),
+    )
+    state = store.put_challenge(
+        "register", options.challenge, user_id=user_id, token_hash=hash_token(body.token)
+    )
+    return _json({"state": state, "options": _options_json(options)})
+
+
+@post("/login/register/finish", name="panel_passkey_register_finish", include_in_schema=False)
+async def register_finish(request: Request[Any, Any, Any]) -> Response[Any]:
+    """Verifies the attestation, consumes the link, stores the passkey and signs in."""
+    config = _config(request)
+    store = _store(request)
+    try:
+        origin = _expected_origin(request, config)
+        body: _Finish = await _json_body(request, _Finish)
+    except _Refused as refused:
+        log.info("panel.passkey refused: %s", refused.reason)
+        return _empty(refused.status)
+    pending = store.take_challenge(body.state, "register")
+    if pending is None or pending.user_id is None or pending.token_hash is None:
+        log.info("panel.passkey refused: unknown, used or expired registration state")
+        return _empty(401)
+    try:
+        verified = verify_registration_response(
+            credential=msgspec.json.encode(body.credential).decode("utf-8"),
+            expected_challenge=pending.challenge,
+            expected_rp_id=config.rp_id,
+            expected_origin=origin,
+            require_user_verification=True,
+        )
+    except (WebAuthnException, ValueError, TypeError, KeyError) as exc:
+        log.info("panel.passkey refused: attestation rejected: %s", exc)
+        return _empty(401)
+    try:
+        role = store.register_with_link(
+            pending.token_hash,
+            pending.user_id,
+            verified.credential_id,
+            verified.credential_public_key,
+            verified.sign_count,
+        )
+    except LinkGone as gone:
+        code, _title, detail = _link_problem(gone.status)
+        return _json({"error": gone.status, "detail": detail}, status=code)
+    log.warning("panel.passkey_registered subject=%r role=%s", pending.user_id, role)
+    return _sign_in(request, pending.user_id, role)
+
+
+PASSKEY_ROUTES = [
+    login_page,
+    authenticate_start,
+    authenticate_finish,
+    register_page,
+    register_start,
+    register_finish,
+]
