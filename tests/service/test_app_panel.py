@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from litestar.testing import TestClient
 
+from recordseal.panel.bootstrap import BootstrapError
 from recordseal.panel.cookies import COOKIE_NAME
 from recordseal.panel.sessions import LegacySession
 from recordseal.settings import Settings
@@ -100,3 +101,21 @@ def test_operators_create_and_revoke_api_tokens_from_the_panel(seeded: Path):
             headers={**json_headers, "X-CSRF-Token": csrf},
         )
         assert again.status_code == 404
+
+
+def test_a_dangling_organization_in_the_seed_aborts_startup_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    seed = tmp_path / "seed.json"
+    seed.write_text(
+        json.dumps(
+            {
+                "tenants": [{"id": "acme", "display_name": "Acme", "active": True}],
+                "organizations": [{"id": "lost", "tenant_id": "nobody", "display_name": "Lost"}],
+                "fleets": [],
+            }
+        )
+    )
+    monkeypatch.setenv("RECORDSEAL_PANEL_TENANT_SEED", str(seed))
+    with pytest.raises(BootstrapError, match="nobody"):
+        create_app(Settings(data_dir=tmp_path / "data", seal_interval=0))

@@ -65,6 +65,9 @@ def open_store(settings: Settings) -> Store:
 def create_app(settings: Settings | None = None) -> Litestar:
     """The application; state (store, keys, services) is opened in its lifespan."""
     settings = settings or Settings.from_env()
+    # Read now, not in the lifespan: an inconsistent seed file stops the start at once, with a
+    # BootstrapError naming the file and the identifier (spec panel 2.4).
+    tenants = store_from_env(os.environ)
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
@@ -104,7 +107,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         passkey_store = passkey_context(settings.data_dir)
         app.state.passkey_store = passkey_store
         app.state.panel = PanelContext(
-            tenants=store_from_env(os.environ),
+            tenants=tenants,
             keyring=CookieKeyring(
                 SigningKey(
                     "panel-1",
