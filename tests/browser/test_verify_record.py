@@ -9,24 +9,17 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
-from pathlib import Path
 
-import httpx
 import pytest
 
 # `make test` installs both (Makefile SYSTEM_TOOLS, pyproject dev extras): a missing one fails.
 from playwright import sync_api
 
-from tests.servers import free_port
+from tests.servers import ROOT, asgi_server, chromium
 
 from ..verify.factory import World
 
-CHROMIUM = Path("/usr/bin/chromium")
-ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "docs" / "screenshots"
 
 
@@ -40,52 +33,20 @@ def server(world: World, tmp_path_factory: pytest.TempPathFactory) -> Iterator[s
     folder = tmp_path_factory.mktemp("browser")
     (folder / "keys.json").write_text(json.dumps(world.keys_document()))
     (folder / "trust.json").write_text(json.dumps(world.trust_document()))
-    port = free_port()
     environment = {
         **os.environ,
         "RECORDSEAL_VERIFY_KEYS": str(folder / "keys.json"),
         "RECORDSEAL_VERIFY_TRUST": str(folder / "trust.json"),
     }
-    command = [
-        sys.executable, "-m", "granian", "--interface", "asgi", "--host", "127.0.0.1",
-        "--port", str(port), "--workers", "1", "tests.browser.verify_app:app",
-    ]  # fmt: skip
-    process = subprocess.Popen(
-        command, cwd=ROOT, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-    )
-    url = f"http://localhost:{port}"
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                if httpx.get(f"{url}/verify-record", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                output = process.stdout.read().decode() if process.stdout else ""
-                pytest.fail(f"the server did not start:\n{output}")
-            time.sleep(0.1)
+    with asgi_server("tests.browser.verify_app:app", "/verify-record", environment) as port:
+        url = f"http://localhost:{port}"
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[sync_api.Browser]:
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=["--no-sandbox"], headless=True
-        )
-        try:
-            yield launched
-        finally:
-            launched.close()
+    with chromium() as launched:
+        yield launched
 
 
 def _submit(browser: sync_api.Browser, url: str, bundle: bytes) -> tuple[sync_api.Page, str]:

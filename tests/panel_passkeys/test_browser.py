@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,10 +21,8 @@ from playwright import sync_api
 from recordseal.panel.cookies import COOKIE_NAME, CookieKeyring, SigningKey
 from recordseal.panel.sessions import TenantSession
 from recordseal.web.panel.passkeys import create_registration_link, passkey_context
-from tests.servers import free_port
+from tests.servers import ROOT, asgi_server, chromium
 
-CHROMIUM = Path("/usr/bin/chromium")
-ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "docs" / "screenshots"
 SEED = {
     "tenants": [
@@ -53,7 +49,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     seed = folder / "seed.json"
     seed.write_text(json.dumps(SEED))
     data_dir = folder / "data"
-    port = free_port()
     environment = {
         **os.environ,
         "RECORDSEAL_DATA_DIR": str(data_dir),
@@ -61,47 +56,15 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     }
     for name in ("RECORDSEAL_PANEL_RP_ID", "RECORDSEAL_PANEL_ORIGINS"):
         environment.pop(name, None)
-    command = [
-        sys.executable, "-m", "granian", "--interface", "asgi", "--host", "127.0.0.1",
-        "--port", str(port), "--workers", "1", "tests.panel_passkeys.passkey_app:app",
-    ]  # fmt: skip
-    process = subprocess.Popen(
-        command, cwd=ROOT, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-    )
-    url = f"http://localhost:{port}"
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/login", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                process.kill()
-                output = process.stdout.read().decode() if process.stdout else ""
-                pytest.fail(f"the server did not start:\n{output}")
-            time.sleep(0.1)
+    with asgi_server("tests.panel_passkeys.passkey_app:app", "/login", environment) as port:
+        url = f"http://localhost:{port}"
         yield Server(url, data_dir)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[sync_api.Browser]:
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), args=["--no-sandbox"], headless=True
-        )
-        try:
-            yield launched
-        finally:
-            launched.close()
+    with chromium() as launched:
+        yield launched
 
 
 def _virtual_authenticator(context: sync_api.BrowserContext, page: sync_api.Page) -> None:
