@@ -177,3 +177,19 @@ def test_witness_cosigns_and_a_down_witness_is_caught_up_later(tmp_path):
                 assert line.startswith("— witness.test ")
 
     asyncio.run(scenario())
+
+
+def test_a_backlog_is_sealed_in_bounded_transactions(tmp_path, monkeypatch):
+    from recordseal.storage import base
+
+    monkeypatch.setattr(base, "SEAL_LIMIT", 3)
+
+    async def scenario():
+        async with Harness(tmp_path) as h:
+            records = await h.ingest("acme", "orders", 7)
+            batches = await h.sealer.seal_pending()
+            assert [(b.first_index, b.size) for b in batches] == [(1, 4), (4, 7), (7, 8)]
+            indexes = [(await h.store.record_seal("acme", r.record_id))[1] for r in records]
+            assert indexes == list(range(1, 8))
+
+    asyncio.run(scenario())

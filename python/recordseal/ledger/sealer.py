@@ -25,6 +25,7 @@ from cryptography import x509
 
 from recordseal.ledger import tree
 from recordseal.services.clock import utc_now
+from recordseal.storage import base
 from recordseal.storage.base import SealedBatch, SealRequest, Store
 from recordseal.tlog import Checkpoint, Ed25519Signer, TlogError, sign_checkpoint, tsa
 from recordseal.tlog.client import WitnessClient
@@ -115,11 +116,17 @@ class Sealer:
             ) -> str:
                 return sign_checkpoint(Checkpoint(origin, size, root), signer)
 
-            batch = await self._store.seal(
-                SealRequest(tenant, fleet, origin, tenant_genesis(tenant, fleet), sign, utc_now())
-            )
-            if batch is not None:
+            while True:  # a large backlog goes in several bounded transactions
+                batch = await self._store.seal(
+                    SealRequest(
+                        tenant, fleet, origin, tenant_genesis(tenant, fleet), sign, utc_now()
+                    )
+                )
+                if batch is None:
+                    break
                 sealed.append(batch)
+                if batch.size - batch.first_index < base.SEAL_LIMIT:
+                    break
         return sealed
 
     async def consistency(self, origin: str, old_size: int, new_size: int) -> list[bytes]:

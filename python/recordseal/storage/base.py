@@ -108,6 +108,11 @@ class Erasure:
     payloads_deleted: int
 
 
+#: Chain leaves per seal transaction: bounds how long a seal holds the write lock (ingest
+#: waits meanwhile); a larger backlog is sealed in several transactions, one checkpoint each.
+SEAL_LIMIT = 4096
+
+
 @dataclass(frozen=True, slots=True)
 class SealRequest:
     """Seal the pending chain leaves of (tenant, fleet) into the log ``origin``.

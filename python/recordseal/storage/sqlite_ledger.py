@@ -7,6 +7,7 @@ from typing import Any
 
 from recordseal.core import leaf_hash
 from recordseal.ledger import tree
+from recordseal.storage import base
 from recordseal.storage.base import CheckpointRow, SealedBatch, SealRequest
 from recordseal.storage.sqlite_writer import Batch, GroupCommitWriter
 
@@ -106,9 +107,6 @@ class LedgerQueries:
         return [line for (line,) in rows]
 
 
-SEAL_LIMIT = 50_000  # chain leaves per sealed batch; the rest wait for the next one
-
-
 def _seal(conn: sqlite3.Connection, request: SealRequest) -> SealedBatch | None:
     row = conn.execute(
         "SELECT id, size FROM logs WHERE tenant = ? AND fleet = ?", (request.tenant, request.fleet)
@@ -142,18 +140,17 @@ def _seal(conn: sqlite3.Connection, request: SealRequest) -> SealedBatch | None:
     pending = conn.execute(
         "SELECT r.record_id, r.chain_leaf FROM records r JOIN streams s ON s.id = r.stream_id"
         " WHERE r.log_index IS NULL AND s.tenant = ? AND s.fleet = ? ORDER BY r.rowid LIMIT ?",
-        (request.tenant, request.fleet, SEAL_LIMIT),
+        (request.tenant, request.fleet, base.SEAL_LIMIT),
     ).fetchall()
     if not pending and row is not None:
         return None
     first_index = size
+    placed = []
     for record_id, chain_leaf in pending:
         append(size, chain_leaf)
-        conn.execute(
-            "UPDATE records SET log_id = ?, log_index = ? WHERE record_id = ?",
-            (log_id, size, record_id),
-        )
+        placed.append((log_id, size, record_id))
         size += 1
+    conn.executemany("UPDATE records SET log_id = ?, log_index = ? WHERE record_id = ?", placed)
     conn.executemany(
         "INSERT INTO log_nodes (log_id, level, idx, hash) VALUES (?, ?, ?, ?)",
         [(log_id, level, index, digest) for (level, index), digest in created.items()],
