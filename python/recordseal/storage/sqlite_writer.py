@@ -120,17 +120,23 @@ class GroupCommitWriter:
                 if self._closing:
                     return
                 continue
-            batch = self._pending[: self.MAX_BATCH]
-            del self._pending[: self.MAX_BATCH]
-            if self._pending:
-                self._wakeup.set()
+            batch: list[Any] = []
             try:
+                # Lock first, then take the batch: whatever arrives while another process
+                # writes joins this transaction instead of waiting for the next one.
                 await self._lock()
+                batch = self._pending[: self.MAX_BATCH]
+                del self._pending[: self.MAX_BATCH]
+                if self._pending:
+                    self._wakeup.set()
                 try:
                     outcomes = self._transaction(batch)
                 finally:
                     fcntl.flock(self._lock_file, fcntl.LOCK_UN)
             except Exception as exc:  # e.g. the lock file vanished: refuse, never hang
+                if not batch:
+                    batch = self._pending[: self.MAX_BATCH]
+                    del self._pending[: self.MAX_BATCH]
                 outcomes = [(False, exc)] * len(batch)
             for (_, future), (ok, value) in zip(batch, outcomes, strict=True):
                 _settle(future, ok, value)
