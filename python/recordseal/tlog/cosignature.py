@@ -17,16 +17,16 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import ClassVar
 
 from .checkpoint import Checkpoint
 from .errors import TlogError
 from .keys import (
     COSIGNATURE_V1,
     NamedEd25519Key,
+    NamedPublicKey,
     ed25519_verify,
     encode_vkey,
-    key_id,
-    parse_vkey,
 )
 from .note import NoteSignature
 
@@ -93,28 +93,10 @@ class Cosignature:
 
 
 @dataclass(frozen=True, slots=True)
-class CosignatureVerifier:
+class CosignatureVerifier(NamedPublicKey):
     """A witness's Ed25519 cosigning key; also a note verifier for type-0x04 signatures."""
 
-    name: str
-    public_key: bytes
-
-    @classmethod
-    def from_vkey(cls, vkey: str) -> CosignatureVerifier:
-        """From a vkey of type 0x04 (a type-0x01 vkey names a different key ID: refused)."""
-        key = parse_vkey(vkey)
-        if key.signature_type != COSIGNATURE_V1:
-            message = f"vkey of {key.name} has type 0x{key.signature_type:02x}, expected 0x04"
-            raise TlogError("key_unsupported", message, {"vkey": vkey})
-        return cls(key.name, key.public_key)
-
-    @property
-    def key_id(self) -> int:
-        return key_id(self.name, COSIGNATURE_V1, self.public_key)
-
-    @property
-    def vkey(self) -> str:
-        return encode_vkey(self.name, COSIGNATURE_V1, self.public_key)
+    SIGNATURE_TYPE: ClassVar[int] = COSIGNATURE_V1
 
     def verify(self, message: bytes, signature: bytes) -> bool:
         """Note-verifier form: ``signature`` is timestamp ‖ Ed25519 signature."""

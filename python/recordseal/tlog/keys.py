@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Protocol, Self
+from typing import ClassVar, Protocol, Self
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
@@ -150,27 +150,40 @@ def ed25519_verify(public_key: bytes, message: bytes, signature: bytes) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
-class Ed25519Verifier:
-    """Verifies plain Ed25519 note signatures (type 0x01), e.g. a log's checkpoints."""
+class NamedPublicKey:
+    """A public key under a key name, for one signature type (C2SP key IDs and vkeys)."""
+
+    SIGNATURE_TYPE: ClassVar[int]
 
     name: str
     public_key: bytes
 
     @classmethod
-    def from_vkey(cls, vkey: str) -> Ed25519Verifier:
+    def from_vkey(cls, vkey: str) -> Self:
+        """From a vkey of this class's type (another type names a different key ID: refused)."""
         key = parse_vkey(vkey)
-        if key.signature_type != ED25519:
-            message = f"vkey of {key.name} has type 0x{key.signature_type:02x}, expected 0x01"
+        if key.signature_type != cls.SIGNATURE_TYPE:
+            message = (
+                f"vkey of {key.name} has type 0x{key.signature_type:02x},"
+                f" expected 0x{cls.SIGNATURE_TYPE:02x}"
+            )
             raise TlogError("key_unsupported", message, {"vkey": vkey})
         return cls(key.name, key.public_key)
 
     @property
     def key_id(self) -> int:
-        return key_id(self.name, ED25519, self.public_key)
+        return key_id(self.name, self.SIGNATURE_TYPE, self.public_key)
 
     @property
     def vkey(self) -> str:
-        return encode_vkey(self.name, ED25519, self.public_key)
+        return encode_vkey(self.name, self.SIGNATURE_TYPE, self.public_key)
+
+
+@dataclass(frozen=True, slots=True)
+class Ed25519Verifier(NamedPublicKey):
+    """Verifies plain Ed25519 note signatures (type 0x01), e.g. a log's checkpoints."""
+
+    SIGNATURE_TYPE: ClassVar[int] = ED25519
 
     def verify(self, message: bytes, signature: bytes) -> bool:
         return ed25519_verify(self.public_key, message, signature)
