@@ -102,6 +102,12 @@ def test_sealing_puts_every_chain_leaf_once_under_a_signed_checkpoint(tmp_path):
             assert [row.size for row in rows] == [6, 9]
             proof = await h.sealer.consistency(origin, 6, 9)
             verify_consistency(6, 9, rows[0].root, rows[1].root, proof)
+            # For a leaf: the last checkpoint without it, and the first with it.
+            sizes = {
+                index: tuple(c and c.size for c in await h.store.checkpoints_around(origin, index))
+                for index in (0, 5, 6, 8, 9)
+            }
+            assert sizes == {0: (None, 6), 5: (None, 6), 6: (6, 9), 8: (6, 9), 9: (9, None)}
 
     asyncio.run(scenario())
 

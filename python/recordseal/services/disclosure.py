@@ -17,7 +17,7 @@ from recordseal.ledger import tree
 from recordseal.ledger.sealer import Sealer
 from recordseal.services.errors import Invalid
 from recordseal.services.records import RecordService, header_members
-from recordseal.storage.base import RecordRow, Store
+from recordseal.storage.base import CheckpointRow, RecordRow, Store
 from recordseal.verify import build
 from recordseal.verify.bundle import Bundle, Coverage, Seal
 from recordseal.verify.paths import leaf_values
@@ -70,11 +70,9 @@ class DisclosureService:
         if found is None:
             return None
         origin, index = found
-        fleet = origin.rsplit("/", 1)[1]
-        checkpoints = await self._store.checkpoints(tenant, fleet)
-        sealing = next(c for c in checkpoints if c.size > index)
-        earlier = [c for c in checkpoints if c.size <= index]
-        previous = earlier[-1] if earlier else None
+        previous, sealing = await self._store.checkpoints_around(origin, index)
+        if sealing is None:  # the seal and its checkpoint are one transaction
+            raise RuntimeError(f"{origin}: no checkpoint covers sealed index {index}")
 
         def inclusion(node: tree.NodeReader) -> list[bytes]:
             return tree.inclusion_path(index, sealing.size, node)
@@ -93,11 +91,12 @@ class DisclosureService:
             timestamps=await self._store.timestamps(origin, sealing.size),
         )
 
-    async def _cosigned(self, origin: str, checkpoint: object) -> str:
+    async def _cosigned(self, origin: str, checkpoint: CheckpointRow) -> str:
         """The signed checkpoint with every stored witness cosignature line added."""
-        note: str = checkpoint.note  # type: ignore[attr-defined]
-        lines = await self._store.cosignatures(origin, checkpoint.size)  # type: ignore[attr-defined]
-        return note + "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+        lines = await self._store.cosignatures(origin, checkpoint.size)
+        return checkpoint.note + "".join(
+            line if line.endswith("\n") else line + "\n" for line in lines
+        )
 
     async def _coverage(self, tenant: str, row: RecordRow, window: Window) -> Coverage:
         if not 1 <= window.from_seq <= row.seq <= window.to_seq:

@@ -44,6 +44,24 @@ class LedgerQueries:
         )
         return [CheckpointRow(*row) for row in rows]
 
+    async def checkpoints_around(
+        self, origin: str, index: int
+    ) -> tuple[CheckpointRow | None, CheckpointRow | None]:
+        """The latest checkpoint that does not include leaf ``index`` and the first that does
+        (two primary-key lookups, however many checkpoints the log has)."""
+        columns = "SELECT l.origin, c.size, c.root, c.note, c.created_at FROM checkpoints c"
+        join = " JOIN logs l ON l.id = c.log_id WHERE l.origin = ?"
+        before = self._read(
+            columns + join + " AND c.size <= ? ORDER BY c.size DESC LIMIT 1", (origin, index)
+        )
+        covering = self._read(
+            columns + join + " AND c.size > ? ORDER BY c.size LIMIT 1", (origin, index)
+        )
+        return (
+            CheckpointRow(*before[0]) if before else None,
+            CheckpointRow(*covering[0]) if covering else None,
+        )
+
     async def log_nodes(
         self, origin: str, ids: set[tuple[int, int]]
     ) -> dict[tuple[int, int], bytes]:
