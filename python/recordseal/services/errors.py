@@ -14,12 +14,6 @@ class ServiceError(Exception):
         self.field = field
 
 
-class Malformed(ServiceError):
-    """The request is not what the endpoint takes (bad JSON, missing or mistyped member)."""
-
-    kind = "malformed"
-
-
 class Invalid(ServiceError):
     """A well-formed request breaks a rule (a field kind, a limit, strict mode...)."""
 

@@ -18,7 +18,6 @@ PROBLEM_TYPE = "https://recordseal.dev/problems/"
 MEDIA_TYPE = "application/problem+json"
 
 STATUS = {
-    "malformed": 400,
     "unauthenticated": 401,
     "forbidden": 403,
     "not_found": 404,

@@ -20,7 +20,7 @@ from recordseal.services.errors import ServiceError
 from recordseal.services.tokens import TokenService
 from recordseal.web.panel.context import panel_context
 from recordseal.web.panel.session import PanelDenied, PanelPrincipal, Principal
-from recordseal.web.panel.views import _check_tenant_scope, _not_found, _render
+from recordseal.web.panel.views import check_tenant_scope, not_found, render
 
 MAX_LABEL = 128
 
@@ -34,13 +34,13 @@ async def _page(
     status: int = 200,
 ) -> Response[Any]:
     context = panel_context(request)
-    _check_tenant_scope(context, principal, tenant_id, request.url.path)
+    check_tenant_scope(context, principal, tenant_id, request.url.path)
     try:
         tenant = await context.tenants.get_tenant(tenant_id)
     except TenantNotFound:
-        raise _not_found(context, principal, "tenant", request.url.path) from None
+        raise not_found(context, principal, "tenant", request.url.path) from None
     tokens: TokenService = request.app.state.tokens
-    response = _render(
+    response = render(
         request,
         principal,
         "panel/tokens.html",
@@ -64,11 +64,11 @@ async def create_token(
 ) -> Response[Any]:
     """Create a token (operators); the answer shows it once, only its hash is kept."""
     context = panel_context(request)
-    _check_tenant_scope(context, panel_principal, tenant_id, request.url.path)
+    check_tenant_scope(context, panel_principal, tenant_id, request.url.path)
     try:
         await context.tenants.get_tenant(tenant_id)
     except TenantNotFound:
-        raise _not_found(context, panel_principal, "tenant", request.url.path) from None
+        raise not_found(context, panel_principal, "tenant", request.url.path) from None
     form = await request.form() if request.content_type[0] != "application/json" else {}
     body = await request.json() if request.content_type[0] == "application/json" else {}
     label = str(form.get("label") or body.get("label") or "").strip()
@@ -100,10 +100,10 @@ async def revoke_token(
 ) -> Response[Any]:
     """Revoke a token (operators); 404 when the tenant has no live token with this id."""
     context = panel_context(request)
-    _check_tenant_scope(context, panel_principal, tenant_id, request.url.path)
+    check_tenant_scope(context, panel_principal, tenant_id, request.url.path)
     tokens: TokenService = request.app.state.tokens
     if not await tokens.revoke(tenant_id, token_id):
-        raise _not_found(context, panel_principal, "token", request.url.path)
+        raise not_found(context, panel_principal, "token", request.url.path)
     return await _page(request, panel_principal, tenant_id)
 
 

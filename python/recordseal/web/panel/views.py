@@ -49,7 +49,7 @@ def _session_json(principal: PanelPrincipal) -> dict[str, Any]:
     }
 
 
-def _render(
+def render(
     request: Request[Any, Any, Any],
     principal: PanelPrincipal,
     template: str,
@@ -67,7 +67,7 @@ def _render(
     )
 
 
-def _check_tenant_scope(
+def check_tenant_scope(
     context: PanelContext, principal: PanelPrincipal, tenant_id: str, path: str
 ) -> None:
     """The cross-tenant rule; runs before any store call."""
@@ -85,7 +85,7 @@ def _check_tenant_scope(
         )
 
 
-def _not_found(
+def not_found(
     context: PanelContext, principal: PanelPrincipal, what: str, path: str
 ) -> PanelDenied:
     context.count("not_found")
@@ -107,7 +107,7 @@ async def list_tenants(
             tenants = [await context.tenants.get_tenant(panel_principal.tenant_id)]
         except TenantNotFound:
             tenants = []
-    return _render(request, panel_principal, "panel/tenants.html", {"tenants": tenants})
+    return render(request, panel_principal, "panel/tenants.html", {"tenants": tenants})
 
 
 @get("/tenants/{tenant_id:str}", name="panel_tenant", tags=["panel"], include_in_schema=False)
@@ -116,13 +116,13 @@ async def tenant_detail(
 ) -> Response[Any]:
     """One tenant with its organizations; 403 for another tenant's id, 404 if missing."""
     context = panel_context(request)
-    _check_tenant_scope(context, panel_principal, tenant_id, request.url.path)
+    check_tenant_scope(context, panel_principal, tenant_id, request.url.path)
     try:
         tenant = await context.tenants.get_tenant(tenant_id)
         organizations: list[Organization] = await context.tenants.list_organizations(tenant_id)
     except TenantNotFound:
-        raise _not_found(context, panel_principal, "tenant", request.url.path) from None
-    return _render(
+        raise not_found(context, panel_principal, "tenant", request.url.path) from None
+    return render(
         request,
         panel_principal,
         "panel/tenant.html",
@@ -144,16 +144,16 @@ async def organization_detail(
 ) -> Response[Any]:
     """One organization with its fleets; the same 403 rule, 404 for a missing tenant or org."""
     context = panel_context(request)
-    _check_tenant_scope(context, panel_principal, tenant_id, request.url.path)
+    check_tenant_scope(context, panel_principal, tenant_id, request.url.path)
     try:
         tenant = await context.tenants.get_tenant(tenant_id)
         organization = await context.tenants.get_organization(tenant_id, org_id)
         fleets: list[FleetRef] = await context.tenants.list_fleets(tenant_id, org_id)
     except TenantNotFound:
-        raise _not_found(context, panel_principal, "tenant", request.url.path) from None
+        raise not_found(context, panel_principal, "tenant", request.url.path) from None
     except OrganizationNotFound:
-        raise _not_found(context, panel_principal, "organization", request.url.path) from None
-    return _render(
+        raise not_found(context, panel_principal, "organization", request.url.path) from None
+    return render(
         request,
         panel_principal,
         "panel/organization.html",
