@@ -15,11 +15,13 @@ help: ## list the targets
 
 APT_GET := $(if $(filter 0,$(shell id -u)),,sudo) apt-get
 # Debian packages the tests and tools run for real: openssl (a local RFC 3161 time-stamping
-# authority), wrk (the load script), chromium (browser tests, driven by Playwright).
+# authority), wrk (the load script), chromium (browser tests, driven by Playwright), and
+# postgresql (the tests start a throwaway cluster of their own: tests/pg_cluster.py).
 SYSTEM_TOOLS := openssl wrk chromium
 
 system: ## install the Debian packages the tests use, when missing
 	@missing=""; for tool in $(SYSTEM_TOOLS); do command -v $$tool >/dev/null || missing="$$missing $$tool"; done; \
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	if [ -n "$$missing" ]; then \
 	  $(APT_GET) update -qq && DEBIAN_FRONTEND=noninteractive $(APT_GET) install -y -qq $$missing; \
 	fi

@@ -40,7 +40,7 @@ async def _make_bundle(tmp: Path) -> tuple[bytes, bytes, bytes]:
             SigningKeyRow(signer.key_id, "Ed25519", signer.public_key, utc_now(), None, None)
         )
         records = RecordService(store, KeyWrapper(bytes(32)), signer)
-        sealer = Sealer(store, bytes(range(32)), "bench.local", tmp / "sealer.lock")
+        sealer = Sealer(store, bytes(range(32)), "bench.local")
         await records.create_stream("acme", "orders", DECLARATIONS_1K, False)
         posted = [
             await records.ingest(

@@ -1,4 +1,5 @@
-"""The ``recordseal`` command line: ``serve``, ``token create``, ``witness serve|key``.
+"""The ``recordseal`` command line: ``serve``, ``migrate``, ``token create``, ``keys export``,
+``verify``, ``panel link``, ``witness serve|key``.
 
 Scripts rely on its shape: ``recordseal token create`` prints the token alone on the last
 line of standard output.
@@ -17,7 +18,7 @@ from pathlib import Path
 from recordseal.services.errors import ServiceError
 from recordseal.services.tokens import TokenService
 from recordseal.settings import Settings
-from recordseal.storage.sqlite import SQLiteStore
+from recordseal.storage.backends import open_store
 from recordseal.tlog.witness_cli import add_witness_parser
 from recordseal.verify.cli import add_verify_parser
 
@@ -26,11 +27,18 @@ def _serve(args: argparse.Namespace) -> int:
     from granian.constants import Interfaces
     from granian.server import Server
 
-    settings = Settings.from_env(data_dir=args.data_dir, port=args.port, host=args.host)
+    settings = Settings.from_env(
+        data_dir=args.data_dir, port=args.port, host=args.host, database_url=args.database_url
+    )
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     # Worker processes read their settings from the environment.
     os.environ["RECORDSEAL_DATA_DIR"] = str(settings.data_dir.resolve())
-    print(f"recordseal: data in {settings.data_dir.resolve()}", flush=True)
+    if settings.database_url:
+        os.environ["RECORDSEAL_DATABASE_URL"] = settings.database_url
+        where = "PostgreSQL"
+    else:
+        where = "SQLite"
+    print(f"recordseal: keys in {settings.data_dir.resolve()}, records in {where}", flush=True)
     print(
         f"recordseal: listening on http://{settings.host}:{settings.port}"
         f" ({args.workers} worker{'s' if args.workers > 1 else ''})",
@@ -52,8 +60,8 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _create_token(data_dir: Path, tenant: str, label: str) -> str:
-    store = SQLiteStore(Settings(data_dir=data_dir).database_path)
+async def _create_token(settings: Settings, tenant: str, label: str) -> str:
+    store = open_store(settings)
     await store.open()
     try:
         return await TokenService(store).create(tenant, label)
@@ -62,9 +70,9 @@ async def _create_token(data_dir: Path, tenant: str, label: str) -> str:
 
 
 def _token_create(args: argparse.Namespace) -> int:
-    data_dir = Settings.from_env(data_dir=args.data_dir).data_dir
+    settings = Settings.from_env(data_dir=args.data_dir, database_url=args.database_url)
     try:
-        token = asyncio.run(_create_token(data_dir, args.tenant, args.label))
+        token = asyncio.run(_create_token(settings, args.tenant, args.label))
     except ServiceError as error:
         print(f"recordseal: {error} ({error.code})", file=sys.stderr)
         return 2
@@ -78,14 +86,13 @@ async def _export_keys(settings: Settings) -> tuple[dict[str, object], dict[str,
     from recordseal.ledger.sealer import Sealer
     from recordseal.services.keys import key_directory, trust_store
 
-    store = SQLiteStore(settings.database_path)
+    store = open_store(settings)
     await store.open()
     try:
         sealer = Sealer(
             store,
             read_or_create_secret(settings.data_dir / "keys" / "log-signing.ed25519"),
             settings.origin,
-            settings.data_dir / "sealer.lock",
         )
         keys = await key_directory(store, sealer)
     finally:
@@ -94,8 +101,22 @@ async def _export_keys(settings: Settings) -> tuple[dict[str, object], dict[str,
     return keys, trust
 
 
+def _migrate(args: argparse.Namespace) -> int:
+    """Apply the schema migrations (``serve`` also applies them at start)."""
+    settings = Settings.from_env(data_dir=args.data_dir, database_url=args.database_url)
+
+    async def run() -> None:
+        store = open_store(settings)
+        await store.open()  # opening migrates
+        await store.close()
+
+    asyncio.run(run())
+    print(f"recordseal: schema up to date ({'PostgreSQL' if settings.database_url else 'SQLite'})")
+    return 0
+
+
 def _keys_export(args: argparse.Namespace) -> int:
-    settings = Settings.from_env(data_dir=args.data_dir)
+    settings = Settings.from_env(data_dir=args.data_dir, database_url=args.database_url)
     keys, trust = asyncio.run(_export_keys(settings))
     args.keys_out.write_text(json.dumps(keys, indent=2) + "\n")
     args.trust_out.write_text(json.dumps(trust, indent=2) + "\n")
@@ -113,6 +134,14 @@ def _panel_link(args: argparse.Namespace) -> int:
     return 0
 
 
+def _database_url_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--database-url",
+        default=None,
+        help="postgresql:// URL of the record store (RECORDSEAL_DATABASE_URL; SQLite if unset)",
+    )
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(
         prog="recordseal", description="recordseal: the record service, its tokens and witnesses"
@@ -124,7 +153,13 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default=None, help="address to listen on (127.0.0.1)")
     serve.add_argument("--port", type=int, default=None, help="port (8000)")
     serve.add_argument("--workers", type=int, default=1, help="worker processes (1)")
+    _database_url_option(serve)
     serve.set_defaults(run=_serve)
+
+    migrate = commands.add_parser("migrate", help="apply the database schema migrations")
+    migrate.add_argument("--data-dir", type=Path, default=None)
+    _database_url_option(migrate)
+    migrate.set_defaults(run=_migrate)
 
     token = commands.add_parser("token", help="API tokens").add_subparsers(
         dest="token_command", required=True
@@ -133,6 +168,7 @@ def parser() -> argparse.ArgumentParser:
     create.add_argument("--data-dir", type=Path, default=None)
     create.add_argument("--tenant", required=True)
     create.add_argument("--label", default="", help="a note on what the token is for")
+    _database_url_option(create)
     create.set_defaults(run=_token_create)
 
     keys = commands.add_parser("keys", help="key material").add_subparsers(
@@ -144,6 +180,7 @@ def parser() -> argparse.ArgumentParser:
     export.add_argument("--data-dir", type=Path, default=None)
     export.add_argument("--keys-out", type=Path, default=Path("recordseal-keys.json"))
     export.add_argument("--trust-out", type=Path, default=Path("recordseal-trust.json"))
+    _database_url_option(export)
     export.set_defaults(run=_keys_export)
 
     panel = commands.add_parser("panel", help="operator panel").add_subparsers(

@@ -13,10 +13,13 @@ DEFAULT_DATA_DIR = Path("data")
 class Settings:
     """Where the service keeps its state and how it listens.
 
-    ``data_dir`` holds the SQLite database, the key-encryption key and the signing keys.
+    ``data_dir`` holds the key-encryption key and the signing keys, and the SQLite database
+    unless ``database_url`` names a PostgreSQL database.
     """
 
     data_dir: Path = DEFAULT_DATA_DIR
+    #: ``postgresql://…`` to keep records in PostgreSQL; unset means SQLite in ``data_dir``.
+    database_url: str | None = None
     host: str = "127.0.0.1"
     port: int = 8000
     #: Largest accepted request body: a 256 KiB payload plus its envelope.
@@ -43,6 +46,8 @@ class Settings:
         values: dict[str, object] = {}
         if data_dir := os.environ.get("RECORDSEAL_DATA_DIR"):
             values["data_dir"] = Path(data_dir)
+        if database_url := os.environ.get("RECORDSEAL_DATABASE_URL"):
+            values["database_url"] = database_url
         if host := os.environ.get("RECORDSEAL_HOST"):
             values["host"] = host
         if port := os.environ.get("RECORDSEAL_PORT"):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import struct
-from pathlib import Path
 
 import pytest
 
@@ -15,7 +14,7 @@ from recordseal.crypto.vault import KeyWrapper
 from recordseal.ledger import tree
 from recordseal.ledger.sealer import Sealer, Witness, tenant_genesis
 from recordseal.services.records import RecordIn, RecordService
-from recordseal.storage.sqlite import SQLiteStore
+from recordseal.storage.base import Store
 from recordseal.tlog import CosignatureSigner, open_checkpoint
 from recordseal.tlog.client import WitnessClient
 from recordseal.tlog.witness_app import create_witness_app
@@ -37,16 +36,15 @@ def test_tenant_genesis_matches_the_panel_spec_and_separates_pairs():
 
 
 class Harness:
-    def __init__(self, tmp_path: Path) -> None:
-        self.store = SQLiteStore(tmp_path / "db.sqlite3")
-        self.tmp = tmp_path
+    def __init__(self, store: Store) -> None:
+        self.store = store
 
     async def __aenter__(self) -> Harness:
         await self.store.open()
         self.records = RecordService(
             self.store, KeyWrapper(bytes(32)), HeaderSigner.from_seed(bytes(32))
         )
-        self.sealer = Sealer(self.store, SEED, "test.local", self.tmp / "sealer.lock")
+        self.sealer = Sealer(self.store, SEED, "test.local")
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -71,9 +69,9 @@ async def proof_of(harness: Harness, origin: str, index: int, size: int) -> list
     return compute(lambda level, i: nodes[(level, i)])
 
 
-def test_sealing_puts_every_chain_leaf_once_under_a_signed_checkpoint(tmp_path):
+def test_sealing_puts_every_chain_leaf_once_under_a_signed_checkpoint(store, tmp_path):
     async def scenario():
-        async with Harness(tmp_path) as h:
+        async with Harness(store) as h:
             first = await h.ingest("acme", "orders", 5)
             batches = await h.sealer.seal_pending()
             assert [(b.first_index, b.size) for b in batches] == [(1, 6)]  # leaf 0 is genesis
@@ -112,9 +110,9 @@ def test_sealing_puts_every_chain_leaf_once_under_a_signed_checkpoint(tmp_path):
     asyncio.run(scenario())
 
 
-def test_tenants_have_separate_logs(tmp_path):
+def test_tenants_have_separate_logs(store, tmp_path):
     async def scenario():
-        async with Harness(tmp_path) as h:
+        async with Harness(store) as h:
             await h.ingest("acme", "orders", 2)
             await h.ingest("globex", "orders", 1)
             batches = {b.origin: b for b in await h.sealer.seal_pending()}
@@ -124,9 +122,9 @@ def test_tenants_have_separate_logs(tmp_path):
     asyncio.run(scenario())
 
 
-def test_a_failed_seal_seals_nothing_and_the_next_one_everything(tmp_path):
+def test_a_failed_seal_seals_nothing_and_the_next_one_everything(store, tmp_path):
     async def scenario():
-        async with Harness(tmp_path) as h:
+        async with Harness(store) as h:
             records = await h.ingest("acme", "orders", 4)
             original = h.sealer.signer
 
@@ -148,7 +146,7 @@ def test_a_failed_seal_seals_nothing_and_the_next_one_everything(tmp_path):
     asyncio.run(scenario())
 
 
-def test_witness_cosigns_and_a_down_witness_is_caught_up_later(tmp_path):
+def test_witness_cosigns_and_a_down_witness_is_caught_up_later(store, tmp_path):
     from litestar.testing import AsyncTestClient
 
     async def scenario():
@@ -156,7 +154,7 @@ def test_witness_cosigns_and_a_down_witness_is_caught_up_later(tmp_path):
         seed_path = tmp_path / "witness.key"
         seed_path.write_bytes(bytes(range(1, 33)))
         witness_key = CosignatureSigner.from_seed("witness.test", seed_path.read_bytes())
-        async with Harness(tmp_path) as h:
+        async with Harness(store) as h:
             origin = h.sealer.origin("acme")
             app = create_witness_app(
                 tmp_path / "witness-state",
@@ -185,13 +183,13 @@ def test_witness_cosigns_and_a_down_witness_is_caught_up_later(tmp_path):
     asyncio.run(scenario())
 
 
-def test_a_backlog_is_sealed_in_bounded_transactions(tmp_path, monkeypatch):
+def test_a_backlog_is_sealed_in_bounded_transactions(store, tmp_path, monkeypatch):
     from recordseal.storage import base
 
     monkeypatch.setattr(base, "SEAL_LIMIT", 3)
 
     async def scenario():
-        async with Harness(tmp_path) as h:
+        async with Harness(store) as h:
             records = await h.ingest("acme", "orders", 7)
             batches = await h.sealer.seal_pending()
             assert [(b.first_index, b.size) for b in batches] == [(1, 4), (4, 7), (7, 8)]

@@ -1,4 +1,5 @@
-"""A record service on a fresh data directory, driven through HTTP (Litestar's test client)."""
+"""A record service on a fresh data directory and each storage backend, driven through HTTP
+(Litestar's test client)."""
 
 from __future__ import annotations
 
@@ -20,11 +21,15 @@ from recordseal.web.app import create_app
 @dataclass
 class Api:
     client: TestClient  # type: ignore[type-arg]
-    data_dir: Path
+    settings: Settings
     headers: dict[str, str]
 
+    @property
+    def data_dir(self) -> Path:
+        return self.settings.data_dir
+
     def token_headers(self, tenant: str) -> dict[str, str]:
-        token = asyncio.run(_create_token(self.data_dir, tenant, "test"))
+        token = asyncio.run(_create_token(self.settings, tenant, "test"))
         return {"Authorization": f"Bearer {token}"}
 
     def stream(self, name: str = "orders", **body: Any) -> httpx.Response:
@@ -53,8 +58,9 @@ class Api:
 
 
 @pytest.fixture
-def api(tmp_path: Path) -> Iterator[Api]:
-    app = create_app(Settings(data_dir=tmp_path))
+def api(store_settings: Settings) -> Iterator[Api]:
+    """The service on each storage backend, with a token of tenant ``acme``."""
+    app = create_app(store_settings)
     with TestClient(app) as client:
-        headers = {"Authorization": f"Bearer {asyncio.run(_create_token(tmp_path, 'acme', 't'))}"}
-        yield Api(client, tmp_path, headers)
+        token = asyncio.run(_create_token(store_settings, "acme", "t"))
+        yield Api(client, store_settings, {"Authorization": f"Bearer {token}"})

@@ -110,12 +110,14 @@ def export_keys(data: Path, out: Path, env: dict[str, str]) -> None:
     )
 
 
-def test_a_sealed_witnessed_record_verifies_offline(tmp_path: Path, witness):
+def test_a_sealed_witnessed_record_verifies_offline(tmp_path: Path, witness, store_settings):
     witness_dir, witness_vkey = witness
     data = tmp_path / "service"
     log_origin = f"{ORIGIN}/acme/default"
     # The log key is made on first start; learn its vkey before the witness starts.
-    settings = Settings(data_dir=data, origin=ORIGIN, seal_interval=0)
+    settings = Settings(
+        data_dir=data, database_url=store_settings.database_url, origin=ORIGIN, seal_interval=0
+    )
     with TestClient(create_app(settings)) as client:
         pass
     from recordseal.crypto.keyfiles import read_or_create_secret
@@ -131,9 +133,17 @@ def test_a_sealed_witnessed_record_verifies_offline(tmp_path: Path, witness):
     witness_process, witness_url = start_witness(witness_dir, [(log_origin, log_vkey)])
     try:
         witnesses = json.dumps([{"name": "witness.test", "url": witness_url, "vkey": witness_vkey}])
-        settings = Settings(data_dir=data, origin=ORIGIN, seal_interval=0.05, witnesses=witnesses)
+        settings = Settings(
+            data_dir=data,
+            database_url=store_settings.database_url,
+            origin=ORIGIN,
+            seal_interval=0.05,
+            witnesses=witnesses,
+        )
         with TestClient(create_app(settings)) as client:
-            headers = {"Authorization": f"Bearer {asyncio.run(_create_token(data, 'acme', 't'))}"}
+            headers = {
+                "Authorization": f"Bearer {asyncio.run(_create_token(settings, 'acme', 't'))}"
+            }
             client.post(
                 "/v1/streams",
                 json={"name": "orders", "declarations": {"o:/amount": "money"}},
@@ -202,6 +212,8 @@ def test_a_sealed_witnessed_record_verifies_offline(tmp_path: Path, witness):
 
     # The same offline, through the command line: keys export, then verify.
     env = {**os.environ, "RECORDSEAL_ORIGIN": ORIGIN, "RECORDSEAL_WITNESSES": witnesses}
+    if store_settings.database_url:
+        env["RECORDSEAL_DATABASE_URL"] = store_settings.database_url
     bundle_file = tmp_path / "bundle.json"
     bundle_file.write_bytes(bundle_bytes)
     export_keys(data, tmp_path, env)
@@ -234,7 +246,7 @@ def test_a_sealed_witnessed_record_verifies_offline(tmp_path: Path, witness):
     assert decode_bundle(bundle_bytes).header.seq == 3
 
 
-def test_time_stamping_authority_receipts_verify(tmp_path: Path):
+def test_time_stamping_authority_receipts_verify(tmp_path: Path, store_settings):
     """A checkpoint root time-stamped by a real local RFC 3161 authority (openssl ts)."""
     from cryptography.hazmat.primitives.serialization import Encoding
 
@@ -248,10 +260,16 @@ def test_time_stamping_authority_receipts_verify(tmp_path: Path):
             [{"name": "tsa.local", "url": f"{tsa_url}/tsa", "roots_pem": roots_pem}]
         )
         settings = Settings(
-            data_dir=data, origin=ORIGIN, seal_interval=0.05, timestamp_authorities=authorities
+            data_dir=data,
+            database_url=store_settings.database_url,
+            origin=ORIGIN,
+            seal_interval=0.05,
+            timestamp_authorities=authorities,
         )
         with TestClient(create_app(settings)) as client:
-            headers = {"Authorization": f"Bearer {asyncio.run(_create_token(data, 'acme', 't'))}"}
+            headers = {
+                "Authorization": f"Bearer {asyncio.run(_create_token(settings, 'acme', 't'))}"
+            }
             client.post("/v1/streams", json={"name": "orders"}, headers=headers)
             record_id = client.post(
                 "/v1/records",

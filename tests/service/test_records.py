@@ -11,25 +11,20 @@ import pytest
 from recordseal import chain
 from recordseal.crypto.signing import verify_header_signature
 from recordseal.settings import Settings
-from recordseal.storage.sqlite import SQLiteStore
+from recordseal.storage.backends import open_store
+from tests.backends import count, opened, query
 
 ENVELOPE = ("stream", "record_type", "occurred_at", "subject_id", "payload")
 
 
 def record_count(api) -> int:
-    with sqlite3.connect(Settings(data_dir=api.data_dir).database_path) as conn:
-        return conn.execute("SELECT count(*) FROM records").fetchone()[0]
+    return count(api.settings, "records")
 
 
 def stream_headers(api, tenant: str, stream: str) -> list[bytes]:
-    store = SQLiteStore(Settings(data_dir=api.data_dir).database_path)
-
     async def read() -> list[bytes]:
-        await store.open()
-        try:
+        async with opened(open_store(api.settings)) as store:
             return [row.header for row in await store.stream_records(tenant, stream)]
-        finally:
-            await store.close()
 
     return asyncio.run(read())
 
@@ -99,7 +94,10 @@ def test_payload_is_returned_decrypted_in_canonical_form(orders):
 
 def test_payload_is_stored_encrypted(orders):
     orders.post({"marker": "plaintext-marker-123"})
-    database = Settings(data_dir=orders.data_dir).database_path
+    (sealed,) = query(orders.settings, "SELECT sealed FROM payloads")[0]
+    assert len(sealed) > len(b"plaintext-marker-123")
+    assert b"plaintext-marker-123" not in bytes(sealed)
+    database = orders.settings.database_path
     for path in (database, database.with_name(database.name + "-wal")):
         if path.exists():
             assert b"plaintext-marker-123" not in path.read_bytes()
@@ -320,7 +318,8 @@ def test_erasure_destroys_payloads_keeps_chain_and_refuses_new_records(orders):
     chain.verify_links("acme", "orders", stream_headers(orders, "acme", "orders"))
 
 
-def test_erasure_leaves_no_ciphertext_in_database_or_wal(orders):
+@pytest.mark.parametrize("store_settings", ["sqlite"], indirect=True)
+def test_erasure_leaves_no_ciphertext_in_sqlite_database_or_wal(orders):
     posted = orders.post({"a": "x" * 2000}, subject_id="alice").json()
     database = Settings(data_dir=orders.data_dir).database_path
     with sqlite3.connect(database) as conn:

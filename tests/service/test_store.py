@@ -1,13 +1,22 @@
-"""The SQLite store's group commit: jobs of one batch see each other's writes in order."""
+"""The store's transactions on both backends: group commit, erasure against appends,
+idempotency keys, sealing leadership."""
 
 from __future__ import annotations
 
 import asyncio
-import sqlite3
-from pathlib import Path
 
-from recordseal.storage.base import NewRecord, SubjectClaim
-from recordseal.storage.sqlite import SQLiteStore
+import pytest
+
+from recordseal.storage.backends import open_store
+from recordseal.storage.base import (
+    IdempotencyClaim,
+    KeyReused,
+    NewRecord,
+    Replayed,
+    SubjectClaim,
+    SubjectErased,
+)
+from tests.backends import count, opened
 
 
 def builder(record_id: str):
@@ -18,50 +27,148 @@ def builder(record_id: str):
     return build
 
 
-def test_an_erasure_in_the_same_batch_deletes_the_payload_appended_before_it(tmp_path: Path):
+def test_an_erasure_together_with_an_append_deletes_the_payload_appended(store, store_settings):
     async def scenario() -> None:
-        store = SQLiteStore(tmp_path / "db.sqlite3")
-        await store.open()
-        try:
+        async with opened(store):
             stream = await store.create_stream("t", "s", {}, False, bytes(32), "now")
             new = SubjectClaim(b"index", "ref", b"wrapped")
             await store.append_record("t", stream.id, new, builder("r1"), "now")
             existing = SubjectClaim(b"index", "ref", None)
-            # Queued in one tick: the writer takes both into one transaction, append first.
+            # Queued in one tick: whichever commits first, the append's payload never
+            # outlives the erasure (on PostgreSQL the erasure waits for the append's share
+            # lock on the subject, and an append after it finds the key gone).
             appended, erased = await asyncio.gather(
                 store.append_record("t", stream.id, existing, builder("r2"), "now"),
                 store.erase_subject("t", "ref", "later"),
+                return_exceptions=True,
             )
-            assert appended.seq == 2
-            assert erased.payloads_deleted == 2
-        finally:
-            await store.close()
-        with sqlite3.connect(tmp_path / "db.sqlite3") as conn:
-            assert conn.execute("SELECT count(*) FROM payloads").fetchone()[0] == 0
-            assert conn.execute("SELECT count(*) FROM records").fetchone()[0] == 2
+            if isinstance(appended, NewRecord):
+                assert appended.seq == 2
+                assert erased.payloads_deleted == 2
+            else:
+                assert isinstance(appended, SubjectErased)
+                assert erased.payloads_deleted == 1
 
     asyncio.run(scenario())
+    assert count(store_settings, "payloads") == 0
 
 
-def test_appends_after_an_erasure_in_the_same_batch_are_refused(tmp_path: Path):
+def test_appends_after_an_erasure_are_refused(store):
     async def scenario() -> None:
-        store = SQLiteStore(tmp_path / "db.sqlite3")
-        await store.open()
-        try:
+        async with opened(store):
             stream = await store.create_stream("t", "s", {}, False, bytes(32), "now")
             await store.append_record(
                 "t", stream.id, SubjectClaim(b"i", "ref", b"w"), builder("r1"), "now"
             )
             existing = SubjectClaim(b"i", "ref", None)
+            first = await store.append_record("t", stream.id, existing, builder("r2"), "now")
+            await store.erase_subject("t", "ref", "later")
+            with pytest.raises(SubjectErased):
+                await store.append_record("t", stream.id, existing, builder("r3"), "now")
+            assert first.seq == 2
+            assert [r.seq for r in await store.stream_records("t", "s")] == [1, 2]
+
+    asyncio.run(scenario())
+
+
+def test_concurrent_appends_get_dense_sequence_numbers_and_linked_heads(store):
+    async def scenario() -> None:
+        async with opened(store):
+            stream = await store.create_stream("t", "s", {}, False, b"\x00" * 32, "now")
+            claim = SubjectClaim(b"i", "ref", b"w")
+            await store.append_record("t", stream.id, claim, builder("r0"), "now")
+            claim = SubjectClaim(b"i", "ref", None)
+            seen: list[tuple[int, bytes]] = []
+
+            def linking(record_id: str):
+                def build(seq: int, prev: bytes) -> NewRecord:
+                    seen.append((seq, prev))
+                    leaf = seq.to_bytes(32, "big")
+                    return NewRecord(record_id, seq, b"{}", b"sig", leaf, b"sealed")
+
+                return build
+
             results = await asyncio.gather(
-                store.append_record("t", stream.id, existing, builder("r2"), "now"),
-                store.erase_subject("t", "ref", "later"),
-                store.append_record("t", stream.id, existing, builder("r3"), "now"),
+                *(
+                    store.append_record("t", stream.id, claim, linking(f"r{i}"), "now")
+                    for i in range(1, 201)
+                )
+            )
+            assert sorted(r.seq for r in results) == list(range(2, 202))
+            # Each record was built on the leaf of the one before it.
+            for seq, prev in seen:
+                if seq > 2:
+                    assert prev == (seq - 1).to_bytes(32, "big")
+
+    asyncio.run(scenario())
+
+
+def test_an_idempotency_key_replays_its_record_and_refuses_another_request(store, store_settings):
+    async def scenario() -> None:
+        async with opened(store):
+            stream = await store.create_stream("t", "s", {}, False, bytes(32), "now")
+            claim = IdempotencyClaim("key-1", b"h" * 32)
+            subject = SubjectClaim(b"i", "ref", b"w")
+            first = await store.append_record(
+                "t", stream.id, subject, builder("r1"), "2026-01-01T00:00:00Z", claim
+            )
+            subject = SubjectClaim(b"i", "ref", None)
+            with pytest.raises(Replayed) as replayed:
+                await store.append_record("t", stream.id, subject, builder("r2"), "now", claim)
+            assert replayed.value.record_id == first.record_id == "r1"
+            other = IdempotencyClaim("key-1", b"x" * 32)
+            with pytest.raises(KeyReused):
+                await store.append_record("t", stream.id, subject, builder("r3"), "now", other)
+            # The same key in another tenant is another key.
+            stream_u = await store.create_stream("u", "s", {}, False, bytes(32), "now")
+            await store.append_record(
+                "u", stream_u.id, SubjectClaim(b"i", "ref-u", b"w"), builder("r4"), "now", claim
+            )
+            assert await store.idempotent_record("t", "key-1") == (b"h" * 32, "r1")
+            assert await store.idempotent_record("t", "key-2") is None
+            # Old keys are forgotten by the purge, and the key can then be used again.
+            assert await store.purge_idempotency_keys("2026-06-01T00:00:00Z") == 1
+            assert await store.idempotent_record("t", "key-1") is None
+
+    asyncio.run(scenario())
+    assert count(store_settings, "records") == 2
+
+
+def test_twins_with_one_idempotency_key_in_one_batch_store_one_record(store, store_settings):
+    async def scenario() -> None:
+        async with opened(store):
+            stream = await store.create_stream("t", "s", {}, False, bytes(32), "now")
+            await store.append_record(
+                "t", stream.id, SubjectClaim(b"i", "ref", b"w"), builder("r0"), "now"
+            )
+            subject = SubjectClaim(b"i", "ref", None)
+            claim = IdempotencyClaim("twin", b"h" * 32)
+            results = await asyncio.gather(
+                *(
+                    store.append_record("t", stream.id, subject, builder(f"r{i}"), "now", claim)
+                    for i in range(1, 6)
+                ),
                 return_exceptions=True,
             )
-            assert isinstance(results[0], NewRecord) and results[0].seq == 2
-            assert type(results[2]).__name__ == "SubjectErased"
-        finally:
-            await store.close()
+            stored = [r for r in results if isinstance(r, NewRecord)]
+            replays = [r for r in results if isinstance(r, Replayed)]
+            assert len(stored) == 1 and len(replays) == 4
+            assert {r.record_id for r in replays} == {stored[0].record_id}
+
+    asyncio.run(scenario())
+    assert count(store_settings, "records") == 2
+
+
+def test_one_sealer_at_a_time_and_takeover_when_it_closes(store_settings):
+    async def scenario() -> None:
+        async with (
+            opened(open_store(store_settings)) as first,
+            opened(open_store(store_settings)) as second,
+        ):
+            assert await first.claim_sealing()
+            assert await first.claim_sealing()  # still held
+            assert not await second.claim_sealing()
+            await first.close()
+            assert await second.claim_sealing()
 
     asyncio.run(scenario())

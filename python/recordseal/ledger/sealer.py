@@ -1,9 +1,10 @@
 """The sealer: seals pending chain leaves into per-(tenant, fleet) logs, and gets witnesses
 to cosign each new checkpoint.
 
-One process at a time seals: the leader holds ``sealer.lock`` in the data directory (a
-kernel lock, released when its holder dies, so another process takes over). Sealing is one
-transaction per log (storage ``seal``): a crash seals a batch entirely or not at all, and a
+One process at a time seals: the one whose ``store.claim_sealing()`` holds (a lock file next to
+the SQLite database, a session advisory lock on PostgreSQL; either is released when its holder
+dies, so another process takes over). Sealing is one transaction per log (storage ``seal``,
+which also holds the log's row on PostgreSQL): a crash seals a batch entirely or not at all, and a
 restart picks the same pending leaves up again, so no leaf is sealed twice or skipped.
 Witnesses are asked after the commit; a witness that is down delays nothing but its own
 cosignature, and it is asked again (for the newest checkpoint) on the next round.
@@ -12,14 +13,12 @@ cosignature, and it is asked again (for the newest checkpoint) on the next round
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import hashlib
 import json
 import logging
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from cryptography import x509
 
@@ -72,15 +71,12 @@ class Sealer:
         store: Store,
         log_key_seed: bytes,
         service_origin: str,
-        lock_path: Path,
         witnesses: Sequence[Witness] = (),
         authorities: Sequence[TimestampAuthority] = (),
     ) -> None:
         self._store = store
         self._seed = log_key_seed
         self._service = service_origin
-        self._lock_path = lock_path
-        self._lock_file: object | None = None
         self._witnesses = list(witnesses)
         self._authorities = list(authorities)
         # (origin, witness or authority) -> the size it last vouched for
@@ -92,17 +88,6 @@ class Sealer:
 
     def origin(self, tenant: str, fleet: str = DEFAULT_FLEET) -> str:
         return log_origin(self._service, tenant, fleet)
-
-    def is_leader(self) -> bool:
-        if self._lock_file is None:
-            handle = open(self._lock_path, "a+b")  # noqa: SIM115 - held for the process life
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                handle.close()
-                return False
-            self._lock_file = handle
-        return True
 
     async def seal_pending(self) -> list[SealedBatch]:
         """Seal every log that has pending leaves; return the new checkpoints."""
@@ -185,7 +170,7 @@ class Sealer:
         latest: dict[str, SealedBatch] = {}
         while True:
             try:
-                if self.is_leader():
+                if await self._store.claim_sealing():
                     for batch in await self.seal_pending():
                         latest[batch.origin] = batch
                     for origin, batch in list(latest.items()):

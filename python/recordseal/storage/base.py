@@ -1,6 +1,7 @@
 """The store interface the services use, and the rows it returns.
 
-Every method is one transaction. Backends: SQLite (``sqlite.py``, embedded default).
+Every method is one transaction. Backends: SQLite (``sqlite.py``, the embedded default) and
+PostgreSQL (``postgres.py``, for production and several service processes on one database).
 """
 
 from __future__ import annotations
@@ -24,6 +25,26 @@ class SubjectErased(StoreError):
 
 class SubjectRace(StoreError):
     """Another writer created the same new subject first, with another key: retry."""
+
+
+class Replayed(StoreError):
+    """The idempotency key was used before with the same request: its record is the answer."""
+
+    def __init__(self, record_id: str) -> None:
+        super().__init__(record_id)
+        self.record_id = record_id
+
+
+class KeyReused(StoreError):
+    """The idempotency key was used before with another request."""
+
+
+@dataclass(frozen=True, slots=True)
+class IdempotencyClaim:
+    """An ``Idempotency-Key`` and the SHA-256 of the request it came with."""
+
+    key: str
+    request_hash: bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,14 +200,36 @@ class Store(Protocol):
     async def get_subject_by_ref(self, tenant: str, subject_ref: str) -> SubjectRow | None: ...
 
     async def append_record(
-        self, tenant: str, stream_id: int, subject: SubjectClaim, build: RecordBuilder, now: str
+        self,
+        tenant: str,
+        stream_id: int,
+        subject: SubjectClaim,
+        build: RecordBuilder,
+        now: str,
+        idempotency: IdempotencyClaim | None = None,
     ) -> NewRecord:
         """Create the subject if new, assign the next sequence number and link, build, and
-        insert, in one transaction.
+        insert (with the idempotency key, if any), in one transaction.
 
-        Raises SubjectErased when the subject was erased, even concurrently, and SubjectRace
-        when a new subject was created by another writer first.
+        Raises SubjectErased when the subject was erased, even concurrently; SubjectRace when
+        a new subject was created by another writer first; Replayed when the idempotency key
+        was stored with the same request hash (nothing is written), KeyReused when with
+        another. Appends running at the same time may share one transaction (group commit);
+        none returns before that transaction has committed.
         """
+        ...
+
+    async def idempotent_record(self, tenant: str, key: str) -> tuple[bytes, str] | None:
+        """The request hash and record id stored under an idempotency key, if any."""
+        ...
+
+    async def purge_idempotency_keys(self, older_than: str) -> int:
+        """Forget idempotency keys created before ``older_than``; returns how many."""
+        ...
+
+    async def claim_sealing(self) -> bool:
+        """True while this process is the one sealer of the database (taken over when its
+        holder dies: the claim is a lock the operating system or the server releases)."""
         ...
 
     async def get_record(self, tenant: str, record_id: str) -> RecordRow | None: ...

@@ -10,17 +10,21 @@ beside the writer.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from recordseal.storage.base import (
     Conflict,
     Erasure,
+    IdempotencyClaim,
+    KeyReused,
     NewRecord,
     RecordBuilder,
     RecordRow,
+    Replayed,
     SigningKeyRow,
     StreamRow,
     SubjectClaim,
@@ -41,6 +45,7 @@ class SQLiteStore(LedgerQueries):
         self.path = path
         self._writer: GroupCommitWriter | None = None
         self._reader: sqlite3.Connection | None = None
+        self._sealer_lock: BinaryIO | None = None
 
     async def open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -64,6 +69,21 @@ class SQLiteStore(LedgerQueries):
         if self._reader is not None:
             self._reader.close()
             self._reader = None
+        if self._sealer_lock is not None:
+            self._sealer_lock.close()
+            self._sealer_lock = None
+
+    async def claim_sealing(self) -> bool:
+        if self._sealer_lock is None:
+            # A kernel lock next to the database: released when its holder dies.
+            handle = open(self.path.with_name("sealer.lock"), "a+b")  # noqa: SIM115
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.close()
+                return False
+            self._sealer_lock = handle
+        return True
 
     def _read(self, sql: str, params: tuple[Any, ...]) -> list[Any]:
         assert self._reader is not None, "store is not open"
@@ -193,11 +213,23 @@ class SQLiteStore(LedgerQueries):
     # --- records ------------------------------------------------------------------------
 
     async def append_record(
-        self, tenant: str, stream_id: int, subject: SubjectClaim, build: RecordBuilder, now: str
+        self,
+        tenant: str,
+        stream_id: int,
+        subject: SubjectClaim,
+        build: RecordBuilder,
+        now: str,
+        idempotency: IdempotencyClaim | None = None,
     ) -> NewRecord:
         subject_ref = subject.subject_ref
 
         def job(conn: sqlite3.Connection, batch: Batch) -> NewRecord:
+            if idempotency is not None:
+                known = batch.stored_key(conn, tenant, idempotency.key)
+                if known is not None:
+                    if known[0] != idempotency.request_hash:
+                        raise KeyReused(idempotency.key)
+                    raise Replayed(known[1])
             if subject.new_wrapped_key is not None:
                 conn.execute(
                     "INSERT OR IGNORE INTO subjects"
@@ -234,9 +266,30 @@ class SQLiteStore(LedgerQueries):
             )
             batch.payloads.append((record.record_id, subject_ref, record.sealed_payload))
             batch.heads[stream_id] = (seq + 1, record.chain_leaf)
+            if idempotency is not None:
+                batch.keys[(tenant, idempotency.key)] = (
+                    idempotency.request_hash,
+                    record.record_id,
+                    now,
+                )
             return record
 
         job.defers_rows = True  # type: ignore[attr-defined]
+        return await self._write.submit(job)
+
+    async def idempotent_record(self, tenant: str, key: str) -> tuple[bytes, str] | None:
+        rows = self._read(
+            "SELECT request_hash, record_id FROM idempotency_keys WHERE tenant = ? AND key = ?",
+            (tenant, key),
+        )
+        return (rows[0][0], rows[0][1]) if rows else None
+
+    async def purge_idempotency_keys(self, older_than: str) -> int:
+        def job(conn: sqlite3.Connection, batch: Batch) -> int:
+            return conn.execute(
+                "DELETE FROM idempotency_keys WHERE created_at < ?", (older_than,)
+            ).rowcount
+
         return await self._write.submit(job)
 
     _RECORD_COLUMNS = (

@@ -111,6 +111,18 @@ MIGRATIONS: list[str] = [
         FOREIGN KEY (log_id, size) REFERENCES checkpoints (log_id, size)
     ) WITHOUT ROWID;
     """,
+    # 4: idempotency keys of ingest (docs/records.md, "Retries").
+    """
+    CREATE TABLE idempotency_keys (
+        tenant        TEXT NOT NULL,
+        key           TEXT NOT NULL,
+        request_hash  BLOB NOT NULL,
+        record_id     TEXT NOT NULL REFERENCES records (record_id),
+        created_at    TEXT NOT NULL,
+        PRIMARY KEY (tenant, key)
+    ) WITHOUT ROWID;
+    CREATE INDEX idempotency_keys_by_age ON idempotency_keys (created_at);
+    """,
 ]
 
 

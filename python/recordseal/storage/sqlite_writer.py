@@ -24,13 +24,15 @@ class Batch:
     same batch deletes a payload appended earlier in it.
     """
 
-    __slots__ = ("heads", "payloads", "records", "subjects")
+    __slots__ = ("heads", "keys", "payloads", "records", "subjects")
 
     def __init__(self) -> None:
         self.heads: dict[int, tuple[int, bytes]] = {}
         self.subjects: dict[tuple[str, bytes], tuple[str, bool]] = {}
         self.records: list[tuple[Any, ...]] = []
         self.payloads: list[tuple[Any, ...]] = []
+        #: idempotency rows: (tenant, key) -> (request_hash, record_id, created_at)
+        self.keys: dict[tuple[str, str], tuple[bytes, str, str]] = {}
 
     def flush_rows(self, conn: sqlite3.Connection) -> None:
         if self.records:
@@ -45,8 +47,28 @@ class Batch:
             )
             self.records.clear()
             self.payloads.clear()
+        if self.keys:
+            conn.executemany(
+                "INSERT INTO idempotency_keys (tenant, key, request_hash, record_id, created_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                [(t, k, *row) for (t, k), row in self.keys.items()],
+            )
+            self.keys.clear()
         # Whatever the next job is, it may change subjects: check them again after it.
         self.subjects.clear()
+
+    def stored_key(
+        self, conn: sqlite3.Connection, tenant: str, key: str
+    ) -> tuple[bytes, str] | None:
+        """The request hash and record id of an idempotency key, written or not yet."""
+        pending = self.keys.get((tenant, key))
+        if pending is not None:
+            return pending[0], pending[1]
+        row = conn.execute(
+            "SELECT request_hash, record_id FROM idempotency_keys WHERE tenant = ? AND key = ?",
+            (tenant, key),
+        ).fetchone()
+        return (row[0], row[1]) if row else None
 
     def head(self, conn: sqlite3.Connection, stream_id: int) -> tuple[int, bytes]:
         head = self.heads.get(stream_id)

@@ -29,8 +29,8 @@ from recordseal.services.keys import key_directory, trust_store
 from recordseal.services.records import RecordService
 from recordseal.services.tokens import TokenService
 from recordseal.settings import Settings
-from recordseal.storage.base import SigningKeyRow, Store
-from recordseal.storage.sqlite import SQLiteStore
+from recordseal.storage.backends import open_store
+from recordseal.storage.base import SigningKeyRow
 from recordseal.verify import KeyDirectory, TrustStore, load_key_directory, load_trust_store
 from recordseal.web import problems, records
 from recordseal.web.panel.context import PanelContext
@@ -58,10 +58,6 @@ async def keys(state: State) -> Response[bytes]:
     )
 
 
-def open_store(settings: Settings) -> Store:
-    return SQLiteStore(settings.database_path)
-
-
 def create_app(settings: Settings | None = None) -> Litestar:
     """The application; state (store, keys, services) is opened in its lifespan."""
     settings = settings or Settings.from_env()
@@ -82,7 +78,6 @@ def create_app(settings: Settings | None = None) -> Litestar:
             store,
             read_or_create_secret(settings.data_dir / "keys" / "log-signing.ed25519"),
             settings.origin,
-            settings.data_dir / "sealer.lock",
             configured_witnesses(settings.witnesses),
             configured_authorities(settings.timestamp_authorities),
         )

@@ -1,0 +1,226 @@
+"""The sealed-batch queries of the PostgreSQL store: logs, nodes, checkpoints, receipts."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import asyncpg
+
+from recordseal.core import leaf_hash
+from recordseal.ledger import tree
+from recordseal.storage import base
+from recordseal.storage.base import CheckpointRow, SealedBatch, SealRequest
+
+_CHECKPOINT = "SELECT l.origin, c.size, c.root, c.note, c.created_at FROM checkpoints c"
+
+if TYPE_CHECKING:
+    from recordseal.storage.postgres_schema import Connection
+
+
+class PostgresLedger:
+    """Mixed into PostgresStore: ``_pool`` comes from it."""
+
+    @property
+    def _pool(self) -> asyncpg.Pool:
+        raise NotImplementedError
+
+    async def unsealed_logs(self) -> list[tuple[str, str]]:
+        """The (tenant, fleet) pairs that have records not yet in a sealed batch."""
+        rows = await self._pool.fetch(
+            "SELECT DISTINCT s.tenant, s.fleet FROM records r JOIN streams s ON s.id = r.stream_id"
+            " WHERE r.log_index IS NULL"
+        )
+        return [(tenant, fleet) for tenant, fleet in rows]
+
+    async def seal(self, request: SealRequest) -> SealedBatch | None:
+        """Append the pending chain leaves of one (tenant, fleet) to its log and store the
+        signed checkpoint, in one transaction that holds the log's row: two sealers of one
+        log take turns, and the second sees the first one's leaves as sealed."""
+        async with self._pool.acquire() as conn, conn.transaction():
+            return await _seal(conn, request)
+
+    async def checkpoints(self, tenant: str, fleet: str) -> list[CheckpointRow]:
+        rows = await self._pool.fetch(
+            _CHECKPOINT + " JOIN logs l ON l.id = c.log_id WHERE l.tenant = $1 AND l.fleet = $2"
+            " ORDER BY c.size",
+            tenant,
+            fleet,
+        )
+        return [CheckpointRow(*row) for row in rows]
+
+    async def checkpoints_around(
+        self, origin: str, index: int
+    ) -> tuple[CheckpointRow | None, CheckpointRow | None]:
+        """The latest checkpoint that does not include leaf ``index`` and the first that does."""
+        join = " JOIN logs l ON l.id = c.log_id WHERE l.origin = $1"
+        before = await self._pool.fetchrow(
+            _CHECKPOINT + join + " AND c.size <= $2 ORDER BY c.size DESC LIMIT 1", origin, index
+        )
+        covering = await self._pool.fetchrow(
+            _CHECKPOINT + join + " AND c.size > $2 ORDER BY c.size LIMIT 1", origin, index
+        )
+        return (
+            CheckpointRow(*before) if before else None,
+            CheckpointRow(*covering) if covering else None,
+        )
+
+    async def log_nodes(
+        self, origin: str, ids: set[tuple[int, int]]
+    ) -> dict[tuple[int, int], bytes]:
+        wanted = sorted(ids)
+        rows = await self._pool.fetch(
+            "SELECT n.level, n.idx, n.hash FROM log_nodes n JOIN logs l ON l.id = n.log_id"
+            " JOIN unnest($2::integer[], $3::bigint[]) AS u(level, idx)"
+            " ON n.level = u.level AND n.idx = u.idx WHERE l.origin = $1",
+            origin,
+            [level for level, _ in wanted],
+            [index for _, index in wanted],
+        )
+        return {(level, index): digest for level, index, digest in rows}
+
+    async def log_origins(self) -> list[str]:
+        rows = await self._pool.fetch("SELECT origin FROM logs ORDER BY id")
+        return [origin for (origin,) in rows]
+
+    async def record_seal(self, tenant: str, record_id: str) -> tuple[str, int] | None:
+        """The log origin and index of a sealed record, or None while it is pending."""
+        row = await self._pool.fetchrow(
+            "SELECT l.origin, r.log_index FROM records r JOIN logs l ON l.id = r.log_id"
+            " WHERE r.record_id = $1 AND r.tenant = $2",
+            record_id,
+            tenant,
+        )
+        return (row[0], row[1]) if row else None
+
+    async def add_cosignature(self, origin: str, size: int, witness: str, line: str) -> None:
+        await self._pool.execute(
+            "INSERT INTO cosignatures (log_id, size, witness, line)"
+            " SELECT id, $2, $3, $4 FROM logs WHERE origin = $1"
+            " ON CONFLICT (log_id, size, witness) DO UPDATE SET line = excluded.line",
+            origin,
+            size,
+            witness,
+            line,
+        )
+
+    async def cosignatures(self, origin: str, size: int) -> list[str]:
+        rows = await self._pool.fetch(
+            "SELECT c.line FROM cosignatures c JOIN logs l ON l.id = c.log_id"
+            " WHERE l.origin = $1 AND c.size = $2 ORDER BY c.witness",
+            origin,
+            size,
+        )
+        return [line for (line,) in rows]
+
+    async def add_timestamp(self, origin: str, size: int, authority: str, token: bytes) -> None:
+        await self._pool.execute(
+            "INSERT INTO timestamps (log_id, size, authority, token)"
+            " SELECT id, $2, $3, $4 FROM logs WHERE origin = $1"
+            " ON CONFLICT (log_id, size, authority) DO UPDATE SET token = excluded.token",
+            origin,
+            size,
+            authority,
+            token,
+        )
+
+    async def timestamps(self, origin: str, size: int) -> list[tuple[str, bytes]]:
+        rows = await self._pool.fetch(
+            "SELECT t.authority, t.token FROM timestamps t JOIN logs l ON l.id = t.log_id"
+            " WHERE l.origin = $1 AND t.size = $2 ORDER BY t.authority",
+            origin,
+            size,
+        )
+        return [(authority, token) for authority, token in rows]
+
+
+def frontier(size: int) -> set[tuple[int, int]]:
+    """The complete subtrees of a tree of ``size`` leaves: every node an append or the root
+    reads is one of these or one the append creates."""
+    return {(level, (size >> level) - 1) for level in range(size.bit_length()) if size >> level & 1}
+
+
+async def _seal(conn: Connection, request: SealRequest) -> SealedBatch | None:
+    await conn.execute(
+        "INSERT INTO logs (tenant, fleet, origin, size, root) VALUES ($1, $2, $3, 0, '')"
+        " ON CONFLICT DO NOTHING",
+        request.tenant,
+        request.fleet,
+        request.origin,
+    )
+    row = await conn.fetchrow(
+        "SELECT id, size FROM logs WHERE tenant = $1 AND fleet = $2 FOR UPDATE",
+        request.tenant,
+        request.fleet,
+    )
+    assert row is not None  # inserted above, or by another sealer before
+    log_id, size = row
+    wanted = sorted(frontier(size))
+    rows = await conn.fetch(
+        "SELECT n.level, n.idx, n.hash FROM log_nodes n"
+        " JOIN unnest($2::integer[], $3::bigint[]) AS u(level, idx)"
+        " ON n.level = u.level AND n.idx = u.idx WHERE n.log_id = $1",
+        log_id,
+        [level for level, _ in wanted],
+        [index for _, index in wanted],
+    )
+    nodes: dict[tuple[int, int], bytes] = {(level, idx): h for level, idx, h in rows}
+    created: dict[tuple[int, int], bytes] = {}
+
+    def node(level: int, index: int) -> bytes:
+        found = created.get((level, index))
+        return found if found is not None else nodes[(level, index)]
+
+    def append(at: int, leaf: bytes) -> None:
+        for level, index, digest in tree.nodes_completed_by_append(at, leaf, node):
+            created[(level, index)] = digest
+
+    fresh = size == 0
+    if fresh:
+        append(0, leaf_hash(request.genesis))  # leaf 0: the tenant genesis root
+        size = 1
+    pending = await conn.fetch(
+        "SELECT r.record_id, r.chain_leaf FROM records r JOIN streams s ON s.id = r.stream_id"
+        " WHERE r.log_index IS NULL AND s.tenant = $1 AND s.fleet = $2 ORDER BY r.id LIMIT $3",
+        request.tenant,
+        request.fleet,
+        base.SEAL_LIMIT,
+    )
+    if not pending and not fresh:
+        return None
+    first_index = size
+    placed_ids, placed_indexes = [], []
+    for record_id, chain_leaf in pending:
+        append(size, chain_leaf)
+        placed_ids.append(record_id)
+        placed_indexes.append(size)
+        size += 1
+    await conn.execute(
+        "UPDATE records r SET log_id = $1, log_index = u.idx"
+        " FROM unnest($2::text[], $3::bigint[]) AS u(record_id, idx)"
+        " WHERE r.record_id = u.record_id",
+        log_id,
+        placed_ids,
+        placed_indexes,
+    )
+    ids = sorted(created)
+    await conn.execute(
+        "INSERT INTO log_nodes (log_id, level, idx, hash)"
+        " SELECT $1, * FROM unnest($2::integer[], $3::bigint[], $4::bytea[])",
+        log_id,
+        [level for level, _ in ids],
+        [index for _, index in ids],
+        [created[i] for i in ids],
+    )
+    root = tree.root(size, node)
+    note = request.sign(size, root)
+    await conn.execute("UPDATE logs SET size = $1, root = $2 WHERE id = $3", size, root, log_id)
+    await conn.execute(
+        "INSERT INTO checkpoints (log_id, size, root, note, created_at)"
+        " VALUES ($1, $2, $3, $4, $5)",
+        log_id,
+        size,
+        root,
+        note,
+        request.now,
+    )
+    return SealedBatch(request.origin, first_index, size, root, note)

@@ -1,0 +1,151 @@
+"""The PostgreSQL schema and its migrations (the same tables as SQLite's, in PostgreSQL types).
+
+Migrations are applied in order at start (and by ``recordseal migrate``), each in its own
+transaction, under an advisory lock so processes starting together apply each one once.
+Timestamps stay RFC 3339 text, as on SQLite, so rows read back identically on both backends.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+import asyncpg
+
+if TYPE_CHECKING:
+    from asyncpg.pool import PoolConnectionProxy
+
+    #: A connection of its own or one lent by the pool.
+    Connection: TypeAlias = asyncpg.Connection[Any] | PoolConnectionProxy[Any]
+
+#: Any constant shared by every recordseal process: the key of the migration advisory lock.
+MIGRATION_LOCK = 0x7265636F7264  # "record"
+
+MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE tokens (
+        token_hash  bytea PRIMARY KEY,
+        tenant      text NOT NULL,
+        label       text NOT NULL,
+        created_at  text NOT NULL,
+        revoked_at  text
+    );
+    CREATE TABLE signing_keys (
+        key_id      text PRIMARY KEY,
+        algorithm   text NOT NULL,
+        public_key  bytea NOT NULL,
+        not_before  text NOT NULL,
+        not_after   text,
+        revoked_at  text
+    );
+    CREATE TABLE streams (
+        id            bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        tenant        text NOT NULL,
+        name          text NOT NULL,
+        fleet         text NOT NULL DEFAULT 'default',
+        declarations  text NOT NULL,
+        strict        boolean NOT NULL,
+        next_seq      bigint NOT NULL,
+        head          bytea NOT NULL,
+        created_at    text NOT NULL,
+        UNIQUE (tenant, name)
+    );
+    CREATE TABLE subjects (
+        tenant         text NOT NULL,
+        subject_index  bytea NOT NULL,
+        subject_ref    text NOT NULL UNIQUE,
+        wrapped_key    bytea,
+        created_at     text NOT NULL,
+        erased_at      text,
+        PRIMARY KEY (tenant, subject_index)
+    );
+    CREATE TABLE logs (
+        id      bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        tenant  text NOT NULL,
+        fleet   text NOT NULL,
+        origin  text NOT NULL UNIQUE,
+        size    bigint NOT NULL,
+        root    bytea NOT NULL,
+        UNIQUE (tenant, fleet)
+    );
+    -- ``id`` orders records as they were committed, for sealing.
+    CREATE TABLE records (
+        id           bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+        record_id    text PRIMARY KEY,
+        tenant       text NOT NULL,
+        stream_id    bigint NOT NULL REFERENCES streams (id),
+        seq          bigint NOT NULL,
+        subject_ref  text NOT NULL,
+        header       bytea NOT NULL,
+        signature    bytea NOT NULL,
+        chain_leaf   bytea NOT NULL,
+        log_id       bigint REFERENCES logs (id),
+        log_index    bigint,
+        UNIQUE (stream_id, seq)
+    );
+    CREATE INDEX records_unsealed ON records (stream_id, id) WHERE log_index IS NULL;
+    CREATE TABLE payloads (
+        record_id    text PRIMARY KEY REFERENCES records (record_id),
+        subject_ref  text NOT NULL,
+        sealed       bytea NOT NULL
+    );
+    CREATE INDEX payloads_by_subject ON payloads (subject_ref);
+    CREATE TABLE log_nodes (
+        log_id  bigint NOT NULL REFERENCES logs (id),
+        level   integer NOT NULL,
+        idx     bigint NOT NULL,
+        hash    bytea NOT NULL,
+        PRIMARY KEY (log_id, level, idx)
+    );
+    CREATE TABLE checkpoints (
+        log_id      bigint NOT NULL REFERENCES logs (id),
+        size        bigint NOT NULL,
+        root        bytea NOT NULL,
+        note        text NOT NULL,
+        created_at  text NOT NULL,
+        PRIMARY KEY (log_id, size)
+    );
+    CREATE TABLE cosignatures (
+        log_id   bigint NOT NULL,
+        size     bigint NOT NULL,
+        witness  text NOT NULL,
+        line     text NOT NULL,
+        PRIMARY KEY (log_id, size, witness),
+        FOREIGN KEY (log_id, size) REFERENCES checkpoints (log_id, size)
+    );
+    CREATE TABLE timestamps (
+        log_id     bigint NOT NULL,
+        size       bigint NOT NULL,
+        authority  text NOT NULL,
+        token      bytea NOT NULL,
+        PRIMARY KEY (log_id, size, authority),
+        FOREIGN KEY (log_id, size) REFERENCES checkpoints (log_id, size)
+    );
+    """,
+    # 2: idempotency keys of ingest (docs/records.md, "Retries").
+    """
+    CREATE TABLE idempotency_keys (
+        tenant        text NOT NULL,
+        key           text NOT NULL,
+        request_hash  bytea NOT NULL,
+        record_id     text NOT NULL REFERENCES records (record_id),
+        created_at    text NOT NULL,
+        PRIMARY KEY (tenant, key)
+    );
+    CREATE INDEX idempotency_keys_by_age ON idempotency_keys (created_at);
+    """,
+]
+
+
+async def migrate(conn: Connection) -> int:
+    """Apply the migrations not yet applied; returns the schema version now in place."""
+    await conn.execute("SELECT pg_advisory_lock($1)", MIGRATION_LOCK)
+    try:
+        await conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)")
+        current = await conn.fetchval("SELECT coalesce(max(version), 0) FROM schema_version")
+        for version, script in enumerate(MIGRATIONS[current:], start=current + 1):
+            async with conn.transaction():
+                await conn.execute(script)
+                await conn.execute("INSERT INTO schema_version (version) VALUES ($1)", version)
+        return len(MIGRATIONS)
+    finally:
+        await conn.execute("SELECT pg_advisory_unlock($1)", MIGRATION_LOCK)

@@ -1,0 +1,283 @@
+"""Group commit of record appends on PostgreSQL: one writer task per process.
+
+Every append waiting when a transaction starts joins it. The transaction locks, in a fixed
+order (so processes never deadlock each other): the idempotency keys (advisory locks), the
+stream rows (``FOR UPDATE``, which serialises sequence numbers and chain heads across
+processes), then the subjects (``FOR SHARE``, which an erasure's ``FOR UPDATE`` waits for and
+vice versa). Rows are written with one statement per table; nobody is answered before COMMIT
+(``synchronous_commit`` on) has returned.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import asyncpg
+
+from recordseal.storage.base import (
+    IdempotencyClaim,
+    KeyReused,
+    NewRecord,
+    RecordBuilder,
+    Replayed,
+    StoreError,
+    SubjectClaim,
+    SubjectErased,
+    SubjectRace,
+)
+
+log = logging.getLogger(__name__)
+
+#: Lock waits that PostgreSQL resolves by failing one transaction: nothing was acknowledged,
+#: so the whole batch runs again.
+_RETRYABLE = (asyncpg.DeadlockDetectedError, asyncpg.SerializationError)
+_ATTEMPTS = 5
+
+if TYPE_CHECKING:
+    from recordseal.storage.postgres_schema import Connection
+
+
+@dataclass(slots=True)
+class Append:
+    tenant: str
+    stream_id: int
+    subject: SubjectClaim
+    build: RecordBuilder
+    now: str
+    idempotency: IdempotencyClaim | None
+    future: asyncio.Future[NewRecord]
+
+
+class AppendWriter:
+    MAX_BATCH = 1024
+
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._pool = pool
+        self._pending: list[Append] = []
+        self._wakeup = asyncio.Event()
+        self._closing = False
+        self._task = asyncio.get_running_loop().create_task(self._run())
+
+    def submit(
+        self,
+        tenant: str,
+        stream_id: int,
+        subject: SubjectClaim,
+        build: RecordBuilder,
+        now: str,
+        idempotency: IdempotencyClaim | None,
+    ) -> asyncio.Future[NewRecord]:
+        if self._closing:
+            raise RuntimeError("the store is closed")
+        future: asyncio.Future[NewRecord] = asyncio.get_running_loop().create_future()
+        self._pending.append(Append(tenant, stream_id, subject, build, now, idempotency, future))
+        self._wakeup.set()
+        return future
+
+    async def stop(self) -> None:
+        self._closing = True
+        self._wakeup.set()
+        await self._task
+
+    async def _run(self) -> None:
+        while True:
+            await self._wakeup.wait()
+            self._wakeup.clear()
+            if not self._pending:
+                if self._closing:
+                    return
+                continue
+            batch = self._pending[: self.MAX_BATCH]
+            del self._pending[: self.MAX_BATCH]
+            if self._pending:
+                self._wakeup.set()
+            outcomes: list[tuple[bool, Any]]
+            for attempt in range(1, _ATTEMPTS + 1):
+                try:
+                    outcomes = await self._transaction(batch)
+                    break
+                except _RETRYABLE as exc:
+                    if attempt == _ATTEMPTS:
+                        outcomes = [(False, exc)] * len(batch)
+                    else:
+                        log.info("append batch retried after %s", type(exc).__name__)
+                except Exception as exc:  # the transaction failed: nobody is acknowledged
+                    outcomes = [(False, exc)] * len(batch)
+                    break
+            for append, (ok, value) in zip(batch, outcomes, strict=True):
+                if append.future.cancelled():
+                    continue
+                if ok:
+                    append.future.set_result(value)
+                else:
+                    append.future.set_exception(value)
+            await asyncio.sleep(0)
+
+    async def _transaction(self, batch: list[Append]) -> list[tuple[bool, Any]]:
+        async with self._pool.acquire() as conn, conn.transaction():
+            known_keys = await _lock_keys(conn, batch)
+            heads = await _lock_streams(conn, batch)
+            subjects = await _lock_subjects(conn, batch)
+            outcomes: list[tuple[bool, Any]] = []
+            records: list[tuple[Any, ...]] = []
+            payloads: list[tuple[Any, ...]] = []
+            keys: list[tuple[Any, ...]] = []
+            for append in batch:
+                try:
+                    record = _place(append, known_keys, heads, subjects)
+                except StoreError as refusal:
+                    outcomes.append((False, refusal))
+                    continue
+                outcomes.append((True, record))
+                records.append(
+                    (
+                        record.record_id,
+                        append.tenant,
+                        append.stream_id,
+                        record.seq,
+                        append.subject.subject_ref,
+                        record.header,
+                        record.signature,
+                        record.chain_leaf,
+                    )
+                )
+                payloads.append(
+                    (record.record_id, append.subject.subject_ref, record.sealed_payload)
+                )
+                if append.idempotency is not None:
+                    claim = append.idempotency
+                    keys.append(
+                        (append.tenant, claim.key, claim.request_hash, record.record_id, append.now)
+                    )
+            if records:
+                await conn.execute(
+                    "INSERT INTO records (record_id, tenant, stream_id, seq, subject_ref, header,"
+                    " signature, chain_leaf) SELECT * FROM unnest($1::text[], $2::text[],"
+                    " $3::bigint[], $4::bigint[], $5::text[], $6::bytea[], $7::bytea[],"
+                    " $8::bytea[])",
+                    *_columns(records, 8),
+                )
+                await conn.execute(
+                    "INSERT INTO payloads (record_id, subject_ref, sealed)"
+                    " SELECT * FROM unnest($1::text[], $2::text[], $3::bytea[])",
+                    *_columns(payloads, 3),
+                )
+                ids = list(heads)
+                await conn.execute(
+                    "UPDATE streams s SET next_seq = u.next_seq, head = u.head FROM unnest("
+                    "$1::bigint[], $2::bigint[], $3::bytea[]) AS u(id, next_seq, head)"
+                    " WHERE s.id = u.id",
+                    ids,
+                    [heads[i][0] for i in ids],
+                    [heads[i][1] for i in ids],
+                )
+            if keys:
+                await conn.execute(
+                    "INSERT INTO idempotency_keys (tenant, key, request_hash, record_id,"
+                    " created_at) SELECT * FROM unnest($1::text[], $2::text[], $3::bytea[],"
+                    " $4::text[], $5::text[])",
+                    *_columns(keys, 5),
+                )
+            return outcomes
+
+
+def _columns(rows: list[tuple[Any, ...]], width: int) -> list[list[Any]]:
+    return [[row[i] for row in rows] for i in range(width)]
+
+
+async def _lock_keys(
+    conn: Connection, batch: list[Append]
+) -> dict[tuple[str, str], tuple[bytes, str]]:
+    """Lock the batch's idempotency keys (in sorted order) and read those already stored."""
+    wanted = sorted({(a.tenant, a.idempotency.key) for a in batch if a.idempotency is not None})
+    if not wanted:
+        return {}
+    tenants, keys = [t for t, _ in wanted], [k for _, k in wanted]
+    await conn.execute(
+        "SELECT pg_advisory_xact_lock(hashtextextended(length(t) || ':' || t || k, 0))"
+        " FROM unnest($1::text[], $2::text[]) AS u(t, k)",
+        tenants,
+        keys,
+    )
+    rows = await conn.fetch(
+        "SELECT i.tenant, i.key, i.request_hash, i.record_id FROM idempotency_keys i"
+        " JOIN unnest($1::text[], $2::text[]) AS u(t, k) ON i.tenant = u.t AND i.key = u.k",
+        tenants,
+        keys,
+    )
+    return {(r[0], r[1]): (r[2], r[3]) for r in rows}
+
+
+async def _lock_streams(conn: Connection, batch: list[Append]) -> dict[int, tuple[int, bytes]]:
+    rows = await conn.fetch(
+        "SELECT id, next_seq, head FROM streams WHERE id = ANY($1::bigint[]) ORDER BY id"
+        " FOR UPDATE",
+        sorted({a.stream_id for a in batch}),
+    )
+    return {row[0]: (row[1], row[2]) for row in rows}
+
+
+async def _lock_subjects(
+    conn: Connection, batch: list[Append]
+) -> dict[tuple[str, bytes], tuple[str, bool]]:
+    """Create the new subjects (in sorted order), then share-lock every subject of the batch:
+    an erasure waits for this transaction, and this one for an erasure under way."""
+    new = sorted(
+        {
+            (a.tenant, a.subject.index): (a.subject.subject_ref, a.subject.new_wrapped_key)
+            for a in batch
+            if a.subject.new_wrapped_key is not None
+        }.items()
+    )
+    if new:
+        now = batch[0].now
+        await conn.execute(
+            "INSERT INTO subjects (tenant, subject_index, subject_ref, wrapped_key, created_at)"
+            " SELECT t, i, r, k, $5 FROM unnest($1::text[], $2::bytea[], $3::text[],"
+            " $4::bytea[]) AS u(t, i, r, k) ON CONFLICT DO NOTHING",
+            [t for (t, _), _ in new],
+            [i for (_, i), _ in new],
+            [r for _, (r, _) in new],
+            [k for _, (_, k) in new],
+            now,
+        )
+    wanted = sorted({(a.tenant, a.subject.index) for a in batch})
+    rows = await conn.fetch(
+        "SELECT s.tenant, s.subject_index, s.subject_ref, s.wrapped_key IS NOT NULL"
+        " FROM subjects s JOIN unnest($1::text[], $2::bytea[]) AS u(t, i)"
+        " ON s.tenant = u.t AND s.subject_index = u.i"
+        " ORDER BY s.tenant, s.subject_index FOR SHARE OF s",
+        [t for t, _ in wanted],
+        [i for _, i in wanted],
+    )
+    return {(r[0], r[1]): (r[2], r[3]) for r in rows}
+
+
+def _place(
+    append: Append,
+    known_keys: dict[tuple[str, str], tuple[bytes, str]],
+    heads: dict[int, tuple[int, bytes]],
+    subjects: dict[tuple[str, bytes], tuple[str, bool]],
+) -> NewRecord:
+    """Check one append against the locked rows and build it at the stream's head."""
+    claim = append.idempotency
+    if claim is not None:
+        known = known_keys.get((append.tenant, claim.key))
+        if known is not None:
+            if known[0] != claim.request_hash:
+                raise KeyReused(claim.key)
+            raise Replayed(known[1])
+    stored = subjects.get((append.tenant, append.subject.index))
+    if stored is None or stored[0] != append.subject.subject_ref:
+        raise SubjectRace(append.subject.subject_ref)
+    if not stored[1]:
+        raise SubjectErased(append.subject.subject_ref)
+    seq, head = heads[append.stream_id]
+    record = append.build(seq, head)
+    heads[append.stream_id] = (seq + 1, record.chain_leaf)
+    if claim is not None:
+        known_keys[(append.tenant, claim.key)] = (claim.request_hash, record.record_id)
+    return record
