@@ -124,11 +124,12 @@ def test_an_idempotency_key_replays_its_record_and_refuses_another_request(store
             await store.append_record(
                 "u", stream_u.id, SubjectClaim(b"i", "ref-u", b"w"), builder("r4"), "now", claim
             )
-            assert await store.idempotent_record("t", "key-1") == (b"h" * 32, "r1")
-            assert await store.idempotent_record("t", "key-2") is None
+            assert await store.idempotent_records("t", ["key-1", "key-2"]) == {
+                "key-1": (b"h" * 32, "r1")
+            }
             # Old keys are forgotten by the purge, and the key can then be used again.
             assert await store.purge_idempotency_keys("2026-06-01T00:00:00Z") == 1
-            assert await store.idempotent_record("t", "key-1") is None
+            assert await store.idempotent_records("t", ["key-1"]) == {}
 
     asyncio.run(scenario())
     assert count(store_settings, "records") == 2

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import re
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,13 +17,23 @@ from recordseal.core import CommitError, commit_record, encode_value, validate_d
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.crypto.vault import KeyWrapper, SubjectKeys
 from recordseal.services.clock import new_record_id, utc_now
-from recordseal.services.errors import AlreadyExists, Gone, Invalid, NotFound, TooLarge
+from recordseal.services.errors import (
+    AlreadyExists,
+    Gone,
+    Invalid,
+    NotFound,
+    ServiceError,
+    TooLarge,
+)
 from recordseal.services.subject_cache import SubjectKeyCache
 from recordseal.storage.base import (
     Conflict,
     Erasure,
+    IdempotencyClaim,
+    KeyReused,
     NewRecord,
     RecordRow,
+    Replayed,
     Store,
     StreamRow,
     SubjectClaim,
@@ -32,6 +45,9 @@ from recordseal.storage.base import (
 STREAM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 MAX_RECORD_TYPE = 128
 MAX_SUBJECT_ID = 256
+#: Records of one ``POST /v1/records:batch``.
+MAX_BATCH = 1000
+IDEMPOTENCY_KEY = re.compile(r"[A-Za-z0-9._:-]{1,255}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +70,58 @@ class Ingested:
     signature: bytes
     key_id: str
     field_count: int
+    #: True when an idempotency key named an earlier request: this is that request's record.
+    replayed: bool = False
+
+    @classmethod
+    def of(cls, row: RecordRow, replayed: bool) -> Ingested:
+        header = header_members(row.header)
+        return cls(
+            record_id=row.record_id,
+            stream=row.stream,
+            seq=row.seq,
+            root=bytes.fromhex(header["root"]),
+            chain_leaf=row.chain_leaf,
+            header=row.header,
+            signature=row.signature,
+            key_id=header["key_id"],
+            field_count=header["field_count"],
+            replayed=replayed,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Retry:
+    """An ``Idempotency-Key`` with the hash of the request it came with (of one batch item)."""
+
+    key: str
+    request_hash: bytes
+
+    @classmethod
+    def of(cls, key: str | None, request: bytes, item: int | None = None) -> Retry | None:
+        """The key of a request (or of item ``item`` of a batch); None without a key."""
+        if key is None:
+            return None
+        if not IDEMPOTENCY_KEY.fullmatch(key):
+            raise Invalid(
+                "idempotency_key_invalid",
+                "an Idempotency-Key is 1 to 255 letters, digits, '.', '_', ':' or '-'",
+                "Idempotency-Key",
+            )
+        # Items of a batch are keyed apart from single posts ('#' never occurs in a key).
+        return cls(key if item is None else f"{key}#{item}", hashlib.sha256(request).digest())
+
+
+@dataclass(slots=True)
+class _Prepared:
+    """A record validated, committed and encrypted, waiting for its place in the stream."""
+
+    stream: StreamRow
+    subject: SubjectClaim
+    record_id: str
+    root: bytes
+    field_count: int
+    build: Callable[[int, bytes], NewRecord]
 
 
 def _has_control_character(text: str) -> bool:
@@ -137,18 +205,25 @@ class RecordService:
 
     # --- subjects -----------------------------------------------------------------------
 
-    async def _subject(self, tenant: str, subject_id: str) -> tuple[SubjectClaim, SubjectKeys]:
+    async def _subject(
+        self,
+        tenant: str,
+        subject_id: str,
+        fresh: dict[bytes, tuple[SubjectClaim, SubjectKeys]],
+    ) -> tuple[SubjectClaim, SubjectKeys]:
         """The subject's claim and keys; a new subject gets a key that is stored only with
-        its first record, so a refused post leaves nothing behind."""
+        its first record, so a refused post leaves nothing behind. ``fresh`` holds the new
+        subjects of one batch, so a subject new in it gets one key however often it occurs."""
         index = self._wrapper.subject_index(tenant, subject_id)
-        cached = self._subjects.get(tenant, index)
+        cached = self._subjects.get(tenant, index) or fresh.get(index)
         if cached is not None:
             return cached
         subject = await self._store.get_subject(tenant, index)
         if subject is None:
             subject_ref = secrets.token_hex(16)
             key, wrapped = self._wrapper.new_subject_key(tenant, subject_ref)
-            return SubjectClaim(index, subject_ref, wrapped), SubjectKeys.derive(key)
+            fresh[index] = (SubjectClaim(index, subject_ref, wrapped), SubjectKeys.derive(key))
+            return fresh[index]
         if subject.wrapped_key is None:
             raise Gone("subject_erased", "the subject was erased", "subject_id")
         claim, keys = SubjectClaim(index, subject.subject_ref, None), self._keys(subject)
@@ -162,15 +237,81 @@ class RecordService:
 
     # --- records ------------------------------------------------------------------------
 
-    async def ingest(self, tenant: str, record: RecordIn) -> Ingested:
-        """Validate, commit, encrypt and append one record; nothing is stored on refusal."""
-        try:
-            return await self._ingest(tenant, record)
-        except SubjectRace:
-            # Another writer created this new subject first; commit again under its key.
-            return await self._ingest(tenant, record)
+    async def ingest(self, tenant: str, record: RecordIn, retry: Retry | None = None) -> Ingested:
+        """Validate, commit, encrypt and append one record; nothing is stored on refusal.
 
-    async def _ingest(self, tenant: str, record: RecordIn) -> Ingested:
+        With an idempotency key, a request seen before returns its first record (and stores
+        nothing); the same key with another request is refused.
+        """
+        if retry is not None:
+            known = await self._store.idempotent_records(tenant, [retry.key])
+            if retry.key in known:
+                return await self._replay(tenant, retry, known[retry.key])
+        for attempt in (1, 2):
+            try:
+                prepared = await self._prepare(tenant, record, {})
+                return await self._append(tenant, prepared, retry)
+            except _Race:
+                if attempt == 2:
+                    raise
+                # Another writer created this new subject first; commit again under its key.
+        raise AssertionError("unreachable")
+
+    async def ingest_batch(
+        self, tenant: str, items: list[RecordIn | ServiceError], retries: list[Retry | None]
+    ) -> list[Ingested | ServiceError]:
+        """Ingest each item on its own; the results (a record or a refusal) in order.
+
+        Items are prepared one after the other (a new subject that appears twice gets one
+        key), then appended together, in order, so they share group commits and the items
+        of one stream get increasing sequence numbers.
+        """
+        keys = [retry.key for retry in retries if retry is not None]
+        known = await self._store.idempotent_records(tenant, keys) if keys else {}
+        fresh: dict[bytes, tuple[SubjectClaim, SubjectKeys]] = {}
+        steps: list[Any] = []
+        for item, retry in zip(items, retries, strict=True):
+            if isinstance(item, ServiceError):
+                steps.append(_refused(item))
+            elif retry is not None and retry.key in known:
+                steps.append(self._replay(tenant, retry, known[retry.key]))
+            else:
+                try:
+                    prepared = await self._prepare(tenant, item, fresh)
+                except ServiceError as refusal:
+                    steps.append(_refused(refusal))
+                else:
+                    steps.append(self._append_or_retry(tenant, prepared, item, retry))
+        outcomes = await asyncio.gather(*steps, return_exceptions=True)
+        results: list[Ingested | ServiceError] = []
+        for outcome in outcomes:
+            if isinstance(outcome, Ingested | ServiceError):
+                results.append(outcome)
+            else:
+                raise outcome  # not a refusal: the request fails as a whole
+        return results
+
+    async def _append_or_retry(
+        self, tenant: str, prepared: _Prepared, record: RecordIn, retry: Retry | None
+    ) -> Ingested:
+        try:
+            return await self._append(tenant, prepared, retry)
+        except _Race:
+            return await self.ingest(tenant, record, retry)
+
+    async def _replay(self, tenant: str, retry: Retry, known: tuple[bytes, str]) -> Ingested:
+        request_hash, record_id = known
+        if request_hash != retry.request_hash:
+            raise _key_reused()
+        return Ingested.of(await self.record(tenant, record_id), replayed=True)
+
+    async def _prepare(
+        self,
+        tenant: str,
+        record: RecordIn,
+        fresh: dict[bytes, tuple[SubjectClaim, SubjectKeys]],
+    ) -> _Prepared:
+        """Everything before the store: checks, commitment, encryption (refusals raise)."""
         stream = await self._stream(tenant, record.stream)
         _check_label(record.record_type, "record_type", MAX_RECORD_TYPE)
         _check_label(record.subject_id, "subject_id", MAX_SUBJECT_ID)
@@ -180,7 +321,7 @@ class RecordService:
             raise Invalid(
                 "occurred_at_invalid", "occurred_at must be an RFC 3339 timestamp", "occurred_at"
             ) from None
-        subject, keys = await self._subject(tenant, record.subject_id)
+        subject, keys = await self._subject(tenant, record.subject_id, fresh)
         record_id = new_record_id()
         try:
             committed = commit_record(
@@ -216,21 +357,35 @@ class RecordService:
                 sealed,
             )
 
+        return _Prepared(stream, subject, record_id, committed.root, committed.field_count, build)
+
+    async def _append(self, tenant: str, prepared: _Prepared, retry: Retry | None) -> Ingested:
+        claim = None if retry is None else IdempotencyClaim(retry.key, retry.request_hash)
+        subject = prepared.subject
         try:
-            appended = await self._store.append_record(tenant, stream.id, subject, build, utc_now())
+            appended = await self._store.append_record(
+                tenant, prepared.stream.id, subject, prepared.build, utc_now(), claim
+            )
         except SubjectErased:
             self._subjects.forget(tenant, subject.index)
             raise Gone("subject_erased", "the subject was erased", "subject_id") from None
+        except SubjectRace:
+            raise _Race from None
+        except Replayed as replayed:
+            assert retry is not None
+            return await self._replay(tenant, retry, (retry.request_hash, replayed.record_id))
+        except KeyReused:
+            raise _key_reused() from None
         return Ingested(
-            record_id=record_id,
-            stream=stream.name,
+            record_id=prepared.record_id,
+            stream=prepared.stream.name,
             seq=appended.seq,
-            root=committed.root,
+            root=prepared.root,
             chain_leaf=appended.chain_leaf,
             header=appended.header,
             signature=appended.signature,
-            key_id=signer.key_id,
-            field_count=committed.field_count,
+            key_id=self._signer.key_id,
+            field_count=prepared.field_count,
         )
 
     async def record(self, tenant: str, record_id: str) -> RecordRow:
@@ -262,6 +417,22 @@ class RecordService:
             raise NotFound("subject_not_found", "no records for this subject", "subject_id")
         self._subjects.forget(tenant, self._wrapper.subject_index(tenant, subject_id))
         return await self._store.erase_subject(tenant, subject.subject_ref, utc_now())
+
+
+def _key_reused() -> Invalid:
+    return Invalid(
+        "idempotency_key_reused",
+        "this Idempotency-Key was used with another request",
+        "Idempotency-Key",
+    )
+
+
+class _Race(Exception):
+    """A new subject was created by another writer first: prepare the record again."""
+
+
+async def _refused(refusal: ServiceError) -> ServiceError:
+    return refusal
 
 
 def header_members(header: bytes) -> dict[str, Any]:

@@ -219,8 +219,10 @@ class Store(Protocol):
         """
         ...
 
-    async def idempotent_record(self, tenant: str, key: str) -> tuple[bytes, str] | None:
-        """The request hash and record id stored under an idempotency key, if any."""
+    async def idempotent_records(
+        self, tenant: str, keys: list[str]
+    ) -> dict[str, tuple[bytes, str]]:
+        """The request hash and record id stored under each of ``keys`` that is known."""
         ...
 
     async def purge_idempotency_keys(self, older_than: str) -> int:

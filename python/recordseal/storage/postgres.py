@@ -217,13 +217,16 @@ class PostgresStore(PostgresLedger):
         assert self._writer is not None, "store is not open"
         return await self._writer.submit(tenant, stream_id, subject, build, now, idempotency)
 
-    async def idempotent_record(self, tenant: str, key: str) -> tuple[bytes, str] | None:
-        row = await self._pool.fetchrow(
-            "SELECT request_hash, record_id FROM idempotency_keys WHERE tenant = $1 AND key = $2",
+    async def idempotent_records(
+        self, tenant: str, keys: list[str]
+    ) -> dict[str, tuple[bytes, str]]:
+        rows = await self._pool.fetch(
+            "SELECT key, request_hash, record_id FROM idempotency_keys"
+            " WHERE tenant = $1 AND key = ANY($2::text[])",
             tenant,
-            key,
+            keys,
         )
-        return (row[0], row[1]) if row else None
+        return {key: (request_hash, record_id) for key, request_hash, record_id in rows}
 
     async def purge_idempotency_keys(self, older_than: str) -> int:
         status = await self._pool.execute(

@@ -277,12 +277,19 @@ class SQLiteStore(LedgerQueries):
         job.defers_rows = True  # type: ignore[attr-defined]
         return await self._write.submit(job)
 
-    async def idempotent_record(self, tenant: str, key: str) -> tuple[bytes, str] | None:
-        rows = self._read(
-            "SELECT request_hash, record_id FROM idempotency_keys WHERE tenant = ? AND key = ?",
-            (tenant, key),
-        )
-        return (rows[0][0], rows[0][1]) if rows else None
+    async def idempotent_records(
+        self, tenant: str, keys: list[str]
+    ) -> dict[str, tuple[bytes, str]]:
+        found: dict[str, tuple[bytes, str]] = {}
+        for start in range(0, len(keys), 500):  # bounded by SQLite's parameter limit
+            chunk = keys[start : start + 500]
+            rows = self._read(
+                "SELECT key, request_hash, record_id FROM idempotency_keys"
+                f" WHERE tenant = ? AND key IN ({', '.join('?' * len(chunk))})",
+                (tenant, *chunk),
+            )
+            found.update((key, (request_hash, record_id)) for key, request_hash, record_id in rows)
+        return found
 
     async def purge_idempotency_keys(self, older_than: str) -> int:
         def job(conn: sqlite3.Connection, batch: Batch) -> int:

@@ -32,7 +32,7 @@ from recordseal.settings import Settings
 from recordseal.storage.backends import open_store
 from recordseal.storage.base import SigningKeyRow
 from recordseal.verify import KeyDirectory, TrustStore, load_key_directory, load_trust_store
-from recordseal.web import problems, records
+from recordseal.web import batch, problems, records
 from recordseal.web.panel.context import PanelContext
 from recordseal.web.panel.passkeys import PASSKEY_ROUTES, passkey_context
 from recordseal.web.panel.routes import PANEL_ROUTES, panel_template_config
@@ -132,6 +132,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             keys,
             records.create_stream,
             records.post_record,
+            batch.post_batch,
             records.get_record,
             records.get_payload,
             records.erase_subject,

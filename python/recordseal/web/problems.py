@@ -40,10 +40,8 @@ TITLES = {
 }
 
 
-def problem_response(
-    status: int, code: str, detail: str | None = None, field: str | None = None
-) -> Response[bytes]:
-    body = Problem(
+def problem(status: int, code: str, detail: str | None = None, field: str | None = None) -> Problem:
+    return Problem(
         type=PROBLEM_TYPE + code,
         title=TITLES.get(status, "Error"),
         status=status,
@@ -51,6 +49,16 @@ def problem_response(
         detail=detail,
         field=field,
     )
+
+
+def service_problem(error: ServiceError) -> Problem:
+    return problem(STATUS[error.kind], error.code, str(error), error.field)
+
+
+def problem_response(
+    status: int, code: str, detail: str | None = None, field: str | None = None
+) -> Response[bytes]:
+    body = problem(status, code, detail, field)
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
     return Response(
         msgspec.json.encode(body), status_code=status, media_type=MEDIA_TYPE, headers=headers
@@ -65,7 +73,7 @@ _AT_PATH = re.compile(r" - at `\$\.?([^`]*)`$")
 _MISSING = re.compile(r"missing required field `([^`]*)`")
 
 
-def validation_error_handler(_: Request, error: msgspec.ValidationError) -> Response[bytes]:  # type: ignore[type-arg]
+def validation_problem(error: msgspec.ValidationError) -> Problem:
     """msgspec names the member (``- at `$.stream```); keep the rule, never the value."""
     message = str(error)
     match = _AT_PATH.search(message)
@@ -73,7 +81,15 @@ def validation_error_handler(_: Request, error: msgspec.ValidationError) -> Resp
     if missing := _MISSING.search(message):
         field = ".".join(part for part in (field, missing.group(1)) if part)
     rule = _AT_PATH.sub("", message)
-    return problem_response(400, "request_invalid", rule, field)
+    return problem(400, "request_invalid", rule, field)
+
+
+def _respond(body: Problem) -> Response[bytes]:
+    return Response(msgspec.json.encode(body), status_code=body.status, media_type=MEDIA_TYPE)
+
+
+def validation_error_handler(_: Request, error: msgspec.ValidationError) -> Response[bytes]:  # type: ignore[type-arg]
+    return _respond(validation_problem(error))
 
 
 def decode_error_handler(_: Request, error: msgspec.DecodeError) -> Response[bytes]:  # type: ignore[type-arg]

@@ -3,17 +3,32 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any
 
 import msgspec
 from litestar import Request, Response, get, post
 from litestar.datastructures import State
 from litestar.di import NamedDependency
-from litestar.openapi.spec import OpenAPIMediaType, OpenAPIResponse, Operation, RequestBody
+from litestar.enums import ParamType
+from litestar.openapi.spec import (
+    OpenAPIMediaType,
+    OpenAPIResponse,
+    OpenAPIType,
+    Operation,
+    Parameter,
+    RequestBody,
+    Schema,
+)
 from litestar.params import FromPath, JSONBody, PathParameter
 
 from recordseal.services.disclosure import DisclosureService, Window
-from recordseal.services.records import Ingested, RecordIn, RecordService, header_members
+from recordseal.services.records import (
+    Ingested,
+    RecordIn,
+    RecordService,
+    Retry,
+    header_members,
+)
 from recordseal.services.tokens import TokenService
 from recordseal.storage.base import RecordRow
 from recordseal.verify.bundle import encode_bundle
@@ -28,9 +43,37 @@ from recordseal.web.schemas import (
     StreamOut,
 )
 
-_decode_record = msgspec.json.Decoder(RecordBody).decode
+decode_record = msgspec.json.Decoder(RecordBody).decode
 _encode = msgspec.json.Encoder().encode
 JSON = "application/json"
+
+IDEMPOTENCY_KEY = Parameter(
+    name="Idempotency-Key",
+    param_in=ParamType.HEADER,
+    required=False,
+    description=(
+        "Makes a retry safe: a request repeated with the same key returns the first result"
+        " and stores nothing new (docs/records.md, Retries)"
+    ),
+    schema=Schema(type=OpenAPIType.STRING, pattern=r"^[A-Za-z0-9._:-]{1,255}$"),
+)
+
+
+def inline_schema(struct: type) -> Any:
+    """msgspec's JSON schema of ``struct`` with its ``$defs`` inlined, for OpenAPI."""
+    generated = msgspec.json.schema(struct)
+    definitions = generated.pop("$defs", {})
+
+    def resolve(node: Any) -> Any:
+        if isinstance(node, dict):
+            if "$ref" in node:
+                return resolve(definitions[node["$ref"].rsplit("/", 1)[-1]])
+            return {key: resolve(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [resolve(item) for item in node]
+        return node
+
+    return resolve(generated)
 
 
 async def tenant_of(request: Request, state: State) -> str:  # type: ignore[type-arg]
@@ -44,7 +87,7 @@ def records_of(state: State) -> RecordService:
     return service
 
 
-def _ingested(result: Ingested) -> RecordOut:
+def record_out(result: Ingested) -> RecordOut:
     return RecordOut(
         record_id=result.record_id,
         stream=result.stream,
@@ -55,6 +98,7 @@ def _ingested(result: Ingested) -> RecordOut:
         signature=result.signature.hex(),
         key_id=result.key_id,
         field_count=result.field_count,
+        replayed=result.replayed,
     )
 
 
@@ -97,6 +141,7 @@ class _RecordBodyOperation(Operation):
         self.request_body = RequestBody(
             content={JSON: OpenAPIMediaType(schema=schema)}, required=True
         )
+        self.parameters = [*(self.parameters or []), IDEMPOTENCY_KEY]
         self.responses = self.responses or {}
         self.responses["201"] = OpenAPIResponse(
             description="the record was committed, chained and stored",
@@ -117,18 +162,20 @@ async def post_record(request: Request) -> Response[bytes]:  # type: ignore[type
     state = request.app.state
     tenant = await state.tokens.tenant_of(request.headers.get("authorization"))
     records: RecordService = state.records
-    body = _decode_record(await request.body())
-    result = await records.ingest(
-        tenant,
-        RecordIn(
-            stream=body.stream,
-            record_type=body.record_type,
-            occurred_at=body.occurred_at,
-            subject_id=body.subject_id,
-            payload=bytes(body.payload),
-        ),
+    raw = await request.body()
+    retry = Retry.of(request.headers.get("idempotency-key"), raw)
+    result = await records.ingest(tenant, record_in(decode_record(raw)), retry)
+    return Response(_encode(record_out(result)), status_code=201, media_type=JSON)
+
+
+def record_in(body: RecordBody) -> RecordIn:
+    return RecordIn(
+        stream=body.stream,
+        record_type=body.record_type,
+        occurred_at=body.occurred_at,
+        subject_id=body.subject_id,
+        payload=bytes(body.payload),
     )
-    return Response(_encode(_ingested(result)), status_code=201, media_type=JSON)
 
 
 @get("/v1/records/{record_id:str}", tags=["records"])

@@ -48,6 +48,8 @@ class RecordOut(msgspec.Struct):
     key_id: str
     field_count: int
     attestation: Attestation = "hosted-ingest"
+    #: True when an Idempotency-Key named an earlier request: this is its record, unchanged.
+    replayed: bool = False
 
 
 class RecordView(msgspec.Struct):
@@ -104,3 +106,24 @@ class Problem(msgspec.Struct, omit_defaults=True):
     code: str
     detail: str | None = None
     field: str | None = None
+
+
+class BatchBody(msgspec.Struct, forbid_unknown_fields=True):
+    """``POST /v1/records:batch``: up to 1,000 records, each shaped as ``RecordBody``."""
+
+    records: list[msgspec.Raw]
+
+
+class BatchResult(msgspec.Struct, omit_defaults=True):
+    """One item's outcome: ``record`` when stored (or replayed), ``problem`` when refused."""
+
+    index: int
+    status: int
+    record: RecordOut | None = None
+    problem: Problem | None = None
+
+
+class BatchOut(msgspec.Struct):
+    accepted: int
+    refused: int
+    results: list[BatchResult]

@@ -1,0 +1,94 @@
+"""``POST /v1/records:batch``: many records in one request, each accepted or refused alone."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import msgspec
+from litestar import Request, Response, post
+from litestar.openapi.spec import OpenAPIMediaType, OpenAPIResponse, Operation, RequestBody
+
+from recordseal.services.errors import Invalid, ServiceError
+from recordseal.services.records import MAX_BATCH, RecordIn, RecordService, Retry
+from recordseal.web.problems import service_problem, validation_problem
+from recordseal.web.records import (
+    IDEMPOTENCY_KEY,
+    JSON,
+    decode_record,
+    inline_schema,
+    record_in,
+    record_out,
+)
+from recordseal.web.schemas import BatchBody, BatchOut, BatchResult, RecordBody
+
+#: A batch may carry up to 1,000 records of up to 256 KiB each; bodies above this are refused
+#: (413) before they are read: send large records in smaller batches.
+MAX_BATCH_BYTES = 32 * 1024 * 1024
+
+_decode_batch = msgspec.json.Decoder(BatchBody).decode
+_encode = msgspec.json.Encoder().encode
+
+
+@dataclass
+class _BatchOperation(Operation):
+    def __post_init__(self) -> None:
+        body = inline_schema(BatchBody)
+        body["properties"]["records"] = {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": MAX_BATCH,
+            "items": inline_schema(RecordBody),
+        }
+        self.request_body = RequestBody(
+            content={JSON: OpenAPIMediaType(schema=body)}, required=True
+        )
+        self.parameters = [*(self.parameters or []), IDEMPOTENCY_KEY]
+        self.responses = self.responses or {}
+        self.responses["200"] = OpenAPIResponse(
+            description="one result per record, in the order sent",
+            content={JSON: OpenAPIMediaType(schema=inline_schema(BatchOut))},
+        )
+
+
+@post(
+    "/v1/records:batch",
+    status_code=200,
+    tags=["records"],
+    operation_class=_BatchOperation,
+    request_max_body_size=MAX_BATCH_BYTES,
+)
+async def post_batch(request: Request) -> Response[bytes]:  # type: ignore[type-arg]
+    """Ingest up to 1,000 records: each is accepted (201) or refused (its problem) on its own,
+    and the results come back in the order sent. With an ``Idempotency-Key``, item ``i`` is
+    keyed ``<key>#<i>``: a retried batch returns the stored records and stores nothing new."""
+    state = request.app.state
+    tenant = await state.tokens.tenant_of(request.headers.get("authorization"))
+    records: RecordService = state.records
+    batch = _decode_batch(await request.body())
+    if not 1 <= len(batch.records) <= MAX_BATCH:
+        raise Invalid("batch_size_invalid", f"a batch holds 1 to {MAX_BATCH} records", "records")
+    key = request.headers.get("idempotency-key")
+    items: list[RecordIn | ServiceError] = []
+    retries: list[Retry | None] = []
+    malformed: dict[int, BatchResult] = {}
+    for index, raw in enumerate(batch.records):
+        retries.append(Retry.of(key, raw, index))
+        try:
+            items.append(record_in(decode_record(raw)))  # the batch parsed: only shapes fail
+        except msgspec.ValidationError as error:
+            problem = validation_problem(error)
+            malformed[index] = BatchResult(index=index, status=problem.status, problem=problem)
+            items.append(Invalid(problem.code, problem.detail or "", problem.field))
+    outcomes = await records.ingest_batch(tenant, items, retries)
+    results: list[BatchResult] = []
+    for index, outcome in enumerate(outcomes):
+        if index in malformed:
+            results.append(malformed[index])
+        elif isinstance(outcome, ServiceError):
+            problem = service_problem(outcome)
+            results.append(BatchResult(index=index, status=problem.status, problem=problem))
+        else:
+            results.append(BatchResult(index=index, status=201, record=record_out(outcome)))
+    accepted = sum(1 for result in results if result.status == 201)
+    body = BatchOut(accepted=accepted, refused=len(results) - accepted, results=results)
+    return Response(_encode(body), status_code=200, media_type=JSON)
