@@ -1,0 +1,191 @@
+"""Two service processes on one PostgreSQL database, one of them killed mid-ingest.
+
+Both ingest into the same stream from concurrent clients; both run a sealer (one leads,
+through the database's advisory lock). The leader is killed with SIGKILL; the other takes
+over sealing. Afterwards: every acknowledged record is there once, the stream is dense from
+1, every link and signature verifies, every leaf is sealed once, and every checkpoint is
+signed by the log key over the root recomputed here from the leaves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from recordseal import chain
+from recordseal.core import leaf_hash
+from recordseal.crypto.signing import verify_header_signature
+from recordseal.ledger import tree
+from recordseal.ledger.sealer import tenant_genesis
+from recordseal.settings import Settings
+from recordseal.tlog import open_checkpoint
+from recordseal.tlog.keys import Ed25519Verifier
+from tests.backends import query
+from tests.servers import free_port
+
+STREAM = "shared"
+
+
+def start(data_dir: Path, url: str, port: int) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "RECORDSEAL_DATABASE_URL": url, "RECORDSEAL_SEAL_INTERVAL": "0.2"}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "recordseal.cli", "serve", "--data-dir", str(data_dir),
+         "--port", str(port), "--workers", "1"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                return server
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    os.killpg(server.pid, signal.SIGKILL)
+    raise RuntimeError("server did not start")
+
+
+def kill(server: subprocess.Popen[bytes]) -> None:
+    if server.poll() is None:
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait()
+
+
+def token(data_dir: Path, url: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "recordseal.cli", "token", "create", "--data-dir", str(data_dir),
+         "--tenant", "acme", "--database-url", url],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return done.stdout.strip().splitlines()[-1]
+
+
+async def ingest(ports: tuple[int, int], headers: dict[str, str], victim) -> list[dict]:
+    """16 clients, half on each server, until the first is killed and the second has
+    acknowledged 200 more; returns every acknowledged record."""
+    acknowledged: list[dict] = []
+    stop = asyncio.Event()
+
+    async def client(number: int) -> None:
+        port = ports[number % 2]
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=5) as http:
+            i = 0
+            while not stop.is_set():
+                i += 1
+                body = {
+                    "stream": STREAM,
+                    "record_type": "scale.test",
+                    "occurred_at": "2026-11-21T08:00:00Z",
+                    "subject_id": f"subject-{i % 7}",
+                    "payload": {"client": number, "i": i},
+                }
+                try:
+                    if i % 5 == 0:  # some batches among the single posts
+                        response = await http.post(
+                            "/v1/records:batch", headers=headers, json={"records": [body] * 4}
+                        )
+                        if response.is_success:
+                            acknowledged.extend(
+                                r["record"] for r in response.json()["results"] if "record" in r
+                            )
+                        continue
+                    response = await http.post("/v1/records", headers=headers, json=body)
+                except httpx.HTTPError:
+                    await asyncio.sleep(0.01)
+                    continue
+                if response.is_success:
+                    acknowledged.append(response.json())
+
+    async def killer() -> None:
+        while len(acknowledged) < 400:
+            await asyncio.sleep(0.01)
+        kill(victim)
+        survivors = len(acknowledged) + 200
+        while len(acknowledged) < survivors:
+            await asyncio.sleep(0.01)
+        stop.set()
+
+    await asyncio.gather(killer(), *(client(n) for n in range(16)))
+    return acknowledged
+
+
+def test_two_processes_one_database_one_killed(tmp_path: Path, postgres):
+    url = postgres.url()
+    settings = Settings(data_dir=tmp_path, database_url=url)
+    ports = (free_port(), free_port())
+    first = start(tmp_path, url, ports[0])  # makes the keys both processes share
+    second = start(tmp_path, url, ports[1])
+    try:
+        headers = {"Authorization": f"Bearer {token(tmp_path, url)}"}
+        created = httpx.post(
+            f"http://127.0.0.1:{ports[0]}/v1/streams", json={"name": STREAM}, headers=headers
+        )
+        assert created.status_code == 201
+        # The first process started first, so it leads the sealing; it is the one killed.
+        acknowledged = asyncio.run(ingest(ports, headers, first))
+        assert first.poll() is not None
+        with httpx.Client(base_url=f"http://127.0.0.1:{ports[1]}", headers=headers) as http:
+            keys = http.get("/v1/keys").json()
+            # The survivor takes the sealing over and seals everything.
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and unsealed(settings):
+                time.sleep(0.2)
+            assert unsealed(settings) == 0
+            keys = http.get("/v1/keys").json()
+    finally:
+        kill(first)
+        kill(second)
+
+    # Every acknowledged record is stored once, unchanged.
+    rows = query(settings, "SELECT record_id, header, signature, seq FROM records ORDER BY seq")
+    stored = {record_id: bytes(header) for record_id, header, _, _ in rows}
+    assert len(stored) == len(rows)
+    ids = [record["record_id"] for record in acknowledged]
+    assert len(ids) == len(set(ids)) >= 600
+    for record in acknowledged:
+        assert json.loads(stored[record["record_id"]]) == record["header"]
+    # Dense from 1, linked, signed.
+    chain.verify_links("acme", STREAM, [bytes(header) for _, header, _, _ in rows])
+    public = {k["key_id"]: bytes.fromhex(k["public_key"]) for k in keys["keys"]}
+    for _, header, signature, _ in rows:
+        key_id = json.loads(header)["key_id"]
+        assert verify_header_signature(public[key_id], bytes(header), bytes(signature))
+    assert_every_checkpoint_verifies(settings, keys)
+
+
+def unsealed(settings: Settings) -> int:
+    count: int = query(settings, "SELECT count(*) FROM records WHERE log_index IS NULL")[0][0]
+    return count
+
+
+def assert_every_checkpoint_verifies(settings: Settings, keys: dict) -> None:
+    """Leaves at indexes 1..n once each; every checkpoint's note is signed by the log key,
+    names its size, and carries the root recomputed here from genesis and the leaves."""
+    leaves = query(settings, "SELECT log_index, chain_leaf FROM records ORDER BY log_index")
+    assert [index for index, _ in leaves] == list(range(1, len(leaves) + 1))
+    checkpoints = query(settings, "SELECT size, root, note FROM checkpoints ORDER BY size")
+    assert checkpoints[-1][0] == len(leaves) + 1  # leaf 0 is the tenant genesis root
+    (log,) = keys["logs"]
+    verifier = Ed25519Verifier.from_vkey(log["vkey"])
+    nodes: dict[tuple[int, int], bytes] = {}
+    hashes = [leaf_hash(tenant_genesis("acme", "default"))] + [bytes(leaf) for _, leaf in leaves]
+    roots = {}
+    for index, digest in enumerate(hashes):
+        for level, i, node in tree.nodes_completed_by_append(
+            index, digest, lambda lv, ix: nodes[(lv, ix)]
+        ):
+            nodes[(level, i)] = node
+        roots[index + 1] = tree.root(index + 1, lambda lv, ix: nodes[(lv, ix)])
+    sizes = [size for size, _, _ in checkpoints]
+    assert sizes == sorted(set(sizes))  # no size sealed twice
+    for size, root, note in checkpoints:
+        checkpoint, _ = open_checkpoint(note, [verifier])
+        assert (checkpoint.size, checkpoint.root_hash) == (size, bytes(root))
+        assert bytes(root) == roots[size]
