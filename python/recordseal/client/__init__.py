@@ -1,0 +1,31 @@
+"""``recordseal.client``: an async client of the record API.
+
+Ingest with bounded concurrency, batching and retries (every attempt of a request carries the
+same ``Idempotency-Key``, so a retry after a timeout never stores a second record), plus
+streams, record views, payloads, erasure, disclosure bundles and offline verification.
+"""
+
+from recordseal.client.models import (
+    Erasure,
+    Problem,
+    Receipt,
+    Record,
+    RecordView,
+    Refused,
+    Stream,
+    Unavailable,
+)
+from recordseal.client.session import Client, RetryPolicy
+
+__all__ = [
+    "Client",
+    "Erasure",
+    "Problem",
+    "Receipt",
+    "Record",
+    "RecordView",
+    "Refused",
+    "RetryPolicy",
+    "Stream",
+    "Unavailable",
+]

@@ -1,0 +1,98 @@
+"""The client's typed view of the record API (msgspec structs, decoded from responses)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+
+class Record(msgspec.Struct, frozen=True):
+    """A record to ingest: the five members of ``POST /v1/records``."""
+
+    stream: str
+    record_type: str
+    occurred_at: str
+    subject_id: str
+    payload: dict[str, Any]
+
+
+class Receipt(msgspec.Struct, frozen=True):
+    """What the service answered for an accepted record."""
+
+    record_id: str
+    stream: str
+    seq: int
+    root: str
+    chain_leaf: str
+    header: dict[str, Any]
+    signature: str
+    key_id: str
+    field_count: int
+    attestation: str
+    #: True when the service recognised a retry: this is the first attempt's record.
+    replayed: bool = False
+
+
+class Problem(msgspec.Struct, frozen=True):
+    """An RFC 9457 problem: why the service refused a request (or one item of a batch)."""
+
+    status: int
+    code: str
+    title: str = ""
+    type: str = ""
+    detail: str | None = None
+    field: str | None = None
+
+
+class Stream(msgspec.Struct, frozen=True):
+    name: str
+    declarations: dict[str, str]
+    strict: bool
+    created_at: str
+    next_seq: int
+
+
+class Erasure(msgspec.Struct, frozen=True):
+    status: str
+    erased_at: str
+    payloads_deleted: int
+
+
+class RecordView(msgspec.Struct, frozen=True):
+    record_id: str
+    stream: str
+    seq: int
+    root: str
+    chain_leaf: str
+    header: dict[str, Any]
+    signature: str
+    key_id: str
+    field_count: int
+    attestation: str
+    seal: dict[str, Any] | None = None
+
+
+class BatchResult(msgspec.Struct, frozen=True):
+    index: int
+    status: int
+    record: Receipt | None = None
+    problem: Problem | None = None
+
+
+class BatchOut(msgspec.Struct, frozen=True):
+    accepted: int
+    refused: int
+    results: list[BatchResult]
+
+
+class Refused(Exception):
+    """The service refused the request; ``problem`` says why (no retry helps)."""
+
+    def __init__(self, problem: Problem) -> None:
+        super().__init__(f"{problem.status} {problem.code}: {problem.detail or problem.title}")
+        self.problem = problem
+
+
+class Unavailable(Exception):
+    """The service could not be reached, or kept failing, through every retry."""

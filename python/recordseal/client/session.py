@@ -1,0 +1,251 @@
+"""The async client: one ``httpx.AsyncClient``, bounded concurrency, retries with backoff."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, TypeVar
+
+import httpx
+import msgspec
+
+from recordseal.client.models import (
+    BatchOut,
+    Erasure,
+    Problem,
+    Receipt,
+    Record,
+    RecordView,
+    Refused,
+    Stream,
+    Unavailable,
+)
+from recordseal.verify import VerificationResult, load_key_directory, load_trust_store
+from recordseal.verify import verify_bundle as _verify_bundle
+
+T = TypeVar("T")
+
+#: Answers after which the same request may succeed: the service was busy, restarting or
+#: behind a proxy that timed out. Every other answer is final.
+RETRYABLE_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
+#: The service's batch limit (``POST /v1/records:batch``).
+MAX_BATCH = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """Exponential backoff with full jitter: attempt ``n`` waits up to
+    ``min(max_delay, first_delay * 2**n)`` seconds (or the server's ``Retry-After``)."""
+
+    attempts: int = 5
+    first_delay: float = 0.1
+    max_delay: float = 5.0
+
+    def delay(self, attempt: int) -> float:
+        return random.uniform(0, min(self.max_delay, self.first_delay * 2**attempt))
+
+
+class Client:
+    """A client of one recordseal service, for one tenant's API token.
+
+    Use it as ``async with Client(url, token) as client: ...``. Ingest calls may run
+    concurrently: at most ``concurrency`` requests are in flight at once.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str,
+        *,
+        concurrency: int = 8,
+        batch_size: int = 500,
+        retry: RetryPolicy | None = None,
+        timeout: float = 30.0,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        if not 1 <= batch_size <= MAX_BATCH:
+            raise ValueError(f"batch_size must be 1 to {MAX_BATCH}")
+        self._http = httpx.AsyncClient(
+            base_url=base_url,
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=timeout,
+            transport=transport,
+            limits=httpx.Limits(max_connections=concurrency),
+        )
+        self._slots = asyncio.Semaphore(concurrency)
+        self._batch_size = batch_size
+        self._retry = retry or RetryPolicy()
+
+    async def __aenter__(self) -> Client:
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    # --- ingest -------------------------------------------------------------------------
+
+    async def ingest(self, record: Record, idempotency_key: str | None = None) -> Receipt:
+        """Ingest one record; raises :class:`Refused` with the service's problem.
+
+        Every attempt carries the same ``Idempotency-Key`` (a random one unless given), so a
+        retry after a lost answer returns the first record instead of storing a second.
+        """
+        key = idempotency_key or uuid.uuid4().hex
+        response = await self._send("POST", "/v1/records", msgspec.json.encode(record), key)
+        return _decode(response, Receipt, 201)
+
+    async def ingest_many(
+        self, records: Iterable[Record], idempotency_key: str | None = None
+    ) -> list[Receipt | Problem]:
+        """Ingest many records in batches (``batch_size`` each, up to ``concurrency`` at a
+        time); one result per record, in the order given: its receipt, or the problem that
+        refused it. Records of different batches may be sequenced in any order."""
+        chunks = _chunks(list(records), self._batch_size)
+        prefix = idempotency_key or uuid.uuid4().hex
+        outcomes = await asyncio.gather(
+            *(self._batch(chunk, f"{prefix}-{n}") for n, chunk in enumerate(chunks))
+        )
+        return [result for outcome in outcomes for result in outcome]
+
+    async def _batch(self, records: Sequence[Record], key: str) -> list[Receipt | Problem]:
+        body = msgspec.json.encode({"records": records})
+        response = await self._send("POST", "/v1/records:batch", body, key)
+        out = _decode(response, BatchOut, 200)
+        results: list[Receipt | Problem] = []
+        for item in out.results:
+            if item.record is not None:
+                results.append(item.record)
+            else:
+                assert item.problem is not None
+                results.append(item.problem)
+        return results
+
+    # --- streams, records, subjects ------------------------------------------------------
+
+    async def create_stream(
+        self, name: str, declarations: dict[str, str] | None = None, strict: bool = False
+    ) -> Stream:
+        """Declare a stream. Not retried after an ambiguous failure: creating a stream is not
+        idempotent (a second attempt would be refused as ``stream_exists``)."""
+        body = msgspec.json.encode({"name": name, "declarations": declarations, "strict": strict})
+        response = await self._send("POST", "/v1/streams", body, None, attempts=1)
+        return _decode(response, Stream, 201)
+
+    async def record(self, record_id: str) -> RecordView:
+        return _decode(await self._send("GET", f"/v1/records/{record_id}"), RecordView, 200)
+
+    async def payload(self, record_id: str) -> dict[str, Any]:
+        """The record's payload (RFC 8785 form); :class:`Refused` (410) once erased."""
+        response = await self._send("GET", f"/v1/records/{record_id}/payload")
+        if response.status_code != 200:
+            raise Refused(_problem(response))
+        payload: dict[str, Any] = msgspec.json.decode(response.content)["payload"]
+        return payload
+
+    async def erase_subject(self, subject_id: str) -> Erasure:
+        """Erase a subject (a repeat is a no-op, so retries are safe)."""
+        response = await self._send("POST", f"/v1/subjects/{subject_id}/erase", b"")
+        return _decode(response, Erasure, 200)
+
+    # --- disclosure and verification ------------------------------------------------------
+
+    async def disclose(
+        self, record_id: str, fields: Sequence[str], coverage: tuple[int, int] | None = None
+    ) -> bytes:
+        """A disclosure bundle (docs/bundle.md) of ``fields``, optionally with the chain
+        window ``coverage`` = (from_seq, to_seq); the bundle's bytes, to hand on as they are."""
+        request: dict[str, Any] = {"fields": list(fields)}
+        if coverage is not None:
+            request["coverage"] = {"from_seq": coverage[0], "to_seq": coverage[1]}
+        response = await self._send(
+            "POST", f"/v1/records/{record_id}/disclosure", msgspec.json.encode(request)
+        )
+        if response.status_code != 200:
+            raise Refused(_problem(response))
+        return response.content
+
+    async def key_directory(self) -> bytes:
+        """The service's key directory (``GET /v1/keys``), for offline verification."""
+        response = await self._send("GET", "/v1/keys")
+        if response.status_code != 200:
+            raise Refused(_problem(response))
+        return response.content
+
+    @staticmethod
+    def verify(
+        bundle: bytes, key_directory: bytes | None = None, trust_store: bytes | None = None
+    ) -> VerificationResult:
+        """Verify a bundle offline (no request is made): the seven checks of the verifier."""
+        keys = load_key_directory(key_directory) if key_directory is not None else None
+        trust = load_trust_store(trust_store) if trust_store is not None else None
+        return _verify_bundle(bundle, keys, trust)
+
+    # --- transport ----------------------------------------------------------------------
+
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        body: bytes | None = None,
+        idempotency_key: str | None = None,
+        attempts: int | None = None,
+    ) -> httpx.Response:
+        """Send with retries: transport failures and the answers of RETRYABLE_STATUS are
+        tried again after a backoff, with the same body and idempotency key."""
+        headers = {"Content-Type": "application/json"} if body is not None else {}
+        if idempotency_key is not None:
+            headers["Idempotency-Key"] = idempotency_key
+        tries = attempts or self._retry.attempts
+        reason = ""
+        async with self._slots:
+            for attempt in range(tries):
+                wait = self._retry.delay(attempt)
+                try:
+                    response = await self._http.request(method, path, content=body, headers=headers)
+                except httpx.TransportError as error:
+                    reason = type(error).__name__
+                else:
+                    if response.status_code not in RETRYABLE_STATUS:
+                        return response
+                    reason = f"HTTP {response.status_code}"
+                    wait = max(wait, _retry_after(response))
+                if attempt + 1 < tries:
+                    await asyncio.sleep(wait)
+        plural = "s" if tries > 1 else ""
+        raise Unavailable(f"{method} {path}: no success in {tries} attempt{plural} ({reason})")
+
+
+def _chunks(records: list[Record], size: int) -> list[list[Record]]:
+    return [records[start : start + size] for start in range(0, len(records), size)]
+
+
+def _retry_after(response: httpx.Response) -> float:
+    try:
+        return min(float(response.headers.get("Retry-After", "0")), 60.0)
+    except ValueError:
+        return 0.0
+
+
+def _problem(response: httpx.Response) -> Problem:
+    try:
+        return msgspec.json.decode(response.content, type=Problem)
+    except msgspec.MsgspecError:
+        return Problem(status=response.status_code, code="unexpected_response")
+
+
+def _decode(response: httpx.Response, kind: type[T], expected: int) -> T:
+    if response.status_code != expected:
+        raise Refused(_problem(response))
+    return msgspec.json.decode(response.content, type=kind)

@@ -1,0 +1,207 @@
+"""``recordseal.client`` against a real service process on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import httpx
+import pytest
+
+from recordseal.client import Client, Problem, Receipt, Record, Refused, RetryPolicy, Unavailable
+from recordseal.verify.result import FAILED
+from tests.servers import free_port
+
+FAST = RetryPolicy(attempts=4, first_delay=0.01, max_delay=0.05)
+
+
+@dataclass
+class Service:
+    url: str
+    token: str
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    data = tmp_path_factory.mktemp("client-service")
+    port = free_port()
+    env = {**os.environ, "RECORDSEAL_SEAL_INTERVAL": "0.1"}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "recordseal.cli", "serve", "--data-dir", str(data),
+         "--port", str(port)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(url + "/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        created = subprocess.run(
+            [sys.executable, "-m", "recordseal.cli", "token", "create", "--data-dir", str(data),
+             "--tenant", "acme"],
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        yield Service(url, created.stdout.strip().splitlines()[-1])
+    finally:
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait()
+
+
+def record(stream: str, payload: dict, subject: str = "alice") -> Record:
+    return Record(stream, "order.placed", "2026-11-21T08:00:00Z", subject, payload)
+
+
+class LoseFirstAnswer(httpx.AsyncBaseTransport):
+    """Forwards to the real service, but loses the answer to the first POST of a record:
+    the service stored it, the client sees a timeout (what a flaky network does)."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.AsyncHTTPTransport()
+        self.lost = 0
+        self.keys: list[str | None] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self.inner.handle_async_request(request)
+        if request.url.path.startswith("/v1/records") and request.method == "POST":
+            self.keys.append(request.headers.get("Idempotency-Key"))
+            if self.lost == 0:
+                self.lost += 1
+                await response.aread()
+                raise httpx.ReadTimeout("answer lost", request=request)
+        return response
+
+
+class Busy(httpx.AsyncBaseTransport):
+    """Answers 503 the first ``failures`` times (never reaching the service), then forwards."""
+
+    def __init__(self, failures: int) -> None:
+        self.inner = httpx.AsyncHTTPTransport()
+        self.failures = failures
+        self.calls = 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.calls += 1
+        if self.calls <= self.failures:
+            return httpx.Response(503, headers={"Retry-After": "0"})
+        return await self.inner.handle_async_request(request)
+
+
+def test_ingest_read_and_erase(service: Service):
+    async def scenario() -> None:
+        async with Client(service.url, service.token, retry=FAST) as client:
+            stream = await client.create_stream("basic", {"o:/amount": "money"})
+            assert (stream.name, stream.next_seq) == ("basic", 1)
+            receipt = await client.ingest(record("basic", {"amount": 100}))
+            assert isinstance(receipt, Receipt) and receipt.seq == 1
+            assert receipt.attestation == "hosted-ingest"
+            view = await client.record(receipt.record_id)
+            assert view.header == receipt.header
+            assert await client.payload(receipt.record_id) == {"amount": 100}
+            with pytest.raises(Refused) as refused:
+                await client.ingest(record("basic", {"amount": "lots"}))
+            assert (refused.value.problem.status, refused.value.problem.field) == (422, "o:/amount")
+            erasure = await client.erase_subject("alice")
+            assert (erasure.status, erasure.payloads_deleted) == ("erased", 1)
+            with pytest.raises(Refused) as gone:
+                await client.payload(receipt.record_id)
+            assert gone.value.problem.code == "subject_erased"
+
+    asyncio.run(scenario())
+
+
+def test_ingest_many_batches_and_keeps_the_order(service: Service):
+    async def scenario() -> None:
+        async with Client(service.url, service.token, batch_size=100, concurrency=4) as client:
+            await client.create_stream("many", {"o:/n": "integer"})
+            records = [record("many", {"n": i}, f"s{i % 9}") for i in range(1234)]
+            records[500] = record("many", {"n": "not a number"}, "s500")
+            results = await client.ingest_many(records)
+            assert len(results) == 1234
+            assert isinstance(results[500], Problem) and results[500].field == "o:/n"
+            receipts = [r for r in results if isinstance(r, Receipt)]
+            assert len(receipts) == 1233
+            assert sorted(r.seq for r in receipts) == list(range(1, 1234))
+            for i in (0, 499, 501, 1233):
+                result = results[i]
+                assert isinstance(result, Receipt)
+                assert await client.payload(result.record_id) == {"n": i}
+
+    asyncio.run(scenario())
+
+
+def test_a_lost_answer_is_retried_with_the_same_key_and_stores_one_record(service: Service):
+    async def scenario() -> None:
+        transport = LoseFirstAnswer()
+        async with Client(service.url, service.token, retry=FAST, transport=transport) as client:
+            await client.create_stream("flaky")
+            receipt = await client.ingest(record("flaky", {"a": 1}, "dave"))
+            assert receipt.replayed is True  # the first attempt's record
+            assert receipt.seq == 1
+            assert len(transport.keys) == 2 and transport.keys[0] == transport.keys[1]
+            assert (
+                await client.ingest(record("flaky", {"a": 2}, "dave"))
+            ).seq == 2  # nothing extra
+
+            # The same for a whole batch.
+            transport.lost = 0
+            results = await client.ingest_many(
+                [record("flaky", {"b": i}, "dave") for i in range(3)]
+            )
+            assert [r.seq for r in results if isinstance(r, Receipt)] == [3, 4, 5]
+            assert all(isinstance(r, Receipt) and r.replayed for r in results)
+            assert (await client.ingest(record("flaky", {"a": 3}, "dave"))).seq == 6
+
+    asyncio.run(scenario())
+
+
+def test_busy_answers_are_retried_and_give_up_after_the_last_attempt(service: Service):
+    async def scenario() -> None:
+        async with Client(service.url, service.token, retry=FAST, transport=Busy(1)) as client:
+            # Creating a stream is not idempotent, so it is never retried: its 503 is final.
+            with pytest.raises(Unavailable, match=r"1 attempt \(HTTP 503\)"):
+                await client.create_stream("busy")
+            await client.create_stream("busy")
+        busy = Busy(2)
+        async with Client(service.url, service.token, retry=FAST, transport=busy) as client:
+            assert (await client.ingest(record("busy", {"a": 1}, "bob"))).seq == 1
+            assert busy.calls == 3
+        async with Client(service.url, service.token, retry=FAST, transport=Busy(99)) as client:
+            with pytest.raises(Unavailable, match=r"4 attempts \(HTTP 503\)"):
+                await client.ingest(record("busy", {"a": 2}, "bob"))
+
+    asyncio.run(scenario())
+
+
+def test_disclose_and_verify_offline(service: Service):
+    async def scenario() -> tuple[bytes, bytes]:
+        async with Client(service.url, service.token) as client:
+            await client.create_stream("audit", {"o:/amount": "money"})
+            receipt = await client.ingest(record("audit", {"amount": 5, "note": "secret"}, "carol"))
+            for _ in range(100):  # sealed within a few sealing rounds (0.1 s)
+                if (await client.record(receipt.record_id)).seal is not None:
+                    break
+                await asyncio.sleep(0.1)
+            bundle = await client.disclose(receipt.record_id, ["o:/amount"])
+            return bundle, await client.key_directory()
+
+    bundle, keys = asyncio.run(scenario())
+    assert b"secret" not in bundle
+    result = Client.verify(bundle, keys)
+    assert result.verdict != FAILED
+    assert result.disclosed == {"o:/amount": 5}
+    assert [c.status for c in result.checks][:3] == ["passed"] * 3
+    tampered = bundle.replace(b'"value":5', b'"value":6')
+    assert tampered != bundle
+    assert Client.verify(tampered, keys).verdict == FAILED
