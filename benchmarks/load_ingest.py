@@ -1,9 +1,12 @@
 """Load script: concurrent clients on 127.0.0.1 post ~1 KB records for a fixed time.
 
     .venv/bin/python benchmarks/load_ingest.py [--seconds 10] [--connections 64] [--workers 2]
+        [--backend sqlite|postgres] [--batch N] [--witnesses N]
 
 Starts ``recordseal serve`` on a fresh data directory (SQLite, every acknowledged record
-committed with synchronous=FULL before its 2xx), drives it with wrk (Debian's package), and
+committed with synchronous=FULL before its 2xx; or a throwaway PostgreSQL cluster with fsync
+and synchronous_commit on), drives it with wrk (Debian's package), single records or batches
+of N to ``/v1/records:batch``, and
 in the same run drives a trivial Litestar endpoint that takes the same body (benchmarks/
 trivial_app.py) under the same server settings, as the ceiling. Prints records/s and p50/p99
 latency for both, and checks that the database holds exactly the acknowledged records.
@@ -39,7 +42,7 @@ wrk.headers["Authorization"] = "Bearer %s"
 request = function()
   n = n + 1
   local body = template:gsub("SUBJECT", tostring(n %% 997))
-  return wrk.format(nil, "/v1/records", nil, body)
+  return wrk.format(nil, "%s", nil, body)
 end
 """
 
@@ -154,11 +157,51 @@ def start_witnesses(
     return processes, config
 
 
+def batch_body(record: dict, size: int) -> str:
+    """A batch of ``size`` copies of ``record``, each with its own subject."""
+    records = [{**record, "subject_id": f"subject-SUBJECT-{k}"} for k in range(size)]
+    return json.dumps({"records": records})
+
+
+def count_rows(data_dir: Path, url: str | None) -> tuple[int, int, int, int]:
+    """Records stored, records sealed, checkpoints, cosignatures."""
+    queries = (
+        "SELECT count(*) FROM records",
+        "SELECT count(*) FROM records WHERE log_index IS NOT NULL",
+        "SELECT count(*) FROM checkpoints",
+        "SELECT count(*) FROM cosignatures",
+    )
+    if url is None:
+        with sqlite3.connect(data_dir / "recordseal.sqlite3") as conn:
+            a, b, c, d = (conn.execute(q).fetchone()[0] for q in queries)
+            return a, b, c, d
+    import asyncio
+
+    import asyncpg
+
+    async def fetch() -> tuple[int, int, int, int]:
+        conn = await asyncpg.connect(url)
+        try:
+            a, b, c, d = [await conn.fetchval(q) for q in queries]
+            return a, b, c, d
+        finally:
+            await conn.close()
+
+    return asyncio.run(fetch())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--connections", type=int, default=64)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite")
+    parser.add_argument(
+        "--batch",
+        type=int,
+        default=0,
+        help="post batches of this many records to /v1/records:batch (0: single records)",
+    )
     parser.add_argument(
         "--witnesses",
         type=int,
@@ -167,107 +210,102 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    body = json.dumps(
-        {
-            "stream": "load",
-            "record_type": "order.placed",
-            "occurred_at": "2026-11-21T08:00:00Z",
-            "subject_id": "subject-SUBJECT",
-            "payload": json.loads(record_1k()),
-        }
-    )
+    record = {
+        "stream": "load",
+        "record_type": "order.placed",
+        "occurred_at": "2026-11-21T08:00:00Z",
+        "subject_id": "subject-SUBJECT",
+        "payload": json.loads(record_1k()),
+    }
+    per_request = max(args.batch, 1)
+    body = batch_body(record, args.batch) if args.batch else json.dumps(record)
+    path = "/v1/records:batch" if args.batch else "/v1/records"
     cli = [sys.executable, "-m", "recordseal.cli"]
-    with tempfile.TemporaryDirectory() as tmp:
-        data_dir = Path(tmp) / "data"
-        witnesses, witness_config = start_witnesses(Path(tmp), data_dir, args.witnesses, cli)
-        port = free_port()
-        url = f"http://127.0.0.1:{port}"
-        server = serve(
-            [
-                *cli,
-                "serve",
-                "--data-dir",
-                str(data_dir),
-                "--port",
-                str(port),
-                "--workers",
-                str(args.workers),
-            ],
-            env={"RECORDSEAL_WITNESSES": json.dumps(witness_config)},
-        )
-        try:
-            wait_healthy(url)
-            token = (
-                subprocess.run(
-                    [*cli, "token", "create", "--data-dir", str(data_dir), "--tenant", "load"],
-                    capture_output=True,
-                    text=True,
-                    check=True,
+    cluster = None
+    if args.backend == "postgres":
+        sys.path.insert(0, str(HERE.parent))
+        from tests.pg_cluster import Cluster
+
+        cluster = Cluster.start()
+    try:
+        database_url = cluster.url() if cluster else None
+        with tempfile.TemporaryDirectory() as tmp:
+            data_dir = Path(tmp) / "data"
+            witnesses, witness_config = start_witnesses(Path(tmp), data_dir, args.witnesses, cli)
+            port = free_port()
+            url = f"http://127.0.0.1:{port}"
+            env = {"RECORDSEAL_WITNESSES": json.dumps(witness_config)}
+            if database_url:
+                env["RECORDSEAL_DATABASE_URL"] = database_url
+            server = serve(
+                [*cli, "serve", "--data-dir", str(data_dir), "--port", str(port),
+                 "--workers", str(args.workers)],
+                env=env,
+            )  # fmt: skip
+            try:
+                wait_healthy(url)
+                token = (
+                    subprocess.run(
+                        [*cli, "token", "create", "--data-dir", str(data_dir), "--tenant", "load"],
+                        capture_output=True,
+                        text=True,
+                        check=True,
+                        env={**os.environ, **env},
+                    )
+                    .stdout.strip()
+                    .splitlines()[-1]
                 )
-                .stdout.strip()
-                .splitlines()[-1]
-            )
-            httpx.post(
-                url + "/v1/streams",
-                json={"name": "load"},
-                headers={"Authorization": f"Bearer {token}"},
-            ).raise_for_status()
-            script = Path(tmp) / "post.lua"
-            script.write_text(LUA % (body, token))
-            ingest = run_wrk(url, script, args.seconds, args.connections)
-            time.sleep(2.5)  # let the last seal and witness round finish
-        finally:
-            stop(server)
-            for witness in witnesses:
-                stop(witness)
-        with sqlite3.connect(data_dir / "recordseal.sqlite3") as conn:
-            stored = conn.execute("SELECT count(*) FROM records").fetchone()[0]
-            sealed = conn.execute(
-                "SELECT count(*) FROM records WHERE log_index IS NOT NULL"
-            ).fetchone()[0]
-            checkpoints = conn.execute("SELECT count(*) FROM checkpoints").fetchone()[0]
-            cosigned = conn.execute("SELECT count(*) FROM cosignatures").fetchone()[0]
+                httpx.post(
+                    url + "/v1/streams",
+                    json={"name": "load"},
+                    headers={"Authorization": f"Bearer {token}"},
+                ).raise_for_status()
+                script = Path(tmp) / "post.lua"
+                script.write_text(LUA % (body, token, path))
+                ingest = run_wrk(url, script, args.seconds, args.connections)
+                time.sleep(2.5)  # let the last seal and witness round finish
+            finally:
+                stop(server)
+                for witness in witnesses:
+                    stop(witness)
+            stored, sealed, checkpoints, cosigned = count_rows(data_dir, database_url)
 
-        port = free_port()
-        url = f"http://127.0.0.1:{port}"
-        trivial = serve(
-            [
-                sys.executable,
-                "-m",
-                "granian",
-                "--interface",
-                "asgi",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--workers",
-                str(args.workers),
-                "--no-access-log",
-                "trivial_app:app",
-            ],
-            env={"PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])},
-        )
-        try:
-            wait_healthy(url, "/")
-            ceiling = run_wrk(url, script, args.seconds, args.connections)
-        finally:
-            stop(trivial)
+            port = free_port()
+            url = f"http://127.0.0.1:{port}"
+            trivial = serve(
+                [sys.executable, "-m", "granian", "--interface", "asgi", "--host", "127.0.0.1",
+                 "--port", str(port), "--workers", str(args.workers), "--no-access-log",
+                 "trivial_app:app"],
+                env={"PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])},
+            )  # fmt: skip
+            try:
+                wait_healthy(url, "/")
+                ceiling = run_wrk(url, script, args.seconds, args.connections)
+            finally:
+                stop(trivial)
+    finally:
+        if cluster:
+            cluster.stop()
 
+    where = "SQLite synchronous=FULL" if args.backend == "sqlite" else "PostgreSQL fsync=on"
+    shape = f"batches of {args.batch}" if args.batch else "single records"
     print(
         f"\n{args.connections} connections, {args.seconds} s, {args.workers} workers,"
-        f" body {len(body)} bytes, SQLite synchronous=FULL\n"
+        f" {shape}, body {len(body)} bytes, {where}\n"
     )
-    print(f"{'endpoint':<34}{'records/s':>11}{'p50 ms':>9}{'p99 ms':>9}{'non-2xx':>9}")
+    print(f"{'endpoint':<36}{'records/s':>11}{'req/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'non-2xx':>9}")
     for name, r in (
-        ("POST /v1/records (recordseal)", ingest),
+        (f"POST {path} (recordseal)", ingest),
         ("trivial Litestar, same body", ceiling),
     ):
-        print(f"{name:<34}{r['rate']:>11.0f}{r['p50']:>9.2f}{r['p99']:>9.2f}{r['non_2xx']:>9}")
-    acknowledged = ingest["requests"] - ingest["non_2xx"]
+        print(
+            f"{name:<36}{r['rate'] * per_request:>11.0f}{r['rate']:>9.0f}{r['p50']:>9.2f}"
+            f"{r['p99']:>9.2f}{r['non_2xx']:>9}"
+        )
+    acknowledged = (ingest["requests"] - ingest["non_2xx"]) * per_request
     print(f"\nratio to ceiling: {ingest['rate'] / ceiling['rate']:.2f}")
     print(
-        f"records stored: {stored}; 2xx answers counted by wrk: {acknowledged}"
+        f"records stored: {stored}; records in 2xx answers counted by wrk: {acknowledged}"
         f" (wrk stops mid-flight, so stored may exceed it by the requests in flight)"
     )
     print(

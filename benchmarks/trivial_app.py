@@ -4,9 +4,10 @@ decodes it the same way, but commits and stores nothing."""
 import msgspec
 from litestar import Litestar, Request, Response, post
 
-from recordseal.web.schemas import RecordBody
+from recordseal.web.schemas import BatchBody, RecordBody
 
 _decode = msgspec.json.Decoder(RecordBody).decode
+_decode_batch = msgspec.json.Decoder(BatchBody).decode
 
 
 @post("/v1/records", status_code=201)
@@ -15,4 +16,11 @@ async def accept(request: Request) -> Response[bytes]:  # type: ignore[type-arg]
     return Response(b'{"ok":true}', status_code=201, media_type="application/json")
 
 
-app = Litestar([accept])
+@post("/v1/records:batch", status_code=200, request_max_body_size=32 * 1024 * 1024)
+async def accept_batch(request: Request) -> Response[bytes]:  # type: ignore[type-arg]
+    for raw in _decode_batch(await request.body()).records:
+        _decode(raw)
+    return Response(b'{"ok":true}', status_code=200, media_type="application/json")
+
+
+app = Litestar([accept, accept_batch])
