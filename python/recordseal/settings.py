@@ -26,6 +26,8 @@ class Settings:
     max_body_bytes: int = 512 * 1024
     #: How long a verified API token is trusted before the store is asked again.
     token_cache_seconds: float = 5.0
+    #: How long an Idempotency-Key is remembered (a retry after that stores a new record).
+    idempotency_retention_hours: float = 24.0
     #: Names the service in log origins: ``<origin>/<tenant>/<fleet>``.
     origin: str = "recordseal.local"
     #: Seconds between sealing rounds (0 turns the sealer off, for tests that seal by hand).
@@ -52,6 +54,8 @@ class Settings:
             values["host"] = host
         if port := os.environ.get("RECORDSEAL_PORT"):
             values["port"] = int(port)
+        if hours := os.environ.get("RECORDSEAL_IDEMPOTENCY_RETENTION_HOURS"):
+            values["idempotency_retention_hours"] = float(hours)
         if origin := os.environ.get("RECORDSEAL_ORIGIN"):
             values["origin"] = origin
         if interval := os.environ.get("RECORDSEAL_SEAL_INTERVAL"):

@@ -173,3 +173,24 @@ def test_one_sealer_at_a_time_and_takeover_when_it_closes(store_settings):
             assert await second.claim_sealing()
 
     asyncio.run(scenario())
+
+
+def test_the_purge_forgets_keys_older_than_the_retention_period(store):
+    from recordseal.services.retention import cutoff
+
+    assert cutoff(3600, now=1_800_000_000) == "2027-01-15T07:00:00.000000Z"
+
+    async def scenario() -> None:
+        async with opened(store):
+            stream = await store.create_stream("t", "s", {}, False, bytes(32), "now")
+            subject = SubjectClaim(b"i", "ref", b"w")
+            for n, created in enumerate(["2027-01-15T06:59:59.999999Z", "2027-01-15T07:00:01Z"]):
+                await store.append_record(
+                    "t", stream.id, subject, builder(f"r{n}"), created,
+                    IdempotencyClaim(f"k{n}", b"h" * 32),
+                )  # fmt: skip
+                subject = SubjectClaim(b"i", "ref", None)
+            assert await store.purge_idempotency_keys(cutoff(3600, now=1_800_000_000)) == 1
+            assert list(await store.idempotent_records("t", ["k0", "k1"])) == ["k1"]
+
+    asyncio.run(scenario())

@@ -27,6 +27,7 @@ from recordseal.services.disclosure import DisclosureService
 from recordseal.services.errors import ServiceError
 from recordseal.services.keys import key_directory, trust_store
 from recordseal.services.records import RecordService
+from recordseal.services.retention import purge_loop
 from recordseal.services.tokens import TokenService
 from recordseal.settings import Settings
 from recordseal.storage.backends import open_store
@@ -117,13 +118,17 @@ def create_app(settings: Settings | None = None) -> Litestar:
             if settings.seal_interval > 0
             else None
         )
+        housekeeping = asyncio.create_task(
+            purge_loop(store, settings.idempotency_retention_hours * 3600)
+        )
         try:
             yield
         finally:
-            if sealing is not None:
-                sealing.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await sealing
+            for task in (sealing, housekeeping):
+                if task is not None:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
             await store.close()
 
     return Litestar(
