@@ -67,8 +67,9 @@ run: build ## start the service on 127.0.0.1:8000, state in ./data (SQLite, keys
 	$(BIN)/recordseal serve --data-dir $(DATA_DIR) --port $(PORT) --workers $(WORKERS)
 
 
-load: build system ## load script: ingest throughput and latency against a trivial-endpoint ceiling
-	$(PY) benchmarks/load_ingest.py --seconds 10
+LOAD_ARGS ?=
+load: build system ## load script: ingest throughput and latency against a trivial-endpoint ceiling (LOAD_ARGS="--backend postgres --batch 100")
+	$(PY) benchmarks/load_ingest.py --seconds 10 $(LOAD_ARGS)
 
 clean: ## remove build outputs and the virtualenv
 	rm -rf $(VENV) target .pytest_cache .ruff_cache .mypy_cache .hypothesis .benchmarks
