@@ -7,7 +7,7 @@ same names, signatures, results and errors.
 """
 
 from collections.abc import Mapping, Sequence
-from typing import final
+from typing import Self, final
 
 #: Unicode version of the NFC tables used by the kind ``text``.
 UNICODE_VERSION: str
@@ -44,6 +44,16 @@ class CommittedRecord:
         """RFC 6962 root over the commitments, in leaf order."""
     @property
     def field_count(self) -> int: ...
+
+@final
+class Ed25519Signer:
+    """An Ed25519 private key (RFC 8032) from its 32-byte seed (``ed25519-dalek``)."""
+
+    def __new__(cls, seed: bytes) -> Self: ...
+    @property
+    def public_key(self) -> bytes: ...
+    def sign(self, message: bytes, prefix: bytes = b"") -> bytes:
+        """The signature of ``prefix + message``."""
 
 def canonicalize(data: bytes) -> bytes:
     """JSON text in, RFC 8785 canonical bytes out."""

@@ -6,6 +6,7 @@
 //! getters convert on access.
 
 mod args;
+mod signing;
 
 use std::sync::Arc;
 
@@ -297,6 +298,7 @@ fn native_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("KINDS", kinds)?;
     module.add_class::<PyLeaf>()?;
     module.add_class::<PyCommittedRecord>()?;
+    module.add_class::<signing::PyEd25519Signer>()?;
     module.add_function(wrap_pyfunction!(canonicalize, module)?)?;
     module.add_function(wrap_pyfunction!(encode_value, module)?)?;
     module.add_function(wrap_pyfunction!(validate_declarations, module)?)?;

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,17 +24,25 @@ def key_id_of(public_key: bytes) -> str:
 
 @dataclass(frozen=True, slots=True)
 class HeaderSigner:
-    """Signs canonical header bytes with the hosted ingest key."""
+    """Signs canonical header bytes with the hosted ingest key.
+
+    Signatures come from the native core (``ed25519-dalek``) when it is built, else from
+    ``cryptography``: Ed25519 is deterministic, so both give the same bytes (tested).
+    """
 
     key_id: str
     public_key: bytes
-    _private: Ed25519PrivateKey
+    _sign: Callable[[bytes, bytes], bytes]
 
     @classmethod
     def from_seed(cls, seed: bytes) -> HeaderSigner:
         private = Ed25519PrivateKey.from_private_bytes(seed)
         public = private.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
-        return cls(key_id_of(public), public, private)
+        try:
+            from recordseal._native import Ed25519Signer
+        except ImportError:
+            return cls(key_id_of(public), public, lambda m, p: private.sign(p + m))
+        return cls(key_id_of(public), public, Ed25519Signer(seed).sign)
 
     @classmethod
     def load_or_create(cls, data_dir: Path) -> HeaderSigner:
@@ -41,7 +50,7 @@ class HeaderSigner:
         return cls.from_seed(read_or_create_secret(data_dir / "keys" / "header-signing.ed25519"))
 
     def sign(self, canonical_header: bytes) -> bytes:
-        return self._private.sign(HEADER_CONTEXT + canonical_header)
+        return self._sign(canonical_header, HEADER_CONTEXT)
 
 
 def verify_header_signature(public_key: bytes, canonical_header: bytes, signature: bytes) -> bool:

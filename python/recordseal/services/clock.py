@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import time
-import uuid
 
 _second: list[object] = [None, ""]  # the last whole second formatted, and its text
 
@@ -19,12 +18,17 @@ def utc_now() -> str:
 
 
 def new_record_id() -> str:
-    """A UUIDv7 (RFC 9562): time-ordered, so new rows land at the end of the index."""
-    millis = time.time_ns() // 1_000_000
-    rand = int.from_bytes(os.urandom(10), "big")
-    value = (millis & ((1 << 48) - 1)) << 80
-    value |= 0x7 << 76  # version 7
-    value |= (rand >> 68) << 64 & (0xFFF << 64)  # rand_a, 12 bits
-    value |= 0b10 << 62  # variant
-    value |= rand & ((1 << 62) - 1)  # rand_b, 62 bits
-    return str(uuid.UUID(int=value))
+    """A UUIDv7 (RFC 9562): time-ordered, so new rows land at the end of the index.
+
+    48 bits of Unix milliseconds, version 7, 12 random bits, variant 0b10, 62 random bits,
+    formatted as 8-4-4-4-12 lowercase hex.
+    """
+    millis = (time.time_ns() // 1_000_000) & 0xFFFF_FFFF_FFFF
+    rand = int.from_bytes(os.urandom(10), "big")  # 80 bits: 12 for rand_a, 62 for rand_b
+    rand_a = rand >> 68
+    rand_b = rand & ((1 << 62) - 1)
+    clock_seq = 0x8000 | (rand_b >> 48)  # variant 0b10 and the top 14 bits of rand_b
+    return (
+        f"{millis >> 16:08x}-{millis & 0xFFFF:04x}-{0x7000 | rand_a:04x}-{clock_seq:04x}"
+        f"-{rand_b & 0xFFFF_FFFF_FFFF:012x}"
+    )

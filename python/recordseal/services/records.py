@@ -124,8 +124,12 @@ class _Prepared:
     build: Callable[[int, bytes], NewRecord]
 
 
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
 def _has_control_character(text: str) -> bool:
-    return any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in text)
+    """True if ``text`` has a C0 or C1 control character or DEL (Unicode category Cc)."""
+    return _CONTROL.search(text) is not None
 
 
 def _check_label(value: str, field: str, limit: int) -> None:
