@@ -9,6 +9,7 @@ import pytest
 
 from recordseal.storage.backends import open_store
 from recordseal.storage.base import (
+    Append,
     IdempotencyClaim,
     KeyReused,
     NewRecord,
@@ -17,6 +18,14 @@ from recordseal.storage.base import (
     SubjectErased,
 )
 from tests.backends import count, opened
+
+
+async def append_one(store, tenant, stream_id, subject, build, now, claim=None) -> NewRecord:
+    """One append through ``append_records``; its refusal raised."""
+    (outcome,) = await store.append_records(tenant, [Append(stream_id, subject, build, claim)], now)
+    if isinstance(outcome, Exception):
+        raise outcome
+    return outcome
 
 
 def builder(record_id: str):
@@ -32,13 +41,13 @@ def test_an_erasure_together_with_an_append_deletes_the_payload_appended(store, 
         async with opened(store):
             stream = await store.create_stream("t", "s", {}, False, bytes(32), "now")
             new = SubjectClaim(b"index", "ref", b"wrapped")
-            await store.append_record("t", stream.id, new, builder("r1"), "now")
+            await append_one(store, "t", stream.id, new, builder("r1"), "now")
             existing = SubjectClaim(b"index", "ref", None)
             # Queued in one tick: whichever commits first, the append's payload never
             # outlives the erasure (on PostgreSQL the erasure waits for the append's share
             # lock on the subject, and an append after it finds the key gone).
             appended, erased = await asyncio.gather(
-                store.append_record("t", stream.id, existing, builder("r2"), "now"),
+                append_one(store, "t", stream.id, existing, builder("r2"), "now"),
                 store.erase_subject("t", "ref", "later"),
                 return_exceptions=True,
             )
@@ -57,14 +66,14 @@ def test_appends_after_an_erasure_are_refused(store):
     async def scenario() -> None:
         async with opened(store):
             stream = await store.create_stream("t", "s", {}, False, bytes(32), "now")
-            await store.append_record(
-                "t", stream.id, SubjectClaim(b"i", "ref", b"w"), builder("r1"), "now"
+            await append_one(
+                store, "t", stream.id, SubjectClaim(b"i", "ref", b"w"), builder("r1"), "now"
             )
             existing = SubjectClaim(b"i", "ref", None)
-            first = await store.append_record("t", stream.id, existing, builder("r2"), "now")
+            first = await append_one(store, "t", stream.id, existing, builder("r2"), "now")
             await store.erase_subject("t", "ref", "later")
             with pytest.raises(SubjectErased):
-                await store.append_record("t", stream.id, existing, builder("r3"), "now")
+                await append_one(store, "t", stream.id, existing, builder("r3"), "now")
             assert first.seq == 2
             assert [r.seq for r in await store.stream_records("t", "s")] == [1, 2]
 
@@ -76,7 +85,7 @@ def test_concurrent_appends_get_dense_sequence_numbers_and_linked_heads(store):
         async with opened(store):
             stream = await store.create_stream("t", "s", {}, False, b"\x00" * 32, "now")
             claim = SubjectClaim(b"i", "ref", b"w")
-            await store.append_record("t", stream.id, claim, builder("r0"), "now")
+            await append_one(store, "t", stream.id, claim, builder("r0"), "now")
             claim = SubjectClaim(b"i", "ref", None)
             seen: list[tuple[int, bytes]] = []
 
@@ -90,7 +99,7 @@ def test_concurrent_appends_get_dense_sequence_numbers_and_linked_heads(store):
 
             results = await asyncio.gather(
                 *(
-                    store.append_record("t", stream.id, claim, linking(f"r{i}"), "now")
+                    append_one(store, "t", stream.id, claim, linking(f"r{i}"), "now")
                     for i in range(1, 201)
                 )
             )
@@ -109,20 +118,26 @@ def test_an_idempotency_key_replays_its_record_and_refuses_another_request(store
             stream = await store.create_stream("t", "s", {}, False, bytes(32), "now")
             claim = IdempotencyClaim("key-1", b"h" * 32)
             subject = SubjectClaim(b"i", "ref", b"w")
-            first = await store.append_record(
-                "t", stream.id, subject, builder("r1"), "2026-01-01T00:00:00Z", claim
+            first = await append_one(
+                store, "t", stream.id, subject, builder("r1"), "2026-01-01T00:00:00Z", claim
             )
             subject = SubjectClaim(b"i", "ref", None)
             with pytest.raises(Replayed) as replayed:
-                await store.append_record("t", stream.id, subject, builder("r2"), "now", claim)
+                await append_one(store, "t", stream.id, subject, builder("r2"), "now", claim)
             assert replayed.value.record_id == first.record_id == "r1"
             other = IdempotencyClaim("key-1", b"x" * 32)
             with pytest.raises(KeyReused):
-                await store.append_record("t", stream.id, subject, builder("r3"), "now", other)
+                await append_one(store, "t", stream.id, subject, builder("r3"), "now", other)
             # The same key in another tenant is another key.
             stream_u = await store.create_stream("u", "s", {}, False, bytes(32), "now")
-            await store.append_record(
-                "u", stream_u.id, SubjectClaim(b"i", "ref-u", b"w"), builder("r4"), "now", claim
+            await append_one(
+                store,
+                "u",
+                stream_u.id,
+                SubjectClaim(b"i", "ref-u", b"w"),
+                builder("r4"),
+                "now",
+                claim,
             )
             assert await store.idempotent_records("t", ["key-1", "key-2"]) == {
                 "key-1": (b"h" * 32, "r1")
@@ -139,14 +154,14 @@ def test_twins_with_one_idempotency_key_in_one_batch_store_one_record(store, sto
     async def scenario() -> None:
         async with opened(store):
             stream = await store.create_stream("t", "s", {}, False, bytes(32), "now")
-            await store.append_record(
-                "t", stream.id, SubjectClaim(b"i", "ref", b"w"), builder("r0"), "now"
+            await append_one(
+                store, "t", stream.id, SubjectClaim(b"i", "ref", b"w"), builder("r0"), "now"
             )
             subject = SubjectClaim(b"i", "ref", None)
             claim = IdempotencyClaim("twin", b"h" * 32)
             results = await asyncio.gather(
                 *(
-                    store.append_record("t", stream.id, subject, builder(f"r{i}"), "now", claim)
+                    append_one(store, "t", stream.id, subject, builder(f"r{i}"), "now", claim)
                     for i in range(1, 6)
                 ),
                 return_exceptions=True,
@@ -185,7 +200,7 @@ def test_the_purge_forgets_keys_older_than_the_retention_period(store):
             stream = await store.create_stream("t", "s", {}, False, bytes(32), "now")
             subject = SubjectClaim(b"i", "ref", b"w")
             for n, created in enumerate(["2027-01-15T06:59:59.999999Z", "2027-01-15T07:00:01Z"]):
-                await store.append_record(
+                await append_one(store,
                     "t", stream.id, subject, builder(f"r{n}"), created,
                     IdempotencyClaim(f"k{n}", b"h" * 32),
                 )  # fmt: skip
@@ -194,3 +209,33 @@ def test_the_purge_forgets_keys_older_than_the_retention_period(store):
             assert list(await store.idempotent_records("t", ["k0", "k1"])) == ["k1"]
 
     asyncio.run(scenario())
+
+
+def test_one_call_appends_in_order_and_refuses_items_alone(store, store_settings):
+    async def scenario() -> None:
+        async with opened(store):
+            stream = await store.create_stream("t", "s", {}, False, bytes(32), "now")
+            await append_one(
+                store, "t", stream.id, SubjectClaim(b"e", "gone", b"w"), builder("e0"), "now"
+            )
+            await store.erase_subject("t", "gone", "later")
+            claim = IdempotencyClaim("dup", b"h" * 32)
+            outcomes = await store.append_records(
+                "t",
+                [
+                    Append(stream.id, SubjectClaim(b"a", "ref-a", b"w"), builder("a1"), claim),
+                    Append(stream.id, SubjectClaim(b"e", "gone", None), builder("e1")),
+                    Append(stream.id, SubjectClaim(b"a", "ref-a", b"w"), builder("a2")),
+                    Append(stream.id, SubjectClaim(b"a", "ref-a", None), builder("a3"), claim),
+                    Append(stream.id, SubjectClaim(b"a", "other-ref", b"w2"), builder("a4")),
+                ],
+                "now",
+            )
+            kinds = [type(o).__name__ for o in outcomes]
+            assert kinds == ["NewRecord", "SubjectErased", "NewRecord", "Replayed", "SubjectRace"]
+            assert [o.seq for o in outcomes if isinstance(o, NewRecord)] == [2, 3]
+            assert outcomes[3].record_id == "a1"
+
+    asyncio.run(scenario())
+    assert count(store_settings, "records") == 3
+    assert count(store_settings, "subjects") == 2

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import re
 import secrets
@@ -27,6 +26,7 @@ from recordseal.services.errors import (
 )
 from recordseal.services.subject_cache import SubjectKeyCache
 from recordseal.storage.base import (
+    Append,
     Conflict,
     Erasure,
     IdempotencyClaim,
@@ -251,15 +251,15 @@ class RecordService:
             known = await self._store.idempotent_records(tenant, [retry.key])
             if retry.key in known:
                 return await self._replay(tenant, retry, known[retry.key])
-        for attempt in (1, 2):
-            try:
-                prepared = await self._prepare(tenant, record, {})
-                return await self._append(tenant, prepared, retry)
-            except _Race:
-                if attempt == 2:
-                    raise
-                # Another writer created this new subject first; commit again under its key.
-        raise AssertionError("unreachable")
+        for _ in range(2):
+            prepared = await self._prepare(tenant, record, {})
+            (outcome,) = await self._append(tenant, [(prepared, retry)])
+            if isinstance(outcome, ServiceError):
+                raise outcome
+            if isinstance(outcome, Ingested):
+                return outcome
+            # Another writer created this new subject first; commit again under its key.
+        raise Invalid("subject_busy", "the subject was created concurrently; retry", "subject_id")
 
     async def ingest_batch(
         self, tenant: str, items: list[RecordIn | ServiceError], retries: list[Retry | None]
@@ -267,41 +267,38 @@ class RecordService:
         """Ingest each item on its own; the results (a record or a refusal) in order.
 
         Items are prepared one after the other (a new subject that appears twice gets one
-        key), then appended together, in order, so they share group commits and the items
-        of one stream get increasing sequence numbers.
+        key), then appended in one call, in order: they share a transaction, and the items of
+        one stream get increasing sequence numbers.
         """
         keys = [retry.key for retry in retries if retry is not None]
         known = await self._store.idempotent_records(tenant, keys) if keys else {}
         fresh: dict[bytes, tuple[SubjectClaim, SubjectKeys]] = {}
-        steps: list[Any] = []
+        results: list[Ingested | ServiceError | _Race] = []
+        pending: list[tuple[int, _Prepared, Retry | None]] = []
         for item, retry in zip(items, retries, strict=True):
-            if isinstance(item, ServiceError):
-                steps.append(_refused(item))
-            elif retry is not None and retry.key in known:
-                steps.append(self._replay(tenant, retry, known[retry.key]))
-            else:
+            try:
+                if isinstance(item, ServiceError):
+                    raise item
+                if retry is not None and retry.key in known:
+                    results.append(await self._replay(tenant, retry, known[retry.key]))
+                    continue
+                pending.append((len(results), await self._prepare(tenant, item, fresh), retry))
+                results.append(_Race())  # a placeholder until appended
+            except ServiceError as refusal:
+                results.append(refusal)
+        outcomes = await self._append(tenant, [(p, retry) for _, p, retry in pending])
+        for (position, _, _), outcome in zip(pending, outcomes, strict=True):
+            results[position] = outcome
+        final: list[Ingested | ServiceError] = []
+        for item, retry, result in zip(items, retries, results, strict=True):
+            if isinstance(result, _Race):  # rare: prepare this one again, alone
+                assert isinstance(item, RecordIn)
                 try:
-                    prepared = await self._prepare(tenant, item, fresh)
+                    result = await self.ingest(tenant, item, retry)
                 except ServiceError as refusal:
-                    steps.append(_refused(refusal))
-                else:
-                    steps.append(self._append_or_retry(tenant, prepared, item, retry))
-        outcomes = await asyncio.gather(*steps, return_exceptions=True)
-        results: list[Ingested | ServiceError] = []
-        for outcome in outcomes:
-            if isinstance(outcome, Ingested | ServiceError):
-                results.append(outcome)
-            else:
-                raise outcome  # not a refusal: the request fails as a whole
-        return results
-
-    async def _append_or_retry(
-        self, tenant: str, prepared: _Prepared, record: RecordIn, retry: Retry | None
-    ) -> Ingested:
-        try:
-            return await self._append(tenant, prepared, retry)
-        except _Race:
-            return await self.ingest(tenant, record, retry)
+                    result = refusal
+            final.append(result)
+        return final
 
     async def _replay(self, tenant: str, retry: Retry, known: tuple[bytes, str]) -> Ingested:
         request_hash, record_id = known
@@ -363,34 +360,51 @@ class RecordService:
 
         return _Prepared(stream, subject, record_id, committed.root, committed.field_count, build)
 
-    async def _append(self, tenant: str, prepared: _Prepared, retry: Retry | None) -> Ingested:
-        claim = None if retry is None else IdempotencyClaim(retry.key, retry.request_hash)
-        subject = prepared.subject
-        try:
-            appended = await self._store.append_record(
-                tenant, prepared.stream.id, subject, prepared.build, utc_now(), claim
+    async def _append(
+        self, tenant: str, prepared: list[tuple[_Prepared, Retry | None]]
+    ) -> list[Ingested | ServiceError | _Race]:
+        """Append prepared records in one store call; each outcome as the API reports it
+        (``_Race``: a new subject was created elsewhere first, prepare again)."""
+        appends = [
+            Append(
+                p.stream.id,
+                p.subject,
+                p.build,
+                None if retry is None else IdempotencyClaim(retry.key, retry.request_hash),
             )
-        except SubjectErased:
-            self._subjects.forget(tenant, subject.index)
-            raise Gone("subject_erased", "the subject was erased", "subject_id") from None
-        except SubjectRace:
-            raise _Race from None
-        except Replayed as replayed:
-            assert retry is not None
-            return await self._replay(tenant, retry, (retry.request_hash, replayed.record_id))
-        except KeyReused:
-            raise _key_reused() from None
-        return Ingested(
-            record_id=prepared.record_id,
-            stream=prepared.stream.name,
-            seq=appended.seq,
-            root=prepared.root,
-            chain_leaf=appended.chain_leaf,
-            header=appended.header,
-            signature=appended.signature,
-            key_id=self._signer.key_id,
-            field_count=prepared.field_count,
-        )
+            for p, retry in prepared
+        ]
+        outcomes = await self._store.append_records(tenant, appends, utc_now())
+        results: list[Ingested | ServiceError | _Race] = []
+        for (p, retry), outcome in zip(prepared, outcomes, strict=True):
+            if isinstance(outcome, NewRecord):
+                results.append(
+                    Ingested(
+                        record_id=p.record_id,
+                        stream=p.stream.name,
+                        seq=outcome.seq,
+                        root=p.root,
+                        chain_leaf=outcome.chain_leaf,
+                        header=outcome.header,
+                        signature=outcome.signature,
+                        key_id=self._signer.key_id,
+                        field_count=p.field_count,
+                    )
+                )
+            elif isinstance(outcome, SubjectErased):
+                self._subjects.forget(tenant, p.subject.index)
+                results.append(Gone("subject_erased", "the subject was erased", "subject_id"))
+            elif isinstance(outcome, SubjectRace):
+                results.append(_Race())
+            elif isinstance(outcome, Replayed) and retry is not None:
+                results.append(
+                    await self._replay(tenant, retry, (retry.request_hash, outcome.record_id))
+                )
+            elif isinstance(outcome, KeyReused):
+                results.append(_key_reused())
+            else:
+                raise outcome
+        return results
 
     async def record(self, tenant: str, record_id: str) -> RecordRow:
         row = await self._store.get_record(tenant, record_id)
@@ -431,12 +445,8 @@ def _key_reused() -> Invalid:
     )
 
 
-class _Race(Exception):
+class _Race:
     """A new subject was created by another writer first: prepare the record again."""
-
-
-async def _refused(refusal: ServiceError) -> ServiceError:
-    return refusal
 
 
 def header_members(header: bytes) -> dict[str, Any]:

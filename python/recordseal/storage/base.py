@@ -171,6 +171,16 @@ class CheckpointRow:
 RecordBuilder = Callable[[int, bytes], NewRecord]
 
 
+@dataclass(frozen=True, slots=True)
+class Append:
+    """One record to append: its stream, subject, builder and idempotency key, if any."""
+
+    stream_id: int
+    subject: SubjectClaim
+    build: RecordBuilder
+    idempotency: IdempotencyClaim | None = None
+
+
 class Store(Protocol):
     async def open(self) -> None: ...
     async def close(self) -> None: ...
@@ -199,23 +209,18 @@ class Store(Protocol):
     async def get_subject(self, tenant: str, subject_index: bytes) -> SubjectRow | None: ...
     async def get_subject_by_ref(self, tenant: str, subject_ref: str) -> SubjectRow | None: ...
 
-    async def append_record(
-        self,
-        tenant: str,
-        stream_id: int,
-        subject: SubjectClaim,
-        build: RecordBuilder,
-        now: str,
-        idempotency: IdempotencyClaim | None = None,
-    ) -> NewRecord:
-        """Create the subject if new, assign the next sequence number and link, build, and
-        insert (with the idempotency key, if any), in one transaction.
+    async def append_records(
+        self, tenant: str, appends: list[Append], now: str
+    ) -> list[NewRecord | StoreError]:
+        """Append records, each accepted or refused on its own; the outcomes in order.
 
-        Raises SubjectErased when the subject was erased, even concurrently; SubjectRace when
-        a new subject was created by another writer first; Replayed when the idempotency key
-        was stored with the same request hash (nothing is written), KeyReused when with
-        another. Appends running at the same time may share one transaction (group commit);
-        none returns before that transaction has committed.
+        For each: create the subject if new, assign the next sequence number and link, build,
+        and insert (with the idempotency key, if any), in one transaction with the others.
+        Refusals (nothing written for that record): SubjectErased when the subject was
+        erased, even concurrently; SubjectRace when a new subject was created by another
+        writer first; Replayed when the idempotency key was stored with the same request
+        hash, KeyReused when with another. Appends from several calls may share one
+        transaction (group commit); none returns before that transaction has committed.
         """
         ...
 

@@ -10,20 +10,20 @@ by the server when its holder's connection dies, so another process takes over).
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import asyncpg
 
 from recordseal.storage.base import (
+    Append,
     Conflict,
     Erasure,
-    IdempotencyClaim,
     NewRecord,
-    RecordBuilder,
     RecordRow,
     SigningKeyRow,
+    StoreError,
     StreamRow,
-    SubjectClaim,
     SubjectRow,
     TokenRow,
 )
@@ -205,17 +205,18 @@ class PostgresStore(PostgresLedger):
 
     # --- records ------------------------------------------------------------------------
 
-    async def append_record(
-        self,
-        tenant: str,
-        stream_id: int,
-        subject: SubjectClaim,
-        build: RecordBuilder,
-        now: str,
-        idempotency: IdempotencyClaim | None = None,
-    ) -> NewRecord:
+    async def append_records(
+        self, tenant: str, appends: list[Append], now: str
+    ) -> list[NewRecord | StoreError]:
         assert self._writer is not None, "store is not open"
-        return await self._writer.submit(tenant, stream_id, subject, build, now, idempotency)
+        futures = self._writer.submit(tenant, appends, now)
+        outcomes: list[NewRecord | StoreError] = []
+        for outcome in await asyncio.gather(*futures, return_exceptions=True):
+            if isinstance(outcome, NewRecord | StoreError):
+                outcomes.append(outcome)
+            else:
+                raise outcome  # the transaction failed: nothing of it was acknowledged
+        return outcomes
 
     async def idempotent_records(
         self, tenant: str, keys: list[str]

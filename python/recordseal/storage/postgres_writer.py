@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import asyncpg
 
 from recordseal.storage.base import (
+    Append,
     IdempotencyClaim,
     KeyReused,
     NewRecord,
@@ -41,7 +42,9 @@ if TYPE_CHECKING:
 
 
 @dataclass(slots=True)
-class Append:
+class Pending:
+    """An append waiting for the next transaction, and the future its caller awaits."""
+
     tenant: str
     stream_id: int
     subject: SubjectClaim
@@ -56,26 +59,35 @@ class AppendWriter:
 
     def __init__(self, pool: asyncpg.Pool) -> None:
         self._pool = pool
-        self._pending: list[Append] = []
+        self._pending: list[Pending] = []
         self._wakeup = asyncio.Event()
         self._closing = False
         self._task = asyncio.get_running_loop().create_task(self._run())
 
     def submit(
-        self,
-        tenant: str,
-        stream_id: int,
-        subject: SubjectClaim,
-        build: RecordBuilder,
-        now: str,
-        idempotency: IdempotencyClaim | None,
-    ) -> asyncio.Future[NewRecord]:
+        self, tenant: str, appends: list[Append], now: str
+    ) -> list[asyncio.Future[NewRecord]]:
+        """Queue ``appends`` (in order) for the next transaction; a future for each."""
         if self._closing:
             raise RuntimeError("the store is closed")
-        future: asyncio.Future[NewRecord] = asyncio.get_running_loop().create_future()
-        self._pending.append(Append(tenant, stream_id, subject, build, now, idempotency, future))
+        loop = asyncio.get_running_loop()
+        futures: list[asyncio.Future[NewRecord]] = []
+        for append in appends:
+            future: asyncio.Future[NewRecord] = loop.create_future()
+            self._pending.append(
+                Pending(
+                    tenant,
+                    append.stream_id,
+                    append.subject,
+                    append.build,
+                    now,
+                    append.idempotency,
+                    future,
+                )
+            )
+            futures.append(future)
         self._wakeup.set()
-        return future
+        return futures
 
     async def stop(self) -> None:
         self._closing = True
@@ -116,7 +128,7 @@ class AppendWriter:
                     append.future.set_exception(value)
             await asyncio.sleep(0)
 
-    async def _transaction(self, batch: list[Append]) -> list[tuple[bool, Any]]:
+    async def _transaction(self, batch: list[Pending]) -> list[tuple[bool, Any]]:
         async with self._pool.acquire() as conn, conn.transaction():
             known_keys = await _lock_keys(conn, batch)
             heads = await _lock_streams(conn, batch)
@@ -189,7 +201,7 @@ def _columns(rows: list[tuple[Any, ...]], width: int) -> list[list[Any]]:
 
 
 async def _lock_keys(
-    conn: Connection, batch: list[Append]
+    conn: Connection, batch: list[Pending]
 ) -> dict[tuple[str, str], tuple[bytes, str]]:
     """Lock the batch's idempotency keys (in sorted order) and read those already stored."""
     wanted = sorted({(a.tenant, a.idempotency.key) for a in batch if a.idempotency is not None})
@@ -211,7 +223,7 @@ async def _lock_keys(
     return {(r[0], r[1]): (r[2], r[3]) for r in rows}
 
 
-async def _lock_streams(conn: Connection, batch: list[Append]) -> dict[int, tuple[int, bytes]]:
+async def _lock_streams(conn: Connection, batch: list[Pending]) -> dict[int, tuple[int, bytes]]:
     rows = await conn.fetch(
         "SELECT id, next_seq, head FROM streams WHERE id = ANY($1::bigint[]) ORDER BY id"
         " FOR UPDATE",
@@ -221,17 +233,17 @@ async def _lock_streams(conn: Connection, batch: list[Append]) -> dict[int, tupl
 
 
 async def _lock_subjects(
-    conn: Connection, batch: list[Append]
+    conn: Connection, batch: list[Pending]
 ) -> dict[tuple[str, bytes], tuple[str, bool]]:
     """Create the new subjects (in sorted order), then share-lock every subject of the batch:
     an erasure waits for this transaction, and this one for an erasure under way."""
-    new = sorted(
-        {
-            (a.tenant, a.subject.index): (a.subject.subject_ref, a.subject.new_wrapped_key)
-            for a in batch
-            if a.subject.new_wrapped_key is not None
-        }.items()
-    )
+    first_claims: dict[tuple[str, bytes], tuple[str, bytes]] = {}
+    for a in batch:  # the first claim of a new subject wins; later ones see a race
+        if a.subject.new_wrapped_key is not None:
+            first_claims.setdefault(
+                (a.tenant, a.subject.index), (a.subject.subject_ref, a.subject.new_wrapped_key)
+            )
+    new = sorted(first_claims.items())
     if new:
         now = batch[0].now
         await conn.execute(
@@ -257,7 +269,7 @@ async def _lock_subjects(
 
 
 def _place(
-    append: Append,
+    append: Pending,
     known_keys: dict[tuple[str, str], tuple[bytes, str]],
     heads: dict[int, tuple[int, bytes]],
     subjects: dict[tuple[str, bytes], tuple[str, bool]],

@@ -17,17 +17,16 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from recordseal.storage.base import (
+    Append,
     Conflict,
     Erasure,
-    IdempotencyClaim,
     KeyReused,
     NewRecord,
-    RecordBuilder,
     RecordRow,
     Replayed,
     SigningKeyRow,
+    StoreError,
     StreamRow,
-    SubjectClaim,
     SubjectErased,
     SubjectRace,
     SubjectRow,
@@ -212,67 +211,17 @@ class SQLiteStore(LedgerQueries):
 
     # --- records ------------------------------------------------------------------------
 
-    async def append_record(
-        self,
-        tenant: str,
-        stream_id: int,
-        subject: SubjectClaim,
-        build: RecordBuilder,
-        now: str,
-        idempotency: IdempotencyClaim | None = None,
-    ) -> NewRecord:
-        subject_ref = subject.subject_ref
-
-        def job(conn: sqlite3.Connection, batch: Batch) -> NewRecord:
-            if idempotency is not None:
-                known = batch.stored_key(conn, tenant, idempotency.key)
-                if known is not None:
-                    if known[0] != idempotency.request_hash:
-                        raise KeyReused(idempotency.key)
-                    raise Replayed(known[1])
-            if subject.new_wrapped_key is not None:
-                conn.execute(
-                    "INSERT OR IGNORE INTO subjects"
-                    " (tenant, subject_index, subject_ref, wrapped_key, created_at)"
-                    " VALUES (?, ?, ?, ?, ?)",
-                    (tenant, subject.index, subject_ref, subject.new_wrapped_key, now),
-                )
-            stored = batch.subjects.get((tenant, subject.index))
-            if stored is None:
-                row = conn.execute(
-                    "SELECT subject_ref, wrapped_key IS NOT NULL FROM subjects"
-                    " WHERE tenant = ? AND subject_index = ?",
-                    (tenant, subject.index),
-                ).fetchone()
-                if row is not None:
-                    stored = batch.subjects[(tenant, subject.index)] = (row[0], bool(row[1]))
-            if stored is None or stored[0] != subject_ref:
-                raise SubjectRace(subject_ref)
-            if not stored[1]:
-                raise SubjectErased(subject_ref)
-            seq, head = batch.head(conn, stream_id)
-            record = build(seq, head)
-            batch.records.append(
-                (
-                    record.record_id,
-                    tenant,
-                    stream_id,
-                    seq,
-                    subject_ref,
-                    record.header,
-                    record.signature,
-                    record.chain_leaf,
-                )
-            )
-            batch.payloads.append((record.record_id, subject_ref, record.sealed_payload))
-            batch.heads[stream_id] = (seq + 1, record.chain_leaf)
-            if idempotency is not None:
-                batch.keys[(tenant, idempotency.key)] = (
-                    idempotency.request_hash,
-                    record.record_id,
-                    now,
-                )
-            return record
+    async def append_records(
+        self, tenant: str, appends: list[Append], now: str
+    ) -> list[NewRecord | StoreError]:
+        def job(conn: sqlite3.Connection, batch: Batch) -> list[NewRecord | StoreError]:
+            outcomes: list[NewRecord | StoreError] = []
+            for append in appends:
+                try:
+                    outcomes.append(_append(conn, batch, tenant, append, now))
+                except StoreError as refusal:  # raised before anything was written for it
+                    outcomes.append(refusal)
+            return outcomes
 
         job.defers_rows = True  # type: ignore[attr-defined]
         return await self._write.submit(job)
@@ -346,3 +295,55 @@ class SQLiteStore(LedgerQueries):
             return Erasure(True, now, deleted)
 
         return await self._write.submit(job)
+
+
+def _append(
+    conn: sqlite3.Connection, batch: Batch, tenant: str, append: Append, now: str
+) -> NewRecord:
+    """Check one append against the database (and the batch so far), then place it."""
+    subject, claim = append.subject, append.idempotency
+    if claim is not None:
+        known = batch.stored_key(conn, tenant, claim.key)
+        if known is not None:
+            if known[0] != claim.request_hash:
+                raise KeyReused(claim.key)
+            raise Replayed(known[1])
+    stored = batch.subjects.get((tenant, subject.index))
+    if stored is None:
+        if subject.new_wrapped_key is not None:
+            conn.execute(
+                "INSERT OR IGNORE INTO subjects"
+                " (tenant, subject_index, subject_ref, wrapped_key, created_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (tenant, subject.index, subject.subject_ref, subject.new_wrapped_key, now),
+            )
+        row = conn.execute(
+            "SELECT subject_ref, wrapped_key IS NOT NULL FROM subjects"
+            " WHERE tenant = ? AND subject_index = ?",
+            (tenant, subject.index),
+        ).fetchone()
+        if row is not None:
+            stored = batch.subjects[(tenant, subject.index)] = (row[0], bool(row[1]))
+    if stored is None or stored[0] != subject.subject_ref:
+        raise SubjectRace(subject.subject_ref)
+    if not stored[1]:
+        raise SubjectErased(subject.subject_ref)
+    seq, head = batch.head(conn, append.stream_id)
+    record = append.build(seq, head)
+    batch.records.append(
+        (
+            record.record_id,
+            tenant,
+            append.stream_id,
+            seq,
+            subject.subject_ref,
+            record.header,
+            record.signature,
+            record.chain_leaf,
+        )
+    )
+    batch.payloads.append((record.record_id, subject.subject_ref, record.sealed_payload))
+    batch.heads[append.stream_id] = (seq + 1, record.chain_leaf)
+    if claim is not None:
+        batch.keys[(tenant, claim.key)] = (claim.request_hash, record.record_id, now)
+    return record
