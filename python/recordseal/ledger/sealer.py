@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
-import hashlib
 import json
 import logging
-import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +22,11 @@ from pathlib import Path
 from cryptography import x509
 
 from recordseal.ledger import tree
+
+# Re-exported: callers that predate ledger.genesis import these from here.
+from recordseal.ledger.genesis import TENANT_GENESIS_TAG as TENANT_GENESIS_TAG
+from recordseal.ledger.genesis import log_origin as log_origin
+from recordseal.ledger.genesis import tenant_genesis as tenant_genesis
 from recordseal.services.clock import utc_now
 from recordseal.storage import base
 from recordseal.storage.base import SealedBatch, SealRequest, Store
@@ -32,23 +35,7 @@ from recordseal.tlog.client import WitnessClient
 
 log = logging.getLogger("recordseal.sealer")
 
-#: Spec panel 2.5 with the project's brand in place of ``svc``.
-TENANT_GENESIS_TAG = b"recordseal-audit-tenant-genesis-v1"
 DEFAULT_FLEET = "default"
-
-
-def tenant_genesis(tenant: str, fleet: str) -> bytes:
-    """SHA-256(tag ‖ le32(len(tenant)) ‖ tenant ‖ le32(len(fleet)) ‖ fleet): leaf 0 of a log."""
-    parts = [TENANT_GENESIS_TAG]
-    for text in (tenant, fleet):
-        data = text.encode()
-        parts += [struct.pack("<I", len(data)), data]
-    return hashlib.sha256(b"".join(parts)).digest()
-
-
-def log_origin(service: str, tenant: str, fleet: str) -> str:
-    """The C2SP origin of a (tenant, fleet) log: ``<service>/<tenant>/<fleet>``."""
-    return f"{service}/{tenant}/{fleet}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +77,7 @@ class Sealer:
         """The log key under the log's name (C2SP: the key name is the origin)."""
         return Ed25519Signer.from_seed(origin, self._seed)
 
-    def origin(self, tenant: str, fleet: str = DEFAULT_FLEET) -> str:
+    def origin(self, tenant: str | None, fleet: str = DEFAULT_FLEET) -> str:
         return log_origin(self._service, tenant, fleet)
 
     def is_leader(self) -> bool:
