@@ -21,6 +21,7 @@ from pathlib import Path
 
 from cryptography import x509
 
+from recordseal.fleet.audit import FleetAudit, FleetScope
 from recordseal.ledger import tree
 
 # Re-exported: callers that predate ledger.genesis import these from here.
@@ -62,8 +63,10 @@ class Sealer:
         lock_path: Path,
         witnesses: Sequence[Witness] = (),
         authorities: Sequence[TimestampAuthority] = (),
+        audit: FleetAudit | None = None,
     ) -> None:
         self._store = store
+        self._audit = audit or FleetAudit()
         self._seed = log_key_seed
         self._service = service_origin
         self._lock_path = lock_path
@@ -95,25 +98,45 @@ class Sealer:
         """Seal every log that has pending leaves; return the new checkpoints."""
         sealed = []
         for tenant, fleet in await self._store.unsealed_logs():
-            origin = self.origin(tenant, fleet)
-            signer = self.signer(origin)
+            sealed += await self.seal_log(tenant, fleet)
+        return sealed
 
-            def sign(
-                size: int, root: bytes, origin: str = origin, signer: Ed25519Signer = signer
-            ) -> str:
-                return sign_checkpoint(Checkpoint(origin, size, root), signer)
+    async def open_fleet_logs(self, scopes: Sequence[FleetScope]) -> list[SealedBatch]:
+        """Start the log of every fleet from its genesis root (spec panel 2.5): a log that
+        does not exist yet is created with leaf 0 and its first anchor (size 1)."""
+        sealed = []
+        for scope in scopes:
+            sealed += await self.seal_log(scope.tenant_id, scope.fleet_id)
+        return sealed
 
-            while True:  # a large backlog goes in several bounded transactions
-                batch = await self._store.seal(
-                    SealRequest(
-                        tenant, fleet, origin, tenant_genesis(tenant, fleet), sign, utc_now()
-                    )
-                )
-                if batch is None:
-                    break
-                sealed.append(batch)
-                if batch.size - batch.first_index < base.SEAL_LIMIT:
-                    break
+    async def seal_log(self, tenant: str | None, fleet: str) -> list[SealedBatch]:
+        """Seal the pending leaves of one log (creating it if new); audit each new anchor
+        under the fleet's tenant scope."""
+        sealed = []
+        origin = self.origin(tenant, fleet)
+        signer = self.signer(origin)
+
+        def sign(
+            size: int, root: bytes, origin: str = origin, signer: Ed25519Signer = signer
+        ) -> str:
+            return sign_checkpoint(Checkpoint(origin, size, root), signer)
+
+        while True:  # a large backlog goes in several bounded transactions
+            batch = await self._store.seal(
+                SealRequest(tenant, fleet, origin, tenant_genesis(tenant, fleet), sign, utc_now())
+            )
+            if batch is None:
+                break
+            sealed.append(batch)
+            self._audit.emit(
+                FleetScope(fleet, tenant),
+                "anchor.sealed",
+                origin=origin,
+                size=batch.size,
+                root=batch.root.hex(),
+            )
+            if batch.size - batch.first_index < base.SEAL_LIMIT:
+                break
         return sealed
 
     async def consistency(self, origin: str, old_size: int, new_size: int) -> list[bytes]:
