@@ -189,3 +189,45 @@ def test_every_fleet_bound_at_start_is_audited_with_its_tenant(tmp_path: Path) -
         ("fleet.bound", "drop", None),
         ("fleet.bound", "move", "acme"),
     ]
+
+
+def test_the_file_sink_appends_one_json_line_per_event(tmp_path: Path) -> None:
+    from recordseal.fleet.audit import FileSink
+
+    path = tmp_path / "audit" / "audit.jsonl"
+    audit = FleetAudit(FileSink(path), clock=lambda: "2026-11-21T00:00:00.000000Z")
+    audit.emit(FleetScope("edge", "acme"), "anchor.sealed", size=2)
+    audit.emit(FleetScope("solo", None), "anchor.sealed", size=1)
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [(line["fleet"], line.get("tenant")) for line in lines] == [
+        ("edge", "acme"),
+        ("solo", None),
+    ]
+    assert "tenant" not in lines[1]
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+
+
+def test_the_watcher_reloads_when_the_file_changes(tmp_path: Path) -> None:
+    import asyncio
+
+    from recordseal.fleet.reload import ReloadOutcome, watch_manifest
+
+    registry, path, _ = registry_on(tmp_path, BASE)
+    seen: list[ReloadOutcome] = []
+
+    async def applied(outcome: ReloadOutcome) -> None:
+        seen.append(outcome)
+
+    async def main() -> None:
+        task = asyncio.create_task(watch_manifest(registry, 0.01, applied))
+        await asyncio.sleep(0.05)
+        path.write_text(BASE + '[[fleet]]\nid = "fresh"\n')
+        for _ in range(200):
+            if seen:
+                break
+            await asyncio.sleep(0.01)
+        task.cancel()
+
+    asyncio.run(main())
+    assert [c.fleet for c in seen[0].changes if c.kind == "added"] == ["fresh"]
+    assert registry.manifest.fleet("fresh") is not None

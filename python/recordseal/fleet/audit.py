@@ -3,16 +3,19 @@ carries that tenant scope.
 
 An event is stamped from the fleet's scope (its id and tenant), never by the caller, so no
 event of a tenant's fleet can leave without its tenant. Events are delivered as one JSON
-object per line on the logger ``recordseal.audit`` (INFO); a fleet with no tenant emits
-events without the ``tenant`` member. Events hold identifiers, sizes and hashes only: no
-record value, key or token.
+object per line: appended to the audit file (the service's ``<data_dir>/audit.jsonl``, one
+``O_APPEND`` write per event, so worker processes never interleave) and logged on the logger
+``recordseal.audit`` (INFO). A fleet with no tenant emits events without ``tenant``. Events
+hold identifiers, sizes and hashes only: no record value, key or token.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import msgspec
 
@@ -46,6 +49,23 @@ AuditSink = Callable[[AuditEvent], None]
 
 def log_sink(event: AuditEvent) -> None:
     audit_log.info("%s", msgspec.json.encode(event).decode())
+
+
+class FileSink:
+    """Appends each event as one JSON line to ``path`` (and logs it)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __call__(self, event: AuditEvent) -> None:
+        line = msgspec.json.encode(event) + b"\n"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(descriptor, line)
+        finally:
+            os.close(descriptor)
+        log_sink(event)
 
 
 class FleetAudit:

@@ -15,7 +15,9 @@ running manifest stays in force and nothing is applied.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -135,3 +137,35 @@ class FleetRegistry:
 
 def scope_of(fleet: FleetBinding) -> FleetScope:
     return FleetScope(fleet.id, fleet.tenant_id)
+
+
+async def watch_manifest(
+    registry: FleetRegistry,
+    interval: float,
+    on_applied: Callable[[ReloadOutcome], Awaitable[None]] | None = None,
+) -> None:
+    """Reload whenever the manifest file changes (checked every ``interval`` seconds)."""
+    path = registry.manifest.path
+    if path is None:
+        return
+    seen = _version(path)
+    while True:
+        await asyncio.sleep(interval)
+        current = _version(path)
+        if current == seen:
+            continue
+        seen = current
+        try:
+            outcome = registry.reload()
+            if outcome.applied and on_applied is not None:
+                await on_applied(outcome)
+        except Exception:  # a failed reload never stops the watcher
+            log.exception("fleet manifest reload failed")
+
+
+def _version(path: Path) -> tuple[int, int, int] | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return (stat.st_ino, stat.st_mtime_ns, stat.st_size)
