@@ -18,6 +18,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from cryptography import x509
 
@@ -70,7 +71,7 @@ class Sealer:
         self._seed = log_key_seed
         self._service = service_origin
         self._lock_path = lock_path
-        self._lock_file: object | None = None
+        self._lock_file: IO[bytes] | None = None
         self._witnesses = list(witnesses)
         self._authorities = list(authorities)
         # (origin, witness or authority) -> the size it last vouched for
@@ -93,6 +94,12 @@ class Sealer:
                 return False
             self._lock_file = handle
         return True
+
+    def release(self) -> None:
+        """Give leadership up (the app's shutdown): another process or app may take it."""
+        handle, self._lock_file = self._lock_file, None
+        if handle is not None:
+            handle.close()
 
     async def seal_pending(self) -> list[SealedBatch]:
         """Seal every log that has pending leaves; return the new checkpoints."""

@@ -56,6 +56,7 @@ class StreamRow:
     strict: bool
     next_seq: int
     created_at: str
+    fleet: str = "default"  # the (tenant, fleet) log its records are sealed into
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +196,8 @@ class Store(Protocol):
         strict: bool,
         genesis: bytes,
         now: str,
+        *,
+        fleet: str = "default",
     ) -> StreamRow: ...
     async def get_stream(self, tenant: str, name: str) -> StreamRow | None: ...
 

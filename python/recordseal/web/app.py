@@ -116,7 +116,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         app.state.sealer = sealer
         app.state.fleets = registry
         app.state.tokens = TokenService(store, settings.token_cache_seconds)
-        app.state.records = RecordService(store, wrapper, signer)
+        app.state.records = RecordService(store, wrapper, signer, lambda: registry.manifest)
         app.state.disclosure = DisclosureService(store, app.state.records, sealer)
 
         async def verification_context() -> tuple[KeyDirectory, TrustStore]:
@@ -178,6 +178,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+            sealer.release()
             await store.close()
 
     return Litestar(
