@@ -247,3 +247,36 @@ def test_day_file_is_none_for_an_unknown_scope(store: Store) -> None:
         assert await day_file(store, logs[("globex", "f1")], date(2026, 11, 1)) is None
 
     using(store, body)
+
+
+def test_the_in_service_job_writes_yesterday_once_and_only_as_leader(
+    store: Store, tmp_path: Path
+) -> None:
+    import asyncio
+
+    from recordseal.fleet.transparency import run_daily
+
+    async def body(store: Store) -> None:
+        await history(store)
+        follower = asyncio.create_task(
+            run_daily(store, tmp_path / "f", lambda: False, 0.01, today=lambda: DAY2)
+        )
+        leader = asyncio.create_task(
+            run_daily(store, tmp_path / "l", lambda: True, 0.01, today=lambda: DAY2)
+        )
+        await asyncio.sleep(0.1)
+        follower.cancel()
+        leader.cancel()
+
+    using(store, body)
+    assert not (tmp_path / "f").exists()
+    files = sorted(
+        p.relative_to(tmp_path / "l").as_posix() for p in (tmp_path / "l").rglob("*.log")
+    )
+    assert files == ["2026-11-20/acme/default.log", "2026-11-20/f1.log", "2026-11-20/globex/f1.log"]
+
+
+def test_replay_is_exported_by_the_verify_package() -> None:
+    import recordseal.verify as verify
+
+    assert verify.replay_log_file is replay_log_file

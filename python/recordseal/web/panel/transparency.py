@@ -13,6 +13,7 @@ A malformed date or name, or a file that does not exist, is 404. Files are serve
 
 from __future__ import annotations
 
+import logging
 import re
 from datetime import date
 from pathlib import Path
@@ -25,6 +26,8 @@ from recordseal.panel.tenants import IDENTIFIER
 from recordseal.web.panel.context import PanelContext, panel_context
 from recordseal.web.panel.session import PRIVATE_HEADERS, PanelDenied, PanelPrincipal, Principal
 from recordseal.web.panel.views import check_tenant_scope, not_found
+
+log = logging.getLogger("recordseal.panel.web")
 
 MEDIA_TYPE = "application/jsonl"
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -99,6 +102,12 @@ async def legacy_log(
     context = panel_context(request)
     if panel_principal.tenant_id is not None:
         context.count("forbidden_cross_tenant")
+        log.info(
+            "panel.denied cross_tenant subject=%r session_tenant=%r requested_tenant=None path=%r",
+            panel_principal.subject,
+            panel_principal.tenant_id,
+            request.url.path,
+        )
         raise PanelDenied(
             403,
             "forbidden_tenant",
