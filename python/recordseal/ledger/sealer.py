@@ -123,9 +123,7 @@ class Sealer:
         origin = self.origin(tenant, fleet)
         signer = self.signer(origin)
 
-        def sign(
-            size: int, root: bytes, origin: str = origin, signer: Ed25519Signer = signer
-        ) -> str:
+        def sign(size: int, root: bytes) -> str:
             return sign_checkpoint(Checkpoint(origin, size, root), signer)
 
         while True:  # a large backlog goes in several bounded transactions
