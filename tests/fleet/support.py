@@ -1,4 +1,5 @@
-"""Helpers of the fleet suites: run a coroutine with an open store, seal logs by hand."""
+"""Helpers of the fleet suites: run a coroutine with an open store, ingest records, seal
+logs by hand."""
 
 from __future__ import annotations
 
@@ -6,7 +7,10 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
+from recordseal.crypto.signing import HeaderSigner
+from recordseal.crypto.vault import KeyWrapper
 from recordseal.ledger.genesis import log_origin, tenant_genesis
+from recordseal.services.records import RecordIn, RecordService
 from recordseal.storage.base import SealedBatch, SealRequest, Store
 from recordseal.tlog import Checkpoint, Ed25519Signer, sign_checkpoint
 
@@ -44,3 +48,13 @@ async def seal(store: Store, tenant: str | None, fleet: str, now: str) -> Sealed
     return await store.seal(
         SealRequest(tenant, fleet, origin, tenant_genesis(tenant, fleet), sign, now)
     )
+
+
+async def ingest(store: Store, tenant: str, count: int) -> None:
+    records = RecordService(store, KeyWrapper(bytes(32)), HeaderSigner.from_seed(bytes(32)))
+    if await store.get_stream(tenant, "s") is None:
+        await records.create_stream(tenant, "s", None, False)
+    for i in range(count):
+        await records.ingest(
+            tenant, RecordIn("s", "t", "2026-01-01T00:00:00Z", f"subject-{i}", b'{"i":1}')
+        )

@@ -9,15 +9,12 @@ import sqlite3
 from pathlib import Path
 
 from recordseal.core import leaf_hash
-from recordseal.crypto.signing import HeaderSigner
-from recordseal.crypto.vault import KeyWrapper
 from recordseal.ledger.genesis import tenant_genesis
-from recordseal.services.records import RecordIn, RecordService
 from recordseal.storage.base import Store
 from recordseal.storage.sqlite import SQLiteStore
 from recordseal.storage.sqlite_schema import MIGRATIONS, connect
 
-from .support import seal, using
+from .support import ingest, seal, using
 
 DAY1 = "2026-11-20T10:00:00.000000Z"
 DAY2 = "2026-11-21T09:00:00.000000Z"
@@ -72,16 +69,6 @@ def test_legacy_and_tenant_logs_of_one_fleet_stay_apart_when_sealed_again(store:
         ]
 
     using(store, body)
-
-
-async def ingest(store: Store, tenant: str, count: int) -> None:
-    records = RecordService(store, KeyWrapper(bytes(32)), HeaderSigner.from_seed(bytes(32)))
-    if await store.get_stream(tenant, "s") is None:
-        await records.create_stream(tenant, "s", None, False)
-    for i in range(count):
-        await records.ingest(
-            tenant, RecordIn("s", "t", "2026-01-01T00:00:00Z", f"subject-{i}", b'{"i":1}')
-        )
 
 
 def test_anchors_by_day_and_latest_before_a_day(store: Store) -> None:

@@ -19,8 +19,7 @@ from recordseal.storage.base import Store
 from recordseal.tlog import CosignatureSigner, Ed25519Signer
 from recordseal.verify.transparency import TransparencyLogError, replay_log_file
 
-from .support import LOG_SEED, SERVICE, log_signer, seal, using
-from .test_anchors import ingest
+from .support import LOG_SEED, SERVICE, ingest, log_signer, seal, using
 
 DAY1, DAY2, DAY3 = date(2026, 11, 20), date(2026, 11, 21), date(2026, 11, 22)
 WITNESS = CosignatureSigner.from_seed("witness.test/w1", bytes(32))
