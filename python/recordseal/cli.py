@@ -1,5 +1,5 @@
 """The ``recordseal`` command line: ``serve``, ``migrate``, ``token create``, ``keys export``,
-``verify``, ``panel link``, ``witness serve|key``.
+``verify``, ``panel link``, ``witness serve|key``, ``transparency write|replay``, ``fleet check``.
 
 Scripts rely on its shape: ``recordseal token create`` prints the token alone on the last
 line of standard output.
@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from recordseal.fleet.cli import add_fleet_parsers
 from recordseal.services.errors import ServiceError
 from recordseal.services.tokens import TokenService
 from recordseal.settings import Settings
@@ -196,6 +197,7 @@ def parser() -> argparse.ArgumentParser:
 
     add_witness_parser(commands)
     add_verify_parser(commands)
+    add_fleet_parsers(commands)
     return top
 
 

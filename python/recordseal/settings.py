@@ -37,10 +37,22 @@ class Settings:
     #: RFC 3161 time-stamping authorities given each checkpoint's root:
     #: ``[{"name", "url", "roots_pem"}]`` as JSON (``roots_pem``: the trusted root certificates).
     timestamp_authorities: str = "[]"
+    #: The proxy fleet manifest (TOML, docs/fleets.md); None: no fleet is bound.
+    fleet_manifest: Path | None = None
+    #: Seconds between checks of the manifest file for a reload (0: never reload).
+    manifest_reload_interval: float = 5.0
+    #: Root of the daily transparency log files; None: ``<data_dir>/transparency``.
+    transparency_dir: Path | None = None
+    #: Seconds between checks whether yesterday's transparency files are written (0: off).
+    transparency_interval: float = 60.0
 
     @property
     def database_path(self) -> Path:
         return self.data_dir / "recordseal.sqlite3"
+
+    @property
+    def transparency_root(self) -> Path:
+        return self.transparency_dir or self.data_dir / "transparency"
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
@@ -64,7 +76,16 @@ class Settings:
             values["witnesses"] = witnesses
         if authorities := os.environ.get("RECORDSEAL_TIMESTAMP_AUTHORITIES"):
             values["timestamp_authorities"] = authorities
+        if manifest := os.environ.get("RECORDSEAL_PANEL_FLEET_MANIFEST"):
+            values["fleet_manifest"] = Path(manifest)
+        if reload := os.environ.get("RECORDSEAL_FLEET_MANIFEST_RELOAD_INTERVAL"):
+            values["manifest_reload_interval"] = float(reload)
+        if transparency := os.environ.get("RECORDSEAL_TRANSPARENCY_DIR"):
+            values["transparency_dir"] = Path(transparency)
+        if every := os.environ.get("RECORDSEAL_TRANSPARENCY_INTERVAL"):
+            values["transparency_interval"] = float(every)
         values.update({k: v for k, v in overrides.items() if v is not None})
-        if "data_dir" in values:
-            values["data_dir"] = Path(str(values["data_dir"]))
+        for name in ("data_dir", "fleet_manifest", "transparency_dir"):
+            if values.get(name) is not None:
+                values[name] = Path(str(values[name]))
         return cls(**values)  # type: ignore[arg-type]

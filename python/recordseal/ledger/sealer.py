@@ -13,16 +13,20 @@ cosignature, and it is asked again (for the newest checkpoint) on the next round
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
-import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cryptography import x509
 
+from recordseal.fleet.audit import FleetAudit, FleetScope
 from recordseal.ledger import tree
+
+# Re-exported: callers that predate ledger.genesis import these from here.
+from recordseal.ledger.genesis import TENANT_GENESIS_TAG as TENANT_GENESIS_TAG
+from recordseal.ledger.genesis import log_origin as log_origin
+from recordseal.ledger.genesis import tenant_genesis as tenant_genesis
 from recordseal.services.clock import utc_now
 from recordseal.storage import base
 from recordseal.storage.base import SealedBatch, SealRequest, Store
@@ -31,23 +35,7 @@ from recordseal.tlog.client import WitnessClient
 
 log = logging.getLogger("recordseal.sealer")
 
-#: Spec panel 2.5 with the project's brand in place of ``svc``.
-TENANT_GENESIS_TAG = b"recordseal-audit-tenant-genesis-v1"
 DEFAULT_FLEET = "default"
-
-
-def tenant_genesis(tenant: str, fleet: str) -> bytes:
-    """SHA-256(tag ‖ le32(len(tenant)) ‖ tenant ‖ le32(len(fleet)) ‖ fleet): leaf 0 of a log."""
-    parts = [TENANT_GENESIS_TAG]
-    for text in (tenant, fleet):
-        data = text.encode()
-        parts += [struct.pack("<I", len(data)), data]
-    return hashlib.sha256(b"".join(parts)).digest()
-
-
-def log_origin(service: str, tenant: str, fleet: str) -> str:
-    """The C2SP origin of a (tenant, fleet) log: ``<service>/<tenant>/<fleet>``."""
-    return f"{service}/{tenant}/{fleet}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,8 +61,10 @@ class Sealer:
         service_origin: str,
         witnesses: Sequence[Witness] = (),
         authorities: Sequence[TimestampAuthority] = (),
+        audit: FleetAudit | None = None,
     ) -> None:
         self._store = store
+        self._audit = audit or FleetAudit()
         self._seed = log_key_seed
         self._service = service_origin
         self._witnesses = list(witnesses)
@@ -86,32 +76,50 @@ class Sealer:
         """The log key under the log's name (C2SP: the key name is the origin)."""
         return Ed25519Signer.from_seed(origin, self._seed)
 
-    def origin(self, tenant: str, fleet: str = DEFAULT_FLEET) -> str:
+    def origin(self, tenant: str | None, fleet: str = DEFAULT_FLEET) -> str:
         return log_origin(self._service, tenant, fleet)
 
     async def seal_pending(self) -> list[SealedBatch]:
         """Seal every log that has pending leaves; return the new checkpoints."""
         sealed = []
         for tenant, fleet in await self._store.unsealed_logs():
-            origin = self.origin(tenant, fleet)
-            signer = self.signer(origin)
+            sealed += await self.seal_log(tenant, fleet)
+        return sealed
 
-            def sign(
-                size: int, root: bytes, origin: str = origin, signer: Ed25519Signer = signer
-            ) -> str:
-                return sign_checkpoint(Checkpoint(origin, size, root), signer)
+    async def open_fleet_logs(self, scopes: Sequence[FleetScope]) -> list[SealedBatch]:
+        """Start the log of every fleet from its genesis root (spec panel 2.5): a log that
+        does not exist yet is created with leaf 0 and its first anchor (size 1)."""
+        sealed = []
+        for scope in scopes:
+            sealed += await self.seal_log(scope.tenant_id, scope.fleet_id)
+        return sealed
 
-            while True:  # a large backlog goes in several bounded transactions
-                batch = await self._store.seal(
-                    SealRequest(
-                        tenant, fleet, origin, tenant_genesis(tenant, fleet), sign, utc_now()
-                    )
-                )
-                if batch is None:
-                    break
-                sealed.append(batch)
-                if batch.size - batch.first_index < base.SEAL_LIMIT:
-                    break
+    async def seal_log(self, tenant: str | None, fleet: str) -> list[SealedBatch]:
+        """Seal the pending leaves of one log (creating it if new); audit each new anchor
+        under the fleet's tenant scope."""
+        sealed = []
+        origin = self.origin(tenant, fleet)
+        signer = self.signer(origin)
+
+        def sign(size: int, root: bytes) -> str:
+            return sign_checkpoint(Checkpoint(origin, size, root), signer)
+
+        while True:  # a large backlog goes in several bounded transactions
+            batch = await self._store.seal(
+                SealRequest(tenant, fleet, origin, tenant_genesis(tenant, fleet), sign, utc_now())
+            )
+            if batch is None:
+                break
+            sealed.append(batch)
+            self._audit.emit(
+                FleetScope(fleet, tenant),
+                "anchor.sealed",
+                origin=origin,
+                size=batch.size,
+                root=batch.root.hex(),
+            )
+            if batch.size - batch.first_index < base.SEAL_LIMIT:
+                break
         return sealed
 
     async def consistency(self, origin: str, old_size: int, new_size: int) -> list[bytes]:

@@ -40,3 +40,9 @@ class Gone(ServiceError):
 
 class Unauthenticated(ServiceError):
     kind = "unauthenticated"
+
+
+class Forbidden(ServiceError):
+    """The tenant may not use this resource (for example another tenant's fleet)."""
+
+    kind = "forbidden"

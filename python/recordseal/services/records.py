@@ -15,6 +15,8 @@ from recordseal import chain
 from recordseal.core import CommitError, commit_record, encode_value, validate_declarations
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.crypto.vault import KeyWrapper, SubjectKeys
+from recordseal.fleet.manifest import FleetManifest
+from recordseal.fleet.streams import DEFAULT_FLEET, check_stream_fleet
 from recordseal.services.clock import new_record_id, utc_now
 from recordseal.services.errors import (
     AlreadyExists,
@@ -150,7 +152,15 @@ def _refusal(error: CommitError) -> Invalid | TooLarge:
 class RecordService:
     """Everything the record API does, scoped to the tenant of the caller's token."""
 
-    def __init__(self, store: Store, wrapper: KeyWrapper, signer: HeaderSigner) -> None:
+    def __init__(
+        self,
+        store: Store,
+        wrapper: KeyWrapper,
+        signer: HeaderSigner,
+        manifest: Callable[[], FleetManifest] = FleetManifest,
+    ) -> None:
+        """``manifest`` answers the fleet manifest in force (which fleets a stream may join)."""
+        self._manifest = manifest
         self._store = store
         self._wrapper = wrapper
         self._signer = signer
@@ -161,7 +171,12 @@ class RecordService:
     # --- streams ------------------------------------------------------------------------
 
     async def create_stream(
-        self, tenant: str, name: str, declarations: dict[str, str] | None, strict: bool
+        self,
+        tenant: str,
+        name: str,
+        declarations: dict[str, str] | None,
+        strict: bool,
+        fleet: str = DEFAULT_FLEET,
     ) -> StreamRow:
         if not STREAM_NAME.fullmatch(name):
             raise Invalid(
@@ -181,9 +196,16 @@ class RecordService:
                 "a strict stream needs declarations: it would refuse every field",
                 "strict",
             )
+        check_stream_fleet(self._manifest(), tenant, fleet)
         try:
             return await self._store.create_stream(
-                tenant, name, declarations, strict, chain.stream_genesis(tenant, name), utc_now()
+                tenant,
+                name,
+                declarations,
+                strict,
+                chain.stream_genesis(tenant, name),
+                utc_now(),
+                fleet=fleet,
             )
         except Conflict:
             raise AlreadyExists("stream_exists", "a stream with this name exists", "name") from None

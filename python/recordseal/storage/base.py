@@ -76,6 +76,7 @@ class StreamRow:
     strict: bool
     next_seq: int
     created_at: str
+    fleet: str = "default"  # the (tenant, fleet) log its records are sealed into
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +142,7 @@ class SealRequest:
     ``sign(size, root)`` returns the signed checkpoint note; it runs inside the transaction.
     """
 
-    tenant: str
+    tenant: str | None  # None: a fleet with no tenant (legacy); it collects no API records
     fleet: str
     origin: str
     genesis: bytes  # the tenant genesis root: leaf 0 of a new log
@@ -165,6 +166,28 @@ class CheckpointRow:
     root: bytes
     note: str
     created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class AnchorLog:
+    """One (tenant, fleet) log; ``tenant`` is None for a legacy fleet (spec panel 6.2, 9.4)."""
+
+    tenant: str | None
+    fleet: str
+    origin: str
+
+
+@dataclass(frozen=True, slots=True)
+class Anchor:
+    """A tier-4 batch anchor: one checkpoint of a (tenant, fleet) log (its root hash)."""
+
+    tenant: str | None
+    fleet: str
+    origin: str
+    size: int
+    root: bytes
+    note: str  # the signed checkpoint
+    created_at: str  # RFC 3339 UTC, as ``utc_now`` writes it
 
 
 #: Called inside the insert transaction with the sequence number and the previous link.
@@ -203,6 +226,8 @@ class Store(Protocol):
         strict: bool,
         genesis: bytes,
         now: str,
+        *,
+        fleet: str = "default",
     ) -> StreamRow: ...
     async def get_stream(self, tenant: str, name: str) -> StreamRow | None: ...
 
@@ -253,6 +278,34 @@ class Store(Protocol):
         self, origin: str, index: int
     ) -> tuple[CheckpointRow | None, CheckpointRow | None]: ...
     async def log_origins(self) -> list[str]: ...
+
+    # tier-4 anchors by scope. ``tenant`` is compared null-safely (SQL ``IS`` /
+    # ``IS NOT DISTINCT FROM``): None matches only legacy logs (no tenant), a tenant id only
+    # that tenant's logs, never the legacy ones.
+    async def anchor_logs(self) -> list[AnchorLog]:
+        """Every log, legacy ones included, in creation order."""
+        ...
+
+    async def anchors(
+        self,
+        tenant: str | None,
+        fleet: str,
+        *,
+        created_from: str | None = None,
+        created_before: str | None = None,
+    ) -> list[Anchor]:
+        """The anchors of the (tenant, fleet) log by size, optionally those with
+        ``created_from <= created_at < created_before`` (RFC 3339 UTC text, or a date
+        ``YYYY-MM-DD`` for a day's start)."""
+        ...
+
+    async def latest_anchor(
+        self, tenant: str | None, fleet: str, *, created_before: str | None = None
+    ) -> Anchor | None:
+        """The largest anchor of the (tenant, fleet) log (created before ``created_before``
+        when given), or None."""
+        ...
+
     async def log_nodes(
         self, origin: str, ids: set[tuple[int, int]]
     ) -> dict[tuple[int, int], bytes]: ...

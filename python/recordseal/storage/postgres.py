@@ -153,34 +153,37 @@ class PostgresStore(PostgresLedger):
         strict: bool,
         genesis: bytes,
         now: str,
+        *,
+        fleet: str = "default",
     ) -> StreamRow:
         try:
             stream_id = await self._pool.fetchval(
                 "INSERT INTO streams (tenant, name, declarations, strict, next_seq, head,"
-                " created_at) VALUES ($1, $2, $3, $4, 1, $5, $6) RETURNING id",
+                " created_at, fleet) VALUES ($1, $2, $3, $4, 1, $5, $6, $7) RETURNING id",
                 tenant,
                 name,
                 json.dumps(declarations),
                 strict,
                 genesis,
                 now,
+                fleet,
             )
         except asyncpg.UniqueViolationError as exc:
             raise Conflict(f"stream {name!r} exists") from exc
-        return StreamRow(stream_id, tenant, name, declarations, strict, 1, now)
+        return StreamRow(stream_id, tenant, name, declarations, strict, 1, now, fleet)
 
     async def get_stream(self, tenant: str, name: str) -> StreamRow | None:
         row = await self._pool.fetchrow(
-            "SELECT id, tenant, name, declarations, strict, next_seq, created_at"
+            "SELECT id, tenant, name, declarations, strict, next_seq, created_at, fleet"
             " FROM streams WHERE tenant = $1 AND name = $2",
             tenant,
             name,
         )
         if row is None:
             return None
-        id_, tenant_, name_, declarations, strict, next_seq, created_at = row
+        id_, tenant_, name_, declarations, strict, next_seq, created_at, fleet = row
         return StreamRow(
-            id_, tenant_, name_, json.loads(declarations), strict, next_seq, created_at
+            id_, tenant_, name_, json.loads(declarations), strict, next_seq, created_at, fleet
         )
 
     # --- subjects -----------------------------------------------------------------------

@@ -9,9 +9,15 @@ import asyncpg
 from recordseal.core import leaf_hash
 from recordseal.ledger import tree
 from recordseal.storage import base
-from recordseal.storage.base import CheckpointRow, SealedBatch, SealRequest
+from recordseal.storage.base import Anchor, AnchorLog, CheckpointRow, SealedBatch, SealRequest
 
 _CHECKPOINT = "SELECT l.origin, c.size, c.root, c.note, c.created_at FROM checkpoints c"
+# Null-safe scope: None matches only legacy logs (no tenant), a tenant id only its own.
+_ANCHORS = (
+    "SELECT l.tenant, l.fleet, l.origin, c.size, c.root, c.note, c.created_at"
+    " FROM checkpoints c JOIN logs l ON l.id = c.log_id"
+    " WHERE l.tenant IS NOT DISTINCT FROM $1::text AND l.fleet = $2"
+)
 
 if TYPE_CHECKING:
     from recordseal.storage.postgres_schema import Connection
@@ -82,6 +88,38 @@ class PostgresLedger:
         rows = await self._pool.fetch("SELECT origin FROM logs ORDER BY id")
         return [origin for (origin,) in rows]
 
+    async def anchor_logs(self) -> list[AnchorLog]:
+        rows = await self._pool.fetch("SELECT tenant, fleet, origin FROM logs ORDER BY id")
+        return [AnchorLog(*row) for row in rows]
+
+    async def anchors(
+        self,
+        tenant: str | None,
+        fleet: str,
+        *,
+        created_from: str | None = None,
+        created_before: str | None = None,
+    ) -> list[Anchor]:
+        sql, params = _ANCHORS, [tenant, fleet]
+        if created_from is not None:
+            params.append(created_from)
+            sql += f" AND c.created_at >= ${len(params)}"
+        if created_before is not None:
+            params.append(created_before)
+            sql += f" AND c.created_at < ${len(params)}"
+        rows = await self._pool.fetch(sql + " ORDER BY c.size", *params)
+        return [Anchor(*row) for row in rows]
+
+    async def latest_anchor(
+        self, tenant: str | None, fleet: str, *, created_before: str | None = None
+    ) -> Anchor | None:
+        sql, params = _ANCHORS, [tenant, fleet]
+        if created_before is not None:
+            params.append(created_before)
+            sql += f" AND c.created_at < ${len(params)}"
+        row = await self._pool.fetchrow(sql + " ORDER BY c.size DESC LIMIT 1", *params)
+        return Anchor(*row) if row else None
+
     async def record_seal(self, tenant: str, record_id: str) -> tuple[str, int] | None:
         """The log origin and index of a sealed record, or None while it is pending."""
         row = await self._pool.fetchrow(
@@ -142,13 +180,14 @@ def frontier(size: int) -> set[tuple[int, int]]:
 async def _seal(conn: Connection, request: SealRequest) -> SealedBatch | None:
     await conn.execute(
         "INSERT INTO logs (tenant, fleet, origin, size, root) VALUES ($1, $2, $3, 0, '')"
-        " ON CONFLICT DO NOTHING",
+        " ON CONFLICT DO NOTHING",  # the log exists (logs_scope or the origin is taken)
         request.tenant,
         request.fleet,
         request.origin,
     )
     row = await conn.fetchrow(
-        "SELECT id, size FROM logs WHERE tenant = $1 AND fleet = $2 FOR UPDATE",
+        "SELECT id, size FROM logs WHERE tenant IS NOT DISTINCT FROM $1::text AND fleet = $2"
+        " FOR UPDATE",
         request.tenant,
         request.fleet,
     )
@@ -178,6 +217,7 @@ async def _seal(conn: Connection, request: SealRequest) -> SealedBatch | None:
     if fresh:
         append(0, leaf_hash(request.genesis))  # leaf 0: the tenant genesis root
         size = 1
+    # Streams always have a tenant, so a legacy log (tenant None) matches no pending record.
     pending = await conn.fetch(
         "SELECT r.record_id, r.chain_leaf FROM records r JOIN streams s ON s.id = r.stream_id"
         " WHERE r.log_index IS NULL AND s.tenant = $1 AND s.fleet = $2 ORDER BY r.id LIMIT $3",

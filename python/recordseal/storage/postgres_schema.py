@@ -133,6 +133,14 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX idempotency_keys_by_age ON idempotency_keys (created_at);
     """,
+    # 3: anchors with an optional tenant (docs/fleets.md): NULL is a legacy fleet's log.
+    # UNIQUE (tenant, fleet) would admit two NULL-tenant rows of one fleet, so uniqueness is an
+    # index over coalesce(tenant, '') (no tenant id is empty).
+    """
+    ALTER TABLE logs ALTER COLUMN tenant DROP NOT NULL;
+    ALTER TABLE logs DROP CONSTRAINT logs_tenant_fleet_key;
+    CREATE UNIQUE INDEX logs_scope ON logs ((coalesce(tenant, '')), fleet);
+    """,
 ]
 
 

@@ -162,33 +162,35 @@ class SQLiteStore(LedgerQueries):
         strict: bool,
         genesis: bytes,
         now: str,
+        *,
+        fleet: str = "default",
     ) -> StreamRow:
         def job(conn: sqlite3.Connection, batch: Batch) -> StreamRow:
             try:
                 cursor = conn.execute(
                     "INSERT INTO streams"
-                    " (tenant, name, declarations, strict, next_seq, head, created_at)"
-                    " VALUES (?, ?, ?, ?, 1, ?, ?)",
-                    (tenant, name, json.dumps(declarations), int(strict), genesis, now),
+                    " (tenant, name, declarations, strict, next_seq, head, created_at, fleet)"
+                    " VALUES (?, ?, ?, ?, 1, ?, ?, ?)",
+                    (tenant, name, json.dumps(declarations), int(strict), genesis, now, fleet),
                 )
             except sqlite3.IntegrityError as exc:
                 raise Conflict(f"stream {name!r} exists") from exc
             assert cursor.lastrowid is not None
-            return StreamRow(cursor.lastrowid, tenant, name, declarations, strict, 1, now)
+            return StreamRow(cursor.lastrowid, tenant, name, declarations, strict, 1, now, fleet)
 
         return await self._write.submit(job)
 
     async def get_stream(self, tenant: str, name: str) -> StreamRow | None:
         rows = self._read(
-            "SELECT id, tenant, name, declarations, strict, next_seq, created_at"
+            "SELECT id, tenant, name, declarations, strict, next_seq, created_at, fleet"
             " FROM streams WHERE tenant = ? AND name = ?",
             (tenant, name),
         )
         if not rows:
             return None
-        id_, tenant_, name_, declarations, strict, next_seq, created_at = rows[0]
+        id_, tenant_, name_, declarations, strict, next_seq, created_at, fleet = rows[0]
         return StreamRow(
-            id_, tenant_, name_, json.loads(declarations), bool(strict), next_seq, created_at
+            id_, tenant_, name_, json.loads(declarations), bool(strict), next_seq, created_at, fleet
         )
 
     # --- subjects -----------------------------------------------------------------------

@@ -8,7 +8,7 @@ from typing import Any
 from recordseal.core import leaf_hash
 from recordseal.ledger import tree
 from recordseal.storage import base
-from recordseal.storage.base import CheckpointRow, SealedBatch, SealRequest
+from recordseal.storage.base import Anchor, AnchorLog, CheckpointRow, SealedBatch, SealRequest
 from recordseal.storage.sqlite_writer import Batch, GroupCommitWriter
 
 
@@ -79,6 +79,37 @@ class LedgerQueries:
     async def log_origins(self) -> list[str]:
         return [origin for (origin,) in self._read("SELECT origin FROM logs ORDER BY id", ())]
 
+    async def anchor_logs(self) -> list[AnchorLog]:
+        rows = self._read("SELECT tenant, fleet, origin FROM logs ORDER BY id", ())
+        return [AnchorLog(*row) for row in rows]
+
+    async def anchors(
+        self,
+        tenant: str | None,
+        fleet: str,
+        *,
+        created_from: str | None = None,
+        created_before: str | None = None,
+    ) -> list[Anchor]:
+        sql, params = _ANCHORS, [tenant, fleet]
+        if created_from is not None:
+            sql += " AND c.created_at >= ?"
+            params.append(created_from)
+        if created_before is not None:
+            sql += " AND c.created_at < ?"
+            params.append(created_before)
+        return [Anchor(*row) for row in self._read(sql + " ORDER BY c.size", tuple(params))]
+
+    async def latest_anchor(
+        self, tenant: str | None, fleet: str, *, created_before: str | None = None
+    ) -> Anchor | None:
+        sql, params = _ANCHORS, [tenant, fleet]
+        if created_before is not None:
+            sql += " AND c.created_at < ?"
+            params.append(created_before)
+        rows = self._read(sql + " ORDER BY c.size DESC LIMIT 1", tuple(params))
+        return Anchor(*rows[0]) if rows else None
+
     async def record_seal(self, tenant: str, record_id: str) -> tuple[str, int] | None:
         """The log origin and index of a sealed record, or None while it is pending."""
         rows = self._read(
@@ -125,9 +156,16 @@ class LedgerQueries:
         return [line for (line,) in rows]
 
 
+# Null-safe scope: ``tenant IS ?`` matches NULL for None (PostgreSQL: IS NOT DISTINCT FROM).
+_ANCHORS = (
+    "SELECT l.tenant, l.fleet, l.origin, c.size, c.root, c.note, c.created_at"
+    " FROM checkpoints c JOIN logs l ON l.id = c.log_id WHERE l.tenant IS ? AND l.fleet = ?"
+)
+
+
 def _seal(conn: sqlite3.Connection, request: SealRequest) -> SealedBatch | None:
     row = conn.execute(
-        "SELECT id, size FROM logs WHERE tenant = ? AND fleet = ?", (request.tenant, request.fleet)
+        "SELECT id, size FROM logs WHERE tenant IS ? AND fleet = ?", (request.tenant, request.fleet)
     ).fetchone()
     created: dict[tuple[int, int], bytes] = {}
 
@@ -155,6 +193,7 @@ def _seal(conn: sqlite3.Connection, request: SealRequest) -> SealedBatch | None:
         size = 1
     else:
         log_id, size = row
+    # Streams always have a tenant, so a legacy log (tenant None) matches no pending record.
     pending = conn.execute(
         "SELECT r.record_id, r.chain_leaf FROM records r JOIN streams s ON s.id = r.stream_id"
         " WHERE r.log_index IS NULL AND s.tenant = ? AND s.fleet = ? ORDER BY r.rowid LIMIT ?",

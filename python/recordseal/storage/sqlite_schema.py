@@ -123,6 +123,26 @@ MIGRATIONS: list[str] = [
     ) WITHOUT ROWID;
     CREATE INDEX idempotency_keys_by_age ON idempotency_keys (created_at);
     """,
+    # 5: anchors with an optional tenant (spec panel 6.2, 9.4). logs.tenant becomes nullable
+    # (NULL: a legacy fleet with no tenant), which SQLite can only do by rebuilding the table.
+    # Ids are kept, so log_nodes, checkpoints and records still point at their log (migrate
+    # checks every foreign key before COMMIT). UNIQUE (tenant, fleet) would let two NULL-tenant
+    # rows in, so uniqueness is an index over ifnull(tenant, '') (no tenant id is empty).
+    """
+    CREATE TABLE logs_v5 (
+        id      INTEGER PRIMARY KEY,
+        tenant  TEXT,
+        fleet   TEXT NOT NULL,
+        origin  TEXT NOT NULL UNIQUE,
+        size    INTEGER NOT NULL,
+        root    BLOB NOT NULL
+    );
+    INSERT INTO logs_v5 (id, tenant, fleet, origin, size, root)
+        SELECT id, tenant, fleet, origin, size, root FROM logs;
+    DROP TABLE logs;
+    ALTER TABLE logs_v5 RENAME TO logs;
+    CREATE UNIQUE INDEX logs_scope ON logs (ifnull(tenant, ''), fleet);
+    """,
 ]
 
 
@@ -138,6 +158,13 @@ def connect(path: Path) -> sqlite3.Connection:
 
 
 def migrate(conn: sqlite3.Connection) -> None:
+    """Apply the missing migrations in one transaction.
+
+    Foreign keys are off meanwhile (SQLite's procedure for rebuilding a table that others
+    reference; the pragma is a no-op inside a transaction) and every one is checked before
+    COMMIT, so a migration can never leave a dangling reference.
+    """
+    conn.execute("PRAGMA foreign_keys = OFF")
     conn.execute("BEGIN IMMEDIATE")
     try:
         conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
@@ -148,7 +175,12 @@ def migrate(conn: sqlite3.Connection) -> None:
                 if statement.strip():
                     conn.execute(statement)
             conn.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
+        dangling = conn.execute("PRAGMA foreign_key_check").fetchall()
+        if dangling:
+            raise sqlite3.IntegrityError(f"migration left dangling references: {dangling[:5]}")
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
+    finally:
+        conn.execute("PRAGMA foreign_keys = ON")

@@ -6,6 +6,9 @@ transparency-log formats only. It imports neither the web layer nor storage.
 ``verify_bundle(bundle_bytes, keys, trust)`` runs the seven checks and returns a
 :class:`VerificationResult`; it never raises on a bad bundle (the verdict is then ``FAILED``
 with the reason in check 1). The parse functions raise :class:`BundleError`.
+
+``replay_log_file(data)`` replays a daily transparency log file of a (tenant, fleet) log back
+to its genesis root (docs/fleets.md); it raises :class:`TransparencyLogError`.
 """
 
 from .build import (
@@ -48,6 +51,7 @@ from .result import (
     TimeBracket,
     VerificationResult,
 )
+from .transparency import ReplayedLog, TransparencyLogError, replay_log_file
 from .verifier import verify_bundle
 
 __all__ = [
@@ -66,10 +70,12 @@ __all__ = [
     "KeyDirectory",
     "LogKey",
     "RecordRef",
+    "ReplayedLog",
     "Seal",
     "SignedHeader",
     "TimeBracket",
     "TimestampReceipt",
+    "TransparencyLogError",
     "TrustStore",
     "TrustedAuthority",
     "TrustedWitness",
@@ -83,6 +89,7 @@ __all__ = [
     "leaf_values",
     "load_key_directory",
     "load_trust_store",
+    "replay_log_file",
     "seal_of",
     "tlog_proof_text",
     "verify_bundle",

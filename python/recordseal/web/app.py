@@ -19,6 +19,12 @@ from litestar.openapi import OpenAPIConfig
 from recordseal.crypto.keyfiles import read_or_create_secret
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.crypto.vault import KeyWrapper
+from recordseal.fleet.audit import FileSink, FleetAudit
+from recordseal.fleet.join import panel_collisions
+from recordseal.fleet.manifest import FleetManifest, load_manifest
+from recordseal.fleet.reload import FleetRegistry, ReloadOutcome, scope_of, watch_manifest
+from recordseal.fleet.status import FleetStatusReader
+from recordseal.fleet.transparency import run_daily
 from recordseal.ledger.sealer import Sealer, configured_authorities, configured_witnesses
 from recordseal.panel.bootstrap import store_from_env
 from recordseal.panel.cookies import CookieKeyring, SigningKey
@@ -65,6 +71,11 @@ def create_app(settings: Settings | None = None) -> Litestar:
     # Read now, not in the lifespan: an inconsistent seed file stops the start at once, with a
     # BootstrapError naming the file and the identifier (spec panel 2.4).
     tenants = store_from_env(os.environ)
+    # Likewise the fleet manifest: an invalid one stops the start with a ManifestError naming
+    # the file, the line and the key (spec panel 2.5).
+    manifest = (
+        load_manifest(settings.fleet_manifest) if settings.fleet_manifest else FleetManifest()
+    )
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
@@ -75,17 +86,33 @@ def create_app(settings: Settings | None = None) -> Litestar:
         await store.register_signing_key(
             SigningKeyRow(signer.key_id, "Ed25519", signer.public_key, utc_now(), None, None)
         )
+        audit = FleetAudit(FileSink(settings.data_dir / "audit.jsonl"))
+        witnesses = configured_witnesses(settings.witnesses)
+        authorities = configured_authorities(settings.timestamp_authorities)
         sealer = Sealer(
             store,
             read_or_create_secret(settings.data_dir / "keys" / "log-signing.ed25519"),
             settings.origin,
-            configured_witnesses(settings.witnesses),
-            configured_authorities(settings.timestamp_authorities),
+            witnesses,
+            authorities,
+            audit,
         )
+        registry = FleetRegistry(manifest, audit)
+        await panel_collisions(manifest, tenants)
+        # Every bound fleet's log starts from its genesis root (idempotent: only new logs).
+        await sealer.open_fleet_logs([scope_of(fleet) for fleet in manifest.fleets])
+
+        async def open_added(outcome: ReloadOutcome) -> None:
+            await panel_collisions(registry.manifest, tenants)
+            await sealer.open_fleet_logs(
+                [scope_of(c.new) for c in outcome.changes if c.kind == "added" and c.new]
+            )
+
         app.state.store = store
         app.state.sealer = sealer
+        app.state.fleets = registry
         app.state.tokens = TokenService(store, settings.token_cache_seconds)
-        app.state.records = RecordService(store, wrapper, signer)
+        app.state.records = RecordService(store, wrapper, signer, lambda: registry.manifest)
         app.state.disclosure = DisclosureService(store, app.state.records, sealer)
 
         async def verification_context() -> tuple[KeyDirectory, TrustStore]:
@@ -112,23 +139,44 @@ def create_app(settings: Settings | None = None) -> Litestar:
             ),
             passkey_roles=passkey_store.roles(),
             epoch_file=settings.data_dir / "panel-signout-epoch",
+            fleet_status=FleetStatusReader(
+                store,
+                lambda: registry.manifest,
+                [witness.client.witness.name for witness in witnesses],
+                [authority.name for authority in authorities],
+            ),
+            transparency_root=settings.transparency_root,
         )
-        sealing = (
-            asyncio.create_task(sealer.run(settings.seal_interval))
-            if settings.seal_interval > 0
-            else None
+        tasks = []
+        if settings.seal_interval > 0:
+            tasks.append(asyncio.create_task(sealer.run(settings.seal_interval)))
+        tasks.append(
+            asyncio.create_task(purge_loop(store, settings.idempotency_retention_hours * 3600))
         )
-        housekeeping = asyncio.create_task(
-            purge_loop(store, settings.idempotency_retention_hours * 3600)
-        )
+        if settings.manifest_reload_interval > 0 and manifest.path is not None:
+            tasks.append(
+                asyncio.create_task(
+                    watch_manifest(registry, settings.manifest_reload_interval, open_added)
+                )
+            )
+        if settings.transparency_interval > 0:
+            tasks.append(
+                asyncio.create_task(
+                    run_daily(
+                        store,
+                        settings.transparency_root,
+                        store.claim_sealing,
+                        settings.transparency_interval,
+                    )
+                )
+            )
         try:
             yield
         finally:
-            for task in (sealing, housekeeping):
-                if task is not None:
-                    task.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await task
+            for task in tasks:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
             await store.close()
 
     return Litestar(

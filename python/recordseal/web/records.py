@@ -121,14 +121,18 @@ def _view(row: RecordRow) -> RecordView:
 async def create_stream(
     data: JSONBody[StreamIn], tenant: NamedDependency[str], records: NamedDependency[RecordService]
 ) -> StreamOut:
-    """Declare a stream: its name, optional field kinds by path pattern, and strictness."""
-    stream = await records.create_stream(tenant, data.name, data.declarations, data.strict)
+    """Declare a stream: its name, optional field kinds by path pattern, strictness, and the
+    fleet whose log seals its records (``default`` unless the manifest binds one)."""
+    stream = await records.create_stream(
+        tenant, data.name, data.declarations, data.strict, data.fleet
+    )
     return StreamOut(
         name=stream.name,
         declarations=stream.declarations,
         strict=stream.strict,
         created_at=stream.created_at,
         next_seq=stream.next_seq,
+        fleet=stream.fleet,
     )
 
 

@@ -13,6 +13,8 @@ class StreamIn(msgspec.Struct, forbid_unknown_fields=True):
     name: str
     declarations: dict[str, str] | None = None
     strict: bool = False
+    #: The fleet whose (tenant, fleet) log seals its records (docs/fleets.md).
+    fleet: str = "default"
 
 
 class StreamOut(msgspec.Struct):
@@ -21,6 +23,7 @@ class StreamOut(msgspec.Struct):
     strict: bool
     created_at: str
     next_seq: int
+    fleet: str
 
 
 class RecordBody(msgspec.Struct, forbid_unknown_fields=True):

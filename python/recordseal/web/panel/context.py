@@ -14,16 +14,17 @@ from __future__ import annotations
 import fcntl
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from litestar.connection import ASGIConnection
 
+from recordseal.fleet.status import FleetStatus
 from recordseal.panel.cookies import CookieKeyring
 from recordseal.panel.sessions import Role
-from recordseal.panel.tenants import TenantStore
+from recordseal.panel.tenants import FleetRef, TenantStore
 
 METRIC_NAMES = (
     "forbidden_cross_tenant",
@@ -54,6 +55,10 @@ class PanelContext:
     metrics: dict[str, int] = field(default_factory=_zero_metrics)
     clock: Callable[[], float] = time.time
     epoch_file: Path | None = None
+    #: The organization page's fleet status (latest anchor, witnesses); None: not shown.
+    fleet_status: Callable[[FleetRef], Awaitable[FleetStatus]] | None = None
+    #: Root of the daily transparency log files; None: ``/transparency`` answers 404.
+    transparency_root: Path | None = None
     _epoch_seen: tuple[int, int] | None = field(default=None, init=False, repr=False)
 
     def count(self, metric: str) -> None:

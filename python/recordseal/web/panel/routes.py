@@ -17,13 +17,14 @@ from litestar.template.config import TemplateConfig
 from recordseal.web.panel.session import PanelDenied, panel_denied_handler, panel_principal
 from recordseal.web.panel.signout import SIGNOUT_ROUTES
 from recordseal.web.panel.tokens import TOKEN_ROUTES
+from recordseal.web.panel.transparency import TRANSPARENCY_ROUTES
 from recordseal.web.panel.views import VIEW_ROUTES
 
 TEMPLATE_DIRECTORY = Path(__file__).parent / "templates"
 
 panel_router = Router(
     path="/",
-    route_handlers=[*VIEW_ROUTES, *SIGNOUT_ROUTES, *TOKEN_ROUTES],
+    route_handlers=[*VIEW_ROUTES, *SIGNOUT_ROUTES, *TOKEN_ROUTES, *TRANSPARENCY_ROUTES],
     dependencies={"panel_principal": Provide(panel_principal)},
     exception_handlers={PanelDenied: panel_denied_handler},
     tags=["panel"],

@@ -142,7 +142,8 @@ async def organization_detail(
     tenant_id: FromPath[str],
     org_id: FromPath[str],
 ) -> Response[Any]:
-    """One organization with its fleets; the same 403 rule, 404 for a missing tenant or org."""
+    """One organization with its fleets, each with its latest anchor and witness status
+    (``fleet_status``, keyed by fleet id); the same 403 rule, 404 for a missing tenant or org."""
     context = panel_context(request)
     check_tenant_scope(context, panel_principal, tenant_id, request.url.path)
     try:
@@ -153,11 +154,19 @@ async def organization_detail(
         raise not_found(context, panel_principal, "tenant", request.url.path) from None
     except OrganizationNotFound:
         raise not_found(context, panel_principal, "organization", request.url.path) from None
+    statuses = {}
+    if context.fleet_status is not None:
+        statuses = {fleet.fleet_id: await context.fleet_status(fleet) for fleet in fleets}
     return render(
         request,
         panel_principal,
         "panel/organization.html",
-        {"tenant": tenant, "organization": organization, "fleets": fleets},
+        {
+            "tenant": tenant,
+            "organization": organization,
+            "fleets": fleets,
+            "fleet_status": statuses,
+        },
     )
 
 

@@ -1,0 +1,113 @@
+"""Commands: ``recordseal transparency write|replay`` and ``recordseal fleet check``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+from recordseal.settings import Settings
+
+
+def _day(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date YYYY-MM-DD") from None
+
+
+async def _write(settings: Settings, root: Path, day: date) -> list[Path]:
+    from recordseal.fleet.transparency import write_day
+    from recordseal.storage.sqlite import SQLiteStore
+
+    store = SQLiteStore(settings.database_path)
+    await store.open()
+    try:
+        return await write_day(store, root, day)
+    finally:
+        await store.close()
+
+
+def _transparency_write(args: argparse.Namespace) -> int:
+    from recordseal.fleet.transparency import utc_today
+
+    settings = Settings.from_env(data_dir=args.data_dir, transparency_dir=args.root)
+    day = args.date or utc_today() - timedelta(days=1)
+    for path in asyncio.run(_write(settings, settings.transparency_root, day)):
+        print(path)
+    return 0
+
+
+def _transparency_replay(args: argparse.Namespace) -> int:
+    from recordseal.tlog import CosignatureVerifier, Ed25519Verifier, TlogError
+    from recordseal.verify.transparency import TransparencyLogError, replay_log_file
+
+    try:
+        log_keys = [Ed25519Verifier.from_vkey(vkey) for vkey in args.log_vkey]
+        witness_keys = [CosignatureVerifier.from_vkey(vkey) for vkey in args.witness_vkey]
+    except TlogError as error:
+        print(f"recordseal: bad vkey: {error}", file=sys.stderr)
+        return 2
+    try:
+        replayed = replay_log_file(
+            args.file.read_bytes(), log_verifiers=log_keys, witness_verifiers=witness_keys
+        )
+    except (OSError, TransparencyLogError) as error:
+        code = getattr(error, "code", "unreadable")
+        print(f"recordseal: {args.file}: does not replay ({code}): {error}", file=sys.stderr)
+        return 1
+    scope = f"tenant {replayed.tenant}" if replayed.tenant else "no tenant"
+    print(f"{replayed.origin} ({scope}, fleet {replayed.fleet}) on {replayed.date}")
+    print(f"genesis {replayed.genesis.hex()}")
+    for anchor in replayed.anchors:
+        cosigned = f" cosigned by {', '.join(anchor.cosigned_by)}" if anchor.cosigned_by else ""
+        print(f"anchor {anchor.size} {anchor.root.hex()} {anchor.created_at}{cosigned}")
+    signed = "signatures verified" if log_keys else "log signatures not checked (no --log-vkey)"
+    print(f"OK: {len(replayed.anchors)} anchor(s) replayed to the genesis root; {signed}")
+    return 0
+
+
+def _fleet_check(args: argparse.Namespace) -> int:
+    from recordseal.fleet.manifest import ManifestError, load_manifest
+
+    try:
+        manifest = load_manifest(args.manifest)
+    except ManifestError as error:
+        print(f"recordseal: {error}", file=sys.stderr)
+        return 1
+    for fleet in manifest.fleets:
+        print(
+            f"{fleet.id}: tenant {fleet.tenant_id or '-'}, preset {fleet.preset or '-'},"
+            f" seed_path {fleet.seed_path or '-'}"
+        )
+    return 0
+
+
+def add_fleet_parsers(commands: Any) -> None:
+    transparency = commands.add_parser(
+        "transparency", help="daily transparency log files"
+    ).add_subparsers(dest="transparency_command", required=True)
+    write = transparency.add_parser(
+        "write", help="write one day's file of every (tenant, fleet) log, replacing old ones"
+    )
+    write.add_argument("--data-dir", type=Path, default=None)
+    write.add_argument("--root", type=Path, default=None, help="(<data-dir>/transparency)")
+    write.add_argument("--date", type=_day, default=None, help="UTC day (yesterday)")
+    write.set_defaults(run=_transparency_write)
+    replay = transparency.add_parser(
+        "replay", help="replay a day's file back to its genesis root, offline"
+    )
+    replay.add_argument("file", type=Path)
+    replay.add_argument("--log-vkey", action="append", default=[], help="the log's vkey")
+    replay.add_argument("--witness-vkey", action="append", default=[], help="a witness vkey")
+    replay.set_defaults(run=_transparency_replay)
+
+    fleet = commands.add_parser("fleet", help="proxy fleets").add_subparsers(
+        dest="fleet_command", required=True
+    )
+    check = fleet.add_parser("check", help="validate a fleet manifest and list its fleets")
+    check.add_argument("manifest", type=Path)
+    check.set_defaults(run=_fleet_check)

@@ -1,0 +1,292 @@
+"""Daily transparency log files of a (tenant, fleet) log, and their offline replay.
+
+This module is the whole format (docs/fleets.md): the service writes files with
+:func:`encode_log_file`, and anyone replays one with :func:`replay_log_file` — no server, no
+storage, no web layer; only the core's RFC 6962 verifier, the C2SP note formats and the
+genesis derivation.
+
+A file is UTF-8 JSON Lines (one JSON object per line, each ending in ``\\n``):
+
+1. the header: ``format`` (``recordseal-transparency-log/v1``), ``date`` (``YYYY-MM-DD``,
+   UTC), ``origin``, ``tenant`` (null for a fleet with no tenant), ``fleet``, ``genesis``
+   (base64 of the genesis root, leaf 0 of the log) and ``previous``: null, or the last anchor
+   before this day as ``{size, root, created_at, proof}`` where ``proof`` is the RFC 6962
+   consistency proof from size 1 (the tree of the genesis leaf alone) to it;
+2. one line per anchor sealed that day, by size: ``size``, ``root`` (base64), ``created_at``
+   (RFC 3339 UTC), ``proof`` (consistency proof from the anchor before it: the previous line,
+   else the header's ``previous``, else size 1) and ``checkpoint``: the signed checkpoint note
+   with its witness cosignature lines appended (a valid C2SP note).
+
+Replay starts from the genesis root it recomputes from (tenant, fleet), checks that the
+header names it, and follows the chain of consistency proofs through ``previous`` and every
+line: each anchor is proven to extend the one before, hence the genesis. Each checkpoint must
+state the header's origin, the line's size and root; signatures are verified when the
+caller supplies the log's (and the witnesses') keys. Any failure raises
+:class:`TransparencyLogError` with a stable ``code`` and the line number.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date as Date
+from typing import TypeVar
+
+import msgspec
+
+from recordseal.core import CommitError, leaf_hash, verify_consistency
+from recordseal.ledger.genesis import tenant_genesis
+from recordseal.tlog import (
+    Checkpoint,
+    CosignatureVerifier,
+    NoteVerifier,
+    TlogError,
+    parse_note,
+    verify_cosignatures,
+    verify_note,
+)
+
+T = TypeVar("T")
+
+FORMAT = "recordseal-transparency-log/v1"
+_IDENTIFIER = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_INSTANT = re.compile(r"(\d{4}-\d{2}-\d{2})T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z")
+
+
+class TransparencyLogError(ValueError):
+    """A file that does not replay: ``code`` names the rule, ``line`` is 1-based (0: the
+    whole file)."""
+
+    def __init__(self, code: str, message: str, line: int = 0) -> None:
+        super().__init__(f"line {line}: {message}" if line else message)
+        self.code = code
+        self.line = line
+
+
+class PreviousAnchor(msgspec.Struct, forbid_unknown_fields=True):
+    size: int
+    root: str
+    created_at: str
+    proof: list[str]
+
+
+class Header(msgspec.Struct, forbid_unknown_fields=True):
+    format: str
+    date: str
+    origin: str
+    tenant: str | None
+    fleet: str
+    genesis: str
+    previous: PreviousAnchor | None
+
+
+class AnchorLine(msgspec.Struct, forbid_unknown_fields=True):
+    size: int
+    root: str
+    created_at: str
+    proof: list[str]
+    checkpoint: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayedAnchor:
+    size: int
+    root: bytes
+    created_at: str
+    cosigned_by: tuple[str, ...]  # witnesses whose cosignature verified (when keys were given)
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayedLog:
+    """What a replay proved: these anchors extend ``genesis`` (and ``previous``, if any)."""
+
+    origin: str
+    tenant: str | None
+    fleet: str
+    date: str
+    genesis: bytes
+    previous: tuple[int, bytes] | None
+    anchors: tuple[ReplayedAnchor, ...]
+
+    @property
+    def latest(self) -> tuple[int, bytes] | None:
+        if self.anchors:
+            return self.anchors[-1].size, self.anchors[-1].root
+        return self.previous
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def encode_log_file(header: Header, anchors: Sequence[AnchorLine]) -> bytes:
+    """The file's bytes: the header line, then one line per anchor."""
+    return b"".join(msgspec.json.encode(item) + b"\n" for item in (header, *anchors))
+
+
+def replay_log_file(
+    data: bytes,
+    *,
+    log_verifiers: Iterable[NoteVerifier] = (),
+    witness_verifiers: Iterable[CosignatureVerifier] = (),
+) -> ReplayedLog:
+    """Replay a day's file back to its genesis root; raise TransparencyLogError if it does not.
+
+    With ``log_verifiers`` every checkpoint's log signature must verify under them; with
+    ``witness_verifiers`` cosignatures by those witnesses must verify and are reported.
+    """
+    log_keys, witness_keys = list(log_verifiers), list(witness_verifiers)
+    lines = _split(data)
+    header = _decode(lines[0], Header, 1)
+    _check_header(header)
+    genesis = tenant_genesis(header.tenant, header.fleet)
+    if _bytes(header.genesis, "genesis", 1) != genesis:
+        raise TransparencyLogError(
+            "genesis_mismatch",
+            f"the genesis is not the genesis root of tenant {header.tenant!r}, fleet"
+            f" {header.fleet!r} (expected {b64(genesis)})",
+            1,
+        )
+    size, root = 1, leaf_hash(genesis)
+    previous = None
+    if header.previous is not None:
+        prior = header.previous
+        if _day_of(prior.created_at, 1) >= header.date:
+            raise TransparencyLogError(
+                "date_mismatch", "the previous anchor is not from an earlier day", 1
+            )
+        prior_root = _bytes(prior.root, "previous root", 1)
+        _consistent(size, root, prior.size, prior_root, prior.proof, 1, "the previous anchor")
+        size, root = prior.size, prior_root
+        previous = (size, root)
+    anchors: list[ReplayedAnchor] = []
+    last_time = ""
+    for number, raw in enumerate(lines[1:], start=2):
+        line = _decode(raw, AnchorLine, number)
+        if (anchors or previous is not None) and line.size <= size:
+            raise TransparencyLogError(
+                "size_not_increasing", f"size {line.size} does not grow from {size}", number
+            )
+        if _day_of(line.created_at, number) != header.date or line.created_at < last_time:
+            raise TransparencyLogError(
+                "date_mismatch",
+                f"created_at {line.created_at} is not in order within {header.date}",
+                number,
+            )
+        line_root = _bytes(line.root, "root", number)
+        _consistent(size, root, line.size, line_root, line.proof, number, f"anchor {line.size}")
+        cosigned = _check_checkpoint(header, line, line_root, number, log_keys, witness_keys)
+        anchors.append(ReplayedAnchor(line.size, line_root, line.created_at, cosigned))
+        size, root, last_time = line.size, line_root, line.created_at
+    return ReplayedLog(
+        header.origin, header.tenant, header.fleet, header.date, genesis, previous, tuple(anchors)
+    )
+
+
+def _split(data: bytes) -> list[bytes]:
+    if not data.endswith(b"\n"):
+        raise TransparencyLogError("file_malformed", "the file is empty or lacks a final newline")
+    return data[:-1].split(b"\n")
+
+
+def _decode(raw: bytes, kind: type[T], number: int) -> T:
+    try:
+        return msgspec.json.decode(raw, type=kind)
+    except (msgspec.ValidationError, msgspec.DecodeError) as error:
+        raise TransparencyLogError("line_malformed", str(error), number) from None
+
+
+def _check_header(header: Header) -> None:
+    if header.format != FORMAT:
+        raise TransparencyLogError("format_unknown", f"format is not {FORMAT!r}", 1)
+    try:
+        valid_date = bool(_DATE.fullmatch(header.date)) and Date.fromisoformat(header.date)
+    except ValueError:
+        valid_date = False
+    if not valid_date:
+        raise TransparencyLogError("line_malformed", f"date {header.date!r} is not a date", 1)
+    for name, value in (("tenant", header.tenant), ("fleet", header.fleet)):
+        if value is not None and not _IDENTIFIER.fullmatch(value):
+            raise TransparencyLogError("line_malformed", f"{name} is not an identifier", 1)
+    if not header.origin:
+        raise TransparencyLogError("line_malformed", "origin is empty", 1)
+
+
+def _day_of(instant: str, number: int) -> str:
+    found = _INSTANT.fullmatch(instant)
+    if found is None:
+        raise TransparencyLogError(
+            "line_malformed", f"created_at {instant!r} is not RFC 3339 UTC", number
+        )
+    return found.group(1)
+
+
+def _bytes(text: str, what: str, number: int) -> bytes:
+    try:
+        value = base64.b64decode(text.encode("ascii"), validate=True)
+    except (UnicodeEncodeError, binascii.Error):
+        value = b""
+    if len(value) != 32 or b64(value) != text:
+        raise TransparencyLogError(
+            "line_malformed", f"{what} is not canonical base64 of 32 bytes", number
+        )
+    return value
+
+
+def _consistent(
+    old_size: int,
+    old_root: bytes,
+    new_size: int,
+    new_root: bytes,
+    proof: list[str],
+    number: int,
+    what: str,
+) -> None:
+    hashes = [_bytes(node, "proof hash", number) for node in proof]
+    if new_size < old_size:
+        raise TransparencyLogError(
+            "size_not_increasing", f"{what} (size {new_size}) is below size {old_size}", number
+        )
+    try:
+        verify_consistency(old_size, new_size, old_root, new_root, hashes)
+    except CommitError as error:
+        raise TransparencyLogError(
+            "proof_invalid",
+            f"{what} is not proven consistent with size {old_size}: {error}",
+            number,
+        ) from None
+
+
+def _check_checkpoint(
+    header: Header,
+    line: AnchorLine,
+    root: bytes,
+    number: int,
+    log_keys: list[NoteVerifier],
+    witness_keys: list[CosignatureVerifier],
+) -> tuple[str, ...]:
+    try:
+        note = parse_note(line.checkpoint)
+        checkpoint = Checkpoint.parse(note.text)
+        if log_keys:
+            verify_note(note, log_keys)
+        cosignatures = verify_cosignatures(note.text, note.signatures, witness_keys)
+    except TlogError as error:
+        raise TransparencyLogError(
+            "checkpoint_invalid", f"checkpoint: {error.code}: {error}", number
+        ) from None
+    if (checkpoint.origin, checkpoint.size, checkpoint.root_hash) != (
+        header.origin,
+        line.size,
+        root,
+    ):
+        raise TransparencyLogError(
+            "checkpoint_mismatch",
+            "the checkpoint does not state the header's origin and this line's size and root",
+            number,
+        )
+    return tuple(cosignature.name for cosignature in cosignatures)

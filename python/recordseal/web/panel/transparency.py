@@ -1,0 +1,120 @@
+"""The daily transparency log files over HTTP (spec panel 4.5, 6.3), behind the panel's
+sign-on and tenant scope.
+
+- ``GET /transparency/{date}/{tenant}/{fleet}.log``: a tenant's fleet. A tenant-scoped
+  session asking for another tenant gets 403 before the file system is touched (the same rule
+  and counters as the tenant views); a legacy session may read every tenant's files.
+- ``GET /transparency/{date}/{fleet}.log``: a fleet with no tenant (legacy or single-tenant).
+  Such files belong to no tenant, so only legacy (operator-admin) sessions may read them.
+
+A malformed date or name, or a file that does not exist, is 404. Files are served as
+``application/jsonl`` (the format is ``recordseal.verify.transparency``), never cached.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from litestar import Request, Response, get
+from litestar.params import FromPath
+
+from recordseal.panel.tenants import IDENTIFIER
+from recordseal.web.panel.context import PanelContext, panel_context
+from recordseal.web.panel.session import PRIVATE_HEADERS, PanelDenied, PanelPrincipal, Principal
+from recordseal.web.panel.views import check_tenant_scope, not_found
+
+log = logging.getLogger("recordseal.panel.web")
+
+MEDIA_TYPE = "application/jsonl"
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _valid_date(text: str) -> bool:
+    if not _DATE.fullmatch(text):
+        return False
+    try:
+        date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _serve(
+    context: PanelContext,
+    principal: PanelPrincipal,
+    path: str,
+    day: str,
+    tenant: str | None,
+    file_name: str,
+) -> Response[bytes]:
+    fleet = file_name.removesuffix(".log")
+    root = context.transparency_root
+    valid = (
+        file_name.endswith(".log")
+        and IDENTIFIER.fullmatch(fleet) is not None
+        and (tenant is None or IDENTIFIER.fullmatch(tenant) is not None)
+        and _valid_date(day)
+    )
+    if root is None or not valid:
+        raise not_found(context, principal, "transparency_log", path)
+    folder: Path = root / day if tenant is None else root / day / tenant
+    try:
+        data = (folder / f"{fleet}.log").read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        raise not_found(context, principal, "transparency_log", path) from None
+    return Response(data, media_type=MEDIA_TYPE, headers=PRIVATE_HEADERS)
+
+
+@get(
+    "/transparency/{day:str}/{tenant_id:str}/{file_name:str}",
+    name="transparency_tenant_log",
+    include_in_schema=False,
+)
+async def tenant_log(
+    request: Request[Any, Any, Any],
+    panel_principal: Principal,
+    day: FromPath[str],
+    tenant_id: FromPath[str],
+    file_name: FromPath[str],
+) -> Response[bytes]:
+    """A tenant's fleet log of one day; 403 for another tenant, before any file lookup."""
+    context = panel_context(request)
+    check_tenant_scope(context, panel_principal, tenant_id, request.url.path)
+    return _serve(context, panel_principal, request.url.path, day, tenant_id, file_name)
+
+
+@get(
+    "/transparency/{day:str}/{file_name:str}",
+    name="transparency_legacy_log",
+    include_in_schema=False,
+)
+async def legacy_log(
+    request: Request[Any, Any, Any],
+    panel_principal: Principal,
+    day: FromPath[str],
+    file_name: FromPath[str],
+) -> Response[bytes]:
+    """The log of a fleet with no tenant: legacy sessions only."""
+    context = panel_context(request)
+    if panel_principal.tenant_id is not None:
+        context.count("forbidden_cross_tenant")
+        log.info(
+            "panel.denied cross_tenant subject=%r session_tenant=%r requested_tenant=None path=%r",
+            panel_principal.subject,
+            panel_principal.tenant_id,
+            request.url.path,
+        )
+        raise PanelDenied(
+            403,
+            "forbidden_tenant",
+            "this log belongs to no tenant; a tenant-scoped session cannot read it",
+            principal=panel_principal,
+        )
+    return _serve(context, panel_principal, request.url.path, day, None, file_name)
+
+
+TRANSPARENCY_ROUTES = [tenant_log, legacy_log]

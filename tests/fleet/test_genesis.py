@@ -1,0 +1,48 @@
+"""Genesis roots (spec panel 2.5, 9.2) against the language-neutral vectors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from recordseal.core import leaf_hash
+from recordseal.ledger import sealer
+from recordseal.ledger.genesis import TENANT_GENESIS_TAG, log_origin, tenant_genesis
+
+VECTORS = json.loads((Path(__file__).parents[1] / "vectors" / "genesis.json").read_text())
+
+
+def test_the_tag_is_the_spec_tag_with_the_brand_and_ends_in_v1() -> None:
+    assert VECTORS["tag"] == TENANT_GENESIS_TAG.decode()
+    assert TENANT_GENESIS_TAG == b"recordseal-audit-tenant-genesis-v1"
+
+
+@pytest.mark.parametrize("case", VECTORS["cases"], ids=lambda case: case["name"])
+def test_genesis_vectors(case: dict[str, Any]) -> None:
+    genesis = tenant_genesis(case["tenant"], case["fleet"])
+    assert genesis.hex() == case["genesis"]
+    assert leaf_hash(genesis).hex() == case["root_size_1"]
+
+
+def test_length_prefixes_separate_a_bc_from_ab_c() -> None:
+    by_name = {case["name"]: case for case in VECTORS["cases"]}
+    assert by_name["pair a, bc"]["genesis"] != by_name["pair ab, c"]["genesis"]
+    # without the prefixes both preimages would end in the same three bytes "abc"
+    assert tenant_genesis("a", "bc") != tenant_genesis("ab", "c")
+
+
+def test_equal_fleet_ids_of_two_tenants_and_of_no_tenant_have_distinct_chains() -> None:
+    roots = {tenant_genesis(tenant, "fleet-1") for tenant in ("acme", "globex", None)}
+    assert len(roots) == 3
+
+
+def test_the_sealer_uses_the_same_derivation() -> None:
+    assert sealer.tenant_genesis is tenant_genesis
+
+
+def test_log_origins_of_tenant_and_legacy_fleets() -> None:
+    assert log_origin("svc.example", "acme", "f1") == "svc.example/acme/f1"
+    assert log_origin("svc.example", None, "f1") == "svc.example/f1"

@@ -1,0 +1,233 @@
+"""Manifest reloads (spec panel 6.5) and fleet audit events (spec panel 6.1)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import pytest
+
+from recordseal.fleet.audit import AuditEvent, FleetAudit, FleetScope
+from recordseal.fleet.manifest import FleetBinding, load_manifest, parse_manifest
+from recordseal.fleet.reload import FleetRegistry, classify
+
+BASE = """\
+version = 1
+[[fleet]]
+id = "keep"
+tenant_id = "acme"
+[[fleet]]
+id = "tune"
+tenant_id = "acme"
+preset = "balanced"
+[[fleet]]
+id = "drop"
+[[fleet]]
+id = "move"
+tenant_id = "acme"
+"""
+
+
+def kinds(old: str, new: str, bound: dict[str, str | None] | None = None) -> dict[str, str]:
+    changes = classify(parse_manifest(old), parse_manifest(new), bound)
+    return {change.fleet: change.kind for change in changes}
+
+
+def test_each_change_is_classified() -> None:
+    new = """\
+version = 1
+[[fleet]]
+id = "keep"
+tenant_id = "acme"
+[[fleet]]
+id = "tune"
+tenant_id = "acme"
+preset = "strict"
+seed_path = "/s"
+[[fleet]]
+id = "move"
+tenant_id = "globex"
+[[fleet]]
+id = "fresh"
+"""
+    assert kinds(BASE, new) == {
+        "keep": "unchanged",
+        "tune": "updated",
+        "move": "unsupported_change",
+        "fresh": "added",
+        "drop": "removed",
+    }
+    tune = next(c for c in classify(parse_manifest(BASE), parse_manifest(new)) if c.fleet == "tune")
+    assert tune.fields == ("seed_path", "preset")
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ('tenant_id = "acme"', 'tenant_id = "globex"'),
+        ('tenant_id = "acme"', ""),
+        ("", 'tenant_id = "acme"'),
+    ],
+)
+def test_setting_clearing_or_replacing_a_running_fleets_tenant_is_unsupported(
+    before: str, after: str
+) -> None:
+    old = f'version = 1\n[[fleet]]\nid = "f"\n{before}\n'
+    new = f'version = 1\n[[fleet]]\nid = "f"\n{after}\n'
+    assert kinds(old, new) == {"f": "unsupported_change"}
+
+
+def test_a_tenant_change_through_the_defaults_is_unsupported_too() -> None:
+    old = 'version = 1\n[defaults]\ntenant_id = "acme"\n[[fleet]]\nid = "f"\n'
+    new = 'version = 1\n[defaults]\ntenant_id = "globex"\n[[fleet]]\nid = "f"\n'
+    assert kinds(old, new) == {"f": "unsupported_change"}
+
+
+def test_a_fleet_added_back_under_another_tenant_is_unsupported_until_restart() -> None:
+    assert kinds("version = 1\n", 'version = 1\n[[fleet]]\nid = "f"\n', {"f": "acme"}) == {
+        "f": "unsupported_change"
+    }
+    assert kinds(
+        "version = 1\n", 'version = 1\n[[fleet]]\nid = "f"\ntenant_id = "acme"\n', {"f": "acme"}
+    ) == {"f": "added"}
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[AuditEvent] = []
+
+    def __call__(self, event: AuditEvent) -> None:
+        self.events.append(event)
+
+
+def registry_on(tmp_path: Path, text: str) -> tuple[FleetRegistry, Path, Recorder]:
+    path = tmp_path / "fleets.toml"
+    path.write_text(text)
+    recorder = Recorder()
+    audit = FleetAudit(recorder, clock=lambda: "2026-11-21T00:00:00.000000Z")
+    return FleetRegistry(load_manifest(path), audit), path, recorder
+
+
+def test_a_reload_with_an_unsupported_change_is_refused_as_a_whole(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    registry, path, recorder = registry_on(tmp_path, BASE)
+    running = registry.manifest
+    path.write_text(
+        BASE.replace('id = "move"\ntenant_id = "acme"', 'id = "move"\ntenant_id = "globex"')
+        + '[[fleet]]\nid = "fresh"\n'
+    )
+    with caplog.at_level(logging.WARNING, logger="recordseal.fleet"):
+        outcome = registry.reload()
+    assert not outcome.applied
+    assert [c.fleet for c in outcome.refused] == ["move"]
+    assert registry.manifest is running  # nothing applied, not even the added fleet
+    assert any(
+        "unsupported_change" in r.getMessage() and "restart" in r.getMessage()
+        for r in caplog.records
+    )
+    refused = [e for e in recorder.events if e.event == "fleet.rebind_refused"]
+    assert [(e.fleet, e.tenant, e.details) for e in refused] == [
+        ("move", "acme", {"requested_tenant": "globex"})
+    ]
+
+
+def test_an_allowed_reload_is_applied_and_audited(tmp_path: Path) -> None:
+    registry, path, recorder = registry_on(tmp_path, BASE)
+    path.write_text(
+        BASE.replace('preset = "balanced"', 'preset = "strict"') + '[[fleet]]\nid = "fresh"\n'
+    )
+    outcome = registry.reload()
+    assert outcome.applied and outcome.refused == []
+    assert registry.manifest.fleet("tune") == FleetBinding("tune", "acme", None, "strict")
+    assert registry.manifest.fleet("fresh") is not None
+    events = [(e.event, e.fleet, e.tenant) for e in recorder.events if e.event != "fleet.bound"]
+    assert events == [("fleet.updated", "tune", "acme"), ("fleet.added", "fresh", None)]
+
+
+def test_a_manifest_that_no_longer_loads_keeps_the_running_one(tmp_path: Path) -> None:
+    registry, path, _ = registry_on(tmp_path, BASE)
+    running = registry.manifest
+    path.write_text("version = 2\n")
+    outcome = registry.reload()
+    assert not outcome.applied and outcome.error and "unsupported version 2" in outcome.error
+    assert registry.manifest is running
+
+
+def test_events_of_a_fleet_with_a_tenant_carry_the_tenant_scope(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    audit = FleetAudit(clock=lambda: "2026-11-21T00:00:00.000000Z")
+    with caplog.at_level(logging.INFO, logger="recordseal.audit"):
+        scoped = audit.emit(FleetScope("edge", "acme"), "anchor.sealed", size=3)
+        legacy = audit.emit(FleetScope("solo", None), "anchor.sealed", size=1)
+    assert scoped.tenant == "acme" and legacy.tenant is None
+    lines = [json.loads(r.getMessage()) for r in caplog.records if r.name == "recordseal.audit"]
+    assert lines == [
+        {
+            "event": "anchor.sealed",
+            "fleet": "edge",
+            "at": "2026-11-21T00:00:00.000000Z",
+            "tenant": "acme",
+            "details": {"size": 3},
+        },
+        {
+            "event": "anchor.sealed",
+            "fleet": "solo",
+            "at": "2026-11-21T00:00:00.000000Z",
+            "details": {"size": 1},
+        },
+    ]
+
+
+def test_every_fleet_bound_at_start_is_audited_with_its_tenant(tmp_path: Path) -> None:
+    _, _, recorder = registry_on(tmp_path, BASE)
+    assert [(e.event, e.fleet, e.tenant) for e in recorder.events] == [
+        ("fleet.bound", "keep", "acme"),
+        ("fleet.bound", "tune", "acme"),
+        ("fleet.bound", "drop", None),
+        ("fleet.bound", "move", "acme"),
+    ]
+
+
+def test_the_file_sink_appends_one_json_line_per_event(tmp_path: Path) -> None:
+    from recordseal.fleet.audit import FileSink
+
+    path = tmp_path / "audit" / "audit.jsonl"
+    audit = FleetAudit(FileSink(path), clock=lambda: "2026-11-21T00:00:00.000000Z")
+    audit.emit(FleetScope("edge", "acme"), "anchor.sealed", size=2)
+    audit.emit(FleetScope("solo", None), "anchor.sealed", size=1)
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [(line["fleet"], line.get("tenant")) for line in lines] == [
+        ("edge", "acme"),
+        ("solo", None),
+    ]
+    assert "tenant" not in lines[1]
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+
+
+def test_the_watcher_reloads_when_the_file_changes(tmp_path: Path) -> None:
+    import asyncio
+
+    from recordseal.fleet.reload import ReloadOutcome, watch_manifest
+
+    registry, path, _ = registry_on(tmp_path, BASE)
+    seen: list[ReloadOutcome] = []
+
+    async def applied(outcome: ReloadOutcome) -> None:
+        seen.append(outcome)
+
+    async def main() -> None:
+        task = asyncio.create_task(watch_manifest(registry, 0.01, applied))
+        await asyncio.sleep(0.05)
+        path.write_text(BASE + '[[fleet]]\nid = "fresh"\n')
+        for _ in range(200):
+            if seen:
+                break
+            await asyncio.sleep(0.01)
+        task.cancel()
+
+    asyncio.run(main())
+    assert [c.fleet for c in seen[0].changes if c.kind == "added"] == ["fresh"]
+    assert registry.manifest.fleet("fresh") is not None

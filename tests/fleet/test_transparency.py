@@ -1,0 +1,287 @@
+"""The daily transparency log files (spec panel 6.3): both layouts, and replay of a day's
+file back to the genesis root by the standalone replayer, which refuses tampered files."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from recordseal.core import leaf_hash
+from recordseal.fleet.transparency import day_file, log_file_path, write_day
+from recordseal.ledger.genesis import tenant_genesis
+from recordseal.storage.base import Store
+from recordseal.tlog import CosignatureSigner, Ed25519Signer
+from recordseal.verify.transparency import TransparencyLogError, replay_log_file
+
+from .support import LOG_SEED, SERVICE, ingest, log_signer, seal, using
+
+DAY1, DAY2, DAY3 = date(2026, 11, 20), date(2026, 11, 21), date(2026, 11, 22)
+WITNESS = CosignatureSigner.from_seed("witness.test/w1", bytes(32))
+
+
+async def history(store: Store) -> dict[str, Any]:
+    """acme/default: anchors 3 (day 1), 6 and 7 (day 2, 7 cosigned); a legacy fleet f1 and
+    globex's f1 hold their genesis anchor only (day 1)."""
+    await ingest(store, "acme", 2)
+    first = await seal(store, "acme", "default", "2026-11-20T10:00:00.000000Z")
+    await ingest(store, "acme", 3)
+    second = await seal(store, "acme", "default", "2026-11-21T09:00:00.000000Z")
+    await ingest(store, "acme", 1)
+    third = await seal(store, "acme", "default", "2026-11-21T23:59:59.999999Z")
+    assert first and second and third
+    cosignature = WITNESS.cosign(third.note.split("\n\n")[0] + "\n", 1_790_000_000)
+    await store.add_cosignature(third.origin, third.size, WITNESS.name, cosignature.line)
+    await seal(store, None, "f1", "2026-11-20T11:00:00.000000Z")
+    await seal(store, "globex", "f1", "2026-11-20T12:00:00.000000Z")
+    return {"first": first, "second": second, "third": third}
+
+
+def written(store: Store, root: Path, day: date) -> list[Path]:
+    async def body(store: Store) -> list[Path]:
+        await history(store)
+        return await write_day(store, root, day)
+
+    return using(store, body)
+
+
+def test_the_two_layouts(store: Store, tmp_path: Path) -> None:
+    paths = written(store, tmp_path, DAY1)
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in paths) == [
+        "2026-11-20/acme/default.log",
+        "2026-11-20/f1.log",  # no tenant: legacy or single-tenant layout
+        "2026-11-20/globex/f1.log",
+    ]
+    assert log_file_path(tmp_path, DAY1, None, "f1") == tmp_path / "2026-11-20" / "f1.log"
+    assert log_file_path(tmp_path, DAY1, "acme", "f1") == tmp_path / "2026-11-20/acme/f1.log"
+
+
+def acme_verifier() -> Any:
+    return log_signer("acme", "default").verifier()
+
+
+def test_a_days_file_replays_to_the_genesis_root(store: Store, tmp_path: Path) -> None:
+    written(store, tmp_path, DAY2)
+    data = (tmp_path / "2026-11-21/acme/default.log").read_bytes()
+    replayed = replay_log_file(
+        data, log_verifiers=[acme_verifier()], witness_verifiers=[WITNESS.verifier()]
+    )
+    assert replayed.genesis == tenant_genesis("acme", "default")
+    assert (replayed.tenant, replayed.fleet, replayed.date) == ("acme", "default", "2026-11-21")
+    assert replayed.origin == f"{SERVICE}/acme/default"
+    assert replayed.previous is not None and replayed.previous[0] == 3
+    assert [(a.size, a.cosigned_by) for a in replayed.anchors] == [(6, ()), (7, (WITNESS.name,))]
+    header = json.loads(data.split(b"\n")[0])
+    assert header["format"] == "recordseal-transparency-log/v1"
+
+
+def test_the_first_day_replays_from_size_one(store: Store, tmp_path: Path) -> None:
+    written(store, tmp_path, DAY1)
+    replayed = replay_log_file((tmp_path / "2026-11-20/acme/default.log").read_bytes())
+    assert replayed.previous is None and [a.size for a in replayed.anchors] == [3]
+    legacy = replay_log_file((tmp_path / "2026-11-20/f1.log").read_bytes())
+    assert legacy.tenant is None
+    assert [(a.size, a.root) for a in legacy.anchors] == [
+        (1, leaf_hash(tenant_genesis(None, "f1")))
+    ]
+
+
+def test_a_day_without_anchors_still_has_its_file(store: Store, tmp_path: Path) -> None:
+    written(store, tmp_path, DAY3)
+    replayed = replay_log_file((tmp_path / "2026-11-22/acme/default.log").read_bytes())
+    assert replayed.anchors == () and replayed.latest is not None and replayed.latest[0] == 7
+
+
+def test_no_file_before_a_logs_first_anchor(store: Store, tmp_path: Path) -> None:
+    assert written(store, tmp_path, date(2026, 11, 19)) == []
+
+
+def test_the_job_keeps_existing_files_unless_asked_to_replace(store: Store, tmp_path: Path) -> None:
+    async def body(store: Store) -> tuple[list[Path], list[Path]]:
+        await history(store)
+        await write_day(store, tmp_path, DAY1)
+        kept = await write_day(store, tmp_path, DAY1, replace=False)
+        return kept, await write_day(store, tmp_path, DAY1)
+
+    kept, replaced = using(store, body)
+    assert kept == [] and len(replaced) == 3
+
+
+# --- tampering -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def day2(store: Store, tmp_path: Path) -> list[dict[str, Any]]:
+    written(store, tmp_path, DAY2)
+    data = (tmp_path / "2026-11-21/acme/default.log").read_bytes()
+    return [json.loads(line) for line in data.splitlines()]
+
+
+def encode(lines: list[dict[str, Any]]) -> bytes:
+    return b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+
+
+def refused(lines: list[dict[str, Any]], code: str, line: int, **keys: Any) -> None:
+    with pytest.raises(TransparencyLogError) as caught:
+        replay_log_file(encode(lines), **keys)
+    assert (caught.value.code, caught.value.line) == (code, line), str(caught.value)
+
+
+def flip(b64text: str) -> str:
+    import base64
+
+    raw = bytearray(base64.b64decode(b64text))
+    raw[0] ^= 1
+    return base64.b64encode(bytes(raw)).decode()
+
+
+def test_the_untouched_file_replays(day2: list[dict[str, Any]]) -> None:
+    replay_log_file(encode(day2), log_verifiers=[acme_verifier()])
+
+
+def test_a_changed_anchor_root_fails(day2: list[dict[str, Any]]) -> None:
+    day2[1]["root"] = flip(day2[1]["root"])
+    refused(day2, "proof_invalid", 2)
+
+
+def test_a_changed_proof_hash_fails(day2: list[dict[str, Any]]) -> None:
+    day2[2]["proof"][0] = flip(day2[2]["proof"][0])
+    refused(day2, "proof_invalid", 3)
+
+
+def test_a_dropped_anchor_fails(day2: list[dict[str, Any]]) -> None:
+    del day2[1]
+    refused(day2, "proof_invalid", 2)
+
+
+def test_swapped_anchors_fail(day2: list[dict[str, Any]]) -> None:
+    day2[1], day2[2] = day2[2], day2[1]
+    refused(day2, "proof_invalid", 2)
+
+
+def test_another_tenant_in_the_header_fails(day2: list[dict[str, Any]]) -> None:
+    day2[0]["tenant"] = "globex"
+    refused(day2, "genesis_mismatch", 1)
+
+
+def test_a_forged_genesis_fails(day2: list[dict[str, Any]]) -> None:
+    day2[0]["genesis"] = flip(day2[0]["genesis"])
+    refused(day2, "genesis_mismatch", 1)
+
+
+def test_a_changed_previous_anchor_fails(day2: list[dict[str, Any]]) -> None:
+    day2[0]["previous"]["root"] = flip(day2[0]["previous"]["root"])
+    refused(day2, "proof_invalid", 1)
+
+
+def test_an_anchor_moved_to_another_day_fails(day2: list[dict[str, Any]]) -> None:
+    day2[2]["created_at"] = "2026-11-22T00:00:00.000000Z"
+    refused(day2, "date_mismatch", 3)
+
+
+def test_a_checkpoint_of_another_anchor_fails(day2: list[dict[str, Any]]) -> None:
+    day2[2]["checkpoint"] = day2[1]["checkpoint"]
+    refused(day2, "checkpoint_mismatch", 3)
+
+
+def test_a_checkpoint_signed_by_another_key_fails_when_the_log_key_is_given(
+    day2: list[dict[str, Any]],
+) -> None:
+    other = Ed25519Signer.from_seed(f"{SERVICE}/acme/default", bytes(32))
+    assert bytes(32) != LOG_SEED
+    refused(day2, "checkpoint_invalid", 2, log_verifiers=[other.verifier()])
+
+
+def test_a_tampered_checkpoint_signature_fails(day2: list[dict[str, Any]]) -> None:
+    text, signature = day2[1]["checkpoint"].split("\n\n")
+    prefix, encoded = signature.rstrip("\n").rsplit(" ", 1)
+    day2[1]["checkpoint"] = f"{text}\n\n{prefix} {flip(encoded)}\n"
+    refused(day2, "checkpoint_invalid", 2, log_verifiers=[acme_verifier()])
+
+
+@pytest.mark.parametrize(
+    ("data", "code", "line"),
+    [
+        (b"", "file_malformed", 0),
+        (b'{"format": 1}', "file_malformed", 0),
+        (b"not json\n", "line_malformed", 1),
+    ],
+)
+def test_malformed_files_fail(data: bytes, code: str, line: int) -> None:
+    with pytest.raises(TransparencyLogError) as caught:
+        replay_log_file(data)
+    assert (caught.value.code, caught.value.line) == (code, line)
+
+
+def test_a_truncated_or_extended_file_fails(day2: list[dict[str, Any]]) -> None:
+    data = encode(day2)
+    with pytest.raises(TransparencyLogError, match="final newline"):
+        replay_log_file(data[:-1])
+    with pytest.raises(TransparencyLogError) as caught:
+        replay_log_file(data + b"garbage\n")
+    assert (caught.value.code, caught.value.line) == ("line_malformed", 4)
+    day2[1]["extra"] = 1
+    refused(day2, "line_malformed", 2)
+
+
+def test_the_replayer_imports_neither_storage_nor_the_web_layer() -> None:
+    code = (
+        "import sys, recordseal.verify.transparency\n"
+        "bad = [m for m in sys.modules if m.startswith(('recordseal.storage', 'recordseal.web',"
+        " 'recordseal.fleet', 'recordseal.ledger.sealer', 'litestar'))]\n"
+        "assert not bad, bad\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_day_file_is_none_for_an_unknown_scope(store: Store) -> None:
+    async def body(store: Store) -> None:
+        await history(store)
+        logs = {(log.tenant, log.fleet): log for log in await store.anchor_logs()}
+        assert await day_file(store, logs[("globex", "f1")], date(2026, 11, 1)) is None
+
+    using(store, body)
+
+
+def test_the_in_service_job_writes_yesterday_once_and_only_as_leader(
+    store: Store, tmp_path: Path
+) -> None:
+    import asyncio
+
+    from recordseal.fleet.transparency import run_daily
+
+    async def never() -> bool:
+        return False
+
+    async def always() -> bool:
+        return True
+
+    async def body(store: Store) -> None:
+        await history(store)
+        follower = asyncio.create_task(
+            run_daily(store, tmp_path / "f", never, 0.01, today=lambda: DAY2)
+        )
+        leader = asyncio.create_task(
+            run_daily(store, tmp_path / "l", always, 0.01, today=lambda: DAY2)
+        )
+        await asyncio.sleep(0.1)
+        follower.cancel()
+        leader.cancel()
+
+    using(store, body)
+    assert not (tmp_path / "f").exists()
+    files = sorted(
+        p.relative_to(tmp_path / "l").as_posix() for p in (tmp_path / "l").rglob("*.log")
+    )
+    assert files == ["2026-11-20/acme/default.log", "2026-11-20/f1.log", "2026-11-20/globex/f1.log"]
+
+
+def test_replay_is_exported_by_the_verify_package() -> None:
+    import recordseal.verify as verify
+
+    assert verify.replay_log_file is replay_log_file
