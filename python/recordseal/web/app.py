@@ -22,6 +22,7 @@ from recordseal.crypto.vault import KeyWrapper
 from recordseal.ledger.sealer import Sealer, configured_authorities, configured_witnesses
 from recordseal.panel.bootstrap import store_from_env
 from recordseal.panel.cookies import CookieKeyring, SigningKey
+from recordseal.panel.sso.settings import SsoSettings
 from recordseal.services.clock import utc_now
 from recordseal.services.disclosure import DisclosureService
 from recordseal.services.errors import ServiceError
@@ -36,6 +37,7 @@ from recordseal.web import problems, records
 from recordseal.web.panel.context import PanelContext
 from recordseal.web.panel.passkeys import PASSKEY_ROUTES, passkey_context
 from recordseal.web.panel.routes import PANEL_ROUTES, panel_template_config
+from recordseal.web.panel.sso import build_sso_context
 from recordseal.web.schemas import Health
 from recordseal.web.verify import VERIFY_ROUTES
 
@@ -68,6 +70,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
     # Read now, not in the lifespan: an inconsistent seed file stops the start at once, with a
     # BootstrapError naming the file and the identifier (spec panel 2.4).
     tenants = store_from_env(os.environ)
+    sso_settings = SsoSettings.from_env(os.environ)
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
@@ -117,6 +120,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             passkey_roles=passkey_store.roles(),
             epoch_file=settings.data_dir / "panel-signout-epoch",
         )
+        app.state.sso = build_sso_context(sso_settings, settings.data_dir)
         sealing = (
             asyncio.create_task(sealer.run(settings.seal_interval))
             if settings.seal_interval > 0

@@ -119,11 +119,11 @@ class SsoLogins:
         try:
             result = await provider.begin_login(target, nonce)
         except LoginError as error:
-            self._refused(provider_ref, error)
+            self.refused(provider_ref, error)
             raise
         except Exception as exc:
             internal = Internal(f"begin_login raised {type(exc).__name__}")
-            self._refused(provider_ref, internal)
+            self.refused(provider_ref, internal)
             raise internal from None
         self.pending.put(nonce, provider_ref, target, result.stash)
         return Started(nonce, result, target)
@@ -134,11 +134,11 @@ class SsoLogins:
         try:
             return await self._complete(provider_ref, state_nonce, callback_data)
         except LoginError as error:
-            self._refused(provider_ref, error)
+            self.refused(provider_ref, error)
             raise
         except Exception as exc:
             internal = Internal(f"completion raised {type(exc).__name__}")
-            self._refused(provider_ref, internal)
+            self.refused(provider_ref, internal)
             raise internal from None
 
     async def _complete(
@@ -179,7 +179,8 @@ class SsoLogins:
         )
         return SignedIn(principal, role, pending.return_url)
 
-    def _refused(self, provider_ref: str, error: LoginError) -> None:
+    def refused(self, provider_ref: str, error: LoginError) -> None:
+        """Audit a refusal (the reason only to the trace log)."""
         if isinstance(error, Internal):
             audit.error(
                 "sso.login refused provider=%r error=%s status=%d escalate=yes",

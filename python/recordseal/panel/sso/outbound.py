@@ -12,7 +12,9 @@ request is held to an ``OutboundPolicy``:
 - ``https`` only; plain ``http`` is accepted only to an explicitly allowed network;
 - redirects are never followed (a 3xx answer is an error);
 - the whole exchange must finish within ``timeout`` seconds and the body may not exceed
-  ``max_bytes`` (counted after content decoding).
+  ``max_bytes`` (counted after content decoding);
+- TLS certificates are checked against the system's trusted roots (certifi), or against the
+  PEM file named by ``RECORDSEAL_PANEL_SSO_CA_FILE`` (an IdP under a private CA).
 """
 
 from __future__ import annotations
@@ -20,12 +22,16 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
+import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
+import certifi
 import httpx
 
 ALLOW_ENV = "RECORDSEAL_PANEL_SSO_OUTBOUND_ALLOW"
+CA_FILE_ENV = "RECORDSEAL_PANEL_SSO_CA_FILE"
 DEFAULT_TIMEOUT = 5.0
 DEFAULT_MAX_BYTES = 1024 * 1024
 
@@ -46,6 +52,12 @@ class OutboundPolicy:
     allowed_networks: tuple[IPNetwork, ...] = ()
     timeout: float = DEFAULT_TIMEOUT
     max_bytes: int = DEFAULT_MAX_BYTES
+    ca_file: Path | None = None
+
+    def tls_context(self) -> ssl.SSLContext:
+        if self.ca_file is None:
+            return ssl.create_default_context(cafile=certifi.where())
+        return ssl.create_default_context(cafile=str(self.ca_file))
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> OutboundPolicy:
@@ -59,7 +71,8 @@ class OutboundPolicy:
                     raise ValueError(
                         f"{ALLOW_ENV}: {part.strip()!r} is not an IP network (CIDR)"
                     ) from None
-        return cls(tuple(networks))
+        ca_file = environ.get(CA_FILE_ENV, "").strip()
+        return cls(tuple(networks), ca_file=Path(ca_file) if ca_file else None)
 
     def explicitly_allowed(self, address: IPAddress) -> bool:
         return any(address in network for network in self.allowed_networks)
@@ -103,7 +116,7 @@ class GuardedTransport(httpx.AsyncBaseTransport):
 
     def __init__(self, policy: OutboundPolicy) -> None:
         self._policy = policy
-        self._inner = httpx.AsyncHTTPTransport(trust_env=False)
+        self._inner = httpx.AsyncHTTPTransport(verify=policy.tls_context(), trust_env=False)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         url = request.url
