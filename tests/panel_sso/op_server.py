@@ -30,7 +30,10 @@ from urllib.parse import parse_qsl, urlsplit
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-from jwkest.jwk import RSAKey, import_rsa_key
+from joserfc import jws, jwt
+from joserfc.jwk import RSAKey
+from jwkest.jwk import RSAKey as PyopRSAKey
+from jwkest.jwk import import_rsa_key
 from oic.oic.message import AuthorizationErrorResponse
 from pyop.authz_state import AuthorizationState
 from pyop.exceptions import (
@@ -83,6 +86,7 @@ class OpenIdProvider:
         self.deny = False
         self.interactive = False
         self.tamper_id_token: Callable[[str], str] | None = None
+        self.more_claims: dict[str, Any] = {}
         self.token_requests: list[dict[str, str]] = []
         self.key_pem = new_rsa_pem()
         self.kid = "op-key-1"
@@ -107,8 +111,8 @@ class OpenIdProvider:
         )
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
-    def _signing_key(self) -> RSAKey:
-        return RSAKey(key=import_rsa_key(self.key_pem), alg="RS256", kid=self.kid)
+    def _signing_key(self) -> PyopRSAKey:
+        return PyopRSAKey(key=import_rsa_key(self.key_pem), alg="RS256", kid=self.kid)
 
     def rotate_key(self) -> None:
         """A new signing key under a new key id; the JWKS publishes only the new one."""
@@ -117,9 +121,18 @@ class OpenIdProvider:
         self.provider.signing_key = self._signing_key()
 
     def extra_claims(self, user_id: str, client_id: str) -> dict[str, Any]:
-        """What the IdP app's "put groups in the ID token" option adds."""
+        """What the IdP app's "put groups in the ID token" option adds (plus ``more_claims``)."""
         user = USERS[user_id]
-        return {"email": user["email"], "name": user["name"], "groups": user["groups"]}
+        claims = {"email": user["email"], "name": user["name"], "groups": user["groups"]}
+        return {**claims, **self.more_claims}
+
+    def resign(self, id_token: str, **changes: Any) -> str:
+        """The token's claims with ``changes``, signed again with the OP's own key and key id:
+        an IdP that issues a wrong token, as opposed to a forged one."""
+        claims = json.loads(jws.extract_compact(id_token.encode()).payload)
+        claims.update(changes)
+        key = RSAKey.import_key(self.key_pem)
+        return jwt.encode({"alg": "RS256", "kid": self.kid}, claims, key)
 
     def start(self) -> None:
         self._thread.start()
