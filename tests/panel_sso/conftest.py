@@ -30,7 +30,7 @@ from recordseal.web.panel.context import PanelContext
 from recordseal.web.panel.routes import PANEL_ROUTES, panel_template_config
 from recordseal.web.panel.sso import SsoContext
 from tests.panel_sso.op_server import OpenIdProvider, client_entry, running_op
-from tests.panel_sso.tls import TestTls, make_tls
+from tests.panel_sso.tls import LocalTls, make_tls
 
 RP_BASE = "https://testserver.local"
 OPERATOR_GROUPS = frozenset({"panel-operators"})
@@ -109,17 +109,17 @@ def build_rp(
 
 
 @pytest.fixture(scope="session")
-def tls(tmp_path_factory: pytest.TempPathFactory) -> TestTls:
+def tls(tmp_path_factory: pytest.TempPathFactory) -> LocalTls:
     return make_tls(tmp_path_factory.mktemp("tls"))
 
 
-def loopback_policy(tls: TestTls) -> OutboundPolicy:
+def loopback_policy(tls: LocalTls) -> OutboundPolicy:
     """127.0.0.1 allowed explicitly (it is not public), the test CA trusted."""
     return OutboundPolicy((ipaddress.ip_network("127.0.0.1/32"),), ca_file=tls.ca_file)
 
 
 @pytest.fixture
-def op(tls: TestTls) -> Iterator[OpenIdProvider]:
+def op(tls: LocalTls) -> Iterator[OpenIdProvider]:
     clients = {
         "panel-basic": client_entry(
             [f"{RP_BASE}/sso/acme-okta/callback", f"{RP_BASE}/sso/ops-okta/callback"],
@@ -134,7 +134,7 @@ def op(tls: TestTls) -> Iterator[OpenIdProvider]:
 
 
 @pytest.fixture
-def rp(tmp_path: Path, tls: TestTls) -> RelyingParty:
+def rp(tmp_path: Path, tls: LocalTls) -> RelyingParty:
     return build_rp(tmp_path, loopback_policy(tls))
 
 

@@ -46,7 +46,7 @@ from pyop.subject_identifier import HashBasedSubjectIdentifierFactory
 from pyop.userinfo import Userinfo
 from pyop.util import should_fragment_encode
 
-from tests.panel_sso.tls import TestTls
+from tests.panel_sso.tls import LocalTls
 
 USERS: dict[str, dict[str, Any]] = {
     "alice": {
@@ -76,7 +76,7 @@ def new_rsa_pem() -> bytes:
 class OpenIdProvider:
     """pyop on ``http://127.0.0.1:<port>`` (the issuer); see the module docstring."""
 
-    def __init__(self, clients: dict[str, dict[str, Any]], tls: TestTls) -> None:
+    def __init__(self, clients: dict[str, dict[str, Any]], tls: LocalTls) -> None:
         self.tls = tls
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self.server.socket = tls.server_context().wrap_socket(self.server.socket, server_side=True)
@@ -249,7 +249,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 @contextmanager
-def running_op(clients: dict[str, dict[str, Any]], tls: TestTls) -> Iterator[OpenIdProvider]:
+def running_op(clients: dict[str, dict[str, Any]], tls: LocalTls) -> Iterator[OpenIdProvider]:
     op = OpenIdProvider(clients, tls)
     op.start()
     try:

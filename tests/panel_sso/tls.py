@@ -19,7 +19,7 @@ from cryptography.x509.oid import NameOID
 
 
 @dataclass(frozen=True)
-class TestTls:
+class LocalTls:
     ca_file: Path
     cert_file: Path
     key_file: Path
@@ -41,7 +41,7 @@ def _pem(key: ec.EllipticCurvePrivateKey) -> bytes:
     )
 
 
-def make_tls(folder: Path) -> TestTls:
+def make_tls(folder: Path) -> LocalTls:
     now = datetime.datetime.now(datetime.UTC)
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "recordseal test CA")])
@@ -86,7 +86,7 @@ def make_tls(folder: Path) -> TestTls:
         .sign(ca_key, hashes.SHA256())
     )
     folder.mkdir(parents=True, exist_ok=True)
-    tls = TestTls(folder / "ca.pem", folder / "server.pem", folder / "server.key")
+    tls = LocalTls(folder / "ca.pem", folder / "server.pem", folder / "server.key")
     tls.ca_file.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
     tls.cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
     tls.key_file.write_bytes(_pem(key))
