@@ -99,7 +99,7 @@ def test_a_json_client_registers_and_gets_201(
     assert response.status_code == 201
     assert response.json()["client_id"] == "panel-basic"
     assert BASIC_SECRET not in response.text
-    assert "client_secret\"" not in response.text
+    assert 'client_secret"' not in response.text
 
 
 def test_a_jwt_bearer_provider_is_registered_with_issuer_and_audience(
