@@ -7,9 +7,8 @@ import asyncio
 import ipaddress
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -71,7 +70,6 @@ class RelyingParty:
     clock: Clock
     keyring: CookieKeyring
     pending_path: Path
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def session_of(self, set_cookie: str) -> Session | None:
         token = set_cookie.split(";", 1)[0].split("=", 1)[1]

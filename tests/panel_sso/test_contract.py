@@ -71,10 +71,12 @@ def test_a_contract_provider_satisfies_the_protocol() -> None:
     assert isinstance(ContractProvider("x", "saml"), SsoProvider)
 
 
-def test_registering_an_id_twice_fails(rp: RelyingParty) -> None:
-    rp.registry.register(ContractProvider("dup", "saml"))
+def test_registering_an_id_twice_fails_and_keeps_the_first(rp: RelyingParty) -> None:
+    first = ContractProvider("dup", "saml")
+    rp.registry.register(first)
     with pytest.raises(DuplicateProvider, match="'dup' is already registered"):
         rp.registry.register(ContractProvider("dup", "webauthn"))
+    assert rp.registry.resolve("dup") is first
 
 
 def test_provider_ids_follow_the_identifier_rule(rp: RelyingParty) -> None:

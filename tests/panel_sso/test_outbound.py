@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -17,6 +18,8 @@ import pytest
 
 from recordseal.panel.sso.outbound import OutboundError, OutboundPolicy, fetch
 from recordseal.panel.sso.settings import SsoSettings
+from tests.panel_sso.op_server import OpenIdProvider
+from tests.panel_sso.tls import LocalTls
 
 LOOPBACK_ONLY = OutboundPolicy((ipaddress.ip_network("127.0.0.1/32"),), timeout=1.0,
                                max_bytes=64 * 1024)  # fmt: skip
@@ -97,6 +100,22 @@ def test_a_name_resolving_to_loopback_is_refused(server: str) -> None:
     port = server.rsplit(":", 1)[1]
     with pytest.raises(OutboundError, match="resolves to"):
         _fetch(OutboundPolicy(), f"https://localhost:{port}/ok")
+
+
+def test_a_pinned_address_keeps_the_host_name_for_tls_verification(
+    op: OpenIdProvider, tls: LocalTls
+) -> None:
+    """``localhost`` is resolved, checked and connected to by address; the certificate is still
+    checked against the name (its SAN has DNS:localhost), and the Host header keeps it."""
+    port = op.issuer.rsplit(":", 1)[1]
+    policy = OutboundPolicy(
+        (ipaddress.ip_network("127.0.0.1/32"), ipaddress.ip_network("::1/128")),
+        ca_file=tls.ca_file,
+    )
+    body = _fetch(policy, f"https://localhost:{port}/.well-known/openid-configuration")
+    assert json.loads(body)["issuer"] == op.issuer
+    with pytest.raises(OutboundError, match="request failed"):
+        _fetch(OutboundPolicy(policy.allowed_networks), f"https://localhost:{port}/jwks")
 
 
 def test_plain_http_is_refused_to_a_network_not_explicitly_allowed() -> None:

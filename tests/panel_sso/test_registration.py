@@ -128,6 +128,17 @@ def test_a_wrong_issuer_fails_at_registration(
     assert rp.registry.resolve("acme-okta") is None
 
 
+def test_a_wrong_issuer_fails_at_registration_for_the_jwt_bearer_flavour_too(
+    rp: RelyingParty, op: OpenIdProvider, client: TestClient[Litestar]
+) -> None:
+    form = {"flavour": "jwt-bearer", "id": "acme-okta", "issuer": op.issuer + "/",
+            "audience": "panel"}  # fmt: skip
+    response = client.post(PAGE, json=form, headers=operator(rp, client))
+    assert response.status_code == 422
+    assert "names issuer" in response.json()["detail"]
+    assert rp.registry.resolve("acme-okta") is None
+
+
 def test_an_issuer_without_discovery_fails_at_registration(
     rp: RelyingParty, op: OpenIdProvider, client: TestClient[Litestar]
 ) -> None:

@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 import msgspec
 
 from recordseal.panel.sso.contract import SsoProvider
-from recordseal.panel.sso.discovery import DiscoveryError, discover, fetch_key_set
+from recordseal.panel.sso.discovery import discover, fetch_key_set
 from recordseal.panel.sso.errors import DuplicateProvider, RegistrationError
 from recordseal.panel.sso.jwt_bearer import JwtBearerConfig
 from recordseal.panel.sso.oidc import AUTH_METHODS, AuthMethod, OidcCodeConfig
@@ -91,10 +91,6 @@ def _auth_method(value: str) -> AuthMethod:
     raise RegistrationError(
         "token_endpoint_auth_method", f"must be one of {', '.join(AUTH_METHODS)}"
     )
-
-
-def _discovery_failed(error: DiscoveryError) -> RegistrationError:
-    return RegistrationError("issuer", f"discovery failed: {error.reason}")
 
 
 async def register_provider(
