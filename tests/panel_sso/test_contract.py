@@ -253,3 +253,20 @@ def test_the_registry_lists_an_organizations_providers(rp: RelyingParty) -> None
     assert [p.id for p in rp.registry.for_organization("acme", "ops")] == ["b"]
     assert rp.registry.remove("a")
     assert not rp.registry.remove("a")
+
+
+def test_a_tenant_id_the_cookie_cannot_carry_is_an_internal_error(
+    rp: RelyingParty, client: TestClient[Litestar]
+) -> None:
+    provider = ContractProvider("odd-saml", "saml")
+    provider.tenant_id = "not an identifier"
+    register_saml_provider(rp.registry, provider)
+
+    async def complete(callback_data: bytes, state_nonce: str, stash: str | None) -> Principal:
+        return Principal("dana", "not an identifier", "eng")
+
+    provider.complete_login = complete  # type: ignore[method-assign]
+    response = _saml_callback(client, "odd-saml", NameID="dana")
+    assert getattr(response, "status_code") == 500  # noqa: B009
+    assert getattr(response, "content") == b""  # noqa: B009
+    assert "set-cookie" not in getattr(response, "headers")  # noqa: B009

@@ -32,9 +32,9 @@ from litestar.params import FromPath
 from litestar.response import Redirect as RedirectResponse
 
 from recordseal.panel.cookies import set_cookie_header
-from recordseal.panel.sessions import TenantSession
+from recordseal.panel.sessions import PayloadError, TenantSession
 from recordseal.panel.sso.contract import Challenge
-from recordseal.panel.sso.errors import InvalidProtocol, LoginError
+from recordseal.panel.sso.errors import Internal, InvalidProtocol, LoginError
 from recordseal.panel.sso.login import SignedIn, SsoLogins, UnknownProvider
 from recordseal.panel.sso.nonces import PendingLogins
 from recordseal.panel.sso.provider_store import ProviderStore
@@ -83,7 +83,11 @@ def _empty(status: int) -> Response[Any]:
     return Response(b"", status_code=status, headers=PRIVATE_HEADERS, media_type="text/plain")
 
 
-def _session_cookie(request: Request[Any, Any, Any], signed_in: SignedIn) -> str:
+def _session_cookie(
+    request: Request[Any, Any, Any], signed_in: SignedIn, provider_ref: str
+) -> str | None:
+    """Step 7's cookie; None (audited as Internal) when a provider answered a tenant or
+    organization id the cookie cannot carry."""
     panel = panel_context(request)
     principal = signed_in.principal
     session = TenantSession(
@@ -94,7 +98,12 @@ def _session_cookie(request: Request[Any, Any, Any], signed_in: SignedIn) -> str
         signed_in.role,
         panel.current_epoch(),
     )
-    return set_cookie_header(panel.keyring.issue(session), SESSION_LIFETIME)
+    try:
+        token = panel.keyring.issue(session)
+    except PayloadError as exc:
+        sso_context(request).logins.refused(provider_ref, Internal(f"cookie refused: {exc}"))
+        return None
+    return set_cookie_header(token, SESSION_LIFETIME)
 
 
 @get("/sso/{provider_ref:str}/start", name="panel_sso_start", include_in_schema=False)
@@ -141,7 +150,10 @@ async def sso_callback(
         signed_in = await sso_context(request).logins.complete(provider_ref, state, callback_data)
     except LoginError as error:
         return _empty(error.status)
-    headers = {**PRIVATE_HEADERS, "Set-Cookie": _session_cookie(request, signed_in)}
+    cookie = _session_cookie(request, signed_in, provider_ref)
+    if cookie is None:
+        return _empty(500)
+    headers = {**PRIVATE_HEADERS, "Set-Cookie": cookie}
     return RedirectResponse(signed_in.return_url, status_code=303, headers=headers)
 
 
@@ -170,7 +182,10 @@ async def sso_callback_post(
         signed_in = await logins.complete(provider_ref, posted.state_nonce, posted.callback_data)
     except LoginError as error:
         return _empty(error.status)
-    headers = {**PRIVATE_HEADERS, "Set-Cookie": _session_cookie(request, signed_in)}
+    cookie = _session_cookie(request, signed_in, provider_ref)
+    if cookie is None:
+        return _empty(500)
+    headers = {**PRIVATE_HEADERS, "Set-Cookie": cookie}
     return Response(
         msgspec.json.encode({"ok": True, "redirect": signed_in.return_url}),
         media_type="application/json",
