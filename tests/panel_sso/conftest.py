@@ -26,6 +26,7 @@ from recordseal.panel.sso.registration import RegistrationForm, register_provide
 from recordseal.panel.sso.registry import ProviderRegistry
 from recordseal.panel.tenants import InMemoryTenantStore, Organization, Tenant
 from recordseal.web.panel.context import PanelContext
+from recordseal.web.panel.passkeys import login_page
 from recordseal.web.panel.routes import PANEL_ROUTES, panel_template_config
 from recordseal.web.panel.sso import SsoContext
 from tests.panel_sso.op_server import OpenIdProvider, client_entry, running_op
@@ -96,7 +97,7 @@ def build_rp(
     pending_path = tmp_path / "panel-sso.sqlite3"
     pending = PendingLogins(pending_path, clock=clock)
     app = Litestar(
-        route_handlers=PANEL_ROUTES,
+        route_handlers=[*PANEL_ROUTES, login_page],
         template_config=panel_template_config(),
         logging_config=None,
         debug=False,

@@ -122,7 +122,14 @@ def test_an_operator_signs_in_through_the_oidc_provider(
     context = browser.new_context(ignore_https_errors=True, viewport={"width": 1100, "height": 760})
     try:
         page = context.new_page()
-        _sign_in(page, service, "alice")
+        # From the sign-in page: the organization's sign-on id, then the IdP.
+        page.goto(f"{service.url}/login")
+        page.get_by_label("Sign-on id of your organization").fill("acme-okta")
+        page.get_by_role("button", name="Continue").click()
+        page.wait_for_url(f"{service.op.issuer}/authorize*")
+        page.get_by_label("User name").fill("alice")
+        page.get_by_role("button", name="Sign in").click()
+        page.wait_for_url(f"{service.url}/tenants/acme")  # via /dashboard
         header = page.locator("header.site")
         assert "alice@acme.test" in header.inner_text()
         assert page.get_by_label("role").inner_text() == "operator"

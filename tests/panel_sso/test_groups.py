@@ -125,3 +125,15 @@ def test_the_dashboard_needs_a_session(client: TestClient[Litestar]) -> None:
     response = client.get("/dashboard", follow_redirects=False)
     assert response.status_code == 303
     assert response.headers["location"] == "/login"
+
+
+def test_the_login_page_form_leads_to_the_start_of_a_provider(
+    client: TestClient[Litestar],
+) -> None:
+    page = client.get("/login")
+    assert 'action="/sso"' in page.text and 'name="provider"' in page.text
+    response = client.get("/sso", params={"provider": "acme-okta"}, follow_redirects=False)
+    assert response.status_code == 303
+    assert response.headers["location"] == "/sso/acme-okta/start"
+    for bad in ("", "../x", "a/b", "https://evil.example"):
+        assert client.get("/sso", params={"provider": bad}).status_code == 404

@@ -1,5 +1,6 @@
 """Single sign-on routes (spec 4.2, 7): ``SSO_ROUTES``, outside the session requirement.
 
+- ``GET /sso?provider=<id>``: the login page's organization form; 303 to the start below.
 - ``GET /sso/{provider_ref}/start?return_url=...``: unknown provider 404 (problem+json);
   SAML or OIDC 307 to the IdP (for the JWT-bearer flavour, to the panel's own callback through
   the identity-aware proxy); WebAuthn-via-provider: JSON ``{kind: "challenge", state_nonce,
@@ -40,6 +41,7 @@ from recordseal.panel.sso.nonces import PendingLogins
 from recordseal.panel.sso.provider_store import ProviderStore
 from recordseal.panel.sso.registry import ProviderRegistry
 from recordseal.panel.sso.settings import SsoSettings
+from recordseal.panel.tenants import IDENTIFIER
 from recordseal.web.panel.context import panel_context
 from recordseal.web.panel.session import PRIVATE_HEADERS
 from recordseal.web.problems import problem_response
@@ -104,6 +106,22 @@ def _session_cookie(
         sso_context(request).logins.refused(provider_ref, Internal(f"cookie refused: {exc}"))
         return None
     return set_cookie_header(token, SESSION_LIFETIME)
+
+
+@get("/sso", name="panel_sso_entry", include_in_schema=False)
+async def sso_entry(request: Request[Any, Any, Any]) -> Response[Any]:
+    """The login page's form: ``?provider=<id>`` is sent on to ``/sso/<id>/start`` (303);
+    a value that is not an identifier answers 404 like an unknown provider."""
+    provider = request.query_params.get("provider", "").strip()
+    if not IDENTIFIER.fullmatch(provider):
+        response = problem_response(404, "provider_not_found", "no such sign-on provider")
+        response.headers.update(PRIVATE_HEADERS)
+        return response
+    target = f"/sso/{provider}/start"
+    return_url = request.query_params.get("return_url")
+    if return_url:
+        target += "?" + urlencode({"return_url": return_url})
+    return RedirectResponse(target, status_code=303, headers=PRIVATE_HEADERS)
 
 
 @get("/sso/{provider_ref:str}/start", name="panel_sso_start", include_in_schema=False)
@@ -193,4 +211,4 @@ async def sso_callback_post(
     )
 
 
-SSO_ROUTES = [sso_start, sso_callback, sso_callback_post]
+SSO_ROUTES = [sso_entry, sso_start, sso_callback, sso_callback_post]
