@@ -40,7 +40,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
             return
         if self.path == "/slow":
-            time.sleep(3)
+            time.sleep(5)
         body = b"x" * (128 * 1024) if self.path == "/big" else b'{"ok": true}'
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -54,6 +54,7 @@ class _Handler(BaseHTTPRequestHandler):
 def server() -> Iterator[str]:
     _Handler.hits = []
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    httpd.daemon_threads = True  # teardown does not wait for the slow handler
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:
@@ -143,7 +144,7 @@ def test_the_time_is_bounded(server: str) -> None:
     began = time.monotonic()
     with pytest.raises(OutboundError, match=r"within 1\.0 s"):
         _fetch(LOOPBACK_ONLY, f"{server}/slow")
-    assert time.monotonic() - began < 2.5
+    assert time.monotonic() - began < 4  # the server answers only after 5 s
 
 
 def test_settings_read_the_environment(tmp_path: Path) -> None:
