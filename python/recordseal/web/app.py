@@ -28,6 +28,7 @@ from recordseal.fleet.transparency import run_daily
 from recordseal.ledger.sealer import Sealer, configured_authorities, configured_witnesses
 from recordseal.panel.bootstrap import store_from_env
 from recordseal.panel.cookies import CookieKeyring, SigningKey
+from recordseal.panel.sso.settings import SsoSettings
 from recordseal.services.clock import utc_now
 from recordseal.services.disclosure import DisclosureService
 from recordseal.services.errors import ServiceError
@@ -43,6 +44,7 @@ from recordseal.web import batch, problems, records
 from recordseal.web.panel.context import PanelContext
 from recordseal.web.panel.passkeys import PASSKEY_ROUTES, passkey_context
 from recordseal.web.panel.routes import PANEL_ROUTES, panel_template_config
+from recordseal.web.panel.sso import build_sso_context
 from recordseal.web.schemas import Health
 from recordseal.web.verify import VERIFY_ROUTES
 
@@ -76,6 +78,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
     manifest = (
         load_manifest(settings.fleet_manifest) if settings.fleet_manifest else FleetManifest()
     )
+    sso_settings = SsoSettings.from_env(os.environ)
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
@@ -147,6 +150,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             ),
             transparency_root=settings.transparency_root,
         )
+        app.state.sso = build_sso_context(sso_settings, settings.data_dir)
         tasks = []
         if settings.seal_interval > 0:
             tasks.append(asyncio.create_task(sealer.run(settings.seal_interval)))

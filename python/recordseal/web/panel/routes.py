@@ -1,8 +1,9 @@
 """What the application wires in: ``PANEL_ROUTES`` and ``panel_template_config()``.
 
 ``PANEL_ROUTES`` holds one ``Router`` at ``/`` that carries the panel's own dependency
-(``panel_principal``) and exception handler (``PanelDenied``), so nothing else is needed at
-app level beyond the template config and ``app.state.panel`` (a ``PanelContext``).
+(``panel_principal``) and exception handler (``PanelDenied``), plus the sign-on routes
+(``/sso/...``, no session needed), so nothing else is needed at app level beyond the template
+config, ``app.state.panel`` (a ``PanelContext``) and ``app.state.sso`` (an ``SsoContext``).
 """
 
 from __future__ import annotations
@@ -11,11 +12,15 @@ from pathlib import Path
 
 from litestar import Router
 from litestar.di import Provide
+from litestar.handlers import HTTPRouteHandler
 from litestar.plugins.jinja import JinjaTemplateEngine
 from litestar.template.config import TemplateConfig
 
+from recordseal.web.panel.dashboard import DASHBOARD_ROUTES
 from recordseal.web.panel.session import PanelDenied, panel_denied_handler, panel_principal
 from recordseal.web.panel.signout import SIGNOUT_ROUTES
+from recordseal.web.panel.sso import SSO_ROUTES
+from recordseal.web.panel.sso_registration import SSO_REGISTRATION_ROUTES
 from recordseal.web.panel.tokens import TOKEN_ROUTES
 from recordseal.web.panel.transparency import TRANSPARENCY_ROUTES
 from recordseal.web.panel.views import VIEW_ROUTES
@@ -24,13 +29,21 @@ TEMPLATE_DIRECTORY = Path(__file__).parent / "templates"
 
 panel_router = Router(
     path="/",
-    route_handlers=[*VIEW_ROUTES, *SIGNOUT_ROUTES, *TOKEN_ROUTES, *TRANSPARENCY_ROUTES],
+    route_handlers=[
+        *VIEW_ROUTES,
+        *SIGNOUT_ROUTES,
+        *TOKEN_ROUTES,
+        *DASHBOARD_ROUTES,
+        *SSO_REGISTRATION_ROUTES,
+        *TRANSPARENCY_ROUTES,
+    ],
     dependencies={"panel_principal": Provide(panel_principal)},
     exception_handlers={PanelDenied: panel_denied_handler},
     tags=["panel"],
 )
 
-PANEL_ROUTES = [panel_router]
+# The sign-on routes sit outside the router: they run before there is a session.
+PANEL_ROUTES: list[Router | HTTPRouteHandler] = [panel_router, *SSO_ROUTES]
 
 
 def panel_template_config() -> TemplateConfig[JinjaTemplateEngine]:

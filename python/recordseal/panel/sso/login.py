@@ -1,0 +1,203 @@
+"""Sign-on attempts: start, and the one completion path of both callback shapes (spec 4.2).
+
+``SsoLogins.start`` resolves the provider (``UnknownProvider`` -> 404), guards the return URL,
+asks the provider to begin, and stores a single-use nonce with the provider reference, the
+return URL and the provider's stash. ``SsoLogins.complete`` runs, in this order:
+
+1. read the nonce (missing: ``InvalidNonce``);
+2. consume it from the pending map, whatever happens next (unknown, used or expired:
+   ``InvalidNonce``);
+3. check the callback's provider reference equals the one stored at start (``InvalidNonce``);
+4. re-resolve the provider, which may have been removed since start (``InvalidCallback``);
+5. base64-decode ``callback_data`` (RFC 4648 standard alphabet, padding required;
+   otherwise ``InvalidProtocol``);
+6. complete login with the provider;
+7. map the principal's groups to a role (operator when a group is an operator group, else
+   viewer) and answer what the web layer needs to issue the tenant-scoped cookie.
+
+Every failure is audited on ``recordseal.panel.audit`` with the provider reference, the error
+kind and the HTTP status, never the reason; the reason goes only to the trace log
+(``recordseal.panel.sso.trace``, DEBUG). ``Internal`` failures are audited at ERROR with
+``escalate=yes``. Successes are audited with subject, tenant, organization and role.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+from collections.abc import Collection
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from recordseal.panel.roles import role_for
+from recordseal.panel.sessions import PayloadError, Role, check_subject
+from recordseal.panel.sso.contract import BeginResult, Principal, PrincipalError
+from recordseal.panel.sso.errors import (
+    Internal,
+    InvalidCallback,
+    InvalidNonce,
+    InvalidProtocol,
+    LoginError,
+)
+from recordseal.panel.sso.nonces import PendingLogins
+from recordseal.panel.sso.registry import ProviderRegistry
+
+audit = logging.getLogger("recordseal.panel.audit")
+trace = logging.getLogger("recordseal.panel.sso.trace")
+
+DEFAULT_RETURN_URL = "/dashboard"
+RETURN_URL_MAX_CHARS = 2048
+
+
+class UnknownProvider(Exception):
+    """No provider is registered under this reference (spec 7 rule 1: 404)."""
+
+
+def safe_return_url(value: str | None) -> str:
+    """``value`` if it is a panel-local path, else ``/dashboard`` (spec 4.2).
+
+    Local means: starts with one ``/`` (not ``//``), no scheme or host, no backslash, no
+    whitespace or control character (browsers drop or reinterpret those), at most 2048
+    characters.
+    """
+    if not value or len(value) > RETURN_URL_MAX_CHARS:
+        return DEFAULT_RETURN_URL
+    if not value.startswith("/") or value.startswith("//"):
+        return DEFAULT_RETURN_URL
+    if "\\" in value or any(ord(char) <= 0x20 or ord(char) == 0x7F for char in value):
+        return DEFAULT_RETURN_URL
+    parts = urlsplit(value)
+    if parts.scheme or parts.netloc:
+        return DEFAULT_RETURN_URL
+    return value
+
+
+@dataclass(frozen=True)
+class Started:
+    nonce: str
+    result: BeginResult
+    return_url: str
+
+
+@dataclass(frozen=True)
+class SignedIn:
+    principal: Principal
+    role: Role
+    return_url: str
+
+
+def decode_callback_data(value: str | None) -> bytes:
+    if value is None:
+        raise InvalidProtocol("callback_data is missing")
+    try:
+        return base64.b64decode(value.encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError, ValueError):
+        raise InvalidProtocol("callback_data is not base64") from None
+
+
+class SsoLogins:
+    """Start and complete sso logins against the registry and the pending map."""
+
+    def __init__(
+        self,
+        registry: ProviderRegistry,
+        pending: PendingLogins,
+        operator_groups: Collection[str],
+    ) -> None:
+        self.registry = registry
+        self.pending = pending
+        self.operator_groups = frozenset(operator_groups)
+
+    async def start(self, provider_ref: str, return_url: str | None) -> Started:
+        provider = self.registry.resolve(provider_ref)
+        if provider is None:
+            audit.info("sso.start unknown_provider provider=%r status=404", provider_ref)
+            raise UnknownProvider(provider_ref)
+        target = safe_return_url(return_url)
+        nonce = self.pending.new_nonce()
+        try:
+            result = await provider.begin_login(target, nonce)
+        except LoginError as error:
+            self.refused(provider_ref, error)
+            raise
+        except Exception as exc:
+            internal = Internal(f"begin_login raised {type(exc).__name__}")
+            self.refused(provider_ref, internal)
+            raise internal from None
+        self.pending.put(nonce, provider_ref, target, result.stash)
+        return Started(nonce, result, target)
+
+    async def complete(
+        self, provider_ref: str, state_nonce: str | None, callback_data: str | None
+    ) -> SignedIn:
+        try:
+            return await self._complete(provider_ref, state_nonce, callback_data)
+        except LoginError as error:
+            self.refused(provider_ref, error)
+            raise
+        except Exception as exc:
+            internal = Internal(f"completion raised {type(exc).__name__}")
+            self.refused(provider_ref, internal)
+            raise internal from None
+
+    async def _complete(
+        self, provider_ref: str, state_nonce: str | None, callback_data: str | None
+    ) -> SignedIn:
+        if not state_nonce:
+            raise InvalidNonce("the callback carries no nonce")
+        status, pending = self.pending.take(state_nonce)
+        if pending is None:
+            raise InvalidNonce(f"the nonce is {status} (never issued, used, or expired)")
+        if pending.provider_ref != provider_ref:
+            raise InvalidNonce(
+                f"the nonce was issued for provider {pending.provider_ref!r},"
+                f" the callback is for {provider_ref!r}"
+            )
+        provider = self.registry.resolve(provider_ref)
+        if provider is None:
+            raise InvalidCallback("the provider was removed after the login started")
+        data = decode_callback_data(callback_data)
+        principal = await provider.complete_login(data, state_nonce, pending.stash)
+        if (principal.tenant_id, principal.organization_id) != (
+            provider.tenant_id,
+            provider.organization_id,
+        ):
+            raise Internal("the provider answered a principal of another organization")
+        try:
+            check_subject("subject_id", principal.subject_id)
+        except (PayloadError, PrincipalError) as exc:
+            raise InvalidCallback(f"subject refused: {exc}") from None
+        role = role_for(principal.groups, self.operator_groups)
+        audit.info(
+            "sso.login ok provider=%r tenant=%r org=%r subject=%r role=%s",
+            provider_ref,
+            principal.tenant_id,
+            principal.organization_id,
+            principal.subject_id,
+            role,
+        )
+        return SignedIn(principal, role, pending.return_url)
+
+    def refused(self, provider_ref: str, error: LoginError) -> None:
+        """Audit a refusal (the reason only to the trace log)."""
+        if isinstance(error, Internal):
+            audit.error(
+                "sso.login refused provider=%r error=%s status=%d escalate=yes",
+                provider_ref,
+                error.kind,
+                error.status,
+            )
+        else:
+            audit.warning(
+                "sso.login refused provider=%r error=%s status=%d",
+                provider_ref,
+                error.kind,
+                error.status,
+            )
+        trace.debug(
+            "sso.login refused provider=%r error=%s reason=%s",
+            provider_ref,
+            error.kind,
+            error.reason,
+        )

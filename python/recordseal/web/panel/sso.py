@@ -1,0 +1,214 @@
+"""Single sign-on routes (spec 4.2, 7): ``SSO_ROUTES``, outside the session requirement.
+
+- ``GET /sso?provider=<id>``: the login page's organization form; 303 to the start below.
+- ``GET /sso/{provider_ref}/start?return_url=...``: unknown provider 404 (problem+json);
+  SAML or OIDC 307 to the IdP (for the JWT-bearer flavour, to the panel's own callback through
+  the identity-aware proxy); WebAuthn-via-provider: JSON ``{kind: "challenge", state_nonce,
+  challenge}`` (base64). ``return_url`` must be a panel-local path, else ``/dashboard``.
+- ``GET /sso/{provider_ref}/callback?code=...&state=...``: the nonce is ``state``; the query
+  string (form-urlencoded, plus ``assertion=<token>`` when the request carries
+  ``Authorization: Bearer <token>`` from a proxy) is base64-encoded into ``callback_data``.
+  Success: the session cookie and 303 to the return URL.
+- ``POST /sso/{provider_ref}/callback`` with JSON ``{state_nonce, callback_data}``
+  (``callback_data`` base64). Success: the cookie and ``{"ok": true, "redirect": ...}``.
+
+Both shapes go through ``SsoLogins.complete`` (spec 4.2's seven steps). Failures answer the
+status of spec 7 with an empty body; a body that is not a JSON object with string members
+answers 400 (``InvalidProtocol``) before any nonce is read. Sessions are tenant-scoped
+(``<subject>|<tenant>|<org>|<exp>|r=<role>|g=<epoch>``) and last ``SESSION_LIFETIME``.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import msgspec
+from litestar import Request, Response, get, post
+from litestar.params import FromPath
+from litestar.response import Redirect as RedirectResponse
+
+from recordseal.panel.cookies import set_cookie_header
+from recordseal.panel.sessions import PayloadError, TenantSession
+from recordseal.panel.sso.contract import Challenge
+from recordseal.panel.sso.errors import Internal, InvalidProtocol, LoginError
+from recordseal.panel.sso.login import SignedIn, SsoLogins, UnknownProvider
+from recordseal.panel.sso.nonces import PendingLogins
+from recordseal.panel.sso.provider_store import ProviderStore
+from recordseal.panel.sso.registry import ProviderRegistry
+from recordseal.panel.sso.settings import SsoSettings
+from recordseal.panel.tenants import IDENTIFIER
+from recordseal.web.panel.context import panel_context
+from recordseal.web.panel.session import PRIVATE_HEADERS
+from recordseal.web.problems import problem_response
+
+log = logging.getLogger("recordseal.panel.web")
+
+SESSION_LIFETIME = 8 * 3600
+PENDING_DATABASE = "panel-sso.sqlite3"
+
+
+@dataclass
+class SsoContext:
+    """The registry and the login service of one process, kept on ``app.state.sso``."""
+
+    registry: ProviderRegistry
+    logins: SsoLogins
+
+
+def build_sso_context(settings: SsoSettings, data_dir: Path) -> SsoContext:
+    """The service's context: pending nonces in ``<data_dir>/panel-sso.sqlite3``, providers in
+    the configured store file (or memory)."""
+    store = ProviderStore(settings.provider_store_path) if settings.provider_store_path else None
+    registry = ProviderRegistry(settings.outbound, store)
+    pending = PendingLogins(data_dir / PENDING_DATABASE)
+    return SsoContext(registry, SsoLogins(registry, pending, settings.operator_groups))
+
+
+def sso_context(request: Request[Any, Any, Any]) -> SsoContext:
+    context = getattr(request.app.state, "sso", None)
+    if not isinstance(context, SsoContext):
+        raise RuntimeError("app.state.sso is not an SsoContext: set it in the app lifespan")
+    return context
+
+
+class _PostedCallback(msgspec.Struct):
+    state_nonce: str | None = None
+    callback_data: str | None = None
+
+
+def _empty(status: int) -> Response[Any]:
+    return Response(b"", status_code=status, headers=PRIVATE_HEADERS, media_type="text/plain")
+
+
+def _session_cookie(
+    request: Request[Any, Any, Any], signed_in: SignedIn, provider_ref: str
+) -> str | None:
+    """Step 7's cookie; None (audited as Internal) when a provider answered a tenant or
+    organization id the cookie cannot carry."""
+    panel = panel_context(request)
+    principal = signed_in.principal
+    session = TenantSession(
+        principal.subject_id,
+        principal.tenant_id,
+        principal.organization_id,
+        int(panel.clock()) + SESSION_LIFETIME,
+        signed_in.role,
+        panel.current_epoch(),
+    )
+    try:
+        token = panel.keyring.issue(session)
+    except PayloadError as exc:
+        sso_context(request).logins.refused(provider_ref, Internal(f"cookie refused: {exc}"))
+        return None
+    return set_cookie_header(token, SESSION_LIFETIME)
+
+
+@get("/sso", name="panel_sso_entry", include_in_schema=False)
+async def sso_entry(request: Request[Any, Any, Any]) -> Response[Any]:
+    """The login page's form: ``?provider=<id>`` is sent on to ``/sso/<id>/start`` (303);
+    a value that is not an identifier answers 404 like an unknown provider."""
+    provider = request.query_params.get("provider", "").strip()
+    if not IDENTIFIER.fullmatch(provider):
+        response = problem_response(404, "provider_not_found", "no such sign-on provider")
+        response.headers.update(PRIVATE_HEADERS)
+        return response
+    target = f"/sso/{provider}/start"
+    return_url = request.query_params.get("return_url")
+    if return_url:
+        target += "?" + urlencode({"return_url": return_url})
+    return RedirectResponse(target, status_code=303, headers=PRIVATE_HEADERS)
+
+
+@get("/sso/{provider_ref:str}/start", name="panel_sso_start", include_in_schema=False)
+async def sso_start(request: Request[Any, Any, Any], provider_ref: FromPath[str]) -> Response[Any]:
+    """Begin a login with the organization's provider."""
+    return_url = request.query_params.get("return_url")
+    try:
+        started = await sso_context(request).logins.start(provider_ref, return_url)
+    except UnknownProvider:
+        response = problem_response(404, "provider_not_found", "no such sign-on provider")
+        response.headers.update(PRIVATE_HEADERS)
+        return response
+    except LoginError as error:
+        return _empty(error.status)
+    if isinstance(started.result, Challenge):
+        body = {
+            "kind": "challenge",
+            "state_nonce": started.nonce,
+            "challenge": base64.b64encode(started.result.challenge).decode("ascii"),
+        }
+        return Response(
+            msgspec.json.encode(body), media_type="application/json", headers=PRIVATE_HEADERS
+        )
+    return RedirectResponse(started.result.target, status_code=307, headers=PRIVATE_HEADERS)
+
+
+def _forwarded_token(request: Request[Any, Any, Any]) -> str | None:
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+
+
+@get("/sso/{provider_ref:str}/callback", name="panel_sso_callback", include_in_schema=False)
+async def sso_callback(
+    request: Request[Any, Any, Any], provider_ref: FromPath[str]
+) -> Response[Any]:
+    """The IdP's redirect back (``code`` and ``state``, or ``error``)."""
+    items = list(request.query_params.multi_items())
+    token = _forwarded_token(request)
+    if token is not None:
+        items.append(("assertion", token))
+    callback_data = base64.b64encode(urlencode(items).encode("utf-8")).decode("ascii")
+    state = request.query_params.get("state")
+    try:
+        signed_in = await sso_context(request).logins.complete(provider_ref, state, callback_data)
+    except LoginError as error:
+        return _empty(error.status)
+    cookie = _session_cookie(request, signed_in, provider_ref)
+    if cookie is None:
+        return _empty(500)
+    headers = {**PRIVATE_HEADERS, "Set-Cookie": cookie}
+    return RedirectResponse(signed_in.return_url, status_code=303, headers=headers)
+
+
+@post(
+    "/sso/{provider_ref:str}/callback",
+    name="panel_sso_callback_post",
+    include_in_schema=False,
+    status_code=200,
+)
+async def sso_callback_post(
+    request: Request[Any, Any, Any], provider_ref: FromPath[str]
+) -> Response[Any]:
+    """A client's callback: JSON ``{state_nonce, callback_data}``."""
+    logins = sso_context(request).logins
+    try:
+        if request.content_type[0] != "application/json":
+            raise InvalidProtocol("the body must be application/json")
+        try:
+            posted = msgspec.json.decode(await request.body(), type=_PostedCallback)
+        except msgspec.MsgspecError:
+            raise InvalidProtocol("the body is not a JSON object of strings") from None
+    except InvalidProtocol as error:
+        logins.refused(provider_ref, error)
+        return _empty(error.status)
+    try:
+        signed_in = await logins.complete(provider_ref, posted.state_nonce, posted.callback_data)
+    except LoginError as error:
+        return _empty(error.status)
+    cookie = _session_cookie(request, signed_in, provider_ref)
+    if cookie is None:
+        return _empty(500)
+    headers = {**PRIVATE_HEADERS, "Set-Cookie": cookie}
+    return Response(
+        msgspec.json.encode({"ok": True, "redirect": signed_in.return_url}),
+        media_type="application/json",
+        headers=headers,
+    )
+
+
+SSO_ROUTES = [sso_entry, sso_start, sso_callback, sso_callback_post]

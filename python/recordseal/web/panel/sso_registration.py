@@ -1,0 +1,270 @@
+"""Provider registration form of an organization (spec 2.9, 4.3), behind the panel session.
+
+- ``GET /tenants/{tenant}/orgs/{org}/sso``: the organization's providers (id, flavour, issuer,
+  client id or audience, auth method; never a secret) and the registration form.
+- ``POST /tenants/{tenant}/orgs/{org}/sso``: operators only (CSRF token required), form
+  fields ``flavour`` (``code-exchange`` or ``jwt-bearer``), ``id``, ``issuer``, ``audience``,
+  ``client_id``, ``client_secret``, ``redirect_uri``, ``token_endpoint_auth_method``,
+  ``groups_claim``, urlencoded (browsers) or JSON. Discovery and the key set are loaded before
+  anything is stored. Browsers get 303 back to the page; JSON clients 201 with the provider.
+  Refusals: 422 ``registration_invalid`` (the field and rule, including a failed discovery),
+  409 ``provider_duplicate``, 502 ``discovery_unreachable``; the browser sees the form again
+  with the message and the entered values except the secret.
+- ``POST /tenants/{tenant}/orgs/{org}/sso/{provider}/remove``: operators; unregisters one of
+  this organization's providers (404 otherwise). Logins already started with it are refused
+  at their callback.
+
+The cross-tenant rule runs before the store is consulted, as on every tenant view.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import msgspec
+from litestar import Request, Response, get, post
+from litestar.params import FromPath
+from litestar.response import Redirect
+
+from recordseal.panel.sso.contract import SsoProvider
+from recordseal.panel.sso.discovery import DiscoveryError
+from recordseal.panel.sso.errors import DuplicateProvider, RegistrationError
+from recordseal.panel.sso.jwt_bearer import JwtBearerProvider
+from recordseal.panel.sso.oidc import OidcCodeProvider
+from recordseal.panel.sso.registration import RegistrationForm, register_provider
+from recordseal.panel.tenants import Organization, OrganizationNotFound, Tenant, TenantNotFound
+from recordseal.web.panel.context import panel_context
+from recordseal.web.panel.session import PRIVATE_HEADERS, PanelPrincipal, Principal, wants_json
+from recordseal.web.panel.sso import sso_context
+from recordseal.web.panel.views import check_tenant_scope, not_found, render
+from recordseal.web.problems import problem_response
+
+log = logging.getLogger("recordseal.panel.web")
+
+_FORM_FIELDS = (
+    "flavour",
+    "id",
+    "issuer",
+    "audience",
+    "client_id",
+    "client_secret",
+    "redirect_uri",
+    "token_endpoint_auth_method",
+    "groups_claim",
+)
+
+
+def describe(provider: SsoProvider) -> dict[str, Any]:
+    """What the page and the JSON show of a provider: never its secret."""
+    summary: dict[str, Any] = {"id": provider.id, "protocol": provider.protocol}
+    if isinstance(provider, OidcCodeProvider):
+        config = provider.config
+        summary |= {
+            "flavour": "code-exchange",
+            "issuer": config.issuer,
+            "client_id": config.client_id,
+            "redirect_uri": config.redirect_uri,
+            "token_endpoint_auth_method": config.token_endpoint_auth_method,
+            "groups_claim": config.groups_claim,
+        }
+    elif isinstance(provider, JwtBearerProvider):
+        summary |= {
+            "flavour": "jwt-bearer",
+            "issuer": provider.config.issuer,
+            "audience": provider.config.audience,
+        }
+    return summary
+
+
+async def _organization(
+    request: Request[Any, Any, Any], principal: PanelPrincipal, tenant_id: str, org_id: str
+) -> tuple[Tenant, Organization]:
+    context = panel_context(request)
+    check_tenant_scope(context, principal, tenant_id, request.url.path)
+    try:
+        tenant = await context.tenants.get_tenant(tenant_id)
+        organization = await context.tenants.get_organization(tenant_id, org_id)
+    except TenantNotFound:
+        raise not_found(context, principal, "tenant", request.url.path) from None
+    except OrganizationNotFound:
+        raise not_found(context, principal, "organization", request.url.path) from None
+    return tenant, organization
+
+
+def _page(
+    request: Request[Any, Any, Any],
+    principal: PanelPrincipal,
+    tenant: Tenant,
+    organization: Organization,
+    *,
+    error: RegistrationError | None = None,
+    entered: dict[str, str] | None = None,
+    status: int = 200,
+) -> Response[Any]:
+    providers = sso_context(request).registry.for_organization(tenant.id, organization.id)
+    response = render(
+        request,
+        principal,
+        "panel/sso.html",
+        {
+            "tenant": tenant,
+            "organization": organization,
+            "providers": [describe(provider) for provider in providers],
+            "error": {"field": error.field, "message": error.message} if error else None,
+            "entered": entered or {},
+        },
+    )
+    response.status_code = status
+    return response
+
+
+def _code_for(status: int) -> str:
+    return {409: "provider_duplicate", 502: "discovery_unreachable"}.get(
+        status, "registration_invalid"
+    )
+
+
+@get("/tenants/{tenant_id:str}/orgs/{org_id:str}/sso", name="panel_sso", include_in_schema=False)
+async def sso_page(
+    request: Request[Any, Any, Any],
+    panel_principal: Principal,
+    tenant_id: FromPath[str],
+    org_id: FromPath[str],
+) -> Response[Any]:
+    """The organization's sign-on providers and the registration form."""
+    tenant, organization = await _organization(request, panel_principal, tenant_id, org_id)
+    return _page(request, panel_principal, tenant, organization)
+
+
+async def _submitted(request: Request[Any, Any, Any]) -> dict[str, str]:
+    if request.content_type[0] == "application/json":
+        try:
+            body = msgspec.json.decode(await request.body())
+        except msgspec.DecodeError:
+            raise RegistrationError("body", "is not valid JSON") from None
+        if not isinstance(body, dict):
+            raise RegistrationError("body", "must be a JSON object")
+        source: Any = body
+    else:
+        source = await request.form()
+    values: dict[str, str] = {}
+    for name in _FORM_FIELDS:
+        value = source.get(name)
+        if value is not None and not isinstance(value, str):
+            raise RegistrationError(name, "must be a string")
+        values[name] = value or ""
+    return values
+
+
+@post(
+    "/tenants/{tenant_id:str}/orgs/{org_id:str}/sso",
+    name="panel_sso_register",
+    include_in_schema=False,
+    status_code=201,
+)
+async def sso_register(
+    request: Request[Any, Any, Any],
+    panel_principal: Principal,
+    tenant_id: FromPath[str],
+    org_id: FromPath[str],
+) -> Response[Any]:
+    """Register a provider for the organization (operators)."""
+    tenant, organization = await _organization(request, panel_principal, tenant_id, org_id)
+    entered: dict[str, str] = {}
+    try:
+        entered = await _submitted(request)
+        form = RegistrationForm(**entered)
+        provider = await register_provider(sso_context(request).registry, organization, form)
+    except DuplicateProvider as error:
+        return _refused(request, panel_principal, tenant, organization, 409, error, entered)
+    except RegistrationError as error:
+        return _refused(request, panel_principal, tenant, organization, 422, error, entered)
+    except DiscoveryError as error:
+        status = 502 if error.network else 422
+        wrapped = RegistrationError("issuer", f"discovery failed: {error.reason}")
+        return _refused(request, panel_principal, tenant, organization, status, wrapped, entered)
+    log.info(
+        "panel.sso_registered provider=%r tenant=%r org=%r by=%r",
+        provider.id,
+        tenant.id,
+        organization.id,
+        panel_principal.subject,
+    )
+    if wants_json(request):
+        return Response(
+            msgspec.json.encode(describe(provider)),
+            status_code=201,
+            media_type="application/json",
+            headers=PRIVATE_HEADERS,
+        )
+    return Redirect(request.url.path, status_code=303, headers=PRIVATE_HEADERS)
+
+
+def _refused(
+    request: Request[Any, Any, Any],
+    principal: PanelPrincipal,
+    tenant: Tenant,
+    organization: Organization,
+    status: int,
+    error: RegistrationError,
+    entered: dict[str, str],
+) -> Response[Any]:
+    log.info(
+        "panel.sso_registration refused tenant=%r org=%r field=%s status=%d",
+        tenant.id,
+        organization.id,
+        error.field,
+        status,
+    )
+    if wants_json(request):
+        response = problem_response(status, _code_for(status), error.message, error.field)
+        response.headers.update(PRIVATE_HEADERS)
+        return response
+    shown = {name: value for name, value in entered.items() if name != "client_secret"}
+    return _page(
+        request, principal, tenant, organization, error=error, entered=shown, status=status
+    )
+
+
+@post(
+    "/tenants/{tenant_id:str}/orgs/{org_id:str}/sso/{provider_id:str}/remove",
+    name="panel_sso_remove",
+    include_in_schema=False,
+    status_code=200,
+)
+async def sso_remove(
+    request: Request[Any, Any, Any],
+    panel_principal: Principal,
+    tenant_id: FromPath[str],
+    org_id: FromPath[str],
+    provider_id: FromPath[str],
+) -> Response[Any]:
+    """Unregister one of the organization's providers (operators)."""
+    tenant, organization = await _organization(request, panel_principal, tenant_id, org_id)
+    registry = sso_context(request).registry
+    provider = registry.resolve(provider_id)
+    if provider is None or (provider.tenant_id, provider.organization_id) != (
+        tenant.id,
+        organization.id,
+    ):
+        raise not_found(panel_context(request), panel_principal, "provider", request.url.path)
+    registry.remove(provider_id)
+    log.info(
+        "panel.sso_removed provider=%r tenant=%r org=%r by=%r",
+        provider_id,
+        tenant.id,
+        organization.id,
+        panel_principal.subject,
+    )
+    if wants_json(request):
+        return Response(
+            msgspec.json.encode({"removed": provider_id}),
+            media_type="application/json",
+            headers=PRIVATE_HEADERS,
+        )
+    path = f"/tenants/{tenant.id}/orgs/{organization.id}/sso"
+    return Redirect(path, status_code=303, headers=PRIVATE_HEADERS)
+
+
+SSO_REGISTRATION_ROUTES = [sso_page, sso_register, sso_remove]

@@ -1,0 +1,378 @@
+"""Refused sign-ons (spec 3, 4.2, 5.4, 7): each answered with the status of spec 7 and an empty
+body, each audited without its reason, against the real OP."""
+
+from __future__ import annotations
+
+import base64
+import logging
+import sqlite3
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from litestar import Litestar
+from litestar.testing import TestClient
+
+from recordseal.panel.sso.nonces import NONCE_LIFETIME
+from recordseal.panel.sso.oidc import new_code_verifier
+from tests.panel_sso.conftest import RelyingParty, at_idp, login, register_code, start
+from tests.panel_sso.op_server import OpenIdProvider
+
+AUDIT = "recordseal.panel.audit"
+TRACE = "recordseal.panel.sso.trace"
+
+
+def _refused(response: object, status: int = 401) -> None:
+    assert getattr(response, "status_code") == status  # noqa: B009
+    assert getattr(response, "content") == b""  # noqa: B009
+    assert "set-cookie" not in getattr(response, "headers")  # noqa: B009
+
+
+def _audited(caplog: pytest.LogCaptureFixture, kind: str, status: int = 401) -> None:
+    lines = [r for r in caplog.records if r.name == AUDIT and "refused" in r.getMessage()]
+    assert lines, "the failure was not audited"
+    message = lines[-1].getMessage()
+    assert f"error={kind}" in message
+    assert f"status={status}" in message
+    assert "reason" not in message
+
+
+def _reason(caplog: pytest.LogCaptureFixture) -> str:
+    traces = [r.getMessage() for r in caplog.records if r.name == TRACE]
+    assert traces, "no trace line"
+    return traces[-1]
+
+
+@pytest.fixture(autouse=True)
+def _capture(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="recordseal")
+
+
+@pytest.fixture
+def registered(rp: RelyingParty, op: OpenIdProvider) -> None:
+    register_code(rp, op)
+
+
+@pytest.mark.usefixtures("registered")
+def test_a_replayed_nonce_is_refused(
+    op: OpenIdProvider, client: TestClient[Litestar], caplog: pytest.LogCaptureFixture
+) -> None:
+    callback = at_idp(op, start(client).headers["location"])
+    assert client.get(callback, follow_redirects=False).status_code == 303
+    _refused(client.get(callback, follow_redirects=False))
+    _audited(caplog, "InvalidNonce")
+    assert "unknown" in _reason(caplog)
+
+
+@pytest.mark.usefixtures("registered")
+def test_a_nonce_expires_after_ten_minutes(
+    rp: RelyingParty,
+    op: OpenIdProvider,
+    client: TestClient[Litestar],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    callback = at_idp(op, start(client).headers["location"])
+    rp.clock.offset = NONCE_LIFETIME + 1
+    _refused(client.get(callback, follow_redirects=False))
+    _audited(caplog, "InvalidNonce")
+    assert "expired" in _reason(caplog)
+
+
+@pytest.mark.usefixtures("registered")
+def test_a_nonce_is_still_good_just_before_ten_minutes(
+    rp: RelyingParty, op: OpenIdProvider, client: TestClient[Litestar]
+) -> None:
+    callback = at_idp(op, start(client).headers["location"])
+    rp.clock.offset = NONCE_LIFETIME - 5
+    assert client.get(callback, follow_redirects=False).status_code == 303
+
+
+def test_a_callback_for_another_provider_reference_is_refused_and_burns_the_nonce(
+    rp: RelyingParty,
+    op: OpenIdProvider,
+    client: TestClient[Litestar],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    register_code(rp, op)
+    register_code(rp, op, "ops-okta", org="ops")
+    callback = at_idp(op, start(client, "acme-okta").headers["location"])
+    elsewhere = callback.replace("/sso/acme-okta/", "/sso/ops-okta/")
+    _refused(client.get(elsewhere, follow_redirects=False))
+    _audited(caplog, "InvalidNonce")
+    assert "issued for provider 'acme-okta'" in _reason(caplog)
+    # Step 2 (consume) runs before step 3 (provider check): the nonce is gone.
+    _refused(client.get(callback, follow_redirects=False))
+
+
+@pytest.mark.usefixtures("registered")
+def test_a_provider_removed_between_start_and_callback_is_refused(
+    rp: RelyingParty,
+    op: OpenIdProvider,
+    client: TestClient[Litestar],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    callback = at_idp(op, start(client).headers["location"])
+    assert rp.registry.remove("acme-okta")
+    _refused(client.get(callback, follow_redirects=False))
+    _audited(caplog, "InvalidCallback")
+    assert "removed" in _reason(caplog)
+    assert op.token_requests == []
+
+
+@pytest.mark.usefixtures("registered")
+def test_a_wrong_pkce_verifier_is_refused_by_the_provider(
+    rp: RelyingParty,
+    op: OpenIdProvider,
+    client: TestClient[Litestar],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    callback = at_idp(op, start(client).headers["location"])
+    wrong = new_code_verifier()
+    with sqlite3.connect(rp.pending_path) as db:
+        db.execute("UPDATE pending_logins SET stash = ?", (wrong,))
+    _refused(client.get(callback, follow_redirects=False))
+    _audited(caplog, "InvalidCallback")
+    assert "refused the grant (HTTP 400, error=invalid_request)" in _reason(caplog)
+    assert parse_qs(op.token_requests[-1]["body"])["code_verifier"] == [wrong]
+
+
+@pytest.mark.usefixtures("registered")
+def test_a_bad_id_token_signature_is_refused(
+    op: OpenIdProvider, client: TestClient[Litestar], caplog: pytest.LogCaptureFixture
+) -> None:
+    def flip(token: str) -> str:
+        head, payload, signature = token.split(".")
+        raw = bytearray(base64.urlsafe_b64decode(signature + "=" * (-len(signature) % 4)))
+        raw[10] ^= 0x01
+        return f"{head}.{payload}.{base64.urlsafe_b64encode(bytes(raw)).rstrip(b'=').decode()}"
+
+    op.tamper_id_token = flip
+    _refused(login(client, op))
+    _audited(caplog, "InvalidCallback")
+    assert "signature does not verify" in _reason(caplog)
+
+
+@pytest.mark.usefixtures("registered")
+def test_a_token_signed_again_unchanged_still_signs_in(
+    op: OpenIdProvider, client: TestClient[Litestar]
+) -> None:
+    """The control for the claim tests below: re-signing alone is not what they refuse."""
+    op.tamper_id_token = op.resign
+    assert login(client, op).status_code == 303
+
+
+@pytest.mark.usefixtures("registered")
+@pytest.mark.parametrize(
+    ("changes", "claim"),
+    [
+        ({"aud": "another-client"}, "aud"),
+        ({"aud": ["another-client", "panel-basic"]}, None),
+        ({"iss": "https://evil.example"}, "iss"),
+        ({"nonce": "not-the-panel-nonce"}, "nonce"),
+        ({"exp": 1_000_000_000}, "exp"),
+    ],
+)
+def test_id_token_claims_are_checked(
+    op: OpenIdProvider,
+    client: TestClient[Litestar],
+    caplog: pytest.LogCaptureFixture,
+    changes: dict[str, object],
+    claim: str | None,
+) -> None:
+    op.tamper_id_token = lambda token: op.resign(token, **changes)
+    _refused(login(client, op))
+    _audited(caplog, "InvalidCallback")
+    reason = _reason(caplog)
+    assert (f"claim refused: {claim}" in reason) if claim else ("azp" in reason)
+
+
+@pytest.mark.usefixtures("registered")
+def test_an_expired_id_token_from_the_provider_is_refused(
+    op: OpenIdProvider, client: TestClient[Litestar], caplog: pytest.LogCaptureFixture
+) -> None:
+    op.provider.id_token_lifetime = -3600
+    _refused(login(client, op))
+    assert "claim refused: exp" in _reason(caplog)
+
+
+@pytest.mark.usefixtures("registered")
+def test_algorithms_are_pinned(
+    op: OpenIdProvider, client: TestClient[Litestar], caplog: pytest.LogCaptureFixture
+) -> None:
+    def unsigned(token: str) -> str:
+        head = base64.urlsafe_b64encode(b'{"alg":"none"}').rstrip(b"=").decode()
+        return f"{head}.{token.split('.')[1]}."
+
+    op.tamper_id_token = unsigned
+    _refused(login(client, op))
+    assert "alg 'none'" in _reason(caplog)
+
+
+@pytest.mark.usefixtures("registered")
+def test_a_rotated_signing_key_is_fetched_by_its_key_id(
+    op: OpenIdProvider, client: TestClient[Litestar]
+) -> None:
+    assert login(client, op).status_code == 303
+    op.rotate_key()
+    assert login(client, op).status_code == 303
+
+
+@pytest.mark.usefixtures("registered")
+def test_an_idp_error_response_is_refused_without_echoing_its_text(
+    op: OpenIdProvider, client: TestClient[Litestar], caplog: pytest.LogCaptureFixture
+) -> None:
+    op.deny = True
+    callback = at_idp(op, start(client).headers["location"])
+    assert "error_description" in callback
+    response = client.get(callback, follow_redirects=False)
+    _refused(response)
+    _audited(caplog, "InvalidCallback")
+    assert "error=access_denied" in _reason(caplog)
+    # Every record but the test client's own request line (httpx logs the URL it fetches).
+    for record in caplog.records:
+        if record.name == "httpx":
+            continue
+        assert "not assigned" not in record.getMessage()
+        assert "Alice" not in record.getMessage()
+
+
+@pytest.mark.usefixtures("registered")
+def test_an_unreachable_token_endpoint_is_a_network_error(
+    op: OpenIdProvider, client: TestClient[Litestar], caplog: pytest.LogCaptureFixture
+) -> None:
+    callback = at_idp(op, start(client).headers["location"])
+    op.stop()
+    _refused(client.get(callback, follow_redirects=False), 502)
+    _audited(caplog, "Network", 502)
+
+
+@pytest.mark.usefixtures("registered")
+def test_a_forged_callback_that_never_visited_start_is_refused(
+    client: TestClient[Litestar], caplog: pytest.LogCaptureFixture
+) -> None:
+    _refused(client.get("/sso/acme-okta/callback?code=abc&state=forged", follow_redirects=False))
+    _audited(caplog, "InvalidNonce")
+    _refused(client.get("/sso/acme-okta/callback?code=abc", follow_redirects=False))
+
+
+@pytest.mark.usefixtures("registered")
+def test_a_mismatched_idp_echo_is_refused_by_the_provider(
+    op: OpenIdProvider, client: TestClient[Litestar], caplog: pytest.LogCaptureFixture
+) -> None:
+    callback = at_idp(op, start(client).headers["location"])
+    query = parse_qs(urlsplit(callback).query)
+    data = f"code={query['code'][0]}&state=something-else"
+    response = client.post(
+        "/sso/acme-okta/callback",
+        json={
+            "state_nonce": query["state"][0],
+            "callback_data": base64.b64encode(data.encode()).decode(),
+        },
+    )
+    _refused(response)
+    _audited(caplog, "InvalidNonce")
+    assert "echoed" in _reason(caplog)
+    assert op.token_requests == []
+
+
+@pytest.mark.usefixtures("registered")
+def test_callback_data_that_is_not_base64_is_a_protocol_error_after_the_nonce_is_used(
+    op: OpenIdProvider, client: TestClient[Litestar], caplog: pytest.LogCaptureFixture
+) -> None:
+    callback = at_idp(op, start(client).headers["location"])
+    query = urlsplit(callback).query
+    state = parse_qs(query)["state"][0]
+    response = client.post(
+        "/sso/acme-okta/callback", json={"state_nonce": state, "callback_data": "%%%not base64"}
+    )
+    _refused(response, 400)
+    _audited(caplog, "InvalidProtocol", 400)
+    retry = client.post(
+        "/sso/acme-okta/callback",
+        json={"state_nonce": state, "callback_data": base64.b64encode(query.encode()).decode()},
+    )
+    _refused(retry)
+
+
+@pytest.mark.usefixtures("registered")
+@pytest.mark.parametrize(
+    ("content", "content_type"),
+    [(b"not json", "application/json"), (b"[1]", "application/json"), (b"a=b", "text/plain")],
+)
+def test_a_post_callback_that_is_not_a_json_object_is_400(
+    client: TestClient[Litestar],
+    caplog: pytest.LogCaptureFixture,
+    content: bytes,
+    content_type: str,
+) -> None:
+    response = client.post(
+        "/sso/acme-okta/callback", content=content, headers={"Content-Type": content_type}
+    )
+    _refused(response, 400)
+    _audited(caplog, "InvalidProtocol", 400)
+
+
+@pytest.mark.usefixtures("registered")
+def test_a_post_callback_without_a_nonce_is_refused(client: TestClient[Litestar]) -> None:
+    _refused(client.post("/sso/acme-okta/callback", json={"callback_data": ""}))
+
+
+def test_an_unknown_provider_reference_is_404_at_start(client: TestClient[Litestar]) -> None:
+    response = client.get("/sso/nobody/start", follow_redirects=False)
+    assert response.status_code == 404
+    assert response.json()["code"] == "provider_not_found"
+
+
+@pytest.mark.usefixtures("registered")
+@pytest.mark.parametrize(
+    "return_url",
+    [
+        "https://evil.example/",
+        "//evil.example/x",
+        "/\\evil.example",
+        "\\\\evil.example",
+        "javascript:alert(1)",
+        "/\t/evil.example",
+        "/%0a/x\n",
+        "evil.example",
+        "http:/evil.example",
+        "",
+        "/" + "a" * 2048,
+    ],
+)
+def test_open_redirect_attempts_land_on_the_dashboard(
+    op: OpenIdProvider, client: TestClient[Litestar], return_url: str
+) -> None:
+    response = login(client, op, return_url=return_url)
+    assert response.status_code == 303
+    assert response.headers["location"] == "/dashboard"
+
+
+@pytest.mark.usefixtures("registered")
+def test_a_local_return_url_with_a_query_is_kept(
+    op: OpenIdProvider, client: TestClient[Litestar]
+) -> None:
+    response = login(client, op, return_url="/tenants/acme/orgs/eng?tab=fleets")
+    assert response.headers["location"] == "/tenants/acme/orgs/eng?tab=fleets"
+
+
+@pytest.mark.usefixtures("registered")
+def test_secrets_codes_tokens_and_verifiers_never_reach_a_log(
+    rp: RelyingParty,
+    op: OpenIdProvider,
+    client: TestClient[Litestar],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    first = start(client)
+    with sqlite3.connect(rp.pending_path) as db:
+        (verifier,) = db.execute("SELECT stash FROM pending_logins").fetchone()
+    callback = at_idp(op, first.headers["location"])
+    code = parse_qs(urlsplit(callback).query)["code"][0]
+    tokens: list[str] = []
+    op.tamper_id_token = lambda token: tokens.append(token) or token
+    assert client.get(callback, follow_redirects=False).status_code == 303
+    secrets = ["s3cr+t/with=equals:colon", verifier, code, tokens[0]]
+    for record in caplog.records:
+        if record.name.startswith("recordseal"):
+            for secret in secrets:
+                assert secret not in record.getMessage()

@@ -1,0 +1,304 @@
+"""The registration form under /tenants/<tenant>/orgs/<org>/sso (spec 2.9, 4.3, 5, 7) and the
+provider store file (``RECORDSEAL_PANEL_PROVIDER_STORE_PATH``)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+from litestar import Litestar
+from litestar.testing import TestClient
+
+from recordseal.panel.cookies import COOKIE_NAME
+from recordseal.panel.sessions import TenantSession
+from recordseal.panel.sso.errors import DuplicateProvider
+from recordseal.panel.sso.outbound import OutboundPolicy
+from recordseal.panel.sso.provider_store import ProviderStore
+from recordseal.panel.sso.registry import ProviderRegistry
+from recordseal.panel.tenants import Organization
+from tests.panel_sso.conftest import (
+    BASIC_SECRET,
+    JSON,
+    RP_BASE,
+    RelyingParty,
+    build_rp,
+    login,
+    loopback_policy,
+    register_code,
+)
+from tests.panel_sso.op_server import OpenIdProvider
+from tests.panel_sso.tls import LocalTls
+
+PAGE = "/tenants/acme/orgs/eng/sso"
+
+
+def operator(rp: RelyingParty, client: TestClient[Litestar], json: bool = True) -> dict[str, str]:
+    headers = rp.legacy_operator_cookie()
+    csrf = client.get("/tenants", headers={**headers, **JSON}).json()["session"]["csrf_token"]
+    return {**headers, "X-CSRF-Token": csrf, **(JSON if json else {})}
+
+
+def code_form(op: OpenIdProvider, **changes: str) -> dict[str, str]:
+    form = {
+        "flavour": "code-exchange",
+        "id": "acme-okta",
+        "issuer": op.issuer,
+        "client_id": "panel-basic",
+        "client_secret": BASIC_SECRET,
+        "redirect_uri": f"{RP_BASE}/sso/acme-okta/callback",
+        "token_endpoint_auth_method": "client_secret_basic",
+        "groups_claim": "",
+    }
+    return {**form, **changes}
+
+
+def test_an_operator_registers_a_code_exchange_provider_and_signs_in_with_it(
+    rp: RelyingParty, op: OpenIdProvider, client: TestClient[Litestar]
+) -> None:
+    response = client.post(PAGE, data=code_form(op), headers=operator(rp, client, json=False),
+                           follow_redirects=False)  # fmt: skip
+    assert response.status_code == 303
+    assert response.headers["location"] == PAGE
+    listed = client.get(PAGE, headers=operator(rp, client)).json()
+    assert listed["providers"] == [
+        {
+            "id": "acme-okta",
+            "protocol": "oidc",
+            "flavour": "code-exchange",
+            "issuer": op.issuer,
+            "client_id": "panel-basic",
+            "redirect_uri": f"{RP_BASE}/sso/acme-okta/callback",
+            "token_endpoint_auth_method": "client_secret_basic",
+            "groups_claim": None,
+        }
+    ]
+    html = client.get(PAGE, headers=rp.legacy_operator_cookie()).text
+    assert BASIC_SECRET not in html and "s3cr" not in html
+    assert login(client, op).status_code == 303
+
+
+def test_the_form_shows_both_flavours_to_operators(
+    rp: RelyingParty, client: TestClient[Litestar]
+) -> None:
+    html = client.get(PAGE, headers=rp.legacy_operator_cookie()).text
+    for field in ("flavour", "issuer", "audience", "client_id", "client_secret", "redirect_uri",
+                  "token_endpoint_auth_method", "groups_claim"):  # fmt: skip
+        assert f'name="{field}"' in html
+    assert 'value="jwt-bearer"' in html and 'value="code-exchange"' in html
+    assert 'value="acme-okta"' in html  # the organization's sso_provider_ref
+
+
+def test_a_json_client_registers_and_gets_201(
+    rp: RelyingParty, op: OpenIdProvider, client: TestClient[Litestar]
+) -> None:
+    response = client.post(PAGE, json=code_form(op), headers=operator(rp, client))
+    assert response.status_code == 201
+    assert response.json()["client_id"] == "panel-basic"
+    assert BASIC_SECRET not in response.text
+    assert 'client_secret"' not in response.text
+
+
+def test_a_jwt_bearer_provider_is_registered_with_issuer_and_audience(
+    rp: RelyingParty, op: OpenIdProvider, client: TestClient[Litestar]
+) -> None:
+    form = {"flavour": "jwt-bearer", "id": "acme-okta", "issuer": op.issuer, "audience": "panel"}
+    response = client.post(PAGE, json=form, headers=operator(rp, client))
+    assert response.status_code == 201
+    assert response.json() == {
+        "id": "acme-okta",
+        "protocol": "oidc",
+        "flavour": "jwt-bearer",
+        "issuer": op.issuer,
+        "audience": "panel",
+    }
+
+
+def test_a_wrong_issuer_fails_at_registration(
+    rp: RelyingParty, op: OpenIdProvider, client: TestClient[Litestar]
+) -> None:
+    response = client.post(PAGE, json=code_form(op, issuer=op.issuer + "/"),
+                           headers=operator(rp, client))  # fmt: skip
+    assert response.status_code == 422
+    assert response.json()["field"] == "issuer"
+    assert "names issuer" in response.json()["detail"]
+    assert rp.registry.resolve("acme-okta") is None
+
+
+def test_a_wrong_issuer_fails_at_registration_for_the_jwt_bearer_flavour_too(
+    rp: RelyingParty, op: OpenIdProvider, client: TestClient[Litestar]
+) -> None:
+    form = {"flavour": "jwt-bearer", "id": "acme-okta", "issuer": op.issuer + "/",
+            "audience": "panel"}  # fmt: skip
+    response = client.post(PAGE, json=form, headers=operator(rp, client))
+    assert response.status_code == 422
+    assert "names issuer" in response.json()["detail"]
+    assert rp.registry.resolve("acme-okta") is None
+
+
+def test_an_issuer_without_discovery_fails_at_registration(
+    rp: RelyingParty, op: OpenIdProvider, client: TestClient[Litestar]
+) -> None:
+    response = client.post(PAGE, json=code_form(op, issuer=op.issuer + "/nothing"),
+                           headers=operator(rp, client))  # fmt: skip
+    assert response.status_code == 502
+    assert response.json()["code"] == "discovery_unreachable"
+    assert "HTTP 404" in response.json()["detail"]
+
+
+def test_the_outbound_guard_refuses_loopback_unless_configured(
+    tmp_path: Path, tls: LocalTls, op: OpenIdProvider
+) -> None:
+    rp = build_rp(tmp_path, OutboundPolicy(ca_file=tls.ca_file))
+    with TestClient(rp.app, base_url=RP_BASE) as client:
+        response = client.post(PAGE, json=code_form(op), headers=operator(rp, client))
+    assert response.status_code == 502
+    assert "non-public address" in response.json()["detail"]
+
+
+def test_registering_the_same_id_twice_is_a_duplicate(
+    rp: RelyingParty, op: OpenIdProvider, client: TestClient[Litestar]
+) -> None:
+    assert client.post(PAGE, json=code_form(op), headers=operator(rp, client)).status_code == 201
+    again = client.post(PAGE, json=code_form(op), headers=operator(rp, client))
+    assert again.status_code == 409
+    assert again.json()["code"] == "provider_duplicate"
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"flavour": "saml"}, "flavour"),
+        ({"id": "other-id", "redirect_uri": f"{RP_BASE}/sso/other-id/callback"}, "id"),
+        ({"id": "bad id!"}, "id"),
+        ({"issuer": "ftp://idp.example"}, "issuer"),
+        ({"issuer": "https://idp.example/?x=1"}, "issuer"),
+        ({"client_id": ""}, "client_id"),
+        ({"client_secret": ""}, "client_secret"),
+        ({"redirect_uri": f"{RP_BASE}/elsewhere"}, "redirect_uri"),
+        ({"token_endpoint_auth_method": "private_key_jwt"}, "token_endpoint_auth_method"),
+        ({"groups_claim": "x" * 129}, "groups_claim"),
+    ],
+)
+def test_bad_fields_are_refused_with_the_field_named(
+    rp: RelyingParty,
+    op: OpenIdProvider,
+    client: TestClient[Litestar],
+    changes: dict[str, str],
+    field: str,
+) -> None:
+    response = client.post(PAGE, json=code_form(op, **changes), headers=operator(rp, client))
+    assert response.status_code == 422
+    assert response.json()["field"] == field
+    assert BASIC_SECRET not in response.text
+
+
+def test_a_refused_form_is_shown_again_without_the_secret(
+    rp: RelyingParty, op: OpenIdProvider, client: TestClient[Litestar]
+) -> None:
+    response = client.post(PAGE, data=code_form(op, redirect_uri=f"{RP_BASE}/elsewhere"),
+                           headers=operator(rp, client, json=False))  # fmt: skip
+    assert response.status_code == 422
+    assert "redirect_uri" in response.text and f"{RP_BASE}/elsewhere" in response.text
+    assert BASIC_SECRET not in response.text
+
+
+def test_a_viewer_may_look_but_not_register(
+    rp: RelyingParty, op: OpenIdProvider, client: TestClient[Litestar]
+) -> None:
+    token = rp.keyring.issue(TenantSession("v@acme.test", "acme", "eng", 2_000_000_000, "viewer"))
+    headers = {"Cookie": f"{COOKIE_NAME}={token}"}
+    page = client.get(PAGE, headers=headers)
+    assert page.status_code == 200 and 'name="client_secret"' not in page.text
+    csrf = client.get("/tenants", headers={**headers, **JSON}).json()["session"]["csrf_token"]
+    response = client.post(
+        PAGE, json=code_form(op), headers={**headers, **JSON, "X-CSRF-Token": csrf}
+    )
+    assert response.status_code == 403
+    assert response.json()["code"] == "forbidden_role"
+
+
+def test_another_tenants_session_is_refused_before_the_store(
+    rp: RelyingParty, op: OpenIdProvider, client: TestClient[Litestar]
+) -> None:
+    token = rp.keyring.issue(
+        TenantSession("g@globex.test", "globex", "hq", 2_000_000_000, "operator")
+    )
+    headers = {"Cookie": f"{COOKIE_NAME}={token}", **JSON}
+    assert client.get(PAGE, headers=headers).status_code == 403
+    assert client.get("/tenants/nope/orgs/eng/sso", headers=headers).status_code == 403
+
+
+def test_without_csrf_token_registration_is_refused(
+    rp: RelyingParty, op: OpenIdProvider, client: TestClient[Litestar]
+) -> None:
+    headers = {**rp.legacy_operator_cookie(), **JSON}
+    response = client.post(PAGE, json=code_form(op), headers=headers)
+    assert response.status_code == 403
+    assert response.json()["code"] == "csrf_invalid"
+
+
+def test_an_unknown_organization_is_404(rp: RelyingParty, client: TestClient[Litestar]) -> None:
+    assert (
+        client.get("/tenants/acme/orgs/nope/sso", headers=operator(rp, client)).status_code == 404
+    )
+
+
+def test_an_operator_removes_a_provider(
+    rp: RelyingParty, op: OpenIdProvider, client: TestClient[Litestar]
+) -> None:
+    register_code(rp, op)
+    response = client.post(f"{PAGE}/acme-okta/remove", headers=operator(rp, client))
+    assert response.status_code == 200
+    assert rp.registry.resolve("acme-okta") is None
+    gone = client.post(f"{PAGE}/acme-okta/remove", headers=operator(rp, client))
+    assert gone.status_code == 404
+    assert client.get("/sso/acme-okta/start", follow_redirects=False).status_code == 404
+
+
+# -- the provider store file -----------------------------------------------------------
+
+
+def test_providers_persist_in_the_store_file_with_mode_0600(
+    tmp_path: Path, tls: LocalTls, op: OpenIdProvider
+) -> None:
+    path = tmp_path / "providers.json"
+    rp = build_rp(tmp_path, loopback_policy(tls), store_path=path)
+    register_code(rp, op)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    restarted = ProviderRegistry(loopback_policy(tls), ProviderStore(path))
+    provider: Any = restarted.resolve("acme-okta")
+    assert provider is not None and provider.config.client_secret == BASIC_SECRET
+    assert provider.config.jwks["keys"][0]["kid"] == op.kid
+
+
+def test_the_store_file_is_shared_by_worker_processes(
+    tmp_path: Path, tls: LocalTls, op: OpenIdProvider
+) -> None:
+    path = tmp_path / "providers.json"
+    first = build_rp(tmp_path / "a", loopback_policy(tls), store_path=path)
+    second = ProviderRegistry(loopback_policy(tls), ProviderStore(path))
+    assert second.resolve("acme-okta") is None
+    provider = register_code(first, op)
+    assert second.resolve("acme-okta") is not None
+    with pytest.raises(DuplicateProvider):
+        second.register_config(provider.config)  # type: ignore[attr-defined]
+    assert second.remove("acme-okta")
+    assert first.registry.resolve("acme-okta") is None
+
+
+def test_without_a_store_file_providers_vanish_on_restart(
+    rp: RelyingParty, tls: LocalTls, op: OpenIdProvider
+) -> None:
+    register_code(rp, op)
+    assert ProviderRegistry(loopback_policy(tls)).resolve("acme-okta") is None
+
+
+def test_an_organization_with_a_declared_reference_only_takes_that_id(
+    rp: RelyingParty, op: OpenIdProvider
+) -> None:
+    organization = asyncio.run(rp.panel.tenants.get_organization("acme", "eng"))
+    assert isinstance(organization, Organization) and organization.sso_provider_ref == "acme-okta"
