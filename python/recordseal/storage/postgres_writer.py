@@ -165,35 +165,38 @@ class AppendWriter:
                         (append.tenant, claim.key, claim.request_hash, record.record_id, append.now)
                     )
             if records:
-                await conn.execute(
-                    "INSERT INTO records (record_id, tenant, stream_id, seq, subject_ref, header,"
-                    " signature, chain_leaf) SELECT * FROM unnest($1::text[], $2::text[],"
-                    " $3::bigint[], $4::bigint[], $5::text[], $6::bytea[], $7::bytea[],"
-                    " $8::bytea[])",
-                    *_columns(records, 8),
-                )
-                await conn.execute(
-                    "INSERT INTO payloads (record_id, subject_ref, sealed)"
-                    " SELECT * FROM unnest($1::text[], $2::text[], $3::bytea[])",
-                    *_columns(payloads, 3),
-                )
                 ids = list(heads)
+                # One statement, one round trip: records, payloads (their foreign keys are
+                # checked at the statement's end), stream heads and idempotency keys.
                 await conn.execute(
-                    "UPDATE streams s SET next_seq = u.next_seq, head = u.head FROM unnest("
-                    "$1::bigint[], $2::bigint[], $3::bytea[]) AS u(id, next_seq, head)"
-                    " WHERE s.id = u.id",
+                    _WRITE,
+                    *_columns(records, 8),
+                    [sealed for _, _, sealed in payloads],
                     ids,
                     [heads[i][0] for i in ids],
                     [heads[i][1] for i in ids],
-                )
-            if keys:
-                await conn.execute(
-                    "INSERT INTO idempotency_keys (tenant, key, request_hash, record_id,"
-                    " created_at) SELECT * FROM unnest($1::text[], $2::text[], $3::bytea[],"
-                    " $4::text[], $5::text[])",
-                    *_columns(keys, 5),
+                    *(_columns(keys, 5) if keys else [[]] * 5),
                 )
             return outcomes
+
+
+_WRITE = """
+WITH new_records AS (
+    INSERT INTO records (record_id, tenant, stream_id, seq, subject_ref, header, signature,
+                         chain_leaf)
+    SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::text[],
+                         $6::bytea[], $7::bytea[], $8::bytea[])
+), new_payloads AS (
+    INSERT INTO payloads (record_id, subject_ref, sealed)
+    SELECT * FROM unnest($1::text[], $5::text[], $9::bytea[])
+), heads AS (
+    UPDATE streams s SET next_seq = u.next_seq, head = u.head
+    FROM unnest($10::bigint[], $11::bigint[], $12::bytea[]) AS u(id, next_seq, head)
+    WHERE s.id = u.id
+)
+INSERT INTO idempotency_keys (tenant, key, request_hash, record_id, created_at)
+SELECT * FROM unnest($13::text[], $14::text[], $15::bytea[], $16::text[], $17::text[])
+"""
 
 
 def _columns(rows: list[tuple[Any, ...]], width: int) -> list[list[Any]]:
