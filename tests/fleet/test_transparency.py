@@ -15,6 +15,8 @@ import pytest
 from recordseal.core import leaf_hash
 from recordseal.fleet.transparency import day_file, log_file_path, write_day
 from recordseal.ledger.genesis import tenant_genesis
+from recordseal.settings import Settings
+from recordseal.storage.backends import open_store
 from recordseal.storage.base import Store
 from recordseal.tlog import CosignatureSigner, Ed25519Signer
 from recordseal.verify.transparency import TransparencyLogError, replay_log_file
@@ -285,3 +287,21 @@ def test_replay_is_exported_by_the_verify_package() -> None:
     import recordseal.verify as verify
 
     assert verify.replay_log_file is replay_log_file
+
+
+def test_the_write_command_reads_the_configured_backend(
+    store_settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``recordseal transparency write`` reads the store the service uses: PostgreSQL when a
+    database URL is set, not an empty SQLite file beside it."""
+    from recordseal.cli import main
+
+    monkeypatch.delenv("RECORDSEAL_DATABASE_URL", raising=False)
+    written(open_store(store_settings), tmp_path / "unused", DAY1)
+    root = tmp_path / "public"
+    url = ["--database-url", store_settings.database_url] if store_settings.database_url else []
+    args = ["transparency", "write", "--data-dir", str(store_settings.data_dir), *url]
+    assert main([*args, "--root", str(root), "--date", DAY2.isoformat()]) == 0
+    replayed = replay_log_file((root / "2026-11-21/acme/default.log").read_bytes())
+    assert [a.size for a in replayed.anchors] == [6, 7]
+    assert (root / "2026-11-21/f1.log").exists() and (root / "2026-11-21/globex/f1.log").exists()

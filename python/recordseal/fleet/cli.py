@@ -21,9 +21,9 @@ def _day(text: str) -> date:
 
 async def _write(settings: Settings, root: Path, day: date) -> list[Path]:
     from recordseal.fleet.transparency import write_day
-    from recordseal.storage.sqlite import SQLiteStore
+    from recordseal.storage.backends import open_store
 
-    store = SQLiteStore(settings.database_path)
+    store = open_store(settings)  # PostgreSQL when a database URL is set, else SQLite
     await store.open()
     try:
         return await write_day(store, root, day)
@@ -34,7 +34,9 @@ async def _write(settings: Settings, root: Path, day: date) -> list[Path]:
 def _transparency_write(args: argparse.Namespace) -> int:
     from recordseal.fleet.transparency import utc_today
 
-    settings = Settings.from_env(data_dir=args.data_dir, transparency_dir=args.root)
+    settings = Settings.from_env(
+        data_dir=args.data_dir, database_url=args.database_url, transparency_dir=args.root
+    )
     day = args.date or utc_today() - timedelta(days=1)
     for path in asyncio.run(_write(settings, settings.transparency_root, day)):
         print(path)
@@ -94,6 +96,11 @@ def add_fleet_parsers(commands: Any) -> None:
         "write", help="write one day's file of every (tenant, fleet) log, replacing old ones"
     )
     write.add_argument("--data-dir", type=Path, default=None)
+    write.add_argument(
+        "--database-url",
+        default=None,
+        help="postgresql:// URL of the record store (RECORDSEAL_DATABASE_URL; SQLite if unset)",
+    )
     write.add_argument("--root", type=Path, default=None, help="(<data-dir>/transparency)")
     write.add_argument("--date", type=_day, default=None, help="UTC day (yesterday)")
     write.set_defaults(run=_transparency_write)
