@@ -19,7 +19,7 @@ from recordseal.settings import Settings
 from recordseal.storage.backends import open_store
 from recordseal.storage.base import Store
 from recordseal.tlog import CosignatureSigner, Ed25519Signer
-from recordseal.verify.transparency import TransparencyLogError, replay_log_file
+from recordseal.verify.transparency import LogFileName, TransparencyLogError, replay_log_file
 
 from .support import LOG_SEED, SERVICE, ingest, log_signer, seal, using
 
@@ -305,3 +305,75 @@ def test_the_write_command_reads_the_configured_backend(
     replayed = replay_log_file((root / "2026-11-21/acme/default.log").read_bytes())
     assert [a.size for a in replayed.anchors] == [6, 7]
     assert (root / "2026-11-21/f1.log").exists() and (root / "2026-11-21/globex/f1.log").exists()
+
+
+# --- a valid file of another fleet or day --------------------------------------------------
+
+
+def test_a_file_of_another_fleet_or_day_fails_against_the_name_it_was_fetched_under(
+    store: Store, tmp_path: Path
+) -> None:
+    """Each of these files replays on its own; served under another name it must not pass."""
+    written(store, tmp_path, DAY1)
+    acme = (tmp_path / "2026-11-20/acme/default.log").read_bytes()
+    globex = (tmp_path / "2026-11-20/globex/f1.log").read_bytes()
+    legacy = (tmp_path / "2026-11-20/f1.log").read_bytes()
+    name = LogFileName.parse
+    assert replay_log_file(acme, expected=name("2026-11-20/acme/default.log")).fleet == "default"
+    assert replay_log_file(legacy, expected=name("/srv/t/2026-11-20/f1.log")).tenant is None
+    for data, fetched in [
+        (globex, "2026-11-20/acme/default.log"),  # another tenant's fleet
+        (globex, "2026-11-20/globex/default.log"),  # another fleet of the tenant
+        (legacy, "2026-11-20/globex/f1.log"),  # the legacy log of the same fleet id
+        (globex, "2026-11-20/f1.log"),  # a tenant's log as the legacy one
+        (acme, "2026-11-21/acme/default.log"),  # another day
+    ]:
+        expected = name(fetched)
+        assert expected is not None
+        with pytest.raises(TransparencyLogError) as caught:
+            replay_log_file(data, expected=expected)
+        assert (caught.value.code, caught.value.line) == ("scope_mismatch", 1), fetched
+
+
+@pytest.mark.parametrize(
+    ("path", "parsed"),
+    [
+        ("2026-11-20/f1.log", LogFileName("2026-11-20", None, "f1")),
+        ("/t/2026-11-20/acme/f1.log", LogFileName("2026-11-20", "acme", "f1")),
+        ("/transparency/2026-11-20/acme/f1.log", LogFileName("2026-11-20", "acme", "f1")),
+        ("f1.log", None),
+        ("/tmp/x/tampered.log", None),
+        ("2026-11-20/acme/f1.txt", None),
+        ("2026-02-30/f1.log", None),
+        ("2026-11-20/../f1.log", None),
+        ("2026-11-20/acme/.log", None),
+    ],
+)
+def test_log_file_names(path: str, parsed: LogFileName | None) -> None:
+    assert LogFileName.parse(path) == parsed
+    if parsed is not None:
+        assert path.endswith(parsed.path)
+
+
+def test_a_header_rewritten_for_another_fleet_with_its_genesis_fails(
+    day2: list[dict[str, Any]],
+) -> None:
+    import base64
+
+    day2[0]["fleet"] = "f1"
+    day2[0]["genesis"] = base64.b64encode(tenant_genesis("acme", "f1")).decode()
+    refused(day2, "proof_invalid", 1)
+
+
+def test_a_duplicated_anchor_line_fails(day2: list[dict[str, Any]]) -> None:
+    day2.insert(2, dict(day2[1]))
+    refused(day2, "size_not_increasing", 3)
+
+
+def test_anchor_times_are_ordered_whatever_their_precision(
+    day2: list[dict[str, Any]],
+) -> None:
+    day2[1]["created_at"] = "2026-11-21T23:59:59.9999999Z"  # after line 3's .999999
+    refused(day2, "date_mismatch", 3)
+    day2[1]["created_at"] = "2026-11-21T23:59:59Z"  # no fraction: before line 3's .999999
+    assert [a.size for a in replay_log_file(encode(day2)).anchors] == [6, 7]
