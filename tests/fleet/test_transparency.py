@@ -377,3 +377,31 @@ def test_anchor_times_are_ordered_whatever_their_precision(
     refused(day2, "date_mismatch", 3)
     day2[1]["created_at"] = "2026-11-21T23:59:59Z"  # no fraction: before line 3's .999999
     assert [a.size for a in replay_log_file(encode(day2)).anchors] == [6, 7]
+
+
+def test_a_deployment_with_one_tenant_still_writes_its_fleets_under_the_tenant(
+    store: Store, tmp_path: Path
+) -> None:
+    """Spec 2.5.3: a fleet that has a tenant writes under the tenant-scoped path, however many
+    tenants exist; "single-tenant" (6.3) is a fleet with no tenant. So a file's path never
+    moves when a second tenant appears."""
+
+    async def body(store: Store) -> tuple[list[Path], list[Path]]:
+        await seal(store, "acme", "edge", "2026-11-20T10:00:00.000000Z")
+        alone = await write_day(store, tmp_path / "one", DAY1)
+        await seal(store, "globex", "edge", "2026-11-20T11:00:00.000000Z")
+        await seal(store, None, "solo", "2026-11-20T12:00:00.000000Z")
+        return alone, await write_day(store, tmp_path / "more", DAY1)
+
+    alone, more = using(store, body)
+    assert [p.relative_to(tmp_path / "one").as_posix() for p in alone] == [
+        "2026-11-20/acme/edge.log"
+    ]
+    assert sorted(p.relative_to(tmp_path / "more").as_posix() for p in more) == [
+        "2026-11-20/acme/edge.log",
+        "2026-11-20/globex/edge.log",
+        "2026-11-20/solo.log",
+    ]
+    assert (tmp_path / "one/2026-11-20/acme/edge.log").read_bytes() == (
+        tmp_path / "more/2026-11-20/acme/edge.log"
+    ).read_bytes()
