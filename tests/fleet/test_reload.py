@@ -231,3 +231,62 @@ def test_the_watcher_reloads_when_the_file_changes(tmp_path: Path) -> None:
     asyncio.run(main())
     assert [c.fleet for c in seen[0].changes if c.kind == "added"] == ["fresh"]
     assert registry.manifest.fleet("fresh") is not None
+
+
+def test_seed_path_or_preset_changes_are_updates_also_through_the_defaults() -> None:
+    old = 'version = 1\n[defaults]\npreset = "a"\n[[fleet]]\nid = "f"\nseed_path = "/s1"\n'
+    seed = 'version = 1\n[defaults]\npreset = "a"\n[[fleet]]\nid = "f"\nseed_path = "/s2"\n'
+    preset = 'version = 1\n[defaults]\npreset = "b"\n[[fleet]]\nid = "f"\nseed_path = "/s1"\n'
+    for new, fields in ((seed, ("seed_path",)), (preset, ("preset",))):
+        (change,) = classify(parse_manifest(old), parse_manifest(new))
+        assert (change.kind, change.fields) == ("updated", fields)
+    assert kinds(old, old) == {"f": "unchanged"}
+
+
+def test_a_refused_reload_changes_nothing_and_a_later_one_applies_from_the_running_state(
+    tmp_path: Path,
+) -> None:
+    registry, path, recorder = registry_on(tmp_path, BASE)
+    running = registry.manifest
+    before = len(recorder.events)
+    path.write_text(
+        BASE.replace('id = "move"\ntenant_id = "acme"', 'id = "move"\ntenant_id = "globex"')
+        .replace('preset = "balanced"', 'preset = "strict"')
+        .replace('[[fleet]]\nid = "drop"\n', "")
+        + '[[fleet]]\nid = "fresh"\n'
+    )
+    assert not registry.reload().applied
+    assert registry.manifest is running
+    # nothing of the refused file was applied or audited as applied: only the refusal
+    assert [e.event for e in recorder.events[before:]] == ["fleet.rebind_refused"]
+    # the operator puts "move" back: the rest of the same edit now applies, against the
+    # manifest that kept running (drop removed, tune updated, fresh added)
+    path.write_text(path.read_text().replace('tenant_id = "globex"', 'tenant_id = "acme"'))
+    outcome = registry.reload()
+    assert outcome.applied
+    assert {c.fleet: c.kind for c in outcome.changes} == {
+        "keep": "unchanged",
+        "tune": "updated",
+        "move": "unchanged",
+        "fresh": "added",
+        "drop": "removed",
+    }
+
+
+def test_a_fleet_removed_then_added_back_under_another_tenant_is_refused(tmp_path: Path) -> None:
+    registry, path, recorder = registry_on(tmp_path, BASE)
+    path.write_text(BASE.replace('[[fleet]]\nid = "move"\ntenant_id = "acme"\n', ""))
+    assert registry.reload().applied and registry.manifest.fleet("move") is None
+    removed = registry.manifest
+    path.write_text(BASE.replace('id = "move"\ntenant_id = "acme"', 'id = "move"'))
+    outcome = registry.reload()
+    assert not outcome.applied and [c.fleet for c in outcome.refused] == ["move"]
+    assert registry.manifest is removed
+    refused = [e for e in recorder.events if e.event == "fleet.rebind_refused"]
+    assert [(e.fleet, e.tenant, e.details) for e in refused] == [
+        ("move", "acme", {"requested_tenant": None})
+    ]
+    # back under its first tenant it is an ordinary addition
+    path.write_text(BASE)
+    outcome = registry.reload()
+    assert outcome.applied and [c.kind for c in outcome.changes if c.fleet == "move"] == ["added"]
