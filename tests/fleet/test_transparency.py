@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from .support import LOG_SEED, SERVICE, ingest, log_signer, seal, using
 
 DAY1, DAY2, DAY3 = date(2026, 11, 20), date(2026, 11, 21), date(2026, 11, 22)
 WITNESS = CosignatureSigner.from_seed("witness.test/w1", bytes(32))
+AFTER_MIDNIGHT = datetime(2026, 11, 21, 0, 10, tzinfo=UTC)  # DAY2, once DAY1 has settled
 
 
 async def history(store: Store) -> dict[str, Any]:
@@ -266,10 +267,10 @@ def test_the_in_service_job_writes_yesterday_once_and_only_as_leader(
     async def body(store: Store) -> None:
         await history(store)
         follower = asyncio.create_task(
-            run_daily(store, tmp_path / "f", never, 0.01, today=lambda: DAY2)
+            run_daily(store, tmp_path / "f", never, 0.01, now=lambda: AFTER_MIDNIGHT)
         )
         leader = asyncio.create_task(
-            run_daily(store, tmp_path / "l", always, 0.01, today=lambda: DAY2)
+            run_daily(store, tmp_path / "l", always, 0.01, now=lambda: AFTER_MIDNIGHT)
         )
         await asyncio.sleep(0.1)
         follower.cancel()
@@ -281,6 +282,40 @@ def test_the_in_service_job_writes_yesterday_once_and_only_as_leader(
         p.relative_to(tmp_path / "l").as_posix() for p in (tmp_path / "l").rglob("*.log")
     )
     assert files == ["2026-11-20/acme/default.log", "2026-11-20/f1.log", "2026-11-20/globex/f1.log"]
+
+
+def test_the_in_service_job_waits_for_the_day_to_settle(store: Store, tmp_path: Path) -> None:
+    """At 00:02 UTC an anchor stamped 23:59:59 may still be committing, and a written file is
+    kept: the day is written only once it has settled (SETTLE after midnight)."""
+    import asyncio
+
+    from recordseal.fleet.transparency import SETTLE, run_daily
+
+    async def round_at(store: Store, at: datetime, folder: str) -> None:
+        """One whole round of the job at ``at``: it has finished once it asks again."""
+        asked = asyncio.Event()
+        rounds = 0
+
+        async def leader() -> bool:
+            nonlocal rounds
+            rounds += 1
+            if rounds == 2:
+                asked.set()
+            return True
+
+        job = asyncio.create_task(run_daily(store, tmp_path / folder, leader, 0, now=lambda: at))
+        await asyncio.wait_for(asked.wait(), 30)
+        job.cancel()
+
+    async def body(store: Store) -> None:
+        await history(store)
+        midnight = datetime(2026, 11, 21, tzinfo=UTC)
+        await round_at(store, midnight + timedelta(minutes=2), "early")
+        await round_at(store, midnight + SETTLE, "settled")
+
+    using(store, body)
+    assert not (tmp_path / "early").exists()
+    assert (tmp_path / "settled/2026-11-20/acme/default.log").exists()
 
 
 def test_replay_is_exported_by_the_verify_package() -> None:
