@@ -440,3 +440,27 @@ def test_a_deployment_with_one_tenant_still_writes_its_fleets_under_the_tenant(
     assert (tmp_path / "one/2026-11-20/acme/edge.log").read_bytes() == (
         tmp_path / "more/2026-11-20/acme/edge.log"
     ).read_bytes()
+
+
+def test_a_day_replays_without_the_native_core(day2: list[dict[str, Any]], tmp_path: Path) -> None:
+    """Anyone can replay: the replayer runs on the pure-Python reference core as well."""
+    path = tmp_path / "2026-11-21" / "acme" / "default.log"
+    path.write_bytes(encode(day2))
+    code = (
+        "import sys\n"
+        "sys.modules['recordseal._native'] = None  # as on a machine without the wheel\n"
+        "from recordseal import core\n"
+        "from recordseal.verify.transparency import LogFileName, replay_log_file\n"
+        "assert core.BACKEND == 'reference', core.BACKEND\n"
+        f"data = open({str(path)!r}, 'rb').read()\n"
+        f"replayed = replay_log_file(data, expected=LogFileName.parse({str(path)!r}))\n"
+        "assert [a.size for a in replayed.anchors] == [6, 7]\n"
+        "lines = data.split(b'\\n')\n"
+        "try:\n"
+        "    replay_log_file(b'\\n'.join([lines[0], lines[2], lines[1], *lines[3:]]))\n"
+        "except ValueError as error:\n"
+        "    assert error.code == 'size_not_increasing' or error.code == 'proof_invalid'\n"
+        "else:\n"
+        "    raise AssertionError('reordered lines replayed')\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
