@@ -290,3 +290,27 @@ def test_a_fleet_removed_then_added_back_under_another_tenant_is_refused(tmp_pat
     path.write_text(BASE)
     outcome = registry.reload()
     assert outcome.applied and [c.kind for c in outcome.changes if c.fleet == "move"] == ["added"]
+
+
+def test_an_audit_sink_failing_during_a_reload_leaves_a_consistent_state(tmp_path: Path) -> None:
+    """The new manifest and every fleet's tenant are in place before the events go out: a
+    sink that fails part-way cannot let a later reload rebind a fleet it just added."""
+    from recordseal.fleet.audit import FileSink
+
+    path = tmp_path / "fleets.toml"
+    path.write_text(BASE)
+    sink = tmp_path / "audit.jsonl"
+    registry = FleetRegistry(load_manifest(path), FleetAudit(FileSink(sink)))
+    sink.unlink()
+    sink.mkdir()  # the audit file cannot be written any more
+    path.write_text(BASE + '[[fleet]]\nid = "one"\ntenant_id = "acme"\n[[fleet]]\nid = "two"\n')
+    with pytest.raises(OSError):
+        registry.reload()
+    assert registry.manifest.ids == ["keep", "tune", "drop", "move", "one", "two"]
+    sink.rmdir()
+    one = '[[fleet]]\nid = "one"\ntenant_id = "acme"\n'
+    path.write_text(BASE + one)  # "two" removed
+    assert registry.reload().applied
+    path.write_text(BASE + one + '[[fleet]]\nid = "two"\ntenant_id = "globex"\n')
+    outcome = registry.reload()  # "two" was bound with no tenant in this process
+    assert not outcome.applied and [c.fleet for c in outcome.refused] == ["two"]
