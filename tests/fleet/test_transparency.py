@@ -464,3 +464,35 @@ def test_a_day_replays_without_the_native_core(day2: list[dict[str, Any]], tmp_p
         "    raise AssertionError('reordered lines replayed')\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_dropped_tail_shows_against_the_next_days_file(store: Store, tmp_path: Path) -> None:
+    """A file cut after a complete line still replays alone; the next day's ``previous``
+    names the day's true last anchor, so the two files no longer link."""
+    from recordseal.verify.transparency import check_days_link
+
+    async def body(store: Store) -> None:
+        await history(store)
+        for day in (DAY1, DAY2, DAY3):
+            await write_day(store, tmp_path, day)
+
+    using(store, body)
+    days = [
+        replay_log_file((tmp_path / d.isoformat() / "acme/default.log").read_bytes())
+        for d in (DAY1, DAY2, DAY3)
+    ]
+    check_days_link(days[0], days[1])
+    check_days_link(days[1], days[2])
+    data = (tmp_path / "2026-11-21/acme/default.log").read_bytes()
+    cut = replay_log_file(b"".join(data.splitlines(keepends=True)[:-1]))  # line of size 7 gone
+    assert cut.latest is not None and cut.latest[0] == 6
+    globex = replay_log_file((tmp_path / "2026-11-20/globex/f1.log").read_bytes())
+    for earlier, later, needle in [
+        (cut, days[2], "ends at size 6"),
+        (days[0], days[2], "not of consecutive days"),
+        (days[1], days[0], "not of consecutive days"),
+        (globex, days[1], "different logs"),
+    ]:
+        with pytest.raises(TransparencyLogError, match=needle) as caught:
+            check_days_link(earlier, later)
+        assert caught.value.code == "days_do_not_link"

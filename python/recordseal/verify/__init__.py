@@ -52,7 +52,13 @@ from .result import (
     TimeBracket,
     VerificationResult,
 )
-from .transparency import LogFileName, ReplayedLog, TransparencyLogError, replay_log_file
+from .transparency import (
+    LogFileName,
+    ReplayedLog,
+    TransparencyLogError,
+    check_days_link,
+    replay_log_file,
+)
 from .verifier import verify_bundle
 
 __all__ = [
@@ -84,6 +90,7 @@ __all__ = [
     "UnknownField",
     "VerificationResult",
     "build_bundle",
+    "check_days_link",
     "coverage_of",
     "decode_bundle",
     "encode_bundle",

@@ -236,6 +236,29 @@ def replay_log_file(
     )
 
 
+def check_days_link(earlier: ReplayedLog, later: ReplayedLog) -> None:
+    """Two replayed files of one log on consecutive days link: the later day's ``previous``
+    is the earlier day's last anchor. This shows what one file cannot: lines dropped from the
+    end of the earlier day's file."""
+    if (earlier.tenant, earlier.fleet, earlier.origin) != (later.tenant, later.fleet, later.origin):
+        raise TransparencyLogError("days_do_not_link", "the two files are of different logs")
+    if (
+        Date.fromisoformat(later.date).toordinal() - Date.fromisoformat(earlier.date).toordinal()
+        != 1
+    ):
+        raise TransparencyLogError("days_do_not_link", "the two files are not of consecutive days")
+    if later.previous != earlier.latest:
+        raise TransparencyLogError(
+            "days_do_not_link",
+            f"{later.date} continues from {_anchor_text(later.previous)}, but {earlier.date}"
+            f" ends at {_anchor_text(earlier.latest)}",
+        )
+
+
+def _anchor_text(anchor: tuple[int, bytes] | None) -> str:
+    return "nothing" if anchor is None else f"size {anchor[0]} ({b64(anchor[1])})"
+
+
 def _split(data: bytes) -> list[bytes]:
     if not data.endswith(b"\n"):
         raise TransparencyLogError("file_malformed", "the file is empty or lacks a final newline")
