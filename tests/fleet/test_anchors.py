@@ -5,14 +5,18 @@ Every test runs once per Store backend (the ``store`` fixture).
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from pathlib import Path
+
+import pytest
 
 from recordseal.core import leaf_hash
 from recordseal.ledger.genesis import tenant_genesis
 from recordseal.storage.base import Store
 from recordseal.storage.sqlite import SQLiteStore
 from recordseal.storage.sqlite_schema import MIGRATIONS, connect
+from tests.pg_cluster import Cluster
 
 from .support import ingest, seal, using
 
@@ -147,3 +151,67 @@ def test_a_database_from_before_tenant_scoping_keeps_its_logs(tmp_path: Path) ->
         pass
     else:
         raise AssertionError("two legacy logs of one fleet were accepted")
+
+
+def test_a_postgres_database_from_before_tenant_scoping_keeps_its_logs(postgres: Cluster) -> None:
+    """Migration 3 (PostgreSQL) makes ``logs.tenant`` nullable; rows and ids survive, existing
+    callers still read them, a legacy log can be opened beside them, and a second legacy log
+    of the same fleet is refused by the ``coalesce(tenant, '')`` index."""
+    import asyncpg
+
+    from recordseal.storage.postgres import PostgresStore
+    from recordseal.storage.postgres_schema import MIGRATIONS as PG_MIGRATIONS
+
+    url = postgres.url()
+
+    async def before() -> None:
+        conn = await asyncpg.connect(url)
+        try:
+            await conn.execute("CREATE TABLE schema_version (version integer NOT NULL)")
+            for version, script in enumerate(PG_MIGRATIONS[:2], start=1):
+                await conn.execute(script)
+                await conn.execute("INSERT INTO schema_version VALUES ($1)", version)
+            log_id = await conn.fetchval(
+                "INSERT INTO logs (tenant, fleet, origin, size, root) VALUES ('acme', 'f1',"
+                " 'test.local/acme/f1', 1, $1) RETURNING id",
+                b"r" * 32,
+            )
+            await conn.execute("INSERT INTO log_nodes VALUES ($1, 0, 0, $2)", log_id, b"n" * 32)
+            await conn.execute(
+                "INSERT INTO checkpoints VALUES ($1, 1, $2, 'note', '2026-01-01T00:00:00.000000Z')",
+                log_id,
+                b"r" * 32,
+            )
+        finally:
+            await conn.close()
+
+    asyncio.run(before())
+
+    async def body(store: Store) -> None:
+        rows = await store.anchors("acme", "f1")
+        assert [(a.tenant, a.size, a.root) for a in rows] == [("acme", 1, b"r" * 32)]
+        assert [c.size for c in await store.checkpoints("acme", "f1")] == [1]
+        assert await store.anchors(None, "f1") == []
+        assert await seal(store, None, "f1", DAY1) is not None  # a legacy log beside it
+        assert [(log.tenant, log.fleet) for log in await store.anchor_logs()] == [
+            ("acme", "f1"),
+            (None, "f1"),
+        ]
+
+    using(PostgresStore(url), body)
+
+    async def after() -> None:
+        conn = await asyncpg.connect(url)
+        try:
+            assert await conn.fetchval("SELECT max(version) FROM schema_version") == len(
+                PG_MIGRATIONS
+            )
+            with pytest.raises(asyncpg.UniqueViolationError):
+                await conn.execute(
+                    "INSERT INTO logs (tenant, fleet, origin, size, root)"
+                    " VALUES (NULL, 'f1', 'x', 0, '')"
+                )
+        finally:
+            await conn.close()
+
+    asyncio.run(after())

@@ -46,3 +46,21 @@ def test_the_sealer_uses_the_same_derivation() -> None:
 def test_log_origins_of_tenant_and_legacy_fleets() -> None:
     assert log_origin("svc.example", "acme", "f1") == "svc.example/acme/f1"
     assert log_origin("svc.example", None, "f1") == "svc.example/f1"
+
+
+@pytest.mark.parametrize("case", VECTORS["cases"], ids=lambda case: case["name"])
+def test_each_vector_spells_out_its_preimage(case: dict[str, Any]) -> None:
+    """The vector's preimage is tag ‖ le32(len) ‖ tenant ‖ le32(len) ‖ fleet, byte by byte,
+    and hashes to its genesis: the length width (4 bytes, little endian) is pinned here."""
+    import hashlib
+
+    tenant, fleet = (case["tenant"] or "").encode(), case["fleet"].encode()
+    spelled = (
+        TENANT_GENESIS_TAG
+        + len(tenant).to_bytes(4, "little")
+        + tenant
+        + len(fleet).to_bytes(4, "little")
+        + fleet
+    )
+    assert bytes.fromhex(case["preimage"]) == spelled
+    assert hashlib.sha256(spelled).hexdigest() == case["genesis"]

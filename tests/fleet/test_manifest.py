@@ -135,3 +135,49 @@ def test_a_fleet_id_colliding_across_tenants_is_refused_and_logged_at_warn(
 def test_an_unreadable_file_names_the_path(tmp_path: Path) -> None:
     with pytest.raises(ManifestError, match=r"missing\.toml: cannot be read"):
         load_manifest(tmp_path / "missing.toml")
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "key", "needle"),
+    [
+        ('[[fleet]]\nid = "a"\n', None, "version", "missing key 'version'"),
+        ("version = [1]\n", 1, "version", "unsupported version [1]"),
+        ("version = -1\n", 1, "version", "unsupported version -1"),
+        ("[version]\nmajor = 1\n", 1, "version", "unsupported version {'major': 1}"),
+        ('version = 1\n[[fleet]]\npreset = "x"\n', 2, "id", "missing key 'id'"),
+        ('version = 1\n[[fleet]]\nid = ""\n', 3, "id", "is not an identifier"),
+        ("version = 1\n[defaults]\npreset = 5\n", 3, "preset", "must be a string, not 5"),
+        ("version = 1\n[[fleet]]\nid = 'a'\nseed_path = true\n", 4, "seed_path", "not True"),
+        ("version = 1\n[[fleet]]\nid = 'a'\npreset = ['x']\n", 4, "preset", "not ['x']"),
+        ("version = 1\n[[fleet]]\nid = 'a'\n[fleet.tenant_id]\nx = 1\n", 4, "tenant_id", "string"),
+        ("version = 1\n[defaults.extra]\nx = 1\n", 2, "extra", "unknown key 'extra'"),
+        ("version = 1\ndefaults.tenant_id = '-x'\n", 2, "tenant_id", "not an identifier"),
+        ("version = 1\ndefaults = { tenant_id = 3 }\n", 2, "tenant_id", "must be a string"),
+        ("version = 1\nfleet = [{ id = 'a' }, { id = 'b', c = 1 }]\n", 2, "c", "number 2"),
+        ("version = 1\nfleet = [1, 2]\n", 2, "fleet", "must be an array of tables"),
+        ("version = 1\nfleet = 'a'\n", 2, "fleet", "must be an array of tables"),
+        ('version = 1\n[[fleet]]\nid = "a"\nseed_path = "a\\u0000b"\n', 4, "seed_path", "path"),
+        (
+            'version = 1\n[[fleet]]\nid = "a"\n[[fleet]]\nid = "b"\n[[fleet]]\nid = "a"\n',
+            7,
+            "id",
+            "[[fleet]] number 3: fleet id 'a' is declared twice (first as number 1)",
+        ),
+        (
+            'version = 1\n[[fleet]]\nid = "a"\n[[fleet]]\nid = "a"\ntenant_id = "globex"\n',
+            5,
+            "id",
+            "binds it to no tenant, this one to tenant 'globex'",
+        ),
+    ],
+)
+def test_every_kind_of_invalid_input_names_its_key_and_line(
+    text: str, line: int | None, key: str, needle: str
+) -> None:
+    """Wrong types, bad versions, missing and duplicate ids, keys written as sub-tables,
+    dotted keys or inline tables: the error carries the key and, where it is written, the
+    line (a missing ``version`` has none)."""
+    error = error_of(text)
+    assert (error.line, error.key) == (line, key), str(error)
+    assert needle in str(error)
+    assert (f", line {line}:" in str(error)) == (line is not None)

@@ -231,3 +231,86 @@ def test_the_watcher_reloads_when_the_file_changes(tmp_path: Path) -> None:
     asyncio.run(main())
     assert [c.fleet for c in seen[0].changes if c.kind == "added"] == ["fresh"]
     assert registry.manifest.fleet("fresh") is not None
+
+
+def test_seed_path_or_preset_changes_are_updates_also_through_the_defaults() -> None:
+    old = 'version = 1\n[defaults]\npreset = "a"\n[[fleet]]\nid = "f"\nseed_path = "/s1"\n'
+    seed = 'version = 1\n[defaults]\npreset = "a"\n[[fleet]]\nid = "f"\nseed_path = "/s2"\n'
+    preset = 'version = 1\n[defaults]\npreset = "b"\n[[fleet]]\nid = "f"\nseed_path = "/s1"\n'
+    for new, fields in ((seed, ("seed_path",)), (preset, ("preset",))):
+        (change,) = classify(parse_manifest(old), parse_manifest(new))
+        assert (change.kind, change.fields) == ("updated", fields)
+    assert kinds(old, old) == {"f": "unchanged"}
+
+
+def test_a_refused_reload_changes_nothing_and_a_later_one_applies_from_the_running_state(
+    tmp_path: Path,
+) -> None:
+    registry, path, recorder = registry_on(tmp_path, BASE)
+    running = registry.manifest
+    before = len(recorder.events)
+    path.write_text(
+        BASE.replace('id = "move"\ntenant_id = "acme"', 'id = "move"\ntenant_id = "globex"')
+        .replace('preset = "balanced"', 'preset = "strict"')
+        .replace('[[fleet]]\nid = "drop"\n', "")
+        + '[[fleet]]\nid = "fresh"\n'
+    )
+    assert not registry.reload().applied
+    assert registry.manifest is running
+    # nothing of the refused file was applied or audited as applied: only the refusal
+    assert [e.event for e in recorder.events[before:]] == ["fleet.rebind_refused"]
+    # the operator puts "move" back: the rest of the same edit now applies, against the
+    # manifest that kept running (drop removed, tune updated, fresh added)
+    path.write_text(path.read_text().replace('tenant_id = "globex"', 'tenant_id = "acme"'))
+    outcome = registry.reload()
+    assert outcome.applied
+    assert {c.fleet: c.kind for c in outcome.changes} == {
+        "keep": "unchanged",
+        "tune": "updated",
+        "move": "unchanged",
+        "fresh": "added",
+        "drop": "removed",
+    }
+
+
+def test_a_fleet_removed_then_added_back_under_another_tenant_is_refused(tmp_path: Path) -> None:
+    registry, path, recorder = registry_on(tmp_path, BASE)
+    path.write_text(BASE.replace('[[fleet]]\nid = "move"\ntenant_id = "acme"\n', ""))
+    assert registry.reload().applied and registry.manifest.fleet("move") is None
+    removed = registry.manifest
+    path.write_text(BASE.replace('id = "move"\ntenant_id = "acme"', 'id = "move"'))
+    outcome = registry.reload()
+    assert not outcome.applied and [c.fleet for c in outcome.refused] == ["move"]
+    assert registry.manifest is removed
+    refused = [e for e in recorder.events if e.event == "fleet.rebind_refused"]
+    assert [(e.fleet, e.tenant, e.details) for e in refused] == [
+        ("move", "acme", {"requested_tenant": None})
+    ]
+    # back under its first tenant it is an ordinary addition
+    path.write_text(BASE)
+    outcome = registry.reload()
+    assert outcome.applied and [c.kind for c in outcome.changes if c.fleet == "move"] == ["added"]
+
+
+def test_an_audit_sink_failing_during_a_reload_leaves_a_consistent_state(tmp_path: Path) -> None:
+    """The new manifest and every fleet's tenant are in place before the events go out: a
+    sink that fails part-way cannot let a later reload rebind a fleet it just added."""
+    from recordseal.fleet.audit import FileSink
+
+    path = tmp_path / "fleets.toml"
+    path.write_text(BASE)
+    sink = tmp_path / "audit.jsonl"
+    registry = FleetRegistry(load_manifest(path), FleetAudit(FileSink(sink)))
+    sink.unlink()
+    sink.mkdir()  # the audit file cannot be written any more
+    path.write_text(BASE + '[[fleet]]\nid = "one"\ntenant_id = "acme"\n[[fleet]]\nid = "two"\n')
+    with pytest.raises(OSError):
+        registry.reload()
+    assert registry.manifest.ids == ["keep", "tune", "drop", "move", "one", "two"]
+    sink.rmdir()
+    one = '[[fleet]]\nid = "one"\ntenant_id = "acme"\n'
+    path.write_text(BASE + one)  # "two" removed
+    assert registry.reload().applied
+    path.write_text(BASE + one + '[[fleet]]\nid = "two"\ntenant_id = "globex"\n')
+    outcome = registry.reload()  # "two" was bound with no tenant in this process
+    assert not outcome.applied and [c.fleet for c in outcome.refused] == ["two"]

@@ -124,13 +124,26 @@ def test_the_cli_writes_a_day_and_the_route_serves_it_per_tenant(
         [str(root / "acme" / "f1.log"), str(root / "globex" / "solo.log")]
     )
     assert main(["transparency", "replay", str(root / "acme" / "f1.log")]) == 0
-    assert "1 anchor(s) replayed to the genesis root" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "1 anchor(s) replayed to the genesis root" in out
+    assert f"it is {today}/acme/f1.log" in out
     tampered = env / "tampered.log"
     tampered.write_bytes(
         (root / "acme" / "f1.log").read_bytes().replace(b'"tenant":"acme"', b'"tenant":"globex"')
     )
     assert main(["transparency", "replay", str(tampered)]) == 1
     assert "genesis_mismatch" in capsys.readouterr().err
+    # a valid file of another tenant's fleet, under acme/f1's name: the name is checked
+    swapped = env / "mirror" / today / "acme" / "f1.log"
+    swapped.parent.mkdir(parents=True)
+    swapped.write_bytes((root / "globex" / "solo.log").read_bytes())
+    assert main(["transparency", "replay", str(swapped)]) == 1
+    assert "scope_mismatch" in capsys.readouterr().err
+    solo = root / "globex" / "solo.log"
+    assert main(["transparency", "replay", str(solo), "--expect", f"{today}/acme/f1.log"]) == 1
+    assert "scope_mismatch" in capsys.readouterr().err
+    assert main(["transparency", "replay", str(swapped), "--any-name"]) == 0
+    assert main(["transparency", "replay", str(solo), "--expect", "solo"]) == 2
 
     with TestClient(create_app()) as client:
         panel = client.app.state.panel

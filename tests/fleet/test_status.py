@@ -74,3 +74,56 @@ def test_status_shows_the_tenants_latest_anchor_and_witnesses(store: Store) -> N
         assert (await alone(ref)).witness_state == "none_configured"
 
     using(store, body)
+
+
+def test_the_organization_page_shows_every_fleets_anchor_and_witnesses_from_the_store(
+    store: Store,
+) -> None:
+    """The panel's organization page with the real status reader over a real store: every
+    fleet of the organization, in HTML and in JSON, with the tenant's own anchors only."""
+    from litestar.testing import TestClient
+
+    from tests.panel_web.conftest import HTML, JSON, Panel
+
+    panel = Panel(seeded_store())
+    with TestClient(panel.app) as client:
+        portal = client.blocking_portal
+        portal.call(store.open)
+        try:
+            batch = portal.call(seal, store, "acme", "fleet-a1", "2026-11-21T01:00:00.000000Z")
+            assert batch is not None
+            cosignature = WITNESS.cosign(batch.note.split("\n\n")[0] + "\n", 1_790_000_000)
+            portal.call(store.add_cosignature, batch.origin, 1, "w1", cosignature.line)
+            # fleet-a2 has anchors in the legacy log and in globex's log only
+            portal.call(seal, store, None, "fleet-a2", "2026-11-21T02:00:00.000000Z")
+            portal.call(seal, store, "globex", "fleet-a2", "2026-11-21T02:00:00.000000Z")
+            panel.context.fleet_status = FleetStatusReader(
+                store, lambda: MANIFEST, [WITNESS.name], ["tsa-1"]
+            )
+            cookie = panel.tenant("acme")
+            page = client.get("/tenants/acme/orgs/eng", headers=panel.cookie(cookie, **HTML))
+            body = client.get("/tenants/acme/orgs/eng", headers=panel.cookie(cookie, **JSON))
+        finally:
+            portal.call(store.close)
+    assert page.status_code == 200 and body.status_code == 200
+    rows = {
+        fleet: row
+        for row in page.text.split("<tr>")[2:]
+        for fleet in ("fleet-a1", "fleet-a2")
+        if f"<code>{fleet}</code>" in row
+    }
+    assert set(rows) == {"fleet-a1", "fleet-a2"}
+    assert "size 1" in rows["fleet-a1"] and batch.root.hex()[:16] in rows["fleet-a1"]
+    assert "cosigned by 1 of 2: witness.test/w1" in rows["fleet-a1"]
+    assert "bound to this tenant (preset <code>p1</code>)" in rows["fleet-a1"]
+    assert "none yet" in rows["fleet-a2"] and "listed without a tenant" in rows["fleet-a2"]
+    statuses = body.json()["fleet_status"]
+    assert set(statuses) == {"fleet-a1", "fleet-a2"}
+    assert statuses["fleet-a1"]["anchor_size"] == 1
+    assert statuses["fleet-a1"]["anchor_root"] == batch.root.hex()
+    assert statuses["fleet-a1"]["anchor_at"] == "2026-11-21T01:00:00.000000Z"
+    assert statuses["fleet-a1"]["witness_state"] == "partial"
+    assert statuses["fleet-a1"]["vouched_by"] == [WITNESS.name]
+    assert statuses["fleet-a2"]["anchor_size"] is None
+    assert statuses["fleet-a2"]["witness_state"] == "no_anchor"
+    assert statuses["fleet-a2"]["manifest"] == "no_tenant"

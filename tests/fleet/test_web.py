@@ -162,3 +162,60 @@ def test_the_organization_page_lists_each_fleets_latest_anchor_and_witness_statu
     assert body["fleet_status"]["fleet-a1"]["anchor_size"] == 42
     assert body["fleet_status"]["fleet-a1"]["witness_state"] == "partial"
     assert body["fleet_status"]["fleet-a2"]["witness_state"] == "no_anchor"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        f"/transparency/{DAY}/%2e%2e/{DAY}/acme/fleet-a1.log",
+        f"/transparency/{DAY}/..%2Facme/fleet-a1.log",
+        f"/transparency/{DAY}/acme/..%2F..%2F{DAY}%2Fsolo.log",
+        f"/transparency/{DAY}/acme/%2e%2e%2Fsecret.log",
+        f"/transparency/..%2F{DAY}/acme/fleet-a1.log",
+        f"/transparency/{DAY}%2F..%2F{DAY}/acme/fleet-a1.log",
+        "/transparency/%2e%2e/secret.log",
+        f"/transparency/{DAY}/%2Fetc%2Fpasswd",
+        f"/transparency/{DAY}/.hidden.log",
+        f"/transparency/{DAY}/acme/.fleet-a1.log.tmp",
+        "/transparency/\uff12\uff10\uff12\uff16-11-21/acme/fleet-a1.log",  # full-width digits
+    ],
+)
+def test_no_path_leaves_the_transparency_root(
+    client: TestClient[Litestar], panel: Panel, tmp_path: Path, path: str
+) -> None:
+    """Every segment is checked (a date, identifiers) before it touches the file system, so
+    neither ``..`` nor an encoded ``/`` reaches a file outside the root or another folder."""
+    (tmp_path / "secret.log").write_bytes(b"outside the day folders\n")
+    (tmp_path / DAY / ".hidden.log").write_bytes(b"hidden\n")
+    response = client.get(path, headers=panel.cookie(panel.legacy(), **JSON))
+    assert response.status_code == 404, response.content
+    assert b"outside" not in response.content and b"hidden" not in response.content
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/transparency/not-a-date/globex/fleet-g1.log",
+        f"/transparency/{DAY}/globex/..log",
+        f"/transparency/{DAY}/globex/fleet-g1.txt",
+    ],
+)
+def test_the_tenant_check_comes_before_any_name_check(
+    client: TestClient[Litestar], panel: Panel, path: str
+) -> None:
+    """Another tenant's path is 403 whatever follows, never 404: no oracle at all."""
+    response = client.get(path, headers=panel.cookie(panel.tenant("acme"), **JSON))
+    assert response.status_code == 403 and response.json()["code"] == "forbidden_tenant"
+    assert panel.context.metrics["not_found"] == 0
+
+
+def test_a_legacy_session_reads_a_tenants_log_without_a_tenant_in_its_cookie(
+    client: TestClient[Litestar], panel: Panel
+) -> None:
+    """Spec 5.3: legacy (passkey) sessions are not tenant-gated, for any tenant's file."""
+    for user in ("root", "someone-else"):
+        cookie = panel.cookie(panel.legacy(user), **JSON)
+        for tenant, fleet, body in (("acme", "fleet-a1", ACME), ("globex", "fleet-g1", GLOBEX)):
+            response = client.get(f"/transparency/{DAY}/{tenant}/{fleet}.log", headers=cookie)
+            assert response.status_code == 200 and response.content == body
+    assert panel.context.metrics["forbidden_cross_tenant"] == 0

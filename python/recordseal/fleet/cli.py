@@ -21,9 +21,9 @@ def _day(text: str) -> date:
 
 async def _write(settings: Settings, root: Path, day: date) -> list[Path]:
     from recordseal.fleet.transparency import write_day
-    from recordseal.storage.sqlite import SQLiteStore
+    from recordseal.storage.backends import open_store
 
-    store = SQLiteStore(settings.database_path)
+    store = open_store(settings)  # PostgreSQL when a database URL is set, else SQLite
     await store.open()
     try:
         return await write_day(store, root, day)
@@ -34,7 +34,9 @@ async def _write(settings: Settings, root: Path, day: date) -> list[Path]:
 def _transparency_write(args: argparse.Namespace) -> int:
     from recordseal.fleet.transparency import utc_today
 
-    settings = Settings.from_env(data_dir=args.data_dir, transparency_dir=args.root)
+    settings = Settings.from_env(
+        data_dir=args.data_dir, database_url=args.database_url, transparency_dir=args.root
+    )
     day = args.date or utc_today() - timedelta(days=1)
     for path in asyncio.run(_write(settings, settings.transparency_root, day)):
         print(path)
@@ -43,8 +45,15 @@ def _transparency_write(args: argparse.Namespace) -> int:
 
 def _transparency_replay(args: argparse.Namespace) -> int:
     from recordseal.tlog import CosignatureVerifier, Ed25519Verifier, TlogError
-    from recordseal.verify.transparency import TransparencyLogError, replay_log_file
+    from recordseal.verify.transparency import LogFileName, TransparencyLogError, replay_log_file
 
+    expected = LogFileName.parse(args.expect or args.file)
+    if args.expect and expected is None:
+        print(
+            f"recordseal: --expect {args.expect!r} is not DATE/FLEET.log or DATE/TENANT/FLEET.log",
+            file=sys.stderr,
+        )
+        return 2
     try:
         log_keys = [Ed25519Verifier.from_vkey(vkey) for vkey in args.log_vkey]
         witness_keys = [CosignatureVerifier.from_vkey(vkey) for vkey in args.witness_vkey]
@@ -53,7 +62,10 @@ def _transparency_replay(args: argparse.Namespace) -> int:
         return 2
     try:
         replayed = replay_log_file(
-            args.file.read_bytes(), log_verifiers=log_keys, witness_verifiers=witness_keys
+            args.file.read_bytes(),
+            log_verifiers=log_keys,
+            witness_verifiers=witness_keys,
+            expected=None if args.any_name else expected,
         )
     except (OSError, TransparencyLogError) as error:
         code = getattr(error, "code", "unreadable")
@@ -66,7 +78,12 @@ def _transparency_replay(args: argparse.Namespace) -> int:
         cosigned = f" cosigned by {', '.join(anchor.cosigned_by)}" if anchor.cosigned_by else ""
         print(f"anchor {anchor.size} {anchor.root.hex()} {anchor.created_at}{cosigned}")
     signed = "signatures verified" if log_keys else "log signatures not checked (no --log-vkey)"
-    print(f"OK: {len(replayed.anchors)} anchor(s) replayed to the genesis root; {signed}")
+    named = (
+        f"it is {expected.path}"
+        if expected and not args.any_name
+        else "its name was not checked (no --expect, and the path is not DATE/[TENANT/]FLEET.log)"
+    )
+    print(f"OK: {len(replayed.anchors)} anchor(s) replayed to the genesis root; {signed}; {named}")
     return 0
 
 
@@ -94,6 +111,11 @@ def add_fleet_parsers(commands: Any) -> None:
         "write", help="write one day's file of every (tenant, fleet) log, replacing old ones"
     )
     write.add_argument("--data-dir", type=Path, default=None)
+    write.add_argument(
+        "--database-url",
+        default=None,
+        help="postgresql:// URL of the record store (RECORDSEAL_DATABASE_URL; SQLite if unset)",
+    )
     write.add_argument("--root", type=Path, default=None, help="(<data-dir>/transparency)")
     write.add_argument("--date", type=_day, default=None, help="UTC day (yesterday)")
     write.set_defaults(run=_transparency_write)
@@ -103,6 +125,15 @@ def add_fleet_parsers(commands: Any) -> None:
     replay.add_argument("file", type=Path)
     replay.add_argument("--log-vkey", action="append", default=[], help="the log's vkey")
     replay.add_argument("--witness-vkey", action="append", default=[], help="a witness vkey")
+    replay.add_argument(
+        "--expect",
+        default=None,
+        help="the name it was published under, DATE/[TENANT/]FLEET.log (default: taken from"
+        " the file's path when it ends in that layout)",
+    )
+    replay.add_argument(
+        "--any-name", action="store_true", help="do not check the file's (tenant, fleet, date)"
+    )
     replay.set_defaults(run=_transparency_replay)
 
     fleet = commands.add_parser("fleet", help="proxy fleets").add_subparsers(

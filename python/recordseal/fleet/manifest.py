@@ -95,10 +95,18 @@ def parse_manifest(text: str, path: Path | None = None) -> FleetManifest:
 
 
 class _KeyLines:
-    """Where tables and keys are written: (table, array index, key) -> 1-based line."""
+    """Where tables and keys are written: (table, array index, key) -> 1-based line.
+
+    Besides ``key =`` lines under a header, a key may be written as a sub-table header
+    (``[fleet.tenant_id]``, under the last ``[[fleet]]``) or as a dotted key at the top level
+    (``defaults.tenant_id = …``); a table written inline (``defaults = {…}``,
+    ``fleet = [{…}]``) is located at the line of its top-level key.
+    """
 
     _HEADER = re.compile(r"\s*(\[\[?)\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
-    _KEY = re.compile(r"""\s*("(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_-]+)\s*[.=]""")
+    _KEY = re.compile(
+        r"""\s*("(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_-]+)\s*(?:\.\s*("(?:[^"\\]|\\.)*"|'[^']*'|[A-Za-z0-9_-]+)\s*)?[.=]"""
+    )
 
     def __init__(self, text: str) -> None:
         self.lines: dict[tuple[str, int, str | None], int] = {}
@@ -107,25 +115,34 @@ class _KeyLines:
         for number, line in enumerate(text.splitlines(), start=1):
             header = self._HEADER.match(line)
             if header:
-                table = header.group(2).strip().strip("\"'")
+                name = header.group(2).strip().strip("\"'")
                 if header.group(1) == "[[":
-                    index = counts.get(table, 0)
-                    counts[table] = index + 1
+                    table, index = name, counts.get(name, 0)
+                    counts[name] = index + 1
                 else:
-                    index = 0
+                    parent, _, key = name.partition(".")
+                    if key:  # [fleet.tenant_id]: the key tenant_id of the last [[fleet]]
+                        at = max(counts.get(parent, 1) - 1, 0)
+                        self.lines.setdefault((parent, at, key.strip().strip("\"'")), number)
+                    table, index = name, 0
                 self.lines.setdefault((table, index, None), number)
                 continue
             key = self._KEY.match(line)
             if key:
-                self.lines.setdefault((table, index, key.group(1).strip("\"'")), number)
+                first = key.group(1).strip("\"'")
+                self.lines.setdefault((table, index, first), number)
+                if key.group(2) and not table:  # defaults.tenant_id = … at the top level
+                    self.lines.setdefault((first, 0, key.group(2).strip("\"'")), number)
 
     def of(self, table: str, index: int = 0, key: str | None = None) -> int | None:
         """The key's line, else the line of a table header named after it (``[fleet]`` for
-        the key ``fleet``), else its table's header line."""
+        the key ``fleet``), else its table's header line, else the line of the top-level
+        key naming its table (an inline table)."""
         return (
             self.lines.get((table, index, key))
             or (self.lines.get((key, 0, None)) if key and not table else None)
             or self.lines.get((table, index, None))
+            or (self.lines.get(("", 0, table)) if table else None)
         )
 
 
@@ -140,7 +157,7 @@ class _Reader:
     def manifest(self, data: dict[str, Any]) -> FleetManifest:
         self.only(data, TOP_KEYS, "", 0, "the top level")
         if "version" not in data:
-            self.fail(f"missing key 'version' (it must be {MANIFEST_VERSION})", "", 0, None)
+            self.fail(f"missing key 'version' (it must be {MANIFEST_VERSION})", "", 0, "version")
         version = data["version"]
         if type(version) is not int or version != MANIFEST_VERSION:
             self.fail(
@@ -168,7 +185,7 @@ class _Reader:
         where = f"[[fleet]] number {index + 1}"
         self.only(table, FLEET_KEYS, "fleet", index, where)
         if "id" not in table:
-            self.fail(f"{where}: missing key 'id'", "fleet", index)
+            self.fail(f"{where}: missing key 'id'", "fleet", index, "id")
         values = {**base}
         for key in table:
             values[key] = self.value(table, key, "fleet", index, where)
@@ -217,15 +234,15 @@ class _Reader:
                 # spec panel 6.4, 7: a collision across tenants is not a plain duplicate
                 log.warning(
                     "cross-tenant fleet id collision in the fleet manifest: fleet %r is bound"
-                    " to tenant %r and again to tenant %r",
+                    " to %s and again to %s",
                     fleet.id,
-                    first[1].tenant_id,
-                    fleet.tenant_id,
+                    _tenant(first[1]),
+                    _tenant(fleet),
                 )
                 self.fail(
                     f"[[fleet]] number {index + 1}: fleet id {fleet.id!r} collides across"
-                    f" tenants: number {first[0] + 1} binds it to tenant"
-                    f" {first[1].tenant_id!r}, this one to {fleet.tenant_id!r}",
+                    f" tenants: number {first[0] + 1} binds it to {_tenant(first[1])}, this"
+                    f" one to {_tenant(fleet)}",
                     "fleet",
                     index,
                     "id",
@@ -237,3 +254,7 @@ class _Reader:
                 index,
                 "id",
             )
+
+
+def _tenant(fleet: FleetBinding) -> str:
+    return "no tenant" if fleet.tenant_id is None else f"tenant {fleet.tenant_id!r}"

@@ -120,14 +120,15 @@ class FleetRegistry:
             )
         if not outcome.applied:
             return outcome
+        # The whole new state first, then the events: an audit sink that fails part-way
+        # never leaves the manifest and the bound tenants out of step.
         self.manifest = new
+        self._bound.update({f.id: f.tenant_id for f in new.fleets})
         for change in changes:
             if change.kind == "unchanged":
                 continue
             binding = change.new or change.old
             assert binding is not None
-            if change.new is not None:
-                self._bound[change.fleet] = change.new.tenant_id
             log.info("fleet manifest reload: fleet %r %s", change.fleet, change.kind)
             self._audit.emit(
                 scope_of(binding), f"fleet.{change.kind}", changed=",".join(change.fields) or None

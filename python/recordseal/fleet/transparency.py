@@ -129,19 +129,31 @@ def utc_today() -> date:
     return datetime.now(UTC).date()
 
 
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+#: How long after 00:00 UTC the job waits before writing the day that ended: an anchor stamped
+#: 23:59:59 may still be committing at midnight, and a file, once written, is kept.
+SETTLE = timedelta(minutes=5)
+
+
 async def run_daily(
     store: Store,
     root: Path,
     is_leader: Callable[[], Awaitable[bool]],
     interval: float = 60.0,
-    today: Callable[[], date] = utc_today,
+    now: Callable[[], datetime] = utc_now,
+    settle: timedelta = SETTLE,
 ) -> None:
-    """The in-service job: every ``interval`` seconds, the leader writes yesterday's files
-    that do not exist yet (so each day is written once, soon after 00:00 UTC)."""
+    """The in-service job: every ``interval`` seconds, the leader writes the files of the day
+    that ended at least ``settle`` ago and do not exist yet (so each day is written once,
+    soon after 00:00 UTC, with every anchor of that day)."""
     while True:
         try:
             if await is_leader():
-                written = await write_day(store, root, today() - timedelta(days=1), replace=False)
+                day = (now() - settle).date() - timedelta(days=1)
+                written = await write_day(store, root, day, replace=False)
                 if written:
                     log.info("transparency: wrote %d file(s)", len(written))
         except Exception:  # a failed round is retried on the next one

@@ -7,8 +7,9 @@ transparency-log formats only. It imports neither the web layer nor storage.
 :class:`VerificationResult`; it never raises on a bad bundle (the verdict is then ``FAILED``
 with the reason in check 1). The parse functions raise :class:`BundleError`.
 
-``replay_log_file(data)`` replays a daily transparency log file of a (tenant, fleet) log back
-to its genesis root (docs/fleets.md); it raises :class:`TransparencyLogError`.
+``replay_log_file(data, expected=LogFileName.parse(name))`` replays a daily transparency log
+file of a (tenant, fleet) log back to its genesis root, and checks it is the file of that name
+(docs/fleets.md); it raises :class:`TransparencyLogError`.
 """
 
 from .build import (
@@ -51,7 +52,13 @@ from .result import (
     TimeBracket,
     VerificationResult,
 )
-from .transparency import ReplayedLog, TransparencyLogError, replay_log_file
+from .transparency import (
+    LogFileName,
+    ReplayedLog,
+    TransparencyLogError,
+    check_days_link,
+    replay_log_file,
+)
 from .verifier import verify_bundle
 
 __all__ = [
@@ -68,6 +75,7 @@ __all__ = [
     "DuplicateField",
     "Header",
     "KeyDirectory",
+    "LogFileName",
     "LogKey",
     "RecordRef",
     "ReplayedLog",
@@ -82,6 +90,7 @@ __all__ = [
     "UnknownField",
     "VerificationResult",
     "build_bundle",
+    "check_days_link",
     "coverage_of",
     "decode_bundle",
     "encode_bundle",

@@ -21,8 +21,11 @@ Replay starts from the genesis root it recomputes from (tenant, fleet), checks t
 header names it, and follows the chain of consistency proofs through ``previous`` and every
 line: each anchor is proven to extend the one before, hence the genesis. Each checkpoint must
 state the header's origin, the line's size and root; signatures are verified when the
-caller supplies the log's (and the witnesses') keys. Any failure raises
-:class:`TransparencyLogError` with a stable ``code`` and the line number.
+caller supplies the log's (and the witnesses') keys. A file proves itself only: a server
+could hand out another fleet's (or another day's) valid file under a name, so a caller who
+fetched ``<date>/<tenant>/<fleet>.log`` passes that name as ``expected``
+(:meth:`LogFileName.parse`), and a file of another (tenant, fleet) or day is refused. Any
+failure raises :class:`TransparencyLogError` with a stable ``code`` and the line number.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date as Date
+from pathlib import PurePath
 from typing import TypeVar
 
 import msgspec
@@ -53,8 +57,10 @@ T = TypeVar("T")
 
 FORMAT = "recordseal-transparency-log/v1"
 _IDENTIFIER = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-_INSTANT = re.compile(r"(\d{4}-\d{2}-\d{2})T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z")
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_INSTANT = re.compile(
+    r"(([0-9]{4}-[0-9]{2}-[0-9]{2})T[0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.([0-9]{1,9}))?Z"
+)
 
 
 class TransparencyLogError(ValueError):
@@ -119,6 +125,37 @@ class ReplayedLog:
         return self.previous
 
 
+@dataclass(frozen=True, slots=True)
+class LogFileName:
+    """Where a day's file of a (tenant, fleet) log is published: ``<date>/<fleet>.log`` for a
+    fleet with no tenant, ``<date>/<tenant>/<fleet>.log`` for a tenant's fleet."""
+
+    date: str
+    tenant: str | None
+    fleet: str
+
+    @property
+    def path(self) -> str:
+        folder = self.date if self.tenant is None else f"{self.date}/{self.tenant}"
+        return f"{folder}/{self.fleet}.log"
+
+    @classmethod
+    def parse(cls, path: str | PurePath) -> LogFileName | None:
+        """The name at the end of ``path`` (a file path or a URL path), or None when it does
+        not end in either layout."""
+        parts = PurePath(path).parts
+        if not parts or not parts[-1].endswith(".log"):
+            return None
+        fleet = parts[-1].removesuffix(".log")
+        if not _IDENTIFIER.fullmatch(fleet):
+            return None
+        if len(parts) >= 2 and _is_date(parts[-2]):
+            return cls(parts[-2], None, fleet)
+        if len(parts) >= 3 and _is_date(parts[-3]) and _IDENTIFIER.fullmatch(parts[-2]):
+            return cls(parts[-3], parts[-2], fleet)
+        return None
+
+
 def b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
@@ -133,16 +170,27 @@ def replay_log_file(
     *,
     log_verifiers: Iterable[NoteVerifier] = (),
     witness_verifiers: Iterable[CosignatureVerifier] = (),
+    expected: LogFileName | None = None,
 ) -> ReplayedLog:
     """Replay a day's file back to its genesis root; raise TransparencyLogError if it does not.
 
     With ``log_verifiers`` every checkpoint's log signature must verify under them; with
-    ``witness_verifiers`` cosignatures by those witnesses must verify and are reported.
+    ``witness_verifiers`` cosignatures by those witnesses must verify and are reported. With
+    ``expected``, the file must be the log of that (tenant, fleet) on that day
+    (``scope_mismatch`` otherwise).
     """
     log_keys, witness_keys = list(log_verifiers), list(witness_verifiers)
     lines = _split(data)
     header = _decode(lines[0], Header, 1)
     _check_header(header)
+    found = LogFileName(header.date, header.tenant, header.fleet)
+    if expected is not None and found != expected:
+        raise TransparencyLogError(
+            "scope_mismatch",
+            f"the file is {found.path} (tenant {found.tenant!r}, fleet {found.fleet!r}), not"
+            f" {expected.path}",
+            1,
+        )
     genesis = tenant_genesis(header.tenant, header.fleet)
     if _bytes(header.genesis, "genesis", 1) != genesis:
         raise TransparencyLogError(
@@ -171,7 +219,8 @@ def replay_log_file(
             raise TransparencyLogError(
                 "size_not_increasing", f"size {line.size} does not grow from {size}", number
             )
-        if _day_of(line.created_at, number) != header.date or line.created_at < last_time:
+        order = _order_of(line.created_at, number)
+        if _day_of(line.created_at, number) != header.date or order < last_time:
             raise TransparencyLogError(
                 "date_mismatch",
                 f"created_at {line.created_at} is not in order within {header.date}",
@@ -181,10 +230,33 @@ def replay_log_file(
         _consistent(size, root, line.size, line_root, line.proof, number, f"anchor {line.size}")
         cosigned = _check_checkpoint(header, line, line_root, number, log_keys, witness_keys)
         anchors.append(ReplayedAnchor(line.size, line_root, line.created_at, cosigned))
-        size, root, last_time = line.size, line_root, line.created_at
+        size, root, last_time = line.size, line_root, order
     return ReplayedLog(
         header.origin, header.tenant, header.fleet, header.date, genesis, previous, tuple(anchors)
     )
+
+
+def check_days_link(earlier: ReplayedLog, later: ReplayedLog) -> None:
+    """Two replayed files of one log on consecutive days link: the later day's ``previous``
+    is the earlier day's last anchor. This shows what one file cannot: lines dropped from the
+    end of the earlier day's file."""
+    if (earlier.tenant, earlier.fleet, earlier.origin) != (later.tenant, later.fleet, later.origin):
+        raise TransparencyLogError("days_do_not_link", "the two files are of different logs")
+    if (
+        Date.fromisoformat(later.date).toordinal() - Date.fromisoformat(earlier.date).toordinal()
+        != 1
+    ):
+        raise TransparencyLogError("days_do_not_link", "the two files are not of consecutive days")
+    if later.previous != earlier.latest:
+        raise TransparencyLogError(
+            "days_do_not_link",
+            f"{later.date} continues from {_anchor_text(later.previous)}, but {earlier.date}"
+            f" ends at {_anchor_text(earlier.latest)}",
+        )
+
+
+def _anchor_text(anchor: tuple[int, bytes] | None) -> str:
+    return "nothing" if anchor is None else f"size {anchor[0]} ({b64(anchor[1])})"
 
 
 def _split(data: bytes) -> list[bytes]:
@@ -200,14 +272,17 @@ def _decode(raw: bytes, kind: type[T], number: int) -> T:
         raise TransparencyLogError("line_malformed", str(error), number) from None
 
 
+def _is_date(text: str) -> bool:
+    try:
+        return bool(_DATE.fullmatch(text)) and Date.fromisoformat(text).isoformat() == text
+    except ValueError:
+        return False
+
+
 def _check_header(header: Header) -> None:
     if header.format != FORMAT:
         raise TransparencyLogError("format_unknown", f"format is not {FORMAT!r}", 1)
-    try:
-        valid_date = bool(_DATE.fullmatch(header.date)) and Date.fromisoformat(header.date)
-    except ValueError:
-        valid_date = False
-    if not valid_date:
+    if not _is_date(header.date):
         raise TransparencyLogError("line_malformed", f"date {header.date!r} is not a date", 1)
     for name, value in (("tenant", header.tenant), ("fleet", header.fleet)):
         if value is not None and not _IDENTIFIER.fullmatch(value):
@@ -217,12 +292,22 @@ def _check_header(header: Header) -> None:
 
 
 def _day_of(instant: str, number: int) -> str:
+    return _parse_instant(instant, number).group(2)
+
+
+def _order_of(instant: str, number: int) -> str:
+    """A text that sorts like the instant, whatever the number of fraction digits."""
+    found = _parse_instant(instant, number)
+    return f"{found.group(1)}.{(found.group(3) or '').ljust(9, '0')}"
+
+
+def _parse_instant(instant: str, number: int) -> re.Match[str]:
     found = _INSTANT.fullmatch(instant)
     if found is None:
         raise TransparencyLogError(
             "line_malformed", f"created_at {instant!r} is not RFC 3339 UTC", number
         )
-    return found.group(1)
+    return found
 
 
 def _bytes(text: str, what: str, number: int) -> bytes:

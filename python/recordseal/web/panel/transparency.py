@@ -30,7 +30,7 @@ from recordseal.web.panel.views import check_tenant_scope, not_found
 log = logging.getLogger("recordseal.panel.web")
 
 MEDIA_TYPE = "application/jsonl"
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
 def _valid_date(text: str) -> bool:
