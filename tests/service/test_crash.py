@@ -31,6 +31,7 @@ def recordseal(*args: str, **kwargs) -> subprocess.Popen[bytes]:
 
 
 def start_server(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
+    output = (data_dir / "server.log").open("ab")
     server = recordseal(
         "serve",
         "--data-dir",
@@ -39,19 +40,22 @@ def start_server(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
         str(port),
         "--workers",
         "2",
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stdout=output,
+        stderr=subprocess.STDOUT,
         start_new_session=True,  # its own process group: SIGKILL reaches every worker
     )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and server.poll() is None:
         try:
             if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
                 return server
         except httpx.HTTPError:
             time.sleep(0.1)
-    os.killpg(server.pid, signal.SIGKILL)
-    raise RuntimeError("server did not start")
+    if server.poll() is None:
+        os.killpg(server.pid, signal.SIGKILL)
+    server.wait()
+    log = (data_dir / "server.log").read_text(errors="replace")[-4000:]
+    raise RuntimeError(f"server did not start (exit {server.returncode}); its output:\n{log}")
 
 
 def create_token(data_dir: Path, tenant: str) -> str:
