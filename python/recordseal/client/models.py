@@ -17,8 +17,8 @@ class Record(msgspec.Struct, frozen=True):
     payload: dict[str, Any]
 
 
-class Receipt(msgspec.Struct, frozen=True):
-    """What the service answered for an accepted record."""
+class _RecordFields(msgspec.Struct, frozen=True):
+    """The members a record's receipt and its view share."""
 
     record_id: str
     stream: str
@@ -30,6 +30,11 @@ class Receipt(msgspec.Struct, frozen=True):
     key_id: str
     field_count: int
     attestation: str
+
+
+class Receipt(_RecordFields, frozen=True):
+    """What the service answered for an accepted record."""
+
     #: True when the service recognised a retry: this is the first attempt's record.
     replayed: bool = False
 
@@ -59,17 +64,9 @@ class Erasure(msgspec.Struct, frozen=True):
     payloads_deleted: int
 
 
-class RecordView(msgspec.Struct, frozen=True):
-    record_id: str
-    stream: str
-    seq: int
-    root: str
-    chain_leaf: str
-    header: dict[str, Any]
-    signature: str
-    key_id: str
-    field_count: int
-    attestation: str
+class RecordView(_RecordFields, frozen=True):
+    """A stored record (``GET /v1/records/{id}``), with where it was sealed, once it is."""
+
     seal: dict[str, Any] | None = None
 
 
