@@ -52,7 +52,7 @@ class PostgresStore(PostgresLedger):
         finally:
             await conn.close()
         self._pool_ = await asyncpg.create_pool(self.url, min_size=1, max_size=self._pool_size)
-        self._writer = AppendWriter(self._pool_)
+        self._writer = AppendWriter(self.url)
 
     @property
     def _pool(self) -> asyncpg.Pool:
