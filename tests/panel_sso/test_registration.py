@@ -302,3 +302,60 @@ def test_an_organization_with_a_declared_reference_only_takes_that_id(
 ) -> None:
     organization = asyncio.run(rp.panel.tenants.get_organization("acme", "eng"))
     assert isinstance(organization, Organization) and organization.sso_provider_ref == "acme-okta"
+
+
+# -- who may register and remove ------------------------------------------------------
+
+
+def sso_operator(
+    rp: RelyingParty, client: TestClient[Litestar], org: str = "eng"
+) -> dict[str, str]:
+    token = rp.keyring.issue(TenantSession("o@acme.test", "acme", org, 2_000_000_000, "operator"))
+    headers = {"Cookie": f"{COOKIE_NAME}={token}"}
+    csrf = client.get("/tenants", headers={**headers, **JSON}).json()["session"]["csrf_token"]
+    return {**headers, **JSON, "X-CSRF-Token": csrf}
+
+
+def test_an_sso_operator_registers_for_its_own_organization_only(
+    rp: RelyingParty, op: OpenIdProvider, client: TestClient[Litestar]
+) -> None:
+    other = "/tenants/acme/orgs/ops/sso"
+    ops_form = code_form(op, id="ops-okta", redirect_uri=f"{RP_BASE}/sso/ops-okta/callback")
+    refused = client.post(other, json=ops_form, headers=sso_operator(rp, client, "eng"))
+    assert refused.status_code == 403
+    assert refused.json()["code"] == "forbidden_organization"
+    assert rp.registry.resolve("ops-okta") is None
+    assert rp.panel.metrics["forbidden_organization"] == 1
+    page = client.get(other, headers={k: v for k, v in sso_operator(rp, client).items()
+                                      if k == "Cookie"})  # fmt: skip
+    assert page.status_code == 200 and 'name="client_secret"' not in page.text
+    own = client.post(other, json=ops_form, headers=sso_operator(rp, client, "ops"))
+    assert own.status_code == 201
+    assert (
+        client.post(PAGE, json=code_form(op), headers=sso_operator(rp, client, "eng")).status_code
+        == 201
+    )
+
+
+def test_an_sso_operator_cannot_remove_another_organizations_provider(
+    rp: RelyingParty, op: OpenIdProvider, client: TestClient[Litestar]
+) -> None:
+    register_code(rp, op)
+    refused = client.post(f"{PAGE}/acme-okta/remove", headers=sso_operator(rp, client, "ops"))
+    assert refused.status_code == 403
+    assert refused.json()["code"] == "forbidden_organization"
+    assert rp.registry.resolve("acme-okta") is not None
+    removed = client.post(f"{PAGE}/acme-okta/remove", headers=sso_operator(rp, client, "eng"))
+    assert removed.status_code == 200
+    assert rp.registry.resolve("acme-okta") is None
+
+
+@pytest.mark.parametrize("page", ["/tenants/acme/orgs/ops/sso", "/tenants/globex/orgs/hq/sso"])
+def test_an_id_declared_by_another_organization_cannot_be_taken(
+    rp: RelyingParty, op: OpenIdProvider, client: TestClient[Litestar], page: str
+) -> None:
+    response = client.post(page, json=code_form(op), headers=operator(rp, client))
+    assert response.status_code == 422
+    assert response.json()["field"] == "id"
+    assert rp.registry.resolve("acme-okta") is None
+    assert client.post(PAGE, json=code_form(op), headers=operator(rp, client)).status_code == 201

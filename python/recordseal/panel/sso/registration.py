@@ -5,7 +5,8 @@ loads its key set (so a wrong issuer fails here, not at first login), then adds 
 to the registry. Field rules:
 
 - ``id``: the panel identifier rule; when the organization already names an
-  ``sso_provider_ref``, the id must equal it;
+  ``sso_provider_ref``, the id must equal it; an id another organization declares as its
+  ``sso_provider_ref`` (``reserved``) is refused;
 - ``issuer``: an absolute ``https`` URL (``http`` only where the outbound guard allows it)
   without query or fragment; the discovery document must name exactly this issuer;
 - JWT bearer: ``audience`` (1 to 512 characters);
@@ -19,6 +20,7 @@ to the registry. Field rules:
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Literal, TypeAlias
 from urllib.parse import urlsplit
 
@@ -94,7 +96,11 @@ def _auth_method(value: str) -> AuthMethod:
 
 
 async def register_provider(
-    registry: ProviderRegistry, organization: Organization, form: RegistrationForm
+    registry: ProviderRegistry,
+    organization: Organization,
+    form: RegistrationForm,
+    *,
+    reserved: Collection[str] = (),
 ) -> SsoProvider:
     """Check ``form``, run discovery, load the key set, register; RegistrationError,
     DuplicateProvider or DiscoveryError (``network`` set when the IdP was unreachable)."""
@@ -105,6 +111,8 @@ async def register_provider(
         raise RegistrationError(
             "id", f"organization {organization.id!r} declares the provider {declared!r}"
         )
+    if provider_id in reserved:
+        raise RegistrationError("id", "is the sign-on reference of another organization")
     if registry.resolve(provider_id) is not None:
         raise DuplicateProvider(provider_id)
     issuer = _url("issuer", form.issuer)

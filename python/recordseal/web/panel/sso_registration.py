@@ -14,7 +14,14 @@
   this organization's providers (404 otherwise). Logins already started with it are refused
   at their callback.
 
-The cross-tenant rule runs before the store is consulted, as on every tenant view.
+The cross-tenant rule runs before the store is consulted, as on every tenant view. Who may
+register or remove (decision; the organization is the sign-on boundary of spec 1.1): an
+operator with a legacy (passkey) session, for any organization, or an operator with an sso
+session, for its own organization only; an sso operator of another organization of the same
+tenant may look at the page but gets 403 ``forbidden_organization`` on a mutation, so one
+organization cannot put its own identity provider in front of another's people. An id that
+another organization declares as its ``sso_provider_ref`` is refused (422 on ``id``), so no
+organization can take over the sign-on link of another one before that one registers.
 """
 
 from __future__ import annotations
@@ -34,8 +41,14 @@ from recordseal.panel.sso.jwt_bearer import JwtBearerProvider
 from recordseal.panel.sso.oidc import OidcCodeProvider
 from recordseal.panel.sso.registration import RegistrationForm, register_provider
 from recordseal.panel.tenants import Organization, OrganizationNotFound, Tenant, TenantNotFound
-from recordseal.web.panel.context import panel_context
-from recordseal.web.panel.session import PRIVATE_HEADERS, PanelPrincipal, Principal, wants_json
+from recordseal.web.panel.context import PanelContext, panel_context
+from recordseal.web.panel.session import (
+    PRIVATE_HEADERS,
+    PanelDenied,
+    PanelPrincipal,
+    Principal,
+    wants_json,
+)
 from recordseal.web.panel.sso import sso_context
 from recordseal.web.panel.views import check_tenant_scope, not_found, render
 from recordseal.web.problems import problem_response
@@ -92,6 +105,46 @@ async def _organization(
     return tenant, organization
 
 
+def may_manage(principal: PanelPrincipal, organization_id: str) -> bool:
+    """Whether ``principal`` may register and remove the organization's providers."""
+    return principal.is_operator and principal.org_id in (None, organization_id)
+
+
+def _check_manager(
+    request: Request[Any, Any, Any], principal: PanelPrincipal, organization: Organization
+) -> None:
+    """Mutations: an sso session only manages its own organization's providers (the role and
+    CSRF checks already ran in the session dependency)."""
+    if principal.org_id is None or principal.org_id == organization.id:
+        return
+    panel_context(request).count("forbidden_organization")
+    log.info(
+        "panel.denied organization subject=%r session_org=%r requested_org=%r path=%r",
+        principal.subject,
+        principal.org_id,
+        organization.id,
+        request.url.path,
+    )
+    raise PanelDenied(
+        403,
+        "forbidden_organization",
+        "this session may only manage its own organization's sign-on",
+        principal=principal,
+    )
+
+
+async def _declared_elsewhere(context: PanelContext, organization: Organization) -> set[str]:
+    """The ``sso_provider_ref`` values declared by every other organization."""
+    declared: set[str] = set()
+    for tenant in await context.tenants.list_tenants():
+        for other in await context.tenants.list_organizations(tenant.id):
+            if (other.tenant_id, other.id) == (organization.tenant_id, organization.id):
+                continue
+            if other.sso_provider_ref:
+                declared.add(other.sso_provider_ref)
+    return declared
+
+
 def _page(
     request: Request[Any, Any, Any],
     principal: PanelPrincipal,
@@ -113,6 +166,7 @@ def _page(
             "providers": [describe(provider) for provider in providers],
             "error": {"field": error.field, "message": error.message} if error else None,
             "entered": entered or {},
+            "may_manage": may_manage(principal, organization.id),
         },
     )
     response.status_code = status
@@ -171,11 +225,15 @@ async def sso_register(
 ) -> Response[Any]:
     """Register a provider for the organization (operators)."""
     tenant, organization = await _organization(request, panel_principal, tenant_id, org_id)
+    _check_manager(request, panel_principal, organization)
     entered: dict[str, str] = {}
     try:
         entered = await _submitted(request)
         form = RegistrationForm(**entered)
-        provider = await register_provider(sso_context(request).registry, organization, form)
+        reserved = await _declared_elsewhere(panel_context(request), organization)
+        provider = await register_provider(
+            sso_context(request).registry, organization, form, reserved=reserved
+        )
     except DuplicateProvider as error:
         return _refused(request, panel_principal, tenant, organization, 409, error, entered)
     except RegistrationError as error:
@@ -242,6 +300,7 @@ async def sso_remove(
 ) -> Response[Any]:
     """Unregister one of the organization's providers (operators)."""
     tenant, organization = await _organization(request, panel_principal, tenant_id, org_id)
+    _check_manager(request, panel_principal, organization)
     registry = sso_context(request).registry
     provider = registry.resolve(provider_id)
     if provider is None or (provider.tenant_id, provider.organization_id) != (
