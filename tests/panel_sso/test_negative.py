@@ -12,9 +12,10 @@ import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
 
-from recordseal.panel.sso.nonces import NONCE_LIFETIME
+from recordseal.panel.sso.nonces import NONCE_LIFETIME, seal_stash
 from recordseal.panel.sso.oidc import new_code_verifier
-from tests.panel_sso.conftest import RelyingParty, at_idp, login, register_code, start
+from recordseal.web.panel.sso import BINDING_COOKIE
+from tests.panel_sso.conftest import RP_BASE, RelyingParty, at_idp, login, register_code, start
 from tests.panel_sso.op_server import OpenIdProvider
 
 AUDIT = "recordseal.panel.audit"
@@ -125,10 +126,12 @@ def test_a_wrong_pkce_verifier_is_refused_by_the_provider(
     client: TestClient[Litestar],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    callback = at_idp(op, start(client).headers["location"])
+    location = start(client).headers["location"]
+    callback = at_idp(op, location)
     wrong = new_code_verifier()
+    nonce = parse_qs(urlsplit(location).query)["state"][0]
     with sqlite3.connect(rp.pending_path) as db:
-        db.execute("UPDATE pending_logins SET stash = ?", (wrong,))
+        db.execute("UPDATE pending_logins SET stash = ?", (seal_stash(nonce, wrong),))
     _refused(client.get(callback, follow_redirects=False))
     _audited(caplog, "InvalidCallback")
     assert "refused the grant (HTTP 400, error=invalid_request)" in _reason(caplog)
@@ -364,15 +367,78 @@ def test_secrets_codes_tokens_and_verifiers_never_reach_a_log(
 ) -> None:
     caplog.set_level(logging.DEBUG)
     first = start(client)
-    with sqlite3.connect(rp.pending_path) as db:
-        (verifier,) = db.execute("SELECT stash FROM pending_logins").fetchone()
     callback = at_idp(op, first.headers["location"])
     code = parse_qs(urlsplit(callback).query)["code"][0]
     tokens: list[str] = []
     op.tamper_id_token = lambda token: tokens.append(token) or token
     assert client.get(callback, follow_redirects=False).status_code == 303
+    verifier = parse_qs(op.token_requests[-1]["body"])["code_verifier"][0]
     secrets = ["s3cr+t/with=equals:colon", verifier, code, tokens[0]]
     for record in caplog.records:
         if record.name.startswith("recordseal"):
             for secret in secrets:
                 assert secret not in record.getMessage()
+
+
+# -- login CSRF: the callback must come from the browser that started --------------------
+
+
+@pytest.mark.usefixtures("registered")
+def test_start_binds_the_login_to_the_browser_with_a_host_cookie(
+    client: TestClient[Litestar],
+) -> None:
+    first = start(client)
+    cookie = first.headers["set-cookie"]
+    name, _, rest = cookie.partition("=")
+    assert name == BINDING_COOKIE and name.startswith("__Host-")
+    value, *attributes = [part.strip() for part in rest.split(";")]
+    assert len(value) == 43
+    assert {"Path=/", "Secure", "HttpOnly", "SameSite=Lax", f"Max-Age={NONCE_LIFETIME}"} <= set(
+        attributes
+    )
+    assert not any(a.lower().startswith("domain") for a in attributes)
+    # A second tab keeps the same value, so both logins complete.
+    second = start(client)
+    assert second.headers["set-cookie"].partition("=")[2].split(";")[0] == value
+
+
+@pytest.mark.usefixtures("registered")
+def test_a_callback_url_opened_in_another_browser_is_refused_and_burns_the_nonce(
+    op: OpenIdProvider,
+    client: TestClient[Litestar],
+    rp: RelyingParty,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # The attacker starts and signs in at the IdP, then hands the callback URL to a victim.
+    callback = at_idp(op, start(client).headers["location"])
+    with TestClient(rp.app, base_url=RP_BASE) as victim:
+        _refused(victim.get(callback, follow_redirects=False))
+        _audited(caplog, "InvalidNonce")
+        assert "another browser" in _reason(caplog)
+        # Consumed by the first use, as every refused callback.
+        _refused(client.get(callback, follow_redirects=False))
+        assert "unknown" in _reason(caplog)
+        # A victim that has a binding cookie of its own is refused too.
+        victim.cookies.set(BINDING_COOKIE, "x" * 43, domain="testserver.local")
+        second = at_idp(op, start(client).headers["location"])
+        _refused(victim.get(second, follow_redirects=False))
+        assert "another browser" in _reason(caplog)
+
+
+@pytest.mark.usefixtures("registered")
+def test_the_post_shape_needs_the_starting_browser_too(
+    op: OpenIdProvider, client: TestClient[Litestar], rp: RelyingParty
+) -> None:
+    def posted(via: TestClient[Litestar]) -> tuple[str, dict[str, str]]:
+        callback = at_idp(op, start(via).headers["location"])
+        query = urlsplit(callback).query
+        state = parse_qs(query)["state"][0]
+        body = {"state_nonce": state, "callback_data": base64.b64encode(query.encode()).decode()}
+        return urlsplit(callback).path, body
+
+    path, body = posted(client)
+    with TestClient(rp.app, base_url=RP_BASE) as other:
+        _refused(other.post(path, json=body))
+    path, body = posted(client)
+    answer = client.post(path, json=body)
+    assert answer.status_code == 200 and answer.json() == {"ok": True, "redirect": "/tenants/acme"}
