@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gzip
 import ipaddress
 import json
 import threading
@@ -27,6 +28,7 @@ LOOPBACK_ONLY = OutboundPolicy((ipaddress.ip_network("127.0.0.1/32"),), timeout=
 
 class _Handler(BaseHTTPRequestHandler):
     hits: ClassVar[list[str]] = []
+    encodings: ClassVar[list[str]] = []
 
     def log_message(self, format: str, *args: object) -> None:
         pass
@@ -41,8 +43,13 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if self.path == "/slow":
             time.sleep(5)
+        self.encodings.append(self.headers.get("Accept-Encoding", ""))
         body = b"x" * (128 * 1024) if self.path == "/big" else b'{"ok": true}'
+        if self.path == "/gzip":
+            body = gzip.compress(b"\x00" * (8 * 1024 * 1024))
         self.send_response(200)
+        if self.path == "/gzip":
+            self.send_header("Content-Encoding", "gzip")
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -53,6 +60,7 @@ class _Handler(BaseHTTPRequestHandler):
 @pytest.fixture
 def server() -> Iterator[str]:
     _Handler.hits = []
+    _Handler.encodings = []
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     httpd.daemon_threads = True  # teardown does not wait for the slow handler
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
@@ -90,11 +98,32 @@ def test_loopback_is_refused_without_configuration(server: str) -> None:
         "https://100.64.0.1/",
         "https://0.0.0.0/",
         "https://224.0.0.1/",
+        # IPv6 addresses that carry a non-public IPv4 address: NAT64 to the cloud metadata
+        # address and to loopback, 6to4, IPv4-compatible, and the local-use NAT64 prefix.
+        "https://[64:ff9b::a9fe:a9fe]/",
+        "https://[64:ff9b::7f00:1]/",
+        "https://[2002:a9fe:a9fe::1]/",
+        "https://[::127.0.0.1]/",
+        "https://[64:ff9b:1::a00:1]/",
     ],
 )
 def test_private_link_local_and_reserved_addresses_are_refused(url: str) -> None:
     with pytest.raises(OutboundError, match="non-public address"):
         _fetch(OutboundPolicy(timeout=1.0), url)
+
+
+@pytest.mark.parametrize(
+    ("address", "allowed"),
+    [
+        ("64:ff9b::808:808", True),
+        ("2002:808:808::1", True),
+        ("2606:4700::1111", True),
+        ("64:ff9b::a00:1", False),
+        ("2001:0:4136:e378:8000:63bf:3fff:fdd2", False),
+    ],
+)
+def test_an_embedded_ipv4_address_is_judged_in_its_place(address: str, allowed: bool) -> None:
+    assert OutboundPolicy().allows(ipaddress.ip_address(address)) is allowed
 
 
 def test_a_name_resolving_to_loopback_is_refused(server: str) -> None:
@@ -138,6 +167,14 @@ def test_redirects_are_not_followed(server: str) -> None:
 def test_the_answer_size_is_bounded(server: str) -> None:
     with pytest.raises(OutboundError, match="exceeds 65536 bytes"):
         _fetch(LOOPBACK_ONLY, f"{server}/big")
+
+
+def test_a_compressed_answer_is_refused_before_it_expands(server: str) -> None:
+    """8 MiB of zeros gzip to a few KiB: the guard asks for identity and never decodes."""
+    assert _fetch(LOOPBACK_ONLY, f"{server}/ok") == b'{"ok": true}'
+    with pytest.raises(OutboundError, match="'gzip'-encoded"):
+        _fetch(LOOPBACK_ONLY, f"{server}/gzip")
+    assert _Handler.encodings == ["identity", "identity"]
 
 
 def test_the_time_is_bounded(server: str) -> None:
