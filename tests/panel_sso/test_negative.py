@@ -442,3 +442,41 @@ def test_the_post_shape_needs_the_starting_browser_too(
     path, body = posted(client)
     answer = client.post(path, json=body)
     assert answer.status_code == 200 and answer.json() == {"ok": True, "redirect": "/tenants/acme"}
+
+
+@pytest.mark.usefixtures("registered")
+def test_the_completion_steps_run_in_the_order_of_spec_4_2(
+    rp: RelyingParty,
+    op: OpenIdProvider,
+    client: TestClient[Litestar],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Each case breaks two steps at once; the earlier step must be the one that answers."""
+
+    def nonce() -> str:
+        return parse_qs(urlsplit(start(client).headers["location"]).query)["state"][0]
+
+    def post(ref: str, state: str | None, data: str) -> None:
+        body = {"callback_data": data} | ({"state_nonce": state} if state else {})
+        _refused(client.post(f"/sso/{ref}/callback", json=body), 401)
+
+    # Step 1 before 5: no nonce and undecodable data is InvalidNonce, not InvalidProtocol.
+    post("acme-okta", None, "%%%")
+    _audited(caplog, "InvalidNonce")
+    # Step 2 before 3: an unknown nonce on another reference says "unknown".
+    post("nobody", "never-issued", "%%%")
+    assert "unknown" in _reason(caplog)
+    # Step 3 before 4 and 5: another (unregistered) reference is InvalidNonce.
+    issued = nonce()
+    post("nobody", issued, "%%%")
+    _audited(caplog, "InvalidNonce")
+    assert "issued for provider 'acme-okta'" in _reason(caplog)
+    # Step 4 before 5: a removed provider is InvalidCallback (401), not InvalidProtocol (400).
+    issued = nonce()
+    assert rp.registry.remove("acme-okta")
+    post("acme-okta", issued, "%%%")
+    _audited(caplog, "InvalidCallback")
+    assert "removed" in _reason(caplog)
+    register_code(rp, op)
+    # Step 2 before everything after it: each refusal above consumed its nonce.
+    assert len(rp.pending) == 0

@@ -359,3 +359,24 @@ def test_an_id_declared_by_another_organization_cannot_be_taken(
     assert response.json()["field"] == "id"
     assert rp.registry.resolve("acme-okta") is None
     assert client.post(PAGE, json=code_form(op), headers=operator(rp, client)).status_code == 201
+
+
+@pytest.mark.parametrize(
+    ("member", "value"),
+    [
+        ("authorization_endpoint", "javascript:alert(1)"),
+        ("authorization_endpoint", "http://idp.example/authorize"),
+        ("authorization_endpoint", "/authorize"),
+        ("token_endpoint", "https://user:pw@idp.example/token"),
+        ("jwks_uri", "https://idp.example/jwks#frag"),
+    ],
+)
+def test_discovered_endpoints_must_be_absolute_https_urls(
+    rp: RelyingParty, op: OpenIdProvider, client: TestClient[Litestar], member: str, value: str
+) -> None:
+    op.provider.configuration_information[member] = value
+    response = client.post(PAGE, json=code_form(op), headers=operator(rp, client))
+    assert response.status_code == 422
+    assert response.json()["field"] == "issuer"
+    assert member in response.json()["detail"]
+    assert rp.registry.resolve("acme-okta") is None

@@ -2,12 +2,17 @@
 
 ``discover(issuer)`` reads ``<issuer>/.well-known/openid-configuration`` and requires its
 ``issuer`` member to equal the configured issuer exactly (Discovery section 4.3), so a wrong
-issuer fails at registration. ``fetch_key_set`` reads the JWKS at ``jwks_uri``.
+issuer fails at registration. The endpoints it names must be absolute URLs without fragment or
+credentials, ``https`` unless the issuer itself is plain ``http`` (a test IdP the outbound
+guard allows): the authorization endpoint is where browsers are sent, never fetched by the
+panel, so the guard alone would not keep a ``javascript:`` or ``http`` URL out of it.
+``fetch_key_set`` reads the JWKS at ``jwks_uri``.
 """
 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 import msgspec
 from joserfc.errors import JoseError
@@ -72,6 +77,22 @@ async def discover(policy: OutboundPolicy, issuer: str) -> ProviderMetadata:
         raise DiscoveryError(
             f"the discovery document names issuer {metadata.issuer!r}, not {issuer!r}"
         )
+    allowed = ("https", "http") if urlsplit(issuer).scheme == "http" else ("https",)
+    for name in ("jwks_uri", "authorization_endpoint", "token_endpoint"):
+        value = getattr(metadata, name)
+        if value is None:
+            continue
+        parts = urlsplit(value)
+        if (
+            parts.scheme not in allowed
+            or not parts.hostname
+            or parts.fragment
+            or parts.username is not None
+            or any(ord(char) <= 0x20 or ord(char) == 0x7F for char in value)
+        ):
+            raise DiscoveryError(
+                f"the discovery document's {name} is not an absolute {allowed[0]} URL"
+            )
     if not metadata.pinned_algorithms():
         raise DiscoveryError(
             "the provider signs ID tokens with none of " + ", ".join(SUPPORTED_ALGORITHMS)
