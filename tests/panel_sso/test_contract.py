@@ -316,3 +316,11 @@ def test_a_pending_file_of_an_older_layout_is_created_again(tmp_path: Path) -> N
     nonce = pending.new_nonce()
     pending.put(nonce, "p", "/", "v", "b")
     assert pending.take(nonce)[0] == "ok"
+
+
+def test_a_pending_file_created_with_a_loose_mode_is_made_private(tmp_path: Path) -> None:
+    path = tmp_path / "p.sqlite3"
+    path.touch(mode=0o644)
+    path.chmod(0o644)
+    PendingLogins(path)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600

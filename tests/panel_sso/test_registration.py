@@ -4,6 +4,7 @@ provider store file (``RECORDSEAL_PANEL_PROVIDER_STORE_PATH``)."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import stat
 from pathlib import Path
@@ -379,4 +380,32 @@ def test_discovered_endpoints_must_be_absolute_https_urls(
     assert response.status_code == 422
     assert response.json()["field"] == "issuer"
     assert member in response.json()["detail"]
+    assert rp.registry.resolve("acme-okta") is None
+
+
+def test_a_store_file_others_may_read_is_reported_and_made_private_on_write(
+    tmp_path: Path, tls: LocalTls, op: OpenIdProvider, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "providers.json"
+    path.write_text('{"version": 1, "providers": []}')
+    path.chmod(0o644)
+    caplog.set_level(logging.WARNING, logger="recordseal.panel.sso")
+    rp = build_rp(tmp_path, loopback_policy(tls), store_path=path)
+    assert any("mode 644" in r.getMessage() for r in caplog.records)
+    register_code(rp, op)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+
+
+def test_removing_a_provider_needs_the_csrf_token(
+    rp: RelyingParty, op: OpenIdProvider, client: TestClient[Litestar]
+) -> None:
+    register_code(rp, op)
+    headers = {**rp.legacy_operator_cookie(), **JSON}
+    refused = client.post(f"{PAGE}/acme-okta/remove", headers=headers)
+    assert refused.status_code == 403 and refused.json()["code"] == "csrf_invalid"
+    assert rp.registry.resolve("acme-okta") is not None
+    csrf = operator(rp, client)["X-CSRF-Token"]
+    form = client.post(f"{PAGE}/acme-okta/remove", data={"csrf_token": csrf},
+                       headers=rp.legacy_operator_cookie(), follow_redirects=False)  # fmt: skip
+    assert form.status_code == 303
     assert rp.registry.resolve("acme-okta") is None

@@ -111,6 +111,7 @@ class PendingLogins:
         self.clock = clock
         self.path.parent.mkdir(parents=True, exist_ok=True)
         os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
+        os.chmod(self.path, 0o600)  # also a file an older version created with the umask
         with self._connect() as db:
             db.execute("PRAGMA journal_mode=WAL")
             columns = tuple(row[1] for row in db.execute("PRAGMA table_info(pending_logins)"))
