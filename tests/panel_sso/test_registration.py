@@ -20,7 +20,7 @@ from recordseal.panel.sso.errors import DuplicateProvider
 from recordseal.panel.sso.outbound import OutboundPolicy
 from recordseal.panel.sso.provider_store import ProviderStore
 from recordseal.panel.sso.registry import ProviderRegistry
-from recordseal.panel.tenants import Organization
+from recordseal.panel.tenants import Organization, Tenant
 from tests.panel_sso.conftest import (
     BASIC_SECRET,
     JSON,
@@ -409,3 +409,19 @@ def test_removing_a_provider_needs_the_csrf_token(
                        headers=rp.legacy_operator_cookie(), follow_redirects=False)  # fmt: skip
     assert form.status_code == 303
     assert rp.registry.resolve("acme-okta") is None
+
+
+def test_a_frozen_tenants_providers_do_not_change(
+    rp: RelyingParty, op: OpenIdProvider, client: TestClient[Litestar]
+) -> None:
+    store: Any = rp.panel.tenants
+    store.insert_tenant(Tenant("frozen", "Frozen", active=False))
+    store.insert_organization(Organization("eng", "frozen", "Engineering"))
+    page = "/tenants/frozen/orgs/eng/sso"
+    shown = client.get(page, headers=rp.legacy_operator_cookie())
+    assert shown.status_code == 200 and 'name="client_secret"' not in shown.text
+    refused = client.post(page, json=code_form(op), headers=operator(rp, client))
+    assert refused.status_code == 409
+    assert refused.json()["code"] == "tenant_inactive"
+    assert rp.registry.resolve("acme-okta") is None
+    assert op.token_requests == []

@@ -22,6 +22,8 @@ tenant may look at the page but gets 403 ``forbidden_organization`` on a mutatio
 organization cannot put its own identity provider in front of another's people. An id that
 another organization declares as its ``sso_provider_ref`` is refused (422 on ``id``), so no
 organization can take over the sign-on link of another one before that one registers.
+A tenant with ``active`` false is frozen read-only (spec 3): its providers are neither
+registered nor removed (409 ``tenant_inactive``); its people still sign in and read.
 """
 
 from __future__ import annotations
@@ -105,17 +107,29 @@ async def _organization(
     return tenant, organization
 
 
-def may_manage(principal: PanelPrincipal, organization_id: str) -> bool:
+def may_manage(principal: PanelPrincipal, tenant: Tenant, organization_id: str) -> bool:
     """Whether ``principal`` may register and remove the organization's providers."""
-    return principal.is_operator and principal.org_id in (None, organization_id)
+    return tenant.active and principal.is_operator and principal.org_id in (None, organization_id)
 
 
 def _check_manager(
-    request: Request[Any, Any, Any], principal: PanelPrincipal, organization: Organization
+    request: Request[Any, Any, Any],
+    principal: PanelPrincipal,
+    tenant: Tenant,
+    organization: Organization,
 ) -> None:
-    """Mutations: an sso session only manages its own organization's providers (the role and
-    CSRF checks already ran in the session dependency)."""
+    """Mutations: an sso session only manages its own organization's providers, and a frozen
+    tenant's providers do not change (the role and CSRF checks already ran in the session
+    dependency)."""
     if principal.org_id is None or principal.org_id == organization.id:
+        if not tenant.active:
+            log.info("panel.denied tenant_inactive tenant=%r path=%r", tenant.id, request.url.path)
+            raise PanelDenied(
+                409,
+                "tenant_inactive",
+                "the tenant is frozen read-only: its sign-on providers cannot change",
+                principal=principal,
+            )
         return
     panel_context(request).count("forbidden_organization")
     log.info(
@@ -166,7 +180,7 @@ def _page(
             "providers": [describe(provider) for provider in providers],
             "error": {"field": error.field, "message": error.message} if error else None,
             "entered": entered or {},
-            "may_manage": may_manage(principal, organization.id),
+            "may_manage": may_manage(principal, tenant, organization.id),
         },
     )
     response.status_code = status
@@ -225,7 +239,7 @@ async def sso_register(
 ) -> Response[Any]:
     """Register a provider for the organization (operators)."""
     tenant, organization = await _organization(request, panel_principal, tenant_id, org_id)
-    _check_manager(request, panel_principal, organization)
+    _check_manager(request, panel_principal, tenant, organization)
     entered: dict[str, str] = {}
     try:
         entered = await _submitted(request)
@@ -300,7 +314,7 @@ async def sso_remove(
 ) -> Response[Any]:
     """Unregister one of the organization's providers (operators)."""
     tenant, organization = await _organization(request, panel_principal, tenant_id, org_id)
-    _check_manager(request, panel_principal, organization)
+    _check_manager(request, panel_principal, tenant, organization)
     registry = sso_context(request).registry
     provider = registry.resolve(provider_id)
     if provider is None or (provider.tenant_id, provider.organization_id) != (
