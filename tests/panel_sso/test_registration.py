@@ -425,3 +425,17 @@ def test_a_frozen_tenants_providers_do_not_change(
     assert refused.json()["code"] == "tenant_inactive"
     assert rp.registry.resolve("acme-okta") is None
     assert op.token_requests == []
+
+
+def test_a_provider_registered_at_process_start_is_not_removed_through_the_panel(
+    rp: RelyingParty, client: TestClient[Litestar]
+) -> None:
+    from tests.panel_sso.test_contract import ContractProvider
+
+    rp.registry.register(ContractProvider("acme-saml", "saml"))
+    page = client.get(PAGE, headers=rp.legacy_operator_cookie())
+    assert "acme-saml" in page.text and "/acme-saml/remove" not in page.text
+    refused = client.post(f"{PAGE}/acme-saml/remove", headers=operator(rp, client))
+    assert refused.status_code == 409
+    assert refused.json()["code"] == "provider_built_in"
+    assert rp.registry.resolve("acme-saml") is not None

@@ -12,7 +12,8 @@
   with the message and the entered values except the secret.
 - ``POST /tenants/{tenant}/orgs/{org}/sso/{provider}/remove``: operators; unregisters one of
   this organization's providers (404 otherwise). Logins already started with it are refused
-  at their callback.
+  at their callback. A provider registered in code at process start (SAML) is not removed
+  here (409 ``provider_built_in``): each worker holds it and a restart brings it back.
 
 The cross-tenant rule runs before the store is consulted, as on every tenant view. Who may
 register or remove (decision; the organization is the sign-on boundary of spec 1.1): an
@@ -181,6 +182,11 @@ def _page(
             "error": {"field": error.field, "message": error.message} if error else None,
             "entered": entered or {},
             "may_manage": may_manage(principal, tenant, organization.id),
+            "removable": [
+                provider.id
+                for provider in providers
+                if sso_context(request).registry.config(provider.id) is not None
+            ],
         },
     )
     response.status_code = status
@@ -322,6 +328,18 @@ async def sso_remove(
         organization.id,
     ):
         raise not_found(panel_context(request), panel_principal, "provider", request.url.path)
+    if registry.config(provider_id) is None:
+        # Registered in code at process start (SAML, ...): every worker registered it and a
+        # restart registers it again, so removing it here would only split the workers.
+        log.info(
+            "panel.denied provider_built_in provider=%r path=%r", provider_id, request.url.path
+        )
+        raise PanelDenied(
+            409,
+            "provider_built_in",
+            "this provider is registered at process start; change the deployment to remove it",
+            principal=panel_principal,
+        )
     registry.remove(provider_id)
     log.info(
         "panel.sso_removed provider=%r tenant=%r org=%r by=%r",
