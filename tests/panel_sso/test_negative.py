@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import logging
 import sqlite3
+from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -15,8 +16,18 @@ from litestar.testing import TestClient
 from recordseal.panel.sso.nonces import NONCE_LIFETIME, seal_stash
 from recordseal.panel.sso.oidc import new_code_verifier
 from recordseal.web.panel.sso import BINDING_COOKIE
-from tests.panel_sso.conftest import RP_BASE, RelyingParty, at_idp, login, register_code, start
+from tests.panel_sso.conftest import (
+    RP_BASE,
+    RelyingParty,
+    at_idp,
+    build_rp,
+    login,
+    loopback_policy,
+    register_code,
+    start,
+)
 from tests.panel_sso.op_server import OpenIdProvider
+from tests.panel_sso.tls import LocalTls
 
 AUDIT = "recordseal.panel.audit"
 TRACE = "recordseal.panel.sso.trace"
@@ -480,3 +491,27 @@ def test_the_completion_steps_run_in_the_order_of_spec_4_2(
     register_code(rp, op)
     # Step 2 before everything after it: each refusal above consumed its nonce.
     assert len(rp.pending) == 0
+
+
+def test_a_fault_of_the_panel_at_start_or_callback_is_an_audited_internal_error(
+    tmp_path: Path, tls: LocalTls, op: OpenIdProvider, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A provider store file that no longer reads (a broken hand edit) is the panel's fault:
+    500 with an empty body, audited at ERROR and flagged for escalation, at both ends."""
+    path = tmp_path / "providers.json"
+    rp = build_rp(tmp_path, loopback_policy(tls), store_path=path)
+    register_code(rp, op)
+    with TestClient(rp.app, base_url=RP_BASE) as client:
+        callback = at_idp(op, start(client).headers["location"])
+        path.write_text("{broken")
+        for response in (
+            client.get("/sso/acme-okta/start", follow_redirects=False),
+            client.get(callback, follow_redirects=False),
+        ):
+            _refused(response, 500)
+            _audited(caplog, "Internal", 500)
+            escalated = [
+                r for r in caplog.records if r.name == AUDIT and "escalate=yes" in r.getMessage()
+            ]
+            assert escalated and escalated[-1].levelno == logging.ERROR
+            assert "ProviderStoreError" in _reason(caplog)

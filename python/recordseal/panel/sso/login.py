@@ -122,22 +122,28 @@ class SsoLogins:
         self.operator_groups = frozenset(operator_groups)
 
     async def start(self, provider_ref: str, return_url: str | None, binding: str) -> Started:
-        """Begin a login for the browser whose binding value is ``binding``."""
+        """Begin a login for the browser whose binding value is ``binding``; a fault of the
+        panel (the provider store or the pending map failing, a provider raising) is an
+        audited ``Internal``."""
+        try:
+            return await self._start(provider_ref, return_url, binding)
+        except (UnknownProvider, LoginError) as error:
+            if isinstance(error, LoginError):
+                self.refused(provider_ref, error)
+            raise
+        except Exception as exc:
+            internal = Internal(f"start raised {type(exc).__name__}")
+            self.refused(provider_ref, internal)
+            raise internal from None
+
+    async def _start(self, provider_ref: str, return_url: str | None, binding: str) -> Started:
         provider = self.registry.resolve(provider_ref)
         if provider is None:
             audit.info("sso.start unknown_provider provider=%r status=404", provider_ref)
             raise UnknownProvider(provider_ref)
         target = safe_return_url(return_url)
         nonce = self.pending.new_nonce()
-        try:
-            result = await provider.begin_login(target, nonce)
-        except LoginError as error:
-            self.refused(provider_ref, error)
-            raise
-        except Exception as exc:
-            internal = Internal(f"begin_login raised {type(exc).__name__}")
-            self.refused(provider_ref, internal)
-            raise internal from None
+        result = await provider.begin_login(target, nonce)
         self.pending.put(nonce, provider_ref, target, result.stash, binding)
         return Started(nonce, result, target)
 
