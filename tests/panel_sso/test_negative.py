@@ -180,6 +180,7 @@ def test_a_token_signed_again_unchanged_still_signs_in(
     [
         ({"aud": "another-client"}, "aud"),
         ({"aud": ["another-client", "panel-basic"]}, None),
+        ({"azp": "another-client"}, None),
         ({"iss": "https://evil.example"}, "iss"),
         ({"nonce": "not-the-panel-nonce"}, "nonce"),
         ({"exp": 1_000_000_000}, "exp"),
