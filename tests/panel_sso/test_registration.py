@@ -439,3 +439,22 @@ def test_a_provider_registered_at_process_start_is_not_removed_through_the_panel
     assert refused.status_code == 409
     assert refused.json()["code"] == "provider_built_in"
     assert rp.registry.resolve("acme-saml") is not None
+
+
+def test_registrations_removals_and_refusals_are_audited_without_the_secret(
+    rp: RelyingParty,
+    op: OpenIdProvider,
+    client: TestClient[Litestar],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="recordseal")
+    assert client.post(PAGE, json=code_form(op), headers=operator(rp, client)).status_code == 201
+    assert client.post(PAGE, json=code_form(op), headers=operator(rp, client)).status_code == 409
+    assert client.post(f"{PAGE}/acme-okta/remove", headers=operator(rp, client)).status_code == 200
+    audit = [r.getMessage() for r in caplog.records if r.name == "recordseal.panel.audit"]
+    assert any(
+        "sso_registered provider='acme-okta'" in line and "by='root'" in line for line in audit
+    )
+    assert any("sso_registration refused" in line and "status=409" in line for line in audit)
+    assert any("sso_removed provider='acme-okta'" in line for line in audit)
+    assert all(BASIC_SECRET not in r.getMessage() for r in caplog.records)

@@ -57,6 +57,8 @@ from recordseal.web.panel.views import check_tenant_scope, not_found, render
 from recordseal.web.problems import problem_response
 
 log = logging.getLogger("recordseal.panel.web")
+#: Who registered or removed which provider: the same audit logger as the sign-ons.
+audit = logging.getLogger("recordseal.panel.audit")
 
 _FORM_FIELDS = (
     "flavour",
@@ -262,7 +264,7 @@ async def sso_register(
         status = 502 if error.network else 422
         wrapped = RegistrationError("issuer", f"discovery failed: {error.reason}")
         return _refused(request, panel_principal, tenant, organization, status, wrapped, entered)
-    log.info(
+    audit.info(
         "panel.sso_registered provider=%r tenant=%r org=%r by=%r",
         provider.id,
         tenant.id,
@@ -288,7 +290,7 @@ def _refused(
     error: RegistrationError,
     entered: dict[str, str],
 ) -> Response[Any]:
-    log.info(
+    audit.info(
         "panel.sso_registration refused tenant=%r org=%r field=%s status=%d",
         tenant.id,
         organization.id,
@@ -341,7 +343,7 @@ async def sso_remove(
             principal=panel_principal,
         )
     registry.remove(provider_id)
-    log.info(
+    audit.info(
         "panel.sso_removed provider=%r tenant=%r org=%r by=%r",
         provider_id,
         tenant.id,
