@@ -8,6 +8,7 @@ import contextlib
 import gzip
 import ipaddress
 import json
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -209,3 +210,52 @@ def test_settings_read_the_environment(tmp_path: Path) -> None:
 def test_a_bad_network_in_the_allow_list_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="RECORDSEAL_PANEL_SSO_OUTBOUND_ALLOW: 'not-a-net'"):
         OutboundPolicy.from_env({"RECORDSEAL_PANEL_SSO_OUTBOUND_ALLOW": "not-a-net"})
+
+
+class _Named(BaseHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        body = self.server.server_address[0].encode()  # which address answered
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def test_the_checked_address_is_the_one_connected_to_dns_rebinding(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A rebinding name answers an allowed address to the check and another one afterwards.
+    No DNS server can be made to do that here, so the system resolver is wrapped for one made-up
+    name (every other name resolves as usual); both addresses are real listening servers."""
+    checked = ThreadingHTTPServer(("127.0.0.1", 0), _Named)
+    port = checked.server_address[1]
+    try:
+        other = ThreadingHTTPServer(("127.0.0.2", port), _Named)
+    except OSError:
+        checked.server_close()
+        pytest.skip("127.0.0.2 is not usable on this machine")
+    servers = [checked, other]
+    for httpd in servers:
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    answers: list[str] = []
+    real = socket.getaddrinfo
+
+    def rebinding(host: object, *args: object, **kwargs: object) -> object:
+        if host != "rebind.test":
+            return real(host, *args, **kwargs)  # type: ignore[arg-type]
+        address = "127.0.0.1" if not answers else "127.0.0.2"
+        answers.append(address)
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, port))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", rebinding)
+    try:
+        body = _fetch(LOOPBACK_ONLY, f"http://rebind.test:{port}/ok")
+    finally:
+        for httpd in servers:
+            httpd.shutdown()
+            httpd.server_close()
+    assert body == b"127.0.0.1"
+    assert answers == ["127.0.0.1"]
