@@ -458,3 +458,14 @@ def test_registrations_removals_and_refusals_are_audited_without_the_secret(
     assert any("sso_registration refused" in line and "status=409" in line for line in audit)
     assert any("sso_removed provider='acme-okta'" in line for line in audit)
     assert all(BASIC_SECRET not in r.getMessage() for r in caplog.records)
+
+
+def test_an_idp_that_lists_no_auth_methods_offers_only_client_secret_basic(
+    rp: RelyingParty, op: OpenIdProvider, client: TestClient[Litestar]
+) -> None:
+    del op.provider.configuration_information["token_endpoint_auth_methods_supported"]
+    post = code_form(op, token_endpoint_auth_method="client_secret_post")
+    refused = client.post(PAGE, json=post, headers=operator(rp, client))
+    assert refused.status_code == 422
+    assert refused.json()["field"] == "token_endpoint_auth_method"
+    assert client.post(PAGE, json=code_form(op), headers=operator(rp, client)).status_code == 201

@@ -13,7 +13,8 @@ to the registry. Field rules:
 - code exchange: ``client_id`` and ``client_secret`` (1 to 512 characters), ``redirect_uri``
   (absolute ``http(s)`` URL whose path is ``/sso/<id>/callback``), the token-endpoint auth
   method (``client_secret_basic`` by default, or ``client_secret_post``; refused when the
-  discovery document lists methods without it), an optional groups claim name (at most 128
+  discovery document does not offer it — a document that lists no methods offers only
+  ``client_secret_basic``), an optional groups claim name (at most 128
   characters); discovery must give an authorization and a token endpoint, and if it lists
   PKCE methods, S256 must be among them.
 """
@@ -144,8 +145,10 @@ async def register_provider(
             raise RegistrationError(
                 "issuer", "the discovery document lacks an authorization or token endpoint"
             )
-        offered = metadata.token_endpoint_auth_methods_supported
-        if offered and method not in offered:
+        # OIDC Discovery 1.0 section 3: when the member is omitted, the default is
+        # client_secret_basic alone.
+        offered = metadata.token_endpoint_auth_methods_supported or ["client_secret_basic"]
+        if method not in offered:
             raise RegistrationError(
                 "token_endpoint_auth_method", f"the provider does not offer {method}"
             )
