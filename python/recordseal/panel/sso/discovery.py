@@ -101,15 +101,17 @@ async def discover(policy: OutboundPolicy, issuer: str) -> ProviderMetadata:
 
 
 async def fetch_key_set(policy: OutboundPolicy, jwks_uri: str) -> dict[str, Any]:
-    """The JWKS document at ``jwks_uri`` (checked to import as a key set)."""
+    """The public keys of the JWKS document at ``jwks_uri`` (checked to import as a key set)."""
     document = await _get_json(policy, jwks_uri, "the key set")
     if not isinstance(document, dict) or not isinstance(document.get("keys"), list):
         raise DiscoveryError(f"the key set at {jwks_uri} has no 'keys' array")
-    public = {"keys": [key for key in document["keys"] if isinstance(key, dict)]}
+    keys = {"keys": [key for key in document["keys"] if isinstance(key, dict)]}
     try:
-        KeySet.import_key_set(public)  # type: ignore[arg-type]
+        imported = KeySet.import_key_set(keys)  # type: ignore[arg-type]
     except (JoseError, ValueError, TypeError) as exc:
         raise DiscoveryError(
             f"the key set at {jwks_uri} does not import ({type(exc).__name__})"
         ) from None
-    return public
+    # Only public members are kept (and stored): an IdP that publishes a private part by
+    # mistake does not get it copied into the panel's provider store.
+    return {"keys": [dict(key) for key in imported.as_dict(private=False)["keys"]]}
