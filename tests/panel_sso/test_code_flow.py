@@ -13,6 +13,7 @@ from litestar.testing import TestClient
 
 from recordseal.panel.cookies import COOKIE_NAME
 from recordseal.panel.sessions import TenantSession
+from recordseal.panel.sso.nonces import open_stash
 from tests.panel_sso.conftest import (
     BASIC_SECRET,
     POST_SECRET,
@@ -117,8 +118,12 @@ def test_pkce_s256_with_a_fresh_verifier_per_attempt_kept_server_side(
     first = start(client)
     second = start(client)
     with sqlite3.connect(rp.pending_path) as db:
-        verifiers = [row[0] for row in db.execute("SELECT stash FROM pending_logins")]
+        sealed = [bytes(row[0]) for row in db.execute("SELECT stash FROM pending_logins")]
+    nonces = [parse_qs(urlsplit(r.headers["location"]).query)["state"][0] for r in (first, second)]
+    verifiers = [v for n in nonces for s in sealed if (v := open_stash(n, s)) is not None]
     assert len(set(verifiers)) == 2
+    # At rest the verifier is sealed under the nonce, which the file does not hold.
+    assert all(v.encode() not in blob for v in verifiers for blob in sealed)
     challenges = set()
     for response in (first, second):
         query = parse_qs(urlsplit(response.headers["location"]).query)

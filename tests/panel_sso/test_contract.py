@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import base64
 import logging
+import os
+import sqlite3
+import stat
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -23,7 +26,13 @@ from recordseal.panel.sso.contract import (
     SsoProvider,
 )
 from recordseal.panel.sso.errors import DuplicateProvider, InvalidNonce, RegistrationError
-from recordseal.panel.sso.nonces import NONCE_LIFETIME, PendingLogins
+from recordseal.panel.sso.nonces import (
+    NONCE_LIFETIME,
+    PendingLogins,
+    binding_hash,
+    open_stash,
+    seal_stash,
+)
 from recordseal.panel.sso.oidc import parse_callback
 from recordseal.panel.sso.saml import SAML_IMPLEMENTATION_AVAILABLE, register_saml_provider
 from tests.panel_sso.conftest import RelyingParty
@@ -270,3 +279,48 @@ def test_a_tenant_id_the_cookie_cannot_carry_is_an_internal_error(
     assert getattr(response, "status_code") == 500  # noqa: B009
     assert getattr(response, "content") == b""  # noqa: B009
     assert "set-cookie" not in getattr(response, "headers")  # noqa: B009
+
+
+def test_the_stash_is_sealed_under_the_nonce_in_a_file_only_the_owner_reads(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "p.sqlite3"
+    pending = PendingLogins(path)
+    nonce, other = pending.new_nonce(), pending.new_nonce()
+    verifier = "pkce-verifier-" + "v" * 60
+    pending.put(nonce, "acme-okta", "/tenants", verifier, "binding-value")
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    data = b"".join(p.read_bytes() for p in tmp_path.iterdir())
+    assert verifier.encode() not in data and nonce.encode() not in data
+    assert b"binding-value" not in data
+    sealed = seal_stash(nonce, verifier)
+    assert open_stash(nonce, sealed) == verifier
+    assert open_stash(other, sealed) is None
+    assert open_stash(nonce, sealed[:-1] + bytes([sealed[-1] ^ 1])) is None
+    status, login = pending.take(nonce)
+    assert status == "ok" and login is not None and login.stash == verifier
+    assert login.binding == binding_hash("binding-value")
+
+
+def test_a_pending_file_of_an_older_layout_is_created_again(tmp_path: Path) -> None:
+    path = tmp_path / "p.sqlite3"
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "CREATE TABLE pending_logins (nonce_hash BLOB PRIMARY KEY, provider_ref TEXT NOT NULL,"
+            " return_url TEXT NOT NULL, stash TEXT, expires_at REAL NOT NULL)"
+        )
+        db.execute("INSERT INTO pending_logins VALUES (x'00', 'p', '/', 'clear', 1e12)")
+    db.close()
+    pending = PendingLogins(path)
+    assert len(pending) == 0
+    nonce = pending.new_nonce()
+    pending.put(nonce, "p", "/", "v", "b")
+    assert pending.take(nonce)[0] == "ok"
+
+
+def test_a_pending_file_created_with_a_loose_mode_is_made_private(tmp_path: Path) -> None:
+    path = tmp_path / "p.sqlite3"
+    path.touch(mode=0o644)
+    path.chmod(0o644)
+    PendingLogins(path)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600

@@ -6,19 +6,34 @@ from __future__ import annotations
 import base64
 import logging
 import sqlite3
+from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
 
-from recordseal.panel.sso.nonces import NONCE_LIFETIME
+from recordseal.panel.sso.nonces import NONCE_LIFETIME, seal_stash
 from recordseal.panel.sso.oidc import new_code_verifier
-from tests.panel_sso.conftest import RelyingParty, at_idp, login, register_code, start
+from recordseal.web.panel.sso import BINDING_COOKIE
+from tests.panel_sso.conftest import (
+    RP_BASE,
+    RelyingParty,
+    at_idp,
+    build_rp,
+    login,
+    loopback_policy,
+    register_code,
+    start,
+)
 from tests.panel_sso.op_server import OpenIdProvider
+from tests.panel_sso.tls import LocalTls
 
 AUDIT = "recordseal.panel.audit"
 TRACE = "recordseal.panel.sso.trace"
+#: The test's own IdP (pyop and pyoidc run in this process) logs the codes it issues; every
+#: other logger — the panel's, httpx, httpcore, authlib, litestar — is searched for secrets.
+IDP_LOGGERS = ("pyop", "oic", "tests.")
 
 
 def _refused(response: object, status: int = 401) -> None:
@@ -125,10 +140,12 @@ def test_a_wrong_pkce_verifier_is_refused_by_the_provider(
     client: TestClient[Litestar],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    callback = at_idp(op, start(client).headers["location"])
+    location = start(client).headers["location"]
+    callback = at_idp(op, location)
     wrong = new_code_verifier()
+    nonce = parse_qs(urlsplit(location).query)["state"][0]
     with sqlite3.connect(rp.pending_path) as db:
-        db.execute("UPDATE pending_logins SET stash = ?", (wrong,))
+        db.execute("UPDATE pending_logins SET stash = ?", (seal_stash(nonce, wrong),))
     _refused(client.get(callback, follow_redirects=False))
     _audited(caplog, "InvalidCallback")
     assert "refused the grant (HTTP 400, error=invalid_request)" in _reason(caplog)
@@ -166,6 +183,7 @@ def test_a_token_signed_again_unchanged_still_signs_in(
     [
         ({"aud": "another-client"}, "aud"),
         ({"aud": ["another-client", "panel-basic"]}, None),
+        ({"azp": "another-client"}, None),
         ({"iss": "https://evil.example"}, "iss"),
         ({"nonce": "not-the-panel-nonce"}, "nonce"),
         ({"exp": 1_000_000_000}, "exp"),
@@ -364,15 +382,151 @@ def test_secrets_codes_tokens_and_verifiers_never_reach_a_log(
 ) -> None:
     caplog.set_level(logging.DEBUG)
     first = start(client)
-    with sqlite3.connect(rp.pending_path) as db:
-        (verifier,) = db.execute("SELECT stash FROM pending_logins").fetchone()
+    # The test's browser at the IdP (its own httpx call) legitimately sees the code.
+    before = len(caplog.records)
     callback = at_idp(op, first.headers["location"])
+    browser = range(before, len(caplog.records))
     code = parse_qs(urlsplit(callback).query)["code"][0]
     tokens: list[str] = []
     op.tamper_id_token = lambda token: tokens.append(token) or token
     assert client.get(callback, follow_redirects=False).status_code == 303
+    verifier = parse_qs(op.token_requests[-1]["body"])["code_verifier"][0]
     secrets = ["s3cr+t/with=equals:colon", verifier, code, tokens[0]]
-    for record in caplog.records:
-        if record.name.startswith("recordseal"):
-            for secret in secrets:
-                assert secret not in record.getMessage()
+    searched = [
+        record
+        for index, record in enumerate(caplog.records)
+        if index not in browser
+        and not record.name.startswith(IDP_LOGGERS)
+        # the test client's own request line for the callback URL it was handed
+        and not (record.name == "httpx" and f" {RP_BASE}/" in record.getMessage())
+    ]
+    assert {r.name for r in searched} >= {"recordseal.panel.audit", "httpx"}
+    for record in searched:
+        for secret in secrets:
+            assert secret not in record.getMessage()
+
+
+# -- login CSRF: the callback must come from the browser that started --------------------
+
+
+@pytest.mark.usefixtures("registered")
+def test_start_binds_the_login_to_the_browser_with_a_host_cookie(
+    client: TestClient[Litestar],
+) -> None:
+    first = start(client)
+    cookie = first.headers["set-cookie"]
+    name, _, rest = cookie.partition("=")
+    assert name == BINDING_COOKIE and name.startswith("__Host-")
+    value, *attributes = [part.strip() for part in rest.split(";")]
+    assert len(value) == 43
+    assert {"Path=/", "Secure", "HttpOnly", "SameSite=Lax", f"Max-Age={NONCE_LIFETIME}"} <= set(
+        attributes
+    )
+    assert not any(a.lower().startswith("domain") for a in attributes)
+    # A second tab keeps the same value, so both logins complete.
+    second = start(client)
+    assert second.headers["set-cookie"].partition("=")[2].split(";")[0] == value
+
+
+@pytest.mark.usefixtures("registered")
+def test_a_callback_url_opened_in_another_browser_is_refused_and_burns_the_nonce(
+    op: OpenIdProvider,
+    client: TestClient[Litestar],
+    rp: RelyingParty,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # The attacker starts and signs in at the IdP, then hands the callback URL to a victim.
+    callback = at_idp(op, start(client).headers["location"])
+    with TestClient(rp.app, base_url=RP_BASE) as victim:
+        _refused(victim.get(callback, follow_redirects=False))
+        _audited(caplog, "InvalidNonce")
+        assert "another browser" in _reason(caplog)
+        # Consumed by the first use, as every refused callback.
+        _refused(client.get(callback, follow_redirects=False))
+        assert "unknown" in _reason(caplog)
+        # A victim that has a binding cookie of its own is refused too.
+        victim.cookies.set(BINDING_COOKIE, "x" * 43, domain="testserver.local")
+        second = at_idp(op, start(client).headers["location"])
+        _refused(victim.get(second, follow_redirects=False))
+        assert "another browser" in _reason(caplog)
+
+
+@pytest.mark.usefixtures("registered")
+def test_the_post_shape_needs_the_starting_browser_too(
+    op: OpenIdProvider, client: TestClient[Litestar], rp: RelyingParty
+) -> None:
+    def posted(via: TestClient[Litestar]) -> tuple[str, dict[str, str]]:
+        callback = at_idp(op, start(via).headers["location"])
+        query = urlsplit(callback).query
+        state = parse_qs(query)["state"][0]
+        body = {"state_nonce": state, "callback_data": base64.b64encode(query.encode()).decode()}
+        return urlsplit(callback).path, body
+
+    path, body = posted(client)
+    with TestClient(rp.app, base_url=RP_BASE) as other:
+        _refused(other.post(path, json=body))
+    path, body = posted(client)
+    answer = client.post(path, json=body)
+    assert answer.status_code == 200 and answer.json() == {"ok": True, "redirect": "/tenants/acme"}
+
+
+@pytest.mark.usefixtures("registered")
+def test_the_completion_steps_run_in_the_order_of_spec_4_2(
+    rp: RelyingParty,
+    op: OpenIdProvider,
+    client: TestClient[Litestar],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Each case breaks two steps at once; the earlier step must be the one that answers."""
+
+    def nonce() -> str:
+        return parse_qs(urlsplit(start(client).headers["location"]).query)["state"][0]
+
+    def post(ref: str, state: str | None, data: str) -> None:
+        body = {"callback_data": data} | ({"state_nonce": state} if state else {})
+        _refused(client.post(f"/sso/{ref}/callback", json=body), 401)
+
+    # Step 1 before 5: no nonce and undecodable data is InvalidNonce, not InvalidProtocol.
+    post("acme-okta", None, "%%%")
+    _audited(caplog, "InvalidNonce")
+    # Step 2 before 3: an unknown nonce on another reference says "unknown".
+    post("nobody", "never-issued", "%%%")
+    assert "unknown" in _reason(caplog)
+    # Step 3 before 4 and 5: another (unregistered) reference is InvalidNonce.
+    issued = nonce()
+    post("nobody", issued, "%%%")
+    _audited(caplog, "InvalidNonce")
+    assert "issued for provider 'acme-okta'" in _reason(caplog)
+    # Step 4 before 5: a removed provider is InvalidCallback (401), not InvalidProtocol (400).
+    issued = nonce()
+    assert rp.registry.remove("acme-okta")
+    post("acme-okta", issued, "%%%")
+    _audited(caplog, "InvalidCallback")
+    assert "removed" in _reason(caplog)
+    register_code(rp, op)
+    # Step 2 before everything after it: each refusal above consumed its nonce.
+    assert len(rp.pending) == 0
+
+
+def test_a_fault_of_the_panel_at_start_or_callback_is_an_audited_internal_error(
+    tmp_path: Path, tls: LocalTls, op: OpenIdProvider, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A provider store file that no longer reads (a broken hand edit) is the panel's fault:
+    500 with an empty body, audited at ERROR and flagged for escalation, at both ends."""
+    path = tmp_path / "providers.json"
+    rp = build_rp(tmp_path, loopback_policy(tls), store_path=path)
+    register_code(rp, op)
+    with TestClient(rp.app, base_url=RP_BASE) as client:
+        callback = at_idp(op, start(client).headers["location"])
+        path.write_text("{broken")
+        for response in (
+            client.get("/sso/acme-okta/start", follow_redirects=False),
+            client.get(callback, follow_redirects=False),
+        ):
+            _refused(response, 500)
+            _audited(caplog, "Internal", 500)
+            escalated = [
+                r for r in caplog.records if r.name == AUDIT and "escalate=yes" in r.getMessage()
+            ]
+            assert escalated and escalated[-1].levelno == logging.ERROR
+            assert "ProviderStoreError" in _reason(caplog)

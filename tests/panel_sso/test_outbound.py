@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gzip
 import ipaddress
 import json
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -27,6 +29,7 @@ LOOPBACK_ONLY = OutboundPolicy((ipaddress.ip_network("127.0.0.1/32"),), timeout=
 
 class _Handler(BaseHTTPRequestHandler):
     hits: ClassVar[list[str]] = []
+    encodings: ClassVar[list[str]] = []
 
     def log_message(self, format: str, *args: object) -> None:
         pass
@@ -41,8 +44,13 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if self.path == "/slow":
             time.sleep(5)
+        self.encodings.append(self.headers.get("Accept-Encoding", ""))
         body = b"x" * (128 * 1024) if self.path == "/big" else b'{"ok": true}'
+        if self.path == "/gzip":
+            body = gzip.compress(b"\x00" * (8 * 1024 * 1024))
         self.send_response(200)
+        if self.path == "/gzip":
+            self.send_header("Content-Encoding", "gzip")
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -53,6 +61,7 @@ class _Handler(BaseHTTPRequestHandler):
 @pytest.fixture
 def server() -> Iterator[str]:
     _Handler.hits = []
+    _Handler.encodings = []
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     httpd.daemon_threads = True  # teardown does not wait for the slow handler
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
@@ -90,11 +99,32 @@ def test_loopback_is_refused_without_configuration(server: str) -> None:
         "https://100.64.0.1/",
         "https://0.0.0.0/",
         "https://224.0.0.1/",
+        # IPv6 addresses that carry a non-public IPv4 address: NAT64 to the cloud metadata
+        # address and to loopback, 6to4, IPv4-compatible, and the local-use NAT64 prefix.
+        "https://[64:ff9b::a9fe:a9fe]/",
+        "https://[64:ff9b::7f00:1]/",
+        "https://[2002:a9fe:a9fe::1]/",
+        "https://[::127.0.0.1]/",
+        "https://[64:ff9b:1::a00:1]/",
     ],
 )
 def test_private_link_local_and_reserved_addresses_are_refused(url: str) -> None:
     with pytest.raises(OutboundError, match="non-public address"):
         _fetch(OutboundPolicy(timeout=1.0), url)
+
+
+@pytest.mark.parametrize(
+    ("address", "allowed"),
+    [
+        ("64:ff9b::808:808", True),
+        ("2002:808:808::1", True),
+        ("2606:4700::1111", True),
+        ("64:ff9b::a00:1", False),
+        ("2001:0:4136:e378:8000:63bf:3fff:fdd2", False),
+    ],
+)
+def test_an_embedded_ipv4_address_is_judged_in_its_place(address: str, allowed: bool) -> None:
+    assert OutboundPolicy().allows(ipaddress.ip_address(address)) is allowed
 
 
 def test_a_name_resolving_to_loopback_is_refused(server: str) -> None:
@@ -140,6 +170,14 @@ def test_the_answer_size_is_bounded(server: str) -> None:
         _fetch(LOOPBACK_ONLY, f"{server}/big")
 
 
+def test_a_compressed_answer_is_refused_before_it_expands(server: str) -> None:
+    """8 MiB of zeros gzip to a few KiB: the guard asks for identity and never decodes."""
+    assert _fetch(LOOPBACK_ONLY, f"{server}/ok") == b'{"ok": true}'
+    with pytest.raises(OutboundError, match="'gzip'-encoded"):
+        _fetch(LOOPBACK_ONLY, f"{server}/gzip")
+    assert _Handler.encodings == ["identity", "identity"]
+
+
 def test_the_time_is_bounded(server: str) -> None:
     began = time.monotonic()
     with pytest.raises(OutboundError, match=r"within 1\.0 s"):
@@ -172,3 +210,52 @@ def test_settings_read_the_environment(tmp_path: Path) -> None:
 def test_a_bad_network_in_the_allow_list_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="RECORDSEAL_PANEL_SSO_OUTBOUND_ALLOW: 'not-a-net'"):
         OutboundPolicy.from_env({"RECORDSEAL_PANEL_SSO_OUTBOUND_ALLOW": "not-a-net"})
+
+
+class _Named(BaseHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        body = self.server.server_address[0].encode()  # which address answered
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def test_the_checked_address_is_the_one_connected_to_dns_rebinding(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A rebinding name answers an allowed address to the check and another one afterwards.
+    No DNS server can be made to do that here, so the system resolver is wrapped for one made-up
+    name (every other name resolves as usual); both addresses are real listening servers."""
+    checked = ThreadingHTTPServer(("127.0.0.1", 0), _Named)
+    port = checked.server_address[1]
+    try:
+        other = ThreadingHTTPServer(("127.0.0.2", port), _Named)
+    except OSError:
+        checked.server_close()
+        pytest.skip("127.0.0.2 is not usable on this machine")
+    servers = [checked, other]
+    for httpd in servers:
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    answers: list[str] = []
+    real = socket.getaddrinfo
+
+    def rebinding(host: object, *args: object, **kwargs: object) -> object:
+        if host != "rebind.test":
+            return real(host, *args, **kwargs)  # type: ignore[arg-type]
+        address = "127.0.0.1" if not answers else "127.0.0.2"
+        answers.append(address)
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, port))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", rebinding)
+    try:
+        body = _fetch(LOOPBACK_ONLY, f"http://rebind.test:{port}/ok")
+    finally:
+        for httpd in servers:
+            httpd.shutdown()
+            httpd.server_close()
+    assert body == b"127.0.0.1"
+    assert answers == ["127.0.0.1"]

@@ -4,6 +4,7 @@ provider store file (``RECORDSEAL_PANEL_PROVIDER_STORE_PATH``)."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import stat
 from pathlib import Path
@@ -19,7 +20,7 @@ from recordseal.panel.sso.errors import DuplicateProvider
 from recordseal.panel.sso.outbound import OutboundPolicy
 from recordseal.panel.sso.provider_store import ProviderStore
 from recordseal.panel.sso.registry import ProviderRegistry
-from recordseal.panel.tenants import Organization
+from recordseal.panel.tenants import Organization, Tenant
 from tests.panel_sso.conftest import (
     BASIC_SECRET,
     JSON,
@@ -302,3 +303,169 @@ def test_an_organization_with_a_declared_reference_only_takes_that_id(
 ) -> None:
     organization = asyncio.run(rp.panel.tenants.get_organization("acme", "eng"))
     assert isinstance(organization, Organization) and organization.sso_provider_ref == "acme-okta"
+
+
+# -- who may register and remove ------------------------------------------------------
+
+
+def sso_operator(
+    rp: RelyingParty, client: TestClient[Litestar], org: str = "eng"
+) -> dict[str, str]:
+    token = rp.keyring.issue(TenantSession("o@acme.test", "acme", org, 2_000_000_000, "operator"))
+    headers = {"Cookie": f"{COOKIE_NAME}={token}"}
+    csrf = client.get("/tenants", headers={**headers, **JSON}).json()["session"]["csrf_token"]
+    return {**headers, **JSON, "X-CSRF-Token": csrf}
+
+
+def test_an_sso_operator_registers_for_its_own_organization_only(
+    rp: RelyingParty, op: OpenIdProvider, client: TestClient[Litestar]
+) -> None:
+    other = "/tenants/acme/orgs/ops/sso"
+    ops_form = code_form(op, id="ops-okta", redirect_uri=f"{RP_BASE}/sso/ops-okta/callback")
+    refused = client.post(other, json=ops_form, headers=sso_operator(rp, client, "eng"))
+    assert refused.status_code == 403
+    assert refused.json()["code"] == "forbidden_organization"
+    assert rp.registry.resolve("ops-okta") is None
+    assert rp.panel.metrics["forbidden_organization"] == 1
+    page = client.get(other, headers={k: v for k, v in sso_operator(rp, client).items()
+                                      if k == "Cookie"})  # fmt: skip
+    assert page.status_code == 200 and 'name="client_secret"' not in page.text
+    own = client.post(other, json=ops_form, headers=sso_operator(rp, client, "ops"))
+    assert own.status_code == 201
+    assert (
+        client.post(PAGE, json=code_form(op), headers=sso_operator(rp, client, "eng")).status_code
+        == 201
+    )
+
+
+def test_an_sso_operator_cannot_remove_another_organizations_provider(
+    rp: RelyingParty, op: OpenIdProvider, client: TestClient[Litestar]
+) -> None:
+    register_code(rp, op)
+    refused = client.post(f"{PAGE}/acme-okta/remove", headers=sso_operator(rp, client, "ops"))
+    assert refused.status_code == 403
+    assert refused.json()["code"] == "forbidden_organization"
+    assert rp.registry.resolve("acme-okta") is not None
+    removed = client.post(f"{PAGE}/acme-okta/remove", headers=sso_operator(rp, client, "eng"))
+    assert removed.status_code == 200
+    assert rp.registry.resolve("acme-okta") is None
+
+
+@pytest.mark.parametrize("page", ["/tenants/acme/orgs/ops/sso", "/tenants/globex/orgs/hq/sso"])
+def test_an_id_declared_by_another_organization_cannot_be_taken(
+    rp: RelyingParty, op: OpenIdProvider, client: TestClient[Litestar], page: str
+) -> None:
+    response = client.post(page, json=code_form(op), headers=operator(rp, client))
+    assert response.status_code == 422
+    assert response.json()["field"] == "id"
+    assert rp.registry.resolve("acme-okta") is None
+    assert client.post(PAGE, json=code_form(op), headers=operator(rp, client)).status_code == 201
+
+
+@pytest.mark.parametrize(
+    ("member", "value"),
+    [
+        ("authorization_endpoint", "javascript:alert(1)"),
+        ("authorization_endpoint", "http://idp.example/authorize"),
+        ("authorization_endpoint", "/authorize"),
+        ("token_endpoint", "https://user:pw@idp.example/token"),
+        ("jwks_uri", "https://idp.example/jwks#frag"),
+    ],
+)
+def test_discovered_endpoints_must_be_absolute_https_urls(
+    rp: RelyingParty, op: OpenIdProvider, client: TestClient[Litestar], member: str, value: str
+) -> None:
+    op.provider.configuration_information[member] = value
+    response = client.post(PAGE, json=code_form(op), headers=operator(rp, client))
+    assert response.status_code == 422
+    assert response.json()["field"] == "issuer"
+    assert member in response.json()["detail"]
+    assert rp.registry.resolve("acme-okta") is None
+
+
+def test_a_store_file_others_may_read_is_reported_and_made_private_on_write(
+    tmp_path: Path, tls: LocalTls, op: OpenIdProvider, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "providers.json"
+    path.write_text('{"version": 1, "providers": []}')
+    path.chmod(0o644)
+    caplog.set_level(logging.WARNING, logger="recordseal.panel.sso")
+    rp = build_rp(tmp_path, loopback_policy(tls), store_path=path)
+    assert any("mode 644" in r.getMessage() for r in caplog.records)
+    register_code(rp, op)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+
+
+def test_removing_a_provider_needs_the_csrf_token(
+    rp: RelyingParty, op: OpenIdProvider, client: TestClient[Litestar]
+) -> None:
+    register_code(rp, op)
+    headers = {**rp.legacy_operator_cookie(), **JSON}
+    refused = client.post(f"{PAGE}/acme-okta/remove", headers=headers)
+    assert refused.status_code == 403 and refused.json()["code"] == "csrf_invalid"
+    assert rp.registry.resolve("acme-okta") is not None
+    csrf = operator(rp, client)["X-CSRF-Token"]
+    form = client.post(f"{PAGE}/acme-okta/remove", data={"csrf_token": csrf},
+                       headers=rp.legacy_operator_cookie(), follow_redirects=False)  # fmt: skip
+    assert form.status_code == 303
+    assert rp.registry.resolve("acme-okta") is None
+
+
+def test_a_frozen_tenants_providers_do_not_change(
+    rp: RelyingParty, op: OpenIdProvider, client: TestClient[Litestar]
+) -> None:
+    store: Any = rp.panel.tenants
+    store.insert_tenant(Tenant("frozen", "Frozen", active=False))
+    store.insert_organization(Organization("eng", "frozen", "Engineering"))
+    page = "/tenants/frozen/orgs/eng/sso"
+    shown = client.get(page, headers=rp.legacy_operator_cookie())
+    assert shown.status_code == 200 and 'name="client_secret"' not in shown.text
+    refused = client.post(page, json=code_form(op), headers=operator(rp, client))
+    assert refused.status_code == 409
+    assert refused.json()["code"] == "tenant_inactive"
+    assert rp.registry.resolve("acme-okta") is None
+    assert op.token_requests == []
+
+
+def test_a_provider_registered_at_process_start_is_not_removed_through_the_panel(
+    rp: RelyingParty, client: TestClient[Litestar]
+) -> None:
+    from tests.panel_sso.test_contract import ContractProvider
+
+    rp.registry.register(ContractProvider("acme-saml", "saml"))
+    page = client.get(PAGE, headers=rp.legacy_operator_cookie())
+    assert "acme-saml" in page.text and "/acme-saml/remove" not in page.text
+    refused = client.post(f"{PAGE}/acme-saml/remove", headers=operator(rp, client))
+    assert refused.status_code == 409
+    assert refused.json()["code"] == "provider_built_in"
+    assert rp.registry.resolve("acme-saml") is not None
+
+
+def test_registrations_removals_and_refusals_are_audited_without_the_secret(
+    rp: RelyingParty,
+    op: OpenIdProvider,
+    client: TestClient[Litestar],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="recordseal")
+    assert client.post(PAGE, json=code_form(op), headers=operator(rp, client)).status_code == 201
+    assert client.post(PAGE, json=code_form(op), headers=operator(rp, client)).status_code == 409
+    assert client.post(f"{PAGE}/acme-okta/remove", headers=operator(rp, client)).status_code == 200
+    audit = [r.getMessage() for r in caplog.records if r.name == "recordseal.panel.audit"]
+    assert any(
+        "sso_registered provider='acme-okta'" in line and "by='root'" in line for line in audit
+    )
+    assert any("sso_registration refused" in line and "status=409" in line for line in audit)
+    assert any("sso_removed provider='acme-okta'" in line for line in audit)
+    assert all(BASIC_SECRET not in r.getMessage() for r in caplog.records)
+
+
+def test_an_idp_that_lists_no_auth_methods_offers_only_client_secret_basic(
+    rp: RelyingParty, op: OpenIdProvider, client: TestClient[Litestar]
+) -> None:
+    del op.provider.configuration_information["token_endpoint_auth_methods_supported"]
+    post = code_form(op, token_endpoint_auth_method="client_secret_post")
+    refused = client.post(PAGE, json=post, headers=operator(rp, client))
+    assert refused.status_code == 422
+    assert refused.json()["field"] == "token_endpoint_auth_method"
+    assert client.post(PAGE, json=code_form(op), headers=operator(rp, client)).status_code == 201

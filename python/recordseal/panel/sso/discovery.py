@@ -2,12 +2,17 @@
 
 ``discover(issuer)`` reads ``<issuer>/.well-known/openid-configuration`` and requires its
 ``issuer`` member to equal the configured issuer exactly (Discovery section 4.3), so a wrong
-issuer fails at registration. ``fetch_key_set`` reads the JWKS at ``jwks_uri``.
+issuer fails at registration. The endpoints it names must be absolute URLs without fragment or
+credentials, ``https`` unless the issuer itself is plain ``http`` (a test IdP the outbound
+guard allows): the authorization endpoint is where browsers are sent, never fetched by the
+panel, so the guard alone would not keep a ``javascript:`` or ``http`` URL out of it.
+``fetch_key_set`` reads the JWKS at ``jwks_uri``.
 """
 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 import msgspec
 from joserfc.errors import JoseError
@@ -72,6 +77,22 @@ async def discover(policy: OutboundPolicy, issuer: str) -> ProviderMetadata:
         raise DiscoveryError(
             f"the discovery document names issuer {metadata.issuer!r}, not {issuer!r}"
         )
+    allowed = ("https", "http") if urlsplit(issuer).scheme == "http" else ("https",)
+    for name in ("jwks_uri", "authorization_endpoint", "token_endpoint"):
+        value = getattr(metadata, name)
+        if value is None:
+            continue
+        parts = urlsplit(value)
+        if (
+            parts.scheme not in allowed
+            or not parts.hostname
+            or parts.fragment
+            or parts.username is not None
+            or any(ord(char) <= 0x20 or ord(char) == 0x7F for char in value)
+        ):
+            raise DiscoveryError(
+                f"the discovery document's {name} is not an absolute {allowed[0]} URL"
+            )
     if not metadata.pinned_algorithms():
         raise DiscoveryError(
             "the provider signs ID tokens with none of " + ", ".join(SUPPORTED_ALGORITHMS)
@@ -80,15 +101,17 @@ async def discover(policy: OutboundPolicy, issuer: str) -> ProviderMetadata:
 
 
 async def fetch_key_set(policy: OutboundPolicy, jwks_uri: str) -> dict[str, Any]:
-    """The JWKS document at ``jwks_uri`` (checked to import as a key set)."""
+    """The public keys of the JWKS document at ``jwks_uri`` (checked to import as a key set)."""
     document = await _get_json(policy, jwks_uri, "the key set")
     if not isinstance(document, dict) or not isinstance(document.get("keys"), list):
         raise DiscoveryError(f"the key set at {jwks_uri} has no 'keys' array")
-    public = {"keys": [key for key in document["keys"] if isinstance(key, dict)]}
+    keys = {"keys": [key for key in document["keys"] if isinstance(key, dict)]}
     try:
-        KeySet.import_key_set(public)  # type: ignore[arg-type]
+        imported = KeySet.import_key_set(keys)  # type: ignore[arg-type]
     except (JoseError, ValueError, TypeError) as exc:
         raise DiscoveryError(
             f"the key set at {jwks_uri} does not import ({type(exc).__name__})"
         ) from None
-    return public
+    # Only public members are kept (and stored): an IdP that publishes a private part by
+    # mistake does not get it copied into the panel's provider store.
+    return {"keys": [dict(key) for key in imported.as_dict(private=False)["keys"]]}

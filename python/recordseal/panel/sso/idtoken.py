@@ -111,4 +111,7 @@ async def verify_id_token(
     audiences = claims["aud"]
     if isinstance(audiences, list) and len(audiences) > 1 and claims.get("azp") != audience:
         raise InvalidCallback("the ID token has several audiences and azp is not this client")
+    if nonce is not None and "azp" in claims and claims["azp"] != audience:
+        # OIDC Core 3.1.3.7 rule 5, for tokens minted for this client (code exchange).
+        raise InvalidCallback("the ID token's azp is another client")
     return claims

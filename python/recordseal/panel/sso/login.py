@@ -7,13 +7,24 @@ return URL and the provider's stash. ``SsoLogins.complete`` runs, in this order:
 1. read the nonce (missing: ``InvalidNonce``);
 2. consume it from the pending map, whatever happens next (unknown, used or expired:
    ``InvalidNonce``);
-3. check the callback's provider reference equals the one stored at start (``InvalidNonce``);
+3. check the callback's provider reference equals the one stored at start, and that the
+   callback comes from the browser that called start (its binding value, below); else
+   ``InvalidNonce``;
 4. re-resolve the provider, which may have been removed since start (``InvalidCallback``);
 5. base64-decode ``callback_data`` (RFC 4648 standard alphabet, padding required;
    otherwise ``InvalidProtocol``);
 6. complete login with the provider;
 7. map the principal's groups to a role (operator when a group is an operator group, else
    viewer) and answer what the web layer needs to issue the tenant-scoped cookie.
+
+Browser binding (decision, beyond spec 4.2; RFC 6749 section 10.12, OAuth 2.0 Security BCP
+section 4.7): ``start`` receives a random binding value that the web layer keeps in a cookie
+of the starting browser, and the pending map keeps its hash beside the nonce. A callback must
+present the same value. Without it, someone could start a login, sign in at the IdP as
+themselves, and send the callback URL (code and state) to a victim, whose browser would then
+be signed into the panel as that someone (login CSRF). The check belongs to step 3 (the nonce
+must belong to this callback) and runs after the nonce is consumed, so a foreign callback
+burns the nonce.
 
 Every failure is audited on ``recordseal.panel.audit`` with the provider reference, the error
 kind and the HTTP status, never the reason; the reason goes only to the trace log
@@ -25,6 +36,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hmac
 import logging
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -40,7 +52,7 @@ from recordseal.panel.sso.errors import (
     InvalidProtocol,
     LoginError,
 )
-from recordseal.panel.sso.nonces import PendingLogins
+from recordseal.panel.sso.nonces import PendingLogins, binding_hash
 from recordseal.panel.sso.registry import ProviderRegistry
 
 audit = logging.getLogger("recordseal.panel.audit")
@@ -109,30 +121,43 @@ class SsoLogins:
         self.pending = pending
         self.operator_groups = frozenset(operator_groups)
 
-    async def start(self, provider_ref: str, return_url: str | None) -> Started:
+    async def start(self, provider_ref: str, return_url: str | None, binding: str) -> Started:
+        """Begin a login for the browser whose binding value is ``binding``; a fault of the
+        panel (the provider store or the pending map failing, a provider raising) is an
+        audited ``Internal``."""
+        try:
+            return await self._start(provider_ref, return_url, binding)
+        except (UnknownProvider, LoginError) as error:
+            if isinstance(error, LoginError):
+                self.refused(provider_ref, error)
+            raise
+        except Exception as exc:
+            internal = Internal(f"start raised {type(exc).__name__}")
+            self.refused(provider_ref, internal)
+            raise internal from None
+
+    async def _start(self, provider_ref: str, return_url: str | None, binding: str) -> Started:
         provider = self.registry.resolve(provider_ref)
         if provider is None:
             audit.info("sso.start unknown_provider provider=%r status=404", provider_ref)
             raise UnknownProvider(provider_ref)
         target = safe_return_url(return_url)
         nonce = self.pending.new_nonce()
-        try:
-            result = await provider.begin_login(target, nonce)
-        except LoginError as error:
-            self.refused(provider_ref, error)
-            raise
-        except Exception as exc:
-            internal = Internal(f"begin_login raised {type(exc).__name__}")
-            self.refused(provider_ref, internal)
-            raise internal from None
-        self.pending.put(nonce, provider_ref, target, result.stash)
+        result = await provider.begin_login(target, nonce)
+        self.pending.put(nonce, provider_ref, target, result.stash, binding)
         return Started(nonce, result, target)
 
     async def complete(
-        self, provider_ref: str, state_nonce: str | None, callback_data: str | None
+        self,
+        provider_ref: str,
+        state_nonce: str | None,
+        callback_data: str | None,
+        binding: str | None,
     ) -> SignedIn:
+        """The one completion path of both callback shapes; ``binding`` is the calling
+        browser's binding value (None: it presented none)."""
         try:
-            return await self._complete(provider_ref, state_nonce, callback_data)
+            return await self._complete(provider_ref, state_nonce, callback_data, binding)
         except LoginError as error:
             self.refused(provider_ref, error)
             raise
@@ -142,7 +167,11 @@ class SsoLogins:
             raise internal from None
 
     async def _complete(
-        self, provider_ref: str, state_nonce: str | None, callback_data: str | None
+        self,
+        provider_ref: str,
+        state_nonce: str | None,
+        callback_data: str | None,
+        binding: str | None,
     ) -> SignedIn:
         if not state_nonce:
             raise InvalidNonce("the callback carries no nonce")
@@ -153,6 +182,14 @@ class SsoLogins:
             raise InvalidNonce(
                 f"the nonce was issued for provider {pending.provider_ref!r},"
                 f" the callback is for {provider_ref!r}"
+            )
+        if (
+            pending.binding is None
+            or binding is None
+            or not hmac.compare_digest(pending.binding, binding_hash(binding))
+        ):
+            raise InvalidNonce(
+                "the callback comes from another browser than the one that started the login"
             )
         provider = self.registry.resolve(provider_ref)
         if provider is None:

@@ -6,13 +6,16 @@ request is held to an ``OutboundPolicy``:
 - the host is resolved once and every address must be public (``is_global``), unless it lies
   in a network listed in ``allowed_networks`` (``RECORDSEAL_PANEL_SSO_OUTBOUND_ALLOW``,
   comma-separated CIDRs such as ``127.0.0.1/32``); loopback, private, link-local (cloud
-  metadata), shared, reserved and multicast addresses are refused otherwise;
+  metadata), shared, reserved and multicast addresses are refused otherwise; an IPv6 address
+  that carries an IPv4 address (mapped, IPv4-compatible, 6to4, Teredo, NAT64 ``64:ff9b::/96``)
+  is judged by that IPv4 address, and the local-use NAT64 prefix ``64:ff9b:1::/48`` is refused;
 - the connection goes to the address that was checked (the URL is rewritten to it, with the
   ``Host`` header and TLS server name kept), so a second DNS answer cannot swap it;
 - ``https`` only; plain ``http`` is accepted only to an explicitly allowed network;
 - redirects are never followed (a 3xx answer is an error);
 - the whole exchange must finish within ``timeout`` seconds and the body may not exceed
-  ``max_bytes`` (counted after content decoding);
+  ``max_bytes``; the request asks for ``Accept-Encoding: identity`` and a compressed answer
+  is refused, so a small compressed body can never expand in memory;
 - TLS certificates are checked against the system's trusted roots (certifi), or against the
   PEM file named by ``RECORDSEAL_PANEL_SSO_CA_FILE`` (an IdP under a private CA).
 """
@@ -78,11 +81,36 @@ class OutboundPolicy:
         return any(address in network for network in self.allowed_networks)
 
     def allows(self, address: IPAddress) -> bool:
-        if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-            address = address.ipv4_mapped
         if self.explicitly_allowed(address):
             return True
+        if isinstance(address, ipaddress.IPv6Address):
+            embedded = embedded_ipv4(address)
+            if embedded is not None:
+                return self.allows(embedded)
+            if address in _LOCAL_NAT64:
+                return False
         return address.is_global and not address.is_multicast
+
+
+#: RFC 6052 well-known NAT64 prefix (IPv4 in the last 32 bits) and RFC 8215 local-use prefix.
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+_LOCAL_NAT64 = ipaddress.IPv6Network("64:ff9b:1::/48")
+_IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")
+
+
+def embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 address reaches through (mapped, IPv4-compatible, 6to4, Teredo
+    client, NAT64), judged in its place: ``64:ff9b::a9fe:a9fe`` is the cloud metadata
+    address behind a NAT64 gateway, although Python calls it global."""
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if address.sixtofour is not None:
+        return address.sixtofour
+    if address.teredo is not None:
+        return address.teredo[1]
+    if address in _NAT64 or address in _IPV4_COMPATIBLE:
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    return None
 
 
 @dataclass(frozen=True)
@@ -174,10 +202,15 @@ async def _exchange(
             timeout=policy.timeout,
             trust_env=False,
         ) as client,
-        client.stream(method, url, headers=headers, content=content) as response,
+        client.stream(
+            method, url, headers={**(headers or {}), "Accept-Encoding": "identity"}, content=content
+        ) as response,
     ):
+        encoding = response.headers.get("content-encoding", "identity").strip().lower()
+        if encoding not in ("", "identity"):
+            raise OutboundError(f"the answer is {encoding!r}-encoded; only identity is accepted")
         body = bytearray()
-        async for chunk in response.aiter_bytes():
+        async for chunk in response.aiter_raw():
             body += chunk
             if len(body) > policy.max_bytes:
                 raise OutboundError(f"the answer exceeds {policy.max_bytes} bytes")

@@ -10,13 +10,17 @@ the endpoints, pinned algorithms and key set found by discovery at registration,
 needs no call to the IdP. Updates take an exclusive ``flock`` on ``<path>.lock``, re-read the
 file, and replace it atomically (write to ``<path>.tmp``, fsync, rename); readers notice a new
 version by its inode and modification time, so every worker process sees registrations made
-by the others.
+by the others. A file that the group or others may read (an operator created it by hand) is
+logged at WARNING on every load, naming the path and its mode, until it is fixed; the panel's
+own writes always leave mode 0600.
 """
 
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,6 +30,8 @@ import msgspec
 
 from recordseal.panel.sso.jwt_bearer import JwtBearerConfig
 from recordseal.panel.sso.oidc import OidcCodeConfig
+
+log = logging.getLogger("recordseal.panel.sso")
 
 PROVIDER_STORE_ENV = "RECORDSEAL_PANEL_PROVIDER_STORE_PATH"
 FORMAT_VERSION = 1
@@ -51,10 +57,10 @@ class ProviderStore:
 
     def _version(self) -> tuple[int, int] | None:
         try:
-            stat = self.path.stat()
+            status = self.path.stat()
         except FileNotFoundError:
             return None
-        return (stat.st_ino, stat.st_mtime_ns)
+        return (status.st_ino, status.st_mtime_ns)
 
     def changed(self) -> bool:
         """Whether the file changed since this object last read or wrote it."""
@@ -65,6 +71,13 @@ class ProviderStore:
         if version is None:
             self._seen = None
             return []
+        mode = stat.S_IMODE(self.path.stat().st_mode)
+        if mode & 0o077:
+            log.warning(
+                "provider store %s has mode %o: it holds client secrets, make it 0600",
+                self.path,
+                mode,
+            )
         try:
             raw = self.path.read_bytes()
             content = msgspec.json.decode(raw, type=ProviderFile)

@@ -5,20 +5,23 @@ loads its key set (so a wrong issuer fails here, not at first login), then adds 
 to the registry. Field rules:
 
 - ``id``: the panel identifier rule; when the organization already names an
-  ``sso_provider_ref``, the id must equal it;
+  ``sso_provider_ref``, the id must equal it; an id another organization declares as its
+  ``sso_provider_ref`` (``reserved``) is refused;
 - ``issuer``: an absolute ``https`` URL (``http`` only where the outbound guard allows it)
   without query or fragment; the discovery document must name exactly this issuer;
 - JWT bearer: ``audience`` (1 to 512 characters);
 - code exchange: ``client_id`` and ``client_secret`` (1 to 512 characters), ``redirect_uri``
   (absolute ``http(s)`` URL whose path is ``/sso/<id>/callback``), the token-endpoint auth
   method (``client_secret_basic`` by default, or ``client_secret_post``; refused when the
-  discovery document lists methods without it), an optional groups claim name (at most 128
+  discovery document does not offer it — a document that lists no methods offers only
+  ``client_secret_basic``), an optional groups claim name (at most 128
   characters); discovery must give an authorization and a token endpoint, and if it lists
   PKCE methods, S256 must be among them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Literal, TypeAlias
 from urllib.parse import urlsplit
 
@@ -94,7 +97,11 @@ def _auth_method(value: str) -> AuthMethod:
 
 
 async def register_provider(
-    registry: ProviderRegistry, organization: Organization, form: RegistrationForm
+    registry: ProviderRegistry,
+    organization: Organization,
+    form: RegistrationForm,
+    *,
+    reserved: Collection[str] = (),
 ) -> SsoProvider:
     """Check ``form``, run discovery, load the key set, register; RegistrationError,
     DuplicateProvider or DiscoveryError (``network`` set when the IdP was unreachable)."""
@@ -105,6 +112,8 @@ async def register_provider(
         raise RegistrationError(
             "id", f"organization {organization.id!r} declares the provider {declared!r}"
         )
+    if provider_id in reserved:
+        raise RegistrationError("id", "is the sign-on reference of another organization")
     if registry.resolve(provider_id) is not None:
         raise DuplicateProvider(provider_id)
     issuer = _url("issuer", form.issuer)
@@ -136,8 +145,10 @@ async def register_provider(
             raise RegistrationError(
                 "issuer", "the discovery document lacks an authorization or token endpoint"
             )
-        offered = metadata.token_endpoint_auth_methods_supported
-        if offered and method not in offered:
+        # OIDC Discovery 1.0 section 3: when the member is omitted, the default is
+        # client_secret_basic alone.
+        offered = metadata.token_endpoint_auth_methods_supported or ["client_secret_basic"]
+        if method not in offered:
             raise RegistrationError(
                 "token_endpoint_auth_method", f"the provider does not offer {method}"
             )

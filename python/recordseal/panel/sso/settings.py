@@ -6,6 +6,8 @@
   through the panel; unset means they are kept in memory and vanish on restart.
 - ``RECORDSEAL_PANEL_SSO_OUTBOUND_ALLOW``: comma-separated networks (CIDR) the panel may call
   although they are not public (loopback, private, link-local); unset means none.
+- ``RECORDSEAL_PANEL_SSO_CA_FILE``: a PEM file of the certificate authorities trusted for the
+  identity providers' TLS (an IdP under a private CA); unset means the certifi bundle.
 """
 
 from __future__ import annotations

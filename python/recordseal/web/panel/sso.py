@@ -12,6 +12,11 @@
 - ``POST /sso/{provider_ref}/callback`` with JSON ``{state_nonce, callback_data}``
   (``callback_data`` base64). Success: the cookie and ``{"ok": true, "redirect": ...}``.
 
+Start sets the cookie ``BINDING_COOKIE`` (a random value, kept when the browser already has a
+well-formed one, so logins in several tabs work; 10 minutes, ``Secure``, ``HttpOnly``,
+``SameSite=Lax``); both callback shapes hand its value to the completion path, which refuses
+a callback from a browser without it (login CSRF, see ``recordseal.panel.sso.login``).
+
 Both shapes go through ``SsoLogins.complete`` (spec 4.2's seven steps). Failures answer the
 status of spec 7 with an empty body; a body that is not a JSON object with string members
 answers 400 (``InvalidProtocol``) before any nonce is read. Sessions are tenant-scoped
@@ -22,6 +27,8 @@ from __future__ import annotations
 
 import base64
 import logging
+import re
+import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,7 +44,7 @@ from recordseal.panel.sessions import PayloadError, TenantSession
 from recordseal.panel.sso.contract import Challenge
 from recordseal.panel.sso.errors import Internal, InvalidProtocol, LoginError
 from recordseal.panel.sso.login import SignedIn, SsoLogins, UnknownProvider
-from recordseal.panel.sso.nonces import PendingLogins
+from recordseal.panel.sso.nonces import NONCE_LIFETIME, PendingLogins
 from recordseal.panel.sso.provider_store import ProviderStore
 from recordseal.panel.sso.registry import ProviderRegistry
 from recordseal.panel.sso.settings import SsoSettings
@@ -50,6 +57,8 @@ log = logging.getLogger("recordseal.panel.web")
 
 SESSION_LIFETIME = 8 * 3600
 PENDING_DATABASE = "panel-sso.sqlite3"
+BINDING_COOKIE = "__Host-recordseal-sso-binding"
+_BINDING = re.compile(r"[A-Za-z0-9_-]{43}")
 
 
 @dataclass
@@ -79,6 +88,19 @@ def sso_context(request: Request[Any, Any, Any]) -> SsoContext:
 class _PostedCallback(msgspec.Struct):
     state_nonce: str | None = None
     callback_data: str | None = None
+
+
+def _binding_of(request: Request[Any, Any, Any]) -> str | None:
+    value = request.cookies.get(BINDING_COOKIE)
+    return value if value is not None and _BINDING.fullmatch(value) else None
+
+
+def _binding_cookie(binding: str) -> str:
+    """``__Host-`` requires Secure, Path=/ and no Domain; Lax is sent on the IdP's redirect."""
+    return (
+        f"{BINDING_COOKIE}={binding}; Max-Age={NONCE_LIFETIME}; Path=/; Secure; HttpOnly;"
+        " SameSite=Lax"
+    )
 
 
 def _empty(status: int) -> Response[Any]:
@@ -128,8 +150,9 @@ async def sso_entry(request: Request[Any, Any, Any]) -> Response[Any]:
 async def sso_start(request: Request[Any, Any, Any], provider_ref: FromPath[str]) -> Response[Any]:
     """Begin a login with the organization's provider."""
     return_url = request.query_params.get("return_url")
+    binding = _binding_of(request) or secrets.token_urlsafe(32)
     try:
-        started = await sso_context(request).logins.start(provider_ref, return_url)
+        started = await sso_context(request).logins.start(provider_ref, return_url, binding)
     except UnknownProvider:
         response = problem_response(404, "provider_not_found", "no such sign-on provider")
         response.headers.update(PRIVATE_HEADERS)
@@ -142,10 +165,10 @@ async def sso_start(request: Request[Any, Any, Any], provider_ref: FromPath[str]
             "state_nonce": started.nonce,
             "challenge": base64.b64encode(started.result.challenge).decode("ascii"),
         }
-        return Response(
-            msgspec.json.encode(body), media_type="application/json", headers=PRIVATE_HEADERS
-        )
-    return RedirectResponse(started.result.target, status_code=307, headers=PRIVATE_HEADERS)
+        headers = {**PRIVATE_HEADERS, "Set-Cookie": _binding_cookie(binding)}
+        return Response(msgspec.json.encode(body), media_type="application/json", headers=headers)
+    headers = {**PRIVATE_HEADERS, "Set-Cookie": _binding_cookie(binding)}
+    return RedirectResponse(started.result.target, status_code=307, headers=headers)
 
 
 def _forwarded_token(request: Request[Any, Any, Any]) -> str | None:
@@ -165,7 +188,9 @@ async def sso_callback(
     callback_data = base64.b64encode(urlencode(items).encode("utf-8")).decode("ascii")
     state = request.query_params.get("state")
     try:
-        signed_in = await sso_context(request).logins.complete(provider_ref, state, callback_data)
+        signed_in = await sso_context(request).logins.complete(
+            provider_ref, state, callback_data, _binding_of(request)
+        )
     except LoginError as error:
         return _empty(error.status)
     cookie = _session_cookie(request, signed_in, provider_ref)
@@ -197,7 +222,9 @@ async def sso_callback_post(
         logins.refused(provider_ref, error)
         return _empty(error.status)
     try:
-        signed_in = await logins.complete(provider_ref, posted.state_nonce, posted.callback_data)
+        signed_in = await logins.complete(
+            provider_ref, posted.state_nonce, posted.callback_data, _binding_of(request)
+        )
     except LoginError as error:
         return _empty(error.status)
     cookie = _session_cookie(request, signed_in, provider_ref)

@@ -12,9 +12,19 @@
   with the message and the entered values except the secret.
 - ``POST /tenants/{tenant}/orgs/{org}/sso/{provider}/remove``: operators; unregisters one of
   this organization's providers (404 otherwise). Logins already started with it are refused
-  at their callback.
+  at their callback. A provider registered in code at process start (SAML) is not removed
+  here (409 ``provider_built_in``): each worker holds it and a restart brings it back.
 
-The cross-tenant rule runs before the store is consulted, as on every tenant view.
+The cross-tenant rule runs before the store is consulted, as on every tenant view. Who may
+register or remove (decision; the organization is the sign-on boundary of spec 1.1): an
+operator with a legacy (passkey) session, for any organization, or an operator with an sso
+session, for its own organization only; an sso operator of another organization of the same
+tenant may look at the page but gets 403 ``forbidden_organization`` on a mutation, so one
+organization cannot put its own identity provider in front of another's people. An id that
+another organization declares as its ``sso_provider_ref`` is refused (422 on ``id``), so no
+organization can take over the sign-on link of another one before that one registers.
+A tenant with ``active`` false is frozen read-only (spec 3): its providers are neither
+registered nor removed (409 ``tenant_inactive``); its people still sign in and read.
 """
 
 from __future__ import annotations
@@ -34,13 +44,21 @@ from recordseal.panel.sso.jwt_bearer import JwtBearerProvider
 from recordseal.panel.sso.oidc import OidcCodeProvider
 from recordseal.panel.sso.registration import RegistrationForm, register_provider
 from recordseal.panel.tenants import Organization, OrganizationNotFound, Tenant, TenantNotFound
-from recordseal.web.panel.context import panel_context
-from recordseal.web.panel.session import PRIVATE_HEADERS, PanelPrincipal, Principal, wants_json
+from recordseal.web.panel.context import PanelContext, panel_context
+from recordseal.web.panel.session import (
+    PRIVATE_HEADERS,
+    PanelDenied,
+    PanelPrincipal,
+    Principal,
+    wants_json,
+)
 from recordseal.web.panel.sso import sso_context
 from recordseal.web.panel.views import check_tenant_scope, not_found, render
 from recordseal.web.problems import problem_response
 
 log = logging.getLogger("recordseal.panel.web")
+#: Who registered or removed which provider: the same audit logger as the sign-ons.
+audit = logging.getLogger("recordseal.panel.audit")
 
 _FORM_FIELDS = (
     "flavour",
@@ -92,6 +110,58 @@ async def _organization(
     return tenant, organization
 
 
+def may_manage(principal: PanelPrincipal, tenant: Tenant, organization_id: str) -> bool:
+    """Whether ``principal`` may register and remove the organization's providers."""
+    return tenant.active and principal.is_operator and principal.org_id in (None, organization_id)
+
+
+def _check_manager(
+    request: Request[Any, Any, Any],
+    principal: PanelPrincipal,
+    tenant: Tenant,
+    organization: Organization,
+) -> None:
+    """Mutations: an sso session only manages its own organization's providers, and a frozen
+    tenant's providers do not change (the role and CSRF checks already ran in the session
+    dependency)."""
+    if principal.org_id is None or principal.org_id == organization.id:
+        if not tenant.active:
+            log.info("panel.denied tenant_inactive tenant=%r path=%r", tenant.id, request.url.path)
+            raise PanelDenied(
+                409,
+                "tenant_inactive",
+                "the tenant is frozen read-only: its sign-on providers cannot change",
+                principal=principal,
+            )
+        return
+    panel_context(request).count("forbidden_organization")
+    log.info(
+        "panel.denied organization subject=%r session_org=%r requested_org=%r path=%r",
+        principal.subject,
+        principal.org_id,
+        organization.id,
+        request.url.path,
+    )
+    raise PanelDenied(
+        403,
+        "forbidden_organization",
+        "this session may only manage its own organization's sign-on",
+        principal=principal,
+    )
+
+
+async def _declared_elsewhere(context: PanelContext, organization: Organization) -> set[str]:
+    """The ``sso_provider_ref`` values declared by every other organization."""
+    declared: set[str] = set()
+    for tenant in await context.tenants.list_tenants():
+        for other in await context.tenants.list_organizations(tenant.id):
+            if (other.tenant_id, other.id) == (organization.tenant_id, organization.id):
+                continue
+            if other.sso_provider_ref:
+                declared.add(other.sso_provider_ref)
+    return declared
+
+
 def _page(
     request: Request[Any, Any, Any],
     principal: PanelPrincipal,
@@ -113,6 +183,12 @@ def _page(
             "providers": [describe(provider) for provider in providers],
             "error": {"field": error.field, "message": error.message} if error else None,
             "entered": entered or {},
+            "may_manage": may_manage(principal, tenant, organization.id),
+            "removable": [
+                provider.id
+                for provider in providers
+                if sso_context(request).registry.config(provider.id) is not None
+            ],
         },
     )
     response.status_code = status
@@ -171,11 +247,15 @@ async def sso_register(
 ) -> Response[Any]:
     """Register a provider for the organization (operators)."""
     tenant, organization = await _organization(request, panel_principal, tenant_id, org_id)
+    _check_manager(request, panel_principal, tenant, organization)
     entered: dict[str, str] = {}
     try:
         entered = await _submitted(request)
         form = RegistrationForm(**entered)
-        provider = await register_provider(sso_context(request).registry, organization, form)
+        reserved = await _declared_elsewhere(panel_context(request), organization)
+        provider = await register_provider(
+            sso_context(request).registry, organization, form, reserved=reserved
+        )
     except DuplicateProvider as error:
         return _refused(request, panel_principal, tenant, organization, 409, error, entered)
     except RegistrationError as error:
@@ -184,7 +264,7 @@ async def sso_register(
         status = 502 if error.network else 422
         wrapped = RegistrationError("issuer", f"discovery failed: {error.reason}")
         return _refused(request, panel_principal, tenant, organization, status, wrapped, entered)
-    log.info(
+    audit.info(
         "panel.sso_registered provider=%r tenant=%r org=%r by=%r",
         provider.id,
         tenant.id,
@@ -210,7 +290,7 @@ def _refused(
     error: RegistrationError,
     entered: dict[str, str],
 ) -> Response[Any]:
-    log.info(
+    audit.info(
         "panel.sso_registration refused tenant=%r org=%r field=%s status=%d",
         tenant.id,
         organization.id,
@@ -242,6 +322,7 @@ async def sso_remove(
 ) -> Response[Any]:
     """Unregister one of the organization's providers (operators)."""
     tenant, organization = await _organization(request, panel_principal, tenant_id, org_id)
+    _check_manager(request, panel_principal, tenant, organization)
     registry = sso_context(request).registry
     provider = registry.resolve(provider_id)
     if provider is None or (provider.tenant_id, provider.organization_id) != (
@@ -249,8 +330,20 @@ async def sso_remove(
         organization.id,
     ):
         raise not_found(panel_context(request), panel_principal, "provider", request.url.path)
+    if registry.config(provider_id) is None:
+        # Registered in code at process start (SAML, ...): every worker registered it and a
+        # restart registers it again, so removing it here would only split the workers.
+        log.info(
+            "panel.denied provider_built_in provider=%r path=%r", provider_id, request.url.path
+        )
+        raise PanelDenied(
+            409,
+            "provider_built_in",
+            "this provider is registered at process start; change the deployment to remove it",
+            principal=panel_principal,
+        )
     registry.remove(provider_id)
-    log.info(
+    audit.info(
         "panel.sso_removed provider=%r tenant=%r org=%r by=%r",
         provider_id,
         tenant.id,
