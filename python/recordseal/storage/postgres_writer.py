@@ -5,8 +5,9 @@ order (so processes never deadlock each other): the idempotency keys (advisory l
 subjects (new ones inserted in sorted order, then all ``FOR SHARE``, which an erasure's
 ``FOR UPDATE`` waits for and vice versa), and last the stream rows (``FOR UPDATE``, sorted,
 which serialises sequence numbers and chain heads across processes: the shorter the time
-from this lock to COMMIT, the more transactions per second a stream takes). Rows are written with one statement per table; nobody is answered before COMMIT
-(``synchronous_commit`` on) has returned.
+from this lock to COMMIT, the more transactions per second a stream takes). The rows are
+written by one statement; nobody is answered before COMMIT (``synchronous_commit`` on) has
+returned.
 """
 
 from __future__ import annotations
