@@ -22,7 +22,10 @@ def seeded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     seed.write_text(
         json.dumps(
             {
-                "tenants": [{"id": "acme", "display_name": "Acme Corp", "active": True}],
+                "tenants": [
+                    {"id": "acme", "display_name": "Acme Corp", "active": True},
+                    {"id": "frozen", "display_name": "Frozen Ltd", "active": False},
+                ],
                 "organizations": [
                     {"id": "prod", "tenant_id": "acme", "display_name": "Production"}
                 ],
@@ -101,6 +104,25 @@ def test_operators_create_and_revoke_api_tokens_from_the_panel(seeded: Path):
             headers={**json_headers, "X-CSRF-Token": csrf},
         )
         assert again.status_code == 404
+
+
+def test_a_frozen_tenant_gets_no_new_api_token(seeded: Path):
+    with TestClient(create_app(Settings(data_dir=seeded / "data", seal_interval=0))) as client:
+        panel = client.app.state.panel
+        panel.passkey_roles["op"] = "operator"
+        client.cookies.set(
+            COOKIE_NAME, panel.keyring.issue(LegacySession("op", int(time.time()) + 600))
+        )
+        json_headers = {"Accept": "application/json"}
+        page = client.get("/tenants/frozen/tokens", headers=json_headers)
+        assert page.status_code == 200 and page.json()["tokens"] == []
+        refused = client.post(
+            "/tenants/frozen/tokens",
+            json={"label": "ci"},
+            headers={**json_headers, "X-CSRF-Token": page.json()["session"]["csrf_token"]},
+        )
+        assert (refused.status_code, refused.json()["code"]) == (409, "tenant_inactive")
+        assert client.get("/tenants/frozen/tokens", headers=json_headers).json()["tokens"] == []
 
 
 def test_a_dangling_organization_in_the_seed_aborts_startup_naming_it(

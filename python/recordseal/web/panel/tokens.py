@@ -4,8 +4,10 @@
 id, label and dates). ``POST`` there creates one and shows it once; ``POST
 /tenants/{tenant}/tokens/{token_id}/revoke`` revokes one. Both mutations pass the panel's
 session, CSRF and operator checks (``panel_principal``), and the cross-tenant rule runs
-before anything is looked up. A revoked token stops working at once in this process and
-within the token cache time (5 s) in the others.
+before anything is looked up. A frozen tenant (``active`` false, spec 3) gets no new token
+(409 ``tenant_inactive``); its tokens can still be revoked, since that only takes access
+away. A revoked token stops working at once in this process and within the token cache time
+(5 s) in the others.
 """
 
 from __future__ import annotations
@@ -66,9 +68,16 @@ async def create_token(
     context = panel_context(request)
     check_tenant_scope(context, panel_principal, tenant_id, request.url.path)
     try:
-        await context.tenants.get_tenant(tenant_id)
+        tenant = await context.tenants.get_tenant(tenant_id)
     except TenantNotFound:
         raise not_found(context, panel_principal, "tenant", request.url.path) from None
+    if not tenant.active:
+        raise PanelDenied(
+            409,
+            "tenant_inactive",
+            "the tenant is frozen read-only: no new API tokens",
+            principal=panel_principal,
+        )
     form = await request.form() if request.content_type[0] != "application/json" else {}
     body = await request.json() if request.content_type[0] == "application/json" else {}
     label = str(form.get("label") or body.get("label") or "").strip()
