@@ -4,6 +4,7 @@ idempotency keys, sealing leadership."""
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
@@ -17,7 +18,7 @@ from recordseal.storage.base import (
     SubjectClaim,
     SubjectErased,
 )
-from tests.backends import count, opened
+from tests.backends import count, opened, query
 
 
 async def append_one(store, tenant, stream_id, subject, build, now, claim=None) -> NewRecord:
@@ -239,3 +240,31 @@ def test_one_call_appends_in_order_and_refuses_items_alone(store, store_settings
     asyncio.run(scenario())
     assert count(store_settings, "records") == 3
     assert count(store_settings, "subjects") == 2
+
+
+@pytest.mark.parametrize("store_settings", ["postgres"], indirect=True)
+def test_postgres_reclaims_erased_rows_in_the_background(store, store_settings):
+    """After an erasure the two tables are vacuumed (PostgreSQL has no secure_delete): the
+    erased rows' dead versions do not wait for autovacuum."""
+
+    async def scenario() -> None:
+        async with opened(store):
+            stream = await store.create_stream("t", "s", {}, False, bytes(32), "now")
+            subject = SubjectClaim(b"i", "ref", b"wrapped-key-bytes")
+            await append_one(store, "t", stream.id, subject, builder("r1"), "now")
+            erased = await store.erase_subject("t", "ref", "later")
+            assert erased.erased_now
+        # closing waits for the reclaim under way
+
+    asyncio.run(scenario())
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        rows = query(
+            store_settings,
+            "SELECT relname, vacuum_count FROM pg_stat_user_tables"
+            " WHERE relname IN ('subjects', 'payloads') AND schemaname = current_schema()",
+        )
+        if len(rows) == 2 and all(count >= 1 for _, count in rows):
+            break
+        time.sleep(0.2)
+    assert sorted(rows) == [("payloads", 1), ("subjects", 1)]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 
 import asyncpg
 
@@ -31,6 +32,8 @@ from recordseal.storage.postgres_ledger import PostgresLedger
 from recordseal.storage.postgres_schema import migrate
 from recordseal.storage.postgres_writer import AppendWriter
 
+log = logging.getLogger("recordseal.storage")
+
 #: Key of the advisory lock held by the sealing process.
 SEALER_LOCK = 0x7365616C6572  # "sealer"
 
@@ -44,6 +47,8 @@ class PostgresStore(PostgresLedger):
         self._pool_: asyncpg.Pool | None = None
         self._writer: AppendWriter | None = None
         self._leader: asyncpg.Connection | None = None
+        self._vacuum: asyncio.Task[None] | None = None
+        self._vacuum_wanted = False
 
     async def open(self) -> None:
         conn = await asyncpg.connect(self.url)
@@ -60,6 +65,9 @@ class PostgresStore(PostgresLedger):
         return self._pool_
 
     async def close(self) -> None:
+        if self._vacuum is not None:
+            await self._vacuum  # a reclaim under way finishes (it is short) before the pool goes
+            self._vacuum = None
         if self._writer is not None:
             await self._writer.stop()
             self._writer = None
@@ -274,28 +282,41 @@ class PostgresStore(PostgresLedger):
 
         The ``FOR UPDATE`` waits for appends of this subject under way (they hold it
         ``FOR SHARE``), and the DELETE then sees their payloads; appends that come later see
-        the key gone and are refused.
+        the key gone and are refused. A VACUUM of both tables follows in the background.
         """
-        async with self._pool.acquire() as conn:
-            async with conn.transaction():
-                erased_at = await conn.fetchval(
-                    "SELECT erased_at FROM subjects WHERE tenant = $1 AND subject_ref = $2"
-                    " FOR UPDATE",
-                    tenant,
-                    subject_ref,
-                )
-                if erased_at is not None:
-                    return Erasure(False, erased_at, 0)
-                await conn.execute(
-                    "UPDATE subjects SET wrapped_key = NULL, erased_at = $1"
-                    " WHERE tenant = $2 AND subject_ref = $3",
-                    now,
-                    tenant,
-                    subject_ref,
-                )
-                status = await conn.execute(
-                    "DELETE FROM payloads WHERE subject_ref = $1", subject_ref
-                )
-            # Reclaim the dead row versions now rather than at the next autovacuum.
-            await conn.execute("VACUUM subjects, payloads")
+        async with self._pool.acquire() as conn, conn.transaction():
+            erased_at = await conn.fetchval(
+                "SELECT erased_at FROM subjects WHERE tenant = $1 AND subject_ref = $2 FOR UPDATE",
+                tenant,
+                subject_ref,
+            )
+            if erased_at is not None:
+                return Erasure(False, erased_at, 0)
+            await conn.execute(
+                "UPDATE subjects SET wrapped_key = NULL, erased_at = $1"
+                " WHERE tenant = $2 AND subject_ref = $3",
+                now,
+                tenant,
+                subject_ref,
+            )
+            status = await conn.execute("DELETE FROM payloads WHERE subject_ref = $1", subject_ref)
+        self._reclaim()
         return Erasure(True, now, int(status.split()[-1]))
+
+    def _reclaim(self) -> None:
+        """Vacuum subjects and payloads soon, in the background, so the dead row versions of
+        an erasure are reclaimed now rather than at the next autovacuum (the answer does not
+        wait for it; erasures in quick succession share one run)."""
+        self._vacuum_wanted = True
+        if self._vacuum is None or self._vacuum.done():
+            self._vacuum = asyncio.get_running_loop().create_task(self._vacuum_loop())
+
+    async def _vacuum_loop(self) -> None:
+        while self._vacuum_wanted:
+            self._vacuum_wanted = False
+            try:
+                async with self._pool.acquire() as conn:
+                    await conn.execute("VACUUM subjects, payloads")
+            except (asyncpg.PostgresError, OSError) as error:  # autovacuum will do it later
+                log.warning("vacuum after erasure failed: %s", type(error).__name__)
+                return
