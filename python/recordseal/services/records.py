@@ -281,7 +281,9 @@ class RecordService:
             if isinstance(outcome, Ingested):
                 return outcome
             # Another writer created this new subject first; commit again under its key.
-        raise Invalid("subject_busy", "the subject was created concurrently; retry", "subject_id")
+        raise AlreadyExists(
+            "subject_busy", "the subject was being created concurrently: retry", "subject_id"
+        )
 
     async def ingest_batch(
         self, tenant: str, items: list[RecordIn | ServiceError], retries: list[Retry | None]
