@@ -36,20 +36,22 @@ STREAM = "shared"
 
 def start(data_dir: Path, url: str, port: int) -> subprocess.Popen[bytes]:
     env = {**os.environ, "RECORDSEAL_DATABASE_URL": url, "RECORDSEAL_SEAL_INTERVAL": "0.2"}
+    log_path = data_dir / f"server-{port}.log"
     server = subprocess.Popen(
         [sys.executable, "-m", "recordseal.cli", "serve", "--data-dir", str(data_dir),
          "--port", str(port), "--workers", "1"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        env=env, stdout=log_path.open("ab"), stderr=subprocess.STDOUT, start_new_session=True,
     )  # fmt: skip
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and server.poll() is None:
         try:
             if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
                 return server
         except httpx.HTTPError:
             time.sleep(0.1)
-    os.killpg(server.pid, signal.SIGKILL)
-    raise RuntimeError("server did not start")
+    kill(server)
+    output = log_path.read_text(errors="replace")[-4000:]
+    raise RuntimeError(f"server did not start (exit {server.returncode}); its output:\n{output}")
 
 
 def kill(server: subprocess.Popen[bytes]) -> None:
