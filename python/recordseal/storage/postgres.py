@@ -46,7 +46,9 @@ class PostgresStore(PostgresLedger):
         self._pool_size = pool_size
         self._pool_: asyncpg.Pool | None = None
         self._writer: AppendWriter | None = None
-        self._leader: asyncpg.Connection | None = None
+        self._leader: asyncpg.Connection | None = None  # holds the sealer lock, or tries to
+        self._leading = False
+        self._claiming = asyncio.Lock()
         self._vacuum: asyncio.Task[None] | None = None
         self._vacuum_wanted = False
 
@@ -72,27 +74,30 @@ class PostgresStore(PostgresLedger):
             await self._writer.stop()
             self._writer = None
         if self._leader is not None:
-            await self._leader.close()
+            await self._leader.close()  # releases the sealer lock, if held
             self._leader = None
+            self._leading = False
         if self._pool_ is not None:
             await self._pool_.close()
             self._pool_ = None
 
     async def claim_sealing(self) -> bool:
-        if self._leader is not None and not self._leader.is_closed():
-            try:
-                await self._leader.execute("SELECT 1")
-                return True
-            except (asyncpg.PostgresError, OSError):
-                pass  # the connection died: the lock went with it
-            self._leader.terminate()
-        self._leader = None
-        conn = await asyncpg.connect(self.url)
-        if await conn.fetchval("SELECT pg_try_advisory_lock($1)", SEALER_LOCK):
-            self._leader = conn
-            return True
-        await conn.close()
-        return False
+        """Hold, or try to take, the session advisory lock of the sealer on a connection kept
+        for it (the sealer and the daily transparency job both ask; one at a time)."""
+        async with self._claiming:
+            if self._leader is not None and self._leading:
+                try:
+                    await self._leader.execute("SELECT 1")
+                    return True
+                except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError):
+                    self._leader.terminate()  # the connection died: the lock went with it
+                    self._leader = None
+            if self._leader is None or self._leader.is_closed():
+                self._leader = await asyncpg.connect(self.url)
+            self._leading = bool(
+                await self._leader.fetchval("SELECT pg_try_advisory_lock($1)", SEALER_LOCK)
+            )
+            return self._leading
 
     # --- tokens -------------------------------------------------------------------------
 
