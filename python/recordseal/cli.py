@@ -19,7 +19,7 @@ from recordseal.fleet.cli import add_fleet_parsers
 from recordseal.services.errors import ServiceError
 from recordseal.services.tokens import TokenService
 from recordseal.settings import Settings
-from recordseal.storage.backends import open_store
+from recordseal.storage.backends import BackendError, open_store
 from recordseal.tlog.witness_cli import add_witness_parser
 from recordseal.verify.cli import add_verify_parser
 
@@ -31,6 +31,7 @@ def _serve(args: argparse.Namespace) -> int:
     settings = Settings.from_env(
         data_dir=args.data_dir, port=args.port, host=args.host, database_url=args.database_url
     )
+    open_store(settings)  # refuses a database URL of another kind before any worker starts
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     # Worker processes read their settings from the environment.
     os.environ["RECORDSEAL_DATA_DIR"] = str(settings.data_dir.resolve())
@@ -203,7 +204,11 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    result: int = args.run(args)
+    try:
+        result: int = args.run(args)
+    except BackendError as error:
+        print(f"recordseal: {error}", file=sys.stderr)
+        return 2
     return result
 
 

@@ -6,12 +6,18 @@ from recordseal.settings import Settings
 from recordseal.storage.base import Store
 
 
+class BackendError(ValueError):
+    """The settings name no usable store (e.g. a database URL of another kind)."""
+
+
 def open_store(settings: Settings) -> Store:
     """The store named by the settings (not opened yet)."""
     url = settings.database_url
     if url:
         if not url.startswith(("postgresql://", "postgres://")):
-            raise ValueError("RECORDSEAL_DATABASE_URL must be a postgresql:// URL")
+            raise BackendError(
+                "RECORDSEAL_DATABASE_URL (--database-url) must be a postgresql:// URL"
+            )
         from recordseal.storage.postgres import PostgresStore
 
         return PostgresStore(url)
