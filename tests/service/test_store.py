@@ -244,6 +244,68 @@ def test_one_call_appends_in_order_and_refuses_items_alone(store, store_settings
     assert count(store_settings, "subjects") == 2
 
 
+def test_a_new_subject_whose_only_append_is_refused_by_its_key_is_not_stored(store, store_settings):
+    """A refused append stores nothing: not the subject it would have created either (an
+    idempotency key already stored, or used earlier in the same call, with another request)."""
+
+    async def scenario() -> None:
+        async with opened(store):
+            stream = await store.create_stream("t", "s", {}, False, bytes(32), "now")
+            claim = IdempotencyClaim("k", b"h" * 32)
+            await append_one(
+                store,
+                "t",
+                stream.id,
+                SubjectClaim(b"a", "ref-a", b"w"),
+                builder("a1"),
+                "now",
+                claim,
+            )
+            other = IdempotencyClaim("k", b"x" * 32)
+            with pytest.raises(KeyReused):
+                await append_one(
+                    store,
+                    "t",
+                    stream.id,
+                    SubjectClaim(b"b", "ref-b", b"w"),
+                    builder("b1"),
+                    "now",
+                    other,
+                )
+            with pytest.raises(Replayed):
+                await append_one(
+                    store,
+                    "t",
+                    stream.id,
+                    SubjectClaim(b"c", "ref-c", b"w"),
+                    builder("c1"),
+                    "now",
+                    claim,
+                )
+            twin, twin_other = IdempotencyClaim("j", b"h" * 32), IdempotencyClaim("j", b"x" * 32)
+            outcomes = await store.append_records(
+                "t",
+                [
+                    Append(stream.id, SubjectClaim(b"d", "ref-d", b"w"), builder("d1"), twin),
+                    Append(stream.id, SubjectClaim(b"e", "ref-e", b"w"), builder("e1"), twin_other),
+                    Append(stream.id, SubjectClaim(b"f", "ref-f", b"w"), builder("f1"), twin),
+                ],
+                "now",
+            )
+            assert [type(o).__name__ for o in outcomes] == ["NewRecord", "KeyReused", "Replayed"]
+            assert await store.get_subject("t", b"b") is None
+            assert await store.get_subject("t", b"c") is None
+            assert await store.get_subject("t", b"e") is None
+            assert await store.get_subject("t", b"f") is None
+
+    asyncio.run(scenario())
+    assert count(store_settings, "records") == 2
+    assert sorted(r[0] for r in query(store_settings, "SELECT subject_ref FROM subjects")) == [
+        "ref-a",
+        "ref-d",
+    ]
+
+
 @pytest.mark.parametrize("store_settings", ["postgres"], indirect=True)
 def test_postgres_reclaims_erased_rows_in_the_background(store, store_settings):
     """After an erasure the two tables are vacuumed (PostgreSQL has no secure_delete): the

@@ -146,7 +146,7 @@ class AppendWriter:
         conn = await self._connection()
         async with conn.transaction():
             known_keys = await _lock_keys(conn, batch)
-            subjects = await _lock_subjects(conn, batch)
+            subjects = await _lock_subjects(conn, batch, known_keys)
             # Streams last: from this lock to COMMIT every other writer of these streams
             # waits, so only the build (no await) and two round trips come in between.
             heads = await _lock_streams(conn, batch)
@@ -253,12 +253,22 @@ async def _lock_streams(conn: Connection, batch: list[Pending]) -> dict[int, tup
 
 
 async def _lock_subjects(
-    conn: Connection, batch: list[Pending]
+    conn: Connection,
+    batch: list[Pending],
+    known_keys: dict[tuple[str, str], tuple[bytes, str]],
 ) -> dict[tuple[str, bytes], tuple[str, bool]]:
     """Create the new subjects (in sorted order), then share-lock every subject of the batch:
-    an erasure waits for this transaction, and this one for an erasure under way."""
+    an erasure waits for this transaction, and this one for an erasure under way. An append
+    whose idempotency key is stored, or used earlier in the batch, is refused: its subject is
+    not created."""
     first_claims: dict[tuple[str, bytes], tuple[str, bytes]] = {}
+    keys_used = set(known_keys)
     for a in batch:  # the first claim of a new subject wins; later ones see a race
+        if a.idempotency is not None:
+            key = (a.tenant, a.idempotency.key)
+            if key in keys_used:
+                continue  # refused (replayed or reused) by _place: it creates no subject
+            keys_used.add(key)
         if a.subject.new_wrapped_key is not None:
             first_claims.setdefault(
                 (a.tenant, a.subject.index), (a.subject.subject_ref, a.subject.new_wrapped_key)
