@@ -9,6 +9,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 import httpx
 import msgspec
@@ -156,7 +157,9 @@ class Client:
 
     async def erase_subject(self, subject_id: str) -> Erasure:
         """Erase a subject (a repeat is a no-op, so retries are safe)."""
-        response = await self._send("POST", f"/v1/subjects/{subject_id}/erase", b"")
+        # Quoted whole: a '/', '..', '?' or '#' in a subject id must not name another path
+        # (httpx resolves "x/../bob" to bob's erasure).
+        response = await self._send("POST", f"/v1/subjects/{quote(subject_id, safe='')}/erase", b"")
         return _decode(response, Erasure, 200)
 
     # --- disclosure and verification ------------------------------------------------------
