@@ -162,6 +162,47 @@ def test_ingest_many_batches_and_keeps_the_order(service: Service):
     asyncio.run(scenario())
 
 
+class RefuseFirstBatch(httpx.AsyncBaseTransport):
+    """Refuses the first batch of ``ingest_many`` at once (400); the others reach the
+    service after a delay. Counts the requests still in flight."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.AsyncHTTPTransport()
+        self.in_flight = 0
+        self.done = 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if request.headers.get("Idempotency-Key", "").endswith("-0"):
+            return httpx.Response(400, json={"status": 400, "code": "request_invalid"})
+        self.in_flight += 1
+        try:
+            await asyncio.sleep(0.3)
+            return await self.inner.handle_async_request(request)
+        finally:
+            self.in_flight -= 1
+            self.done += 1
+
+
+def test_a_failed_batch_of_ingest_many_leaves_no_request_running(service: Service):
+    """ingest_many raises only once every batch has its answer: none runs on unseen (and
+    fails against a closed client) after the caller got the error."""
+
+    async def scenario() -> None:
+        transport = RefuseFirstBatch()
+        async with Client(
+            service.url, service.token, retry=FAST, batch_size=2, transport=transport
+        ) as client:
+            await client.create_stream("partial")
+            with pytest.raises(Refused) as refused:
+                await client.ingest_many([record("partial", {"n": i}) for i in range(6)])
+            assert refused.value.problem.status == 400
+            assert (transport.in_flight, transport.done) == (0, 3)  # the stream and 2 batches
+            others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            assert others == []
+
+    asyncio.run(scenario())
+
+
 def test_a_lost_answer_is_retried_with_the_same_key_and_stores_one_record(service: Service):
     async def scenario() -> None:
         transport = LoseFirstAnswer()

@@ -112,13 +112,23 @@ class Client:
     ) -> list[Receipt | Problem]:
         """Ingest many records in batches (``batch_size`` each, up to ``concurrency`` at a
         time); one result per record, in the order given: its receipt, or the problem that
-        refused it. Records of different batches may be sequenced in any order."""
+        refused it. Records of different batches may be sequenced in any order. A batch that
+        fails as a whole (:class:`Refused`, :class:`Unavailable`) is raised once every batch
+        has its answer: send again with the same ``idempotency_key`` to get the stored ones."""
         chunks = _chunks(list(records), self._batch_size)
         prefix = idempotency_key or uuid.uuid4().hex
+        # Every batch runs to its end before a failure is raised: none is left running (and
+        # failing against a closed client) after the caller has its answer.
         outcomes = await asyncio.gather(
-            *(self._batch(chunk, f"{prefix}-{n}") for n, chunk in enumerate(chunks))
+            *(self._batch(chunk, f"{prefix}-{n}") for n, chunk in enumerate(chunks)),
+            return_exceptions=True,
         )
-        return [result for outcome in outcomes for result in outcome]
+        results: list[Receipt | Problem] = []
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome
+            results.extend(outcome)
+        return results
 
     async def _batch(self, records: Sequence[Record], key: str) -> list[Receipt | Problem]:
         body = msgspec.json.encode({"records": records})
