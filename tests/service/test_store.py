@@ -332,3 +332,31 @@ def test_postgres_reclaims_erased_rows_in_the_background(store, store_settings):
             break
         time.sleep(0.2)
     assert sorted(rows) == [("payloads", 1), ("subjects", 1)]
+
+
+@pytest.mark.parametrize("store_settings", ["postgres"], indirect=True)
+def test_postgres_commits_the_appends_of_one_call_in_one_transaction(store, store_settings):
+    """The writer takes whole calls into a transaction: a call of 1,000 appends queued behind
+    another of 100 is not split at the group's limit (part committed, part failing alone)."""
+
+    async def scenario() -> None:
+        async with opened(store):
+            stream = await store.create_stream("t", "s", {}, False, bytes(32), "now")
+            subject = SubjectClaim(b"i", "ref", b"w")
+            await append_one(store, "t", stream.id, subject, builder("r0"), "now")
+            subject = SubjectClaim(b"i", "ref", None)
+
+            def call(prefix: str, n: int):
+                appends = [Append(stream.id, subject, builder(f"{prefix}{i}")) for i in range(n)]
+                return store.append_records("t", appends, "now")
+
+            first, second = await asyncio.gather(call("a", 100), call("b", 1000))
+            assert all(isinstance(o, NewRecord) for o in first + second)
+
+    asyncio.run(scenario())
+    for prefix in ("a", "b"):
+        (transactions,) = query(
+            store_settings,
+            f"SELECT count(DISTINCT xmin::text) FROM records WHERE record_id LIKE '{prefix}%'",
+        )[0]
+        assert transactions == 1, prefix

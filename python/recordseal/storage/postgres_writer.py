@@ -64,7 +64,8 @@ class AppendWriter:
         # more round trip) every time it goes back, and this one is used all the time.
         self._url = url
         self._conn: asyncpg.Connection | None = None
-        self._pending: list[Pending] = []
+        #: The appends of each submit, in order: a transaction takes whole submits only.
+        self._pending: list[list[Pending]] = []
         self._wakeup = asyncio.Event()
         self._closing = False
         self._task = asyncio.get_running_loop().create_task(self._run())
@@ -77,9 +78,10 @@ class AppendWriter:
             raise RuntimeError("the store is closed")
         loop = asyncio.get_running_loop()
         futures: list[asyncio.Future[NewRecord]] = []
+        group: list[Pending] = []
         for append in appends:
             future: asyncio.Future[NewRecord] = loop.create_future()
-            self._pending.append(
+            group.append(
                 Pending(
                     tenant,
                     append.stream_id,
@@ -91,7 +93,9 @@ class AppendWriter:
                 )
             )
             futures.append(future)
-        self._wakeup.set()
+        if group:
+            self._pending.append(group)
+            self._wakeup.set()
         return futures
 
     async def stop(self) -> None:
@@ -116,8 +120,16 @@ class AppendWriter:
                 if self._closing:
                     return
                 continue
-            batch = self._pending[: self.MAX_BATCH]
-            del self._pending[: self.MAX_BATCH]
+            # Whole submits, up to MAX_BATCH appends (one larger submit alone): the records
+            # of one call (a batch request) commit together or not at all.
+            batch: list[Pending] = []
+            taken = 0
+            for group in self._pending:
+                if batch and len(batch) + len(group) > self.MAX_BATCH:
+                    break
+                batch.extend(group)
+                taken += 1
+            del self._pending[:taken]
             if self._pending:
                 self._wakeup.set()
             outcomes: list[tuple[bool, Any]]
