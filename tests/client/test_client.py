@@ -267,3 +267,24 @@ def test_disclose_and_verify_offline(service: Service):
     tampered = bundle.replace(b'"value":5', b'"value":6')
     assert tampered != bundle
     assert Client.verify(tampered, keys).verdict == FAILED
+
+
+def test_a_record_id_is_one_path_segment(service: Service):
+    async def scenario() -> None:
+        async with Client(service.url, service.token, retry=FAST) as client:
+            with pytest.raises(Refused) as refused:
+                await client.record("../../keys")  # never resolved to GET /v1/keys (a 200)
+            assert refused.value.problem.status == 404
+            with pytest.raises(Refused):
+                await client.payload("x?y#z")
+
+    asyncio.run(scenario())
+
+
+def test_an_idempotency_key_of_ingest_many_leaves_room_for_the_batch_number(service: Service):
+    async def scenario() -> None:
+        async with Client(service.url, service.token, batch_size=10) as client:
+            with pytest.raises(ValueError, match="batch number"):
+                await client.ingest_many([record("basic", {"a": 1})] * 25, "k" * 254)
+
+    asyncio.run(scenario())

@@ -35,6 +35,8 @@ T = TypeVar("T")
 RETRYABLE_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
 #: The service's batch limit (``POST /v1/records:batch``).
 MAX_BATCH = 1000
+#: The longest ``Idempotency-Key`` the service takes.
+MAX_KEY = 255
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +119,8 @@ class Client:
         has its answer: send again with the same ``idempotency_key`` to get the stored ones."""
         chunks = _chunks(list(records), self._batch_size)
         prefix = idempotency_key or uuid.uuid4().hex
+        if len(prefix) > MAX_KEY - len(f"-{len(chunks)}"):  # each batch's key is <prefix>-<n>
+            raise ValueError(f"idempotency_key leaves no room for the batch number ({MAX_KEY})")
         # Every batch runs to its end before a failure is raised: none is left running (and
         # failing against a closed client) after the caller has its answer.
         outcomes = await asyncio.gather(
@@ -155,11 +159,13 @@ class Client:
         return _decode(response, Stream, 201)
 
     async def record(self, record_id: str) -> RecordView:
-        return _decode(await self._send("GET", f"/v1/records/{record_id}"), RecordView, 200)
+        return _decode(
+            await self._send("GET", f"/v1/records/{_segment(record_id)}"), RecordView, 200
+        )
 
     async def payload(self, record_id: str) -> dict[str, Any]:
         """The record's payload (RFC 8785 form); :class:`Refused` (410) once erased."""
-        response = await self._send("GET", f"/v1/records/{record_id}/payload")
+        response = await self._send("GET", f"/v1/records/{_segment(record_id)}/payload")
         if response.status_code != 200:
             raise Refused(_problem(response))
         payload: dict[str, Any] = msgspec.json.decode(response.content)["payload"]
@@ -169,7 +175,7 @@ class Client:
         """Erase a subject (a repeat is a no-op, so retries are safe)."""
         # Quoted whole: a '/', '..', '?' or '#' in a subject id must not name another path
         # (httpx resolves "x/../bob" to bob's erasure).
-        response = await self._send("POST", f"/v1/subjects/{quote(subject_id, safe='')}/erase", b"")
+        response = await self._send("POST", f"/v1/subjects/{_segment(subject_id)}/erase", b"")
         return _decode(response, Erasure, 200)
 
     # --- disclosure and verification ------------------------------------------------------
@@ -183,7 +189,7 @@ class Client:
         if coverage is not None:
             request["coverage"] = {"from_seq": coverage[0], "to_seq": coverage[1]}
         response = await self._send(
-            "POST", f"/v1/records/{record_id}/disclosure", msgspec.json.encode(request)
+            "POST", f"/v1/records/{_segment(record_id)}/disclosure", msgspec.json.encode(request)
         )
         if response.status_code != 200:
             raise Refused(_problem(response))
@@ -238,6 +244,12 @@ class Client:
                     await asyncio.sleep(wait)
         plural = "s" if tries > 1 else ""
         raise Unavailable(f"{method} {path}: no success in {tries} attempt{plural} ({reason})")
+
+
+def _segment(value: str) -> str:
+    """``value`` as one URL path segment: ``/``, ``..``, ``?``, ``#`` and ``%`` cannot change
+    which resource is asked for."""
+    return quote(value, safe="")
 
 
 def _chunks(records: list[Record], size: int) -> list[list[Record]]:
