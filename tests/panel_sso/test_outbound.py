@@ -224,19 +224,28 @@ class _Named(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
+def _servers_on_one_port(
+    first: str, second: str
+) -> tuple[ThreadingHTTPServer, ThreadingHTTPServer]:
+    """Two servers on one port of two loopback addresses (Linux routes all of 127.0.0.0/8 to
+    lo); a port already taken on the second address is given up and another one tried."""
+    for _ in range(20):
+        one = ThreadingHTTPServer((first, 0), _Named)
+        try:
+            return one, ThreadingHTTPServer((second, one.server_address[1]), _Named)
+        except OSError:
+            one.server_close()
+    raise RuntimeError(f"no port free on both {first} and {second}")
+
+
 def test_the_checked_address_is_the_one_connected_to_dns_rebinding(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A rebinding name answers an allowed address to the check and another one afterwards.
     No DNS server can be made to do that here, so the system resolver is wrapped for one made-up
     name (every other name resolves as usual); both addresses are real listening servers."""
-    checked = ThreadingHTTPServer(("127.0.0.1", 0), _Named)
+    checked, other = _servers_on_one_port("127.0.0.1", "127.0.0.2")
     port = checked.server_address[1]
-    try:
-        other = ThreadingHTTPServer(("127.0.0.2", port), _Named)
-    except OSError:
-        checked.server_close()
-        pytest.skip("127.0.0.2 is not usable on this machine")
     servers = [checked, other]
     for httpd in servers:
         threading.Thread(target=httpd.serve_forever, daemon=True).start()
