@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
 import subprocess
 import sys
@@ -85,3 +87,46 @@ def chromium() -> Iterator[sync_api.Browser]:
             yield launched
         finally:
             launched.close()
+
+
+def start_service(
+    data_dir: Path, port: int, *, workers: int = 1, env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    """``recordseal serve`` in a process group of its own (so :func:`kill_service` reaches
+    every worker), returned once ``/health`` answers 200. Its output goes to
+    ``data_dir/server-<port>.log`` and is shown when it does not start within 60 s."""
+    log_path = data_dir / f"server-{port}.log"
+    server = subprocess.Popen(
+        [sys.executable, "-m", "recordseal.cli", "serve", "--data-dir", str(data_dir),
+         "--port", str(port), "--workers", str(workers)],
+        env={**os.environ, **(env or {})}, stdout=log_path.open("ab"), stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and server.poll() is None:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                return server
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    kill_service(server)
+    output = log_path.read_text(errors="replace")[-4000:]
+    raise RuntimeError(f"server did not start (exit {server.returncode}); its output:\n{output}")
+
+
+def kill_service(server: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the service's whole process group (a no-op once it has exited)."""
+    if server.poll() is None:
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait()
+
+
+def create_token(data_dir: Path, tenant: str, database_url: str | None = None) -> str:
+    """``recordseal token create``: the token, from the last line of its output."""
+    url = ["--database-url", database_url] if database_url else []
+    done = subprocess.run(
+        [sys.executable, "-m", "recordseal.cli", "token", "create", "--data-dir", str(data_dir),
+         "--tenant", tenant, *url],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return done.stdout.strip().splitlines()[-1]

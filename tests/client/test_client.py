@@ -3,11 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -16,7 +11,7 @@ import pytest
 
 from recordseal.client import Client, Problem, Receipt, Record, Refused, RetryPolicy, Unavailable
 from recordseal.verify.result import FAILED
-from tests.servers import free_port
+from tests.servers import create_token, free_port, kill_service, start_service
 
 FAST = RetryPolicy(attempts=4, first_delay=0.01, max_delay=0.05)
 
@@ -31,32 +26,11 @@ class Service:
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     data = tmp_path_factory.mktemp("client-service")
     port = free_port()
-    env = {**os.environ, "RECORDSEAL_SEAL_INTERVAL": "0.1"}
-    server = subprocess.Popen(
-        [sys.executable, "-m", "recordseal.cli", "serve", "--data-dir", str(data),
-         "--port", str(port)],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )  # fmt: skip
+    server = start_service(data, port, env={"RECORDSEAL_SEAL_INTERVAL": "0.1"})
     try:
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(url + "/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.1)
-        created = subprocess.run(
-            [sys.executable, "-m", "recordseal.cli", "token", "create", "--data-dir", str(data),
-             "--tenant", "acme"],
-            capture_output=True, text=True, check=True,
-        )  # fmt: skip
-        yield Service(url, created.stdout.strip().splitlines()[-1])
+        yield Service(f"http://127.0.0.1:{port}", create_token(data, "acme"))
     finally:
-        os.killpg(server.pid, signal.SIGKILL)
-        server.wait()
+        kill_service(server)
 
 
 def record(stream: str, payload: dict, subject: str = "alice") -> Record:

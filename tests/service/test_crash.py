@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -21,61 +18,9 @@ from recordseal.ledger import tree
 from recordseal.ledger.sealer import tenant_genesis
 from recordseal.settings import Settings
 from recordseal.storage.sqlite import SQLiteStore
-from tests.servers import free_port
+from tests.servers import create_token, free_port, kill_service, start_service
 
 STREAMS = ("alpha", "beta")
-
-
-def recordseal(*args: str, **kwargs) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "recordseal.cli", *args], **kwargs)
-
-
-def start_server(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
-    output = (data_dir / "server.log").open("ab")
-    server = recordseal(
-        "serve",
-        "--data-dir",
-        str(data_dir),
-        "--port",
-        str(port),
-        "--workers",
-        "2",
-        stdout=output,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,  # its own process group: SIGKILL reaches every worker
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and server.poll() is None:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                return server
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    if server.poll() is None:
-        os.killpg(server.pid, signal.SIGKILL)
-    server.wait()
-    log = (data_dir / "server.log").read_text(errors="replace")[-4000:]
-    raise RuntimeError(f"server did not start (exit {server.returncode}); its output:\n{log}")
-
-
-def create_token(data_dir: Path, tenant: str) -> str:
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "recordseal.cli",
-            "token",
-            "create",
-            "--data-dir",
-            str(data_dir),
-            "--tenant",
-            tenant,
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout.strip().splitlines()[-1]
 
 
 async def ingest_until_killed(port: int, token: str, server: subprocess.Popen[bytes]):
@@ -108,8 +53,7 @@ async def ingest_until_killed(port: int, token: str, server: subprocess.Popen[by
     async def killer() -> None:
         while len(acknowledged) < 300:
             await asyncio.sleep(0.01)
-        os.killpg(server.pid, signal.SIGKILL)
-        server.wait()
+        kill_service(server)
         await asyncio.sleep(0.3)
         stop.set()
 
@@ -119,7 +63,7 @@ async def ingest_until_killed(port: int, token: str, server: subprocess.Popen[by
 
 def test_sigkill_loses_no_acknowledged_record(tmp_path: Path):
     port = free_port()
-    server = start_server(tmp_path, port)
+    server = start_service(tmp_path, port, workers=2)
     try:
         token = create_token(tmp_path, "acme")
         headers = {"Authorization": f"Bearer {token}"}
@@ -130,12 +74,10 @@ def test_sigkill_loses_no_acknowledged_record(tmp_path: Path):
             assert created.status_code == 201
         acknowledged = asyncio.run(ingest_until_killed(port, token, server))
     finally:
-        if server.poll() is None:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait()
+        kill_service(server)
     assert len(acknowledged) >= 300
 
-    server = start_server(tmp_path, port)
+    server = start_service(tmp_path, port, workers=2)
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers) as http:
             for record in acknowledged:
@@ -152,8 +94,7 @@ def test_sigkill_loses_no_acknowledged_record(tmp_path: Path):
             time.sleep(0.2)
         assert unsealed(tmp_path) == 0
     finally:
-        os.killpg(server.pid, signal.SIGKILL)
-        server.wait()
+        kill_service(server)
 
     store = SQLiteStore(Settings(data_dir=tmp_path).database_path)
 

@@ -11,10 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -29,44 +26,14 @@ from recordseal.settings import Settings
 from recordseal.tlog import open_checkpoint
 from recordseal.tlog.keys import Ed25519Verifier
 from tests.backends import query
-from tests.servers import free_port
+from tests.servers import create_token, free_port, kill_service, start_service
 
 STREAM = "shared"
 
 
 def start(data_dir: Path, url: str, port: int) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "RECORDSEAL_DATABASE_URL": url, "RECORDSEAL_SEAL_INTERVAL": "0.2"}
-    log_path = data_dir / f"server-{port}.log"
-    server = subprocess.Popen(
-        [sys.executable, "-m", "recordseal.cli", "serve", "--data-dir", str(data_dir),
-         "--port", str(port), "--workers", "1"],
-        env=env, stdout=log_path.open("ab"), stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and server.poll() is None:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                return server
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    kill(server)
-    output = log_path.read_text(errors="replace")[-4000:]
-    raise RuntimeError(f"server did not start (exit {server.returncode}); its output:\n{output}")
-
-
-def kill(server: subprocess.Popen[bytes]) -> None:
-    if server.poll() is None:
-        os.killpg(server.pid, signal.SIGKILL)
-        server.wait()
-
-
-def token(data_dir: Path, url: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "recordseal.cli", "token", "create", "--data-dir", str(data_dir),
-         "--tenant", "acme", "--database-url", url],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    return done.stdout.strip().splitlines()[-1]
+    env = {"RECORDSEAL_DATABASE_URL": url, "RECORDSEAL_SEAL_INTERVAL": "0.2"}
+    return start_service(data_dir, port, env=env)
 
 
 async def ingest(ports: tuple[int, int], headers: dict[str, str], victim) -> list[dict]:
@@ -108,7 +75,7 @@ async def ingest(ports: tuple[int, int], headers: dict[str, str], victim) -> lis
     async def killer() -> None:
         while len(acknowledged) < 400:
             await asyncio.sleep(0.01)
-        kill(victim)
+        kill_service(victim)
         survivors = len(acknowledged) + 200
         while len(acknowledged) < survivors:
             await asyncio.sleep(0.01)
@@ -125,7 +92,7 @@ def test_two_processes_one_database_one_killed(tmp_path: Path, postgres):
     first = start(tmp_path, url, ports[0])  # makes the keys both processes share
     second = start(tmp_path, url, ports[1])
     try:
-        headers = {"Authorization": f"Bearer {token(tmp_path, url)}"}
+        headers = {"Authorization": f"Bearer {create_token(tmp_path, 'acme', url)}"}
         created = httpx.post(
             f"http://127.0.0.1:{ports[0]}/v1/streams", json={"name": STREAM}, headers=headers
         )
@@ -142,8 +109,8 @@ def test_two_processes_one_database_one_killed(tmp_path: Path, postgres):
             assert unsealed(settings) == 0
             keys = http.get("/v1/keys").json()
     finally:
-        kill(first)
-        kill(second)
+        kill_service(first)
+        kill_service(second)
 
     # Every acknowledged record is stored once, unchanged.
     rows = query(settings, "SELECT record_id, header, signature, seq FROM records ORDER BY seq")

@@ -24,7 +24,7 @@ from litestar.params import FromPath
 
 from recordseal.panel.tenants import IDENTIFIER
 from recordseal.web.panel.context import PanelContext, panel_context
-from recordseal.web.panel.session import PRIVATE_HEADERS, PanelDenied, PanelPrincipal, Principal
+from recordseal.web.panel.session import PRIVATE_HEADERS, PanelPrincipal, Principal
 from recordseal.web.panel.views import check_tenant_scope, not_found
 
 log = logging.getLogger("recordseal.panel.web")
@@ -100,20 +100,13 @@ async def legacy_log(
 ) -> Response[bytes]:
     """The log of a fleet with no tenant: legacy sessions only."""
     context = panel_context(request)
-    if panel_principal.tenant_id is not None:
-        context.count("forbidden_cross_tenant")
-        log.info(
-            "panel.denied cross_tenant subject=%r session_tenant=%r requested_tenant=None path=%r",
-            panel_principal.subject,
-            panel_principal.tenant_id,
-            request.url.path,
-        )
-        raise PanelDenied(
-            403,
-            "forbidden_tenant",
-            "this log belongs to no tenant; a tenant-scoped session cannot read it",
-            principal=panel_principal,
-        )
+    check_tenant_scope(
+        context,
+        panel_principal,
+        None,
+        request.url.path,
+        "this log belongs to no tenant; a tenant-scoped session cannot read it",
+    )
     return _serve(context, panel_principal, request.url.path, day, None, file_name)
 
 

@@ -68,9 +68,14 @@ def render(
 
 
 def check_tenant_scope(
-    context: PanelContext, principal: PanelPrincipal, tenant_id: str, path: str
+    context: PanelContext,
+    principal: PanelPrincipal,
+    tenant_id: str | None,
+    path: str,
+    detail: str = "this session is scoped to another tenant",
 ) -> None:
-    """The cross-tenant rule; runs before any store call."""
+    """The cross-tenant rule; runs before any store call. ``tenant_id`` None asks for
+    something of no tenant (a legacy fleet's), which only a legacy session may read."""
     if principal.tenant_id is not None and principal.tenant_id != tenant_id:
         context.count("forbidden_cross_tenant")
         log.info(
@@ -80,9 +85,7 @@ def check_tenant_scope(
             tenant_id,
             path,
         )
-        raise PanelDenied(
-            403, "forbidden_tenant", "this session is scoped to another tenant", principal=principal
-        )
+        raise PanelDenied(403, "forbidden_tenant", detail, principal=principal)
 
 
 def not_found(
