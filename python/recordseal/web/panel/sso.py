@@ -187,17 +187,31 @@ async def sso_callback(
         items.append(("assertion", token))
     callback_data = base64.b64encode(urlencode(items).encode("utf-8")).decode("ascii")
     state = request.query_params.get("state")
+    outcome = await _sign_in(request, provider_ref, state, callback_data)
+    if isinstance(outcome, Response):
+        return outcome
+    signed_in, headers = outcome
+    return RedirectResponse(signed_in.return_url, status_code=303, headers=headers)
+
+
+async def _sign_in(
+    request: Request[Any, Any, Any],
+    provider_ref: str,
+    state_nonce: str | None,
+    callback_data: str | None,
+) -> tuple[SignedIn, dict[str, str]] | Response[Any]:
+    """Both callback shapes end here: the completion path, then the session cookie; the
+    signed-in login and the headers to answer with, or the (empty) refusal."""
     try:
         signed_in = await sso_context(request).logins.complete(
-            provider_ref, state, callback_data, _binding_of(request)
+            provider_ref, state_nonce, callback_data, _binding_of(request)
         )
     except LoginError as error:
         return _empty(error.status)
     cookie = _session_cookie(request, signed_in, provider_ref)
     if cookie is None:
         return _empty(500)
-    headers = {**PRIVATE_HEADERS, "Set-Cookie": cookie}
-    return RedirectResponse(signed_in.return_url, status_code=303, headers=headers)
+    return signed_in, {**PRIVATE_HEADERS, "Set-Cookie": cookie}
 
 
 @post(
@@ -221,16 +235,10 @@ async def sso_callback_post(
     except InvalidProtocol as error:
         logins.refused(provider_ref, error)
         return _empty(error.status)
-    try:
-        signed_in = await logins.complete(
-            provider_ref, posted.state_nonce, posted.callback_data, _binding_of(request)
-        )
-    except LoginError as error:
-        return _empty(error.status)
-    cookie = _session_cookie(request, signed_in, provider_ref)
-    if cookie is None:
-        return _empty(500)
-    headers = {**PRIVATE_HEADERS, "Set-Cookie": cookie}
+    outcome = await _sign_in(request, provider_ref, posted.state_nonce, posted.callback_data)
+    if isinstance(outcome, Response):
+        return outcome
+    signed_in, headers = outcome
     return Response(
         msgspec.json.encode({"ok": True, "redirect": signed_in.return_url}),
         media_type="application/json",
