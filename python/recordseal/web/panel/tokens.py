@@ -17,12 +17,12 @@ from typing import Any
 from litestar import Request, Response, get, post
 from litestar.params import FromPath
 
-from recordseal.panel.tenants import TenantNotFound
+from recordseal.panel.tenants import Tenant
 from recordseal.services.errors import ServiceError
 from recordseal.services.tokens import TokenService
 from recordseal.web.panel.context import panel_context
 from recordseal.web.panel.session import PanelDenied, PanelPrincipal, Principal
-from recordseal.web.panel.views import check_tenant_scope, not_found, render
+from recordseal.web.panel.views import check_tenant_scope, not_found, render, tenant_or_404
 
 MAX_LABEL = 128
 
@@ -30,23 +30,18 @@ MAX_LABEL = 128
 async def _page(
     request: Request[Any, Any, Any],
     principal: PanelPrincipal,
-    tenant_id: str,
+    tenant: Tenant,
     *,
     new_token: str | None = None,
     status: int = 200,
 ) -> Response[Any]:
-    context = panel_context(request)
-    check_tenant_scope(context, principal, tenant_id, request.url.path)
-    try:
-        tenant = await context.tenants.get_tenant(tenant_id)
-    except TenantNotFound:
-        raise not_found(context, principal, "tenant", request.url.path) from None
+    """The token page of a tenant the caller's scope was already checked for."""
     tokens: TokenService = request.app.state.tokens
     response = render(
         request,
         principal,
         "panel/tokens.html",
-        {"tenant": tenant, "tokens": await tokens.list(tenant_id), "new_token": new_token},
+        {"tenant": tenant, "tokens": await tokens.list(tenant.id), "new_token": new_token},
     )
     response.status_code = status
     return response
@@ -57,7 +52,10 @@ async def list_tokens(
     request: Request[Any, Any, Any], panel_principal: Principal, tenant_id: FromPath[str]
 ) -> Response[Any]:
     """The tenant's API tokens: id, label, created, revoked."""
-    return await _page(request, panel_principal, tenant_id)
+    context = panel_context(request)
+    check_tenant_scope(context, panel_principal, tenant_id, request.url.path)
+    tenant = await tenant_or_404(context, panel_principal, tenant_id, request.url.path)
+    return await _page(request, panel_principal, tenant)
 
 
 @post("/tenants/{tenant_id:str}/tokens", name="panel_token_create", include_in_schema=False)
@@ -67,10 +65,7 @@ async def create_token(
     """Create a token (operators); the answer shows it once, only its hash is kept."""
     context = panel_context(request)
     check_tenant_scope(context, panel_principal, tenant_id, request.url.path)
-    try:
-        tenant = await context.tenants.get_tenant(tenant_id)
-    except TenantNotFound:
-        raise not_found(context, panel_principal, "tenant", request.url.path) from None
+    tenant = await tenant_or_404(context, panel_principal, tenant_id, request.url.path)
     if not tenant.active:
         raise PanelDenied(
             409,
@@ -93,7 +88,7 @@ async def create_token(
         token = await tokens.create(tenant_id, label)
     except ServiceError as error:
         raise PanelDenied(422, error.code, str(error), principal=panel_principal) from None
-    return await _page(request, panel_principal, tenant_id, new_token=token, status=201)
+    return await _page(request, panel_principal, tenant, new_token=token, status=201)
 
 
 @post(
@@ -113,7 +108,8 @@ async def revoke_token(
     tokens: TokenService = request.app.state.tokens
     if not await tokens.revoke(tenant_id, token_id):
         raise not_found(context, panel_principal, "token", request.url.path)
-    return await _page(request, panel_principal, tenant_id)
+    tenant = await tenant_or_404(context, panel_principal, tenant_id, request.url.path)
+    return await _page(request, panel_principal, tenant)
 
 
 TOKEN_ROUTES = [list_tokens, create_token, revoke_token]

@@ -96,6 +96,16 @@ def not_found(
     return PanelDenied(404, f"{what}_not_found", f"no such {what}", principal=principal)
 
 
+async def tenant_or_404(
+    context: PanelContext, principal: PanelPrincipal, tenant_id: str, path: str
+) -> Tenant:
+    """The tenant (after :func:`check_tenant_scope`), or the 404 of a missing one."""
+    try:
+        return await context.tenants.get_tenant(tenant_id)
+    except TenantNotFound:
+        raise not_found(context, principal, "tenant", path) from None
+
+
 @get("/tenants", name="panel_tenants", tags=["panel"], include_in_schema=False)
 async def list_tenants(
     request: Request[Any, Any, Any], panel_principal: Principal
