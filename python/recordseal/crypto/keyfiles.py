@@ -4,29 +4,50 @@ from __future__ import annotations
 
 import os
 import secrets
+import tempfile
 from pathlib import Path
 
 
 def read_or_create_secret(path: Path, size: int = 32) -> bytes:
     """Return the bytes in ``path``, creating it with random bytes (mode 0600) on first use.
 
-    Creation is atomic (``O_EXCL``), so two processes starting together agree on one key.
+    The file appears at ``path`` only once it is complete: the bytes go to a temporary file in
+    the same directory, are flushed to disk, and the file is then hard-linked into place.
+    ``link`` refuses an existing name, so processes starting together (the workers of one
+    ``serve``) agree on the first key linked, and a process killed mid-creation leaves at most
+    a stray temporary file, never an empty or short key.
     """
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            data = path.read_bytes()
-        else:
-            data = secrets.token_bytes(size)
-            with os.fdopen(fd, "wb") as out:
-                out.write(data)
-                out.flush()
-                os.fsync(out.fileno())
-            return data
+        data = _create(path, size)
     if len(data) != size:
         raise RuntimeError(f"{path} holds {len(data)} bytes, expected {size}")
     return data
+
+
+def _create(path: Path, size: int) -> bytes:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = secrets.token_bytes(size)
+    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:  # mkstemp creates the file with mode 0600
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        try:
+            os.link(temporary, path)
+        except FileExistsError:
+            return path.read_bytes()  # another process linked its key first
+        _sync_directory(path.parent)
+        return data
+    finally:
+        os.unlink(temporary)
+
+
+def _sync_directory(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
