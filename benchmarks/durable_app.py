@@ -27,6 +27,7 @@ from recordseal._native import Ed25519Signer
 from recordseal.core import commit_record
 from recordseal.storage.sqlite_schema import connect
 from recordseal.storage.sqlite_writer import Batch, GroupCommitWriter
+from recordseal.web.gc_tuning import tune_collector
 from recordseal.web.schemas import BatchBody, RecordBody
 
 _decode = msgspec.json.Decoder(RecordBody).decode
@@ -99,4 +100,5 @@ async def floor_batch(request: Request) -> Response[bytes]:  # type: ignore[type
     return _created(200)
 
 
+tune_collector()  # the service's own collector settings, as recordseal.web.asgi applies them
 app = Litestar([durable, durable_batch, floor, floor_batch], lifespan=[lifespan])

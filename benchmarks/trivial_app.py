@@ -1,9 +1,11 @@
 """The ceiling for the load script: a Litestar endpoint that takes the same body and
-decodes it the same way, but commits and stores nothing."""
+decodes it the same way, but commits and stores nothing. It runs with the service's collector
+settings (recordseal.web.gc_tuning), as the same server settings."""
 
 import msgspec
 from litestar import Litestar, Request, Response, post
 
+from recordseal.web.gc_tuning import tune_collector
 from recordseal.web.schemas import BatchBody, RecordBody
 
 _decode = msgspec.json.Decoder(RecordBody).decode
@@ -23,4 +25,5 @@ async def accept_batch(request: Request) -> Response[bytes]:  # type: ignore[typ
     return Response(b'{"ok":true}', status_code=200, media_type="application/json")
 
 
+tune_collector()  # the service's own collector settings, as recordseal.web.asgi applies them
 app = Litestar([accept, accept_batch])

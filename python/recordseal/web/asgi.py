@@ -1,5 +1,7 @@
 """ASGI entry point for servers: settings come from ``RECORDSEAL_*`` variables."""
 
 from recordseal.web.app import create_app
+from recordseal.web.gc_tuning import tune_collector
 
+tune_collector()
 app = create_app()
