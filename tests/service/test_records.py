@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+from urllib.parse import quote
 
 import pytest
 
@@ -333,6 +334,63 @@ def test_erasure_leaves_no_ciphertext_in_sqlite_database_or_wal(orders):
             data = path.read_bytes()
             assert sealed[16:64] not in data
             assert wrapped not in data
+
+
+@pytest.mark.parametrize("subject_id", ["tenant/alice", "a/b/c", "x/erase", "/lead", "trail/"])
+def test_a_subject_id_with_a_slash_is_erased_through_its_encoded_path(orders, subject_id):
+    kept = orders.post({"a": 1}, subject_id="alice").json()
+    posted = orders.post({"a": 1}, subject_id=subject_id).json()
+    path = f"/v1/subjects/{quote(subject_id, safe='')}/erase"
+    erased = orders.client.post(path, headers=orders.headers)
+    assert (erased.status_code, erased.json()["status"]) == (200, "erased")
+    assert erased.json()["payloads_deleted"] == 1
+    assert orders.get(f"/v1/records/{posted['record_id']}/payload").status_code == 410
+    assert orders.get(f"/v1/records/{kept['record_id']}/payload").status_code == 200
+    again = orders.client.post(path, headers=orders.headers)
+    assert (again.status_code, again.json()["status"]) == (200, "already_erased")
+
+
+@pytest.mark.parametrize(("subject_id", "neighbour"), [("/lead", "lead"), ("trail/", "trail")])
+def test_erasing_a_slashed_subject_id_never_erases_the_id_without_the_slash(
+    orders, subject_id, neighbour
+):
+    """Servers collapse the '//' of a decoded path: the id must come from the raw path."""
+    target = orders.post({"a": 1}, subject_id=subject_id).json()
+    other = orders.post({"a": 1}, subject_id=neighbour).json()
+    path = f"/v1/subjects/{quote(subject_id, safe='')}/erase"
+    assert orders.client.post(path, headers=orders.headers).json()["payloads_deleted"] == 1
+    assert orders.get(f"/v1/records/{target['record_id']}/payload").status_code == 410
+    assert orders.get(f"/v1/records/{other['record_id']}/payload").status_code == 200
+
+
+def test_the_route_for_slashed_subject_ids_answers_only_erasure(orders):
+    orders.post({"a": 1}, subject_id="a/b")
+    orders.post({"a": 1}, subject_id="a")
+    for path in (
+        "/v1/subjects/a/b",
+        "/v1/subjects/a/b/other",
+        "/v1/subjects/a/erase/x",
+        "/v1/subjects/a%2Ferase",  # decoded, this routes as the erasure of "a"
+        "/v1/subjects/a%2Fb%2Ferase",
+    ):
+        response = orders.client.post(path, headers=orders.headers)
+        assert response.status_code == 404, path
+        assert response.headers["content-type"].startswith("application/problem+json")
+    unknown = orders.client.post("/v1/subjects/a%2Fz/erase", headers=orders.headers)
+    assert (unknown.status_code, unknown.json()["code"]) == (404, "subject_not_found")
+    other_tenant = orders.client.post(
+        "/v1/subjects/a%2Fb/erase", headers={"Authorization": "Bearer wrong"}
+    )
+    assert other_tenant.status_code == 401
+    assert (
+        orders.get(
+            "/v1/records/" + orders.post({"a": 2}, subject_id="a").json()["record_id"] + "/payload"
+        ).status_code
+        == 200
+    )  # "a" was never erased
+    paths = orders.get("/schema/openapi.json").json()["paths"]
+    assert "/v1/subjects/{subject_id}/erase" in paths
+    assert not any("subject_path" in path for path in paths)
 
 
 def test_erasing_an_unknown_subject_is_404(orders):

@@ -193,6 +193,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             records.get_record,
             records.get_payload,
             records.erase_subject,
+            records.erase_subject_with_slash,
             records.disclose,
             *VERIFY_ROUTES,
             *PANEL_ROUTES,

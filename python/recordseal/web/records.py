@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Annotated, Any
+from urllib.parse import unquote
 
 import msgspec
 from litestar import Request, Response, get, post
 from litestar.datastructures import State
 from litestar.di import NamedDependency
 from litestar.enums import ParamType
+from litestar.exceptions import NotFoundException
 from litestar.openapi.spec import (
     OpenAPIMediaType,
     OpenAPIResponse,
@@ -30,7 +32,7 @@ from recordseal.services.records import (
     header_members,
 )
 from recordseal.services.tokens import TokenService
-from recordseal.storage.base import RecordRow
+from recordseal.storage.base import Erasure, RecordRow
 from recordseal.verify.bundle import encode_bundle
 from recordseal.web.schemas import (
     DisclosureIn,
@@ -219,12 +221,59 @@ async def disclose(
 
 @post("/v1/subjects/{subject_id:str}/erase", status_code=200, tags=["records"])
 async def erase_subject(
+    request: Request,  # type: ignore[type-arg]
     subject_id: Annotated[str, PathParameter(description="the subject_id used in records")],
     tenant: NamedDependency[str],
     records: NamedDependency[RecordService],
 ) -> ErasureOut:
-    """Destroy the subject's key and delete its payloads; a repeat is reported as a no-op."""
-    erasure = await records.erase(tenant, subject_id)
+    """Destroy the subject's key and delete its payloads; a repeat is reported as a no-op.
+
+    Send the subject id percent-encoded as one path segment (``/`` as ``%2F``)."""
+    exact = _subject_in_path(request, subject_id)
+    if exact is None:
+        raise NotFoundException()
+    return _erasure_out(await records.erase(tenant, exact))
+
+
+@post("/v1/subjects/{subject_path:path}", status_code=200, include_in_schema=False)
+async def erase_subject_with_slash(
+    request: Request,  # type: ignore[type-arg]
+    subject_path: FromPath[str],
+    tenant: NamedDependency[str],
+    records: NamedDependency[RecordService],
+) -> ErasureOut:
+    """The erasure of a subject id with ``/`` in it, which the route above cannot match once
+    the server has decoded ``%2F``; any other path under ``/v1/subjects/`` is 404."""
+    subject_id = _subject_in_path(request, None)
+    if subject_id is None:
+        raise NotFoundException()
+    return _erasure_out(await records.erase(tenant, subject_id))
+
+
+_SUBJECTS, _ERASE = "/v1/subjects/", "/erase"
+
+
+def _subject_in_path(request: Request, decoded: str | None) -> str | None:  # type: ignore[type-arg]
+    """The subject id of ``/v1/subjects/<subject_id>/erase`` exactly as the client encoded it.
+
+    Servers decode ``%2F`` before routing and collapse ``//``, so ``a%2F`` or ``%2Fa`` would
+    reach the route as ``a`` and erase another subject: the id is read from the raw path.
+    ``decoded`` (the routed parameter) serves when the server gives no raw path. None when
+    the raw path is not an erasure at all (``/v1/subjects/a%2Ferase`` routes as the erasure
+    of ``a`` once decoded, but names no action).
+    """
+    raw = request.scope.get("raw_path")
+    if not raw:
+        return decoded
+    path = raw.decode("latin-1").partition("?")[0]
+    if not (path.startswith(_SUBJECTS) and path.endswith(_ERASE)) or len(path) == len(
+        _SUBJECTS
+    ) + len(_ERASE):
+        return None
+    return unquote(path[len(_SUBJECTS) : -len(_ERASE)])
+
+
+def _erasure_out(erasure: Erasure) -> ErasureOut:
     return ErasureOut(
         status="erased" if erasure.erased_now else "already_erased",
         erased_at=erasure.erased_at,
