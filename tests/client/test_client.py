@@ -9,7 +9,16 @@ from dataclasses import dataclass
 import httpx
 import pytest
 
-from recordseal.client import Client, Problem, Receipt, Record, Refused, RetryPolicy, Unavailable
+from recordseal.client import (
+    Client,
+    IngestIncomplete,
+    Problem,
+    Receipt,
+    Record,
+    Refused,
+    RetryPolicy,
+    Unavailable,
+)
 from recordseal.verify.result import FAILED
 from tests.servers import create_token, free_port, kill_service, start_service
 
@@ -158,22 +167,79 @@ class RefuseFirstBatch(httpx.AsyncBaseTransport):
             self.done += 1
 
 
-def test_a_failed_batch_of_ingest_many_leaves_no_request_running(service: Service):
-    """ingest_many raises only once every batch has its answer: none runs on unseen (and
-    fails against a closed client) after the caller got the error."""
+def test_a_failed_batch_of_ingest_many_keeps_the_others_receipts(service: Service):
+    """ingest_many raises only once every batch has its answer (none runs on unseen against a
+    closed client), with the receipts of the batches that were stored and the key to send the
+    records again with; sending them again stores only the missing ones."""
 
     async def scenario() -> None:
         transport = RefuseFirstBatch()
+        records = [record("partial", {"n": i}, "paula") for i in range(6)]
         async with Client(
             service.url, service.token, retry=FAST, batch_size=2, transport=transport
         ) as client:
             await client.create_stream("partial")
-            with pytest.raises(Refused) as refused:
-                await client.ingest_many([record("partial", {"n": i}) for i in range(6)])
-            assert refused.value.problem.status == 400
+            with pytest.raises(IngestIncomplete) as incomplete:
+                await client.ingest_many(records)
             assert (transport.in_flight, transport.done) == (0, 3)  # the stream and 2 batches
             others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
             assert others == []
+        error = incomplete.value
+        assert len(error.errors) == 1 and isinstance(error.errors[0], Refused)
+        assert error.errors[0].problem.status == 400
+        assert error.results[:2] == [None, None]
+        stored = error.results[2:]
+        assert all(isinstance(r, Receipt) and not r.replayed for r in stored)
+        assert sorted(r.seq for r in stored if isinstance(r, Receipt)) == [1, 2, 3, 4]
+
+        async with Client(service.url, service.token, retry=FAST, batch_size=2) as client:
+            again = await client.ingest_many(records, idempotency_key=error.idempotency_key)
+            assert [r.replayed for r in again if isinstance(r, Receipt)] == [False, False] + [
+                True
+            ] * 4
+            assert [r.record_id for r in again[2:] if isinstance(r, Receipt)] == [
+                r.record_id for r in stored if isinstance(r, Receipt)
+            ]
+            assert sorted(r.seq for r in again[:2] if isinstance(r, Receipt)) == [5, 6]
+            for result, sent in zip(again, records, strict=True):
+                assert isinstance(result, Receipt)
+                assert await client.payload(result.record_id) == sent.payload
+
+    asyncio.run(scenario())
+
+
+class SubjectBusyOnce(httpx.AsyncBaseTransport):
+    """Answers the first POST of a record with the service's 409 ``subject_busy`` problem
+    (what a request racing another one's new subject gets twice over), then forwards."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.AsyncHTTPTransport()
+        self.calls = 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.calls += 1
+        if self.calls == 1:
+            return httpx.Response(
+                409,
+                json={"status": 409, "code": "subject_busy", "field": "subject_id"},
+                headers={"Content-Type": "application/problem+json"},
+            )
+        return await self.inner.handle_async_request(request)
+
+
+def test_subject_busy_is_retried_but_other_conflicts_are_final(service: Service):
+    async def scenario() -> None:
+        busy = SubjectBusyOnce()
+        async with Client(service.url, service.token, retry=FAST, transport=busy) as client:
+            busy.calls = 1  # let the stream through
+            await client.create_stream("racing")
+            busy.calls = 0
+            receipt = await client.ingest(record("racing", {"a": 1}, "new-subject"))
+            assert (receipt.seq, busy.calls) == (1, 2)
+            busy.calls = 1
+            with pytest.raises(Refused) as exists:  # 409 stream_exists: not retried
+                await client.create_stream("racing")
+            assert (exists.value.problem.code, busy.calls) == ("stream_exists", 2)
 
     asyncio.run(scenario())
 

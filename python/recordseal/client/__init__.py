@@ -7,6 +7,7 @@ streams, record views, payloads, erasure, disclosure bundles and offline verific
 
 from recordseal.client.models import (
     Erasure,
+    IngestIncomplete,
     Problem,
     Receipt,
     Record,
@@ -20,6 +21,7 @@ from recordseal.client.session import Client, RetryPolicy
 __all__ = [
     "Client",
     "Erasure",
+    "IngestIncomplete",
     "Problem",
     "Receipt",
     "Record",

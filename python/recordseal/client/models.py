@@ -93,3 +93,29 @@ class Refused(Exception):
 
 class Unavailable(Exception):
     """The service could not be reached, or kept failing, through every retry."""
+
+
+class IngestIncomplete(Exception):
+    """Some batches of ``ingest_many`` failed as a whole (refused or unreachable).
+
+    ``results`` has one entry per record, in order: its receipt or problem when its batch was
+    answered, None when its batch failed (``errors`` holds each failed batch's exception).
+    Calling ``ingest_many`` again with the same records and ``idempotency_key`` is safe: the
+    stored records come back as replays and only the rest are ingested.
+    """
+
+    def __init__(
+        self,
+        results: list[Receipt | Problem | None],
+        errors: list[Refused | Unavailable],
+        idempotency_key: str,
+    ) -> None:
+        missing = sum(result is None for result in results)
+        super().__init__(
+            f"{missing} of {len(results)} records were not ingested ({len(errors)} batches"
+            f" failed, first: {errors[0]}); send them again with idempotency_key="
+            f"{idempotency_key!r}"
+        )
+        self.results = results
+        self.errors = errors
+        self.idempotency_key = idempotency_key

@@ -17,6 +17,7 @@ import msgspec
 from recordseal.client.models import (
     BatchOut,
     Erasure,
+    IngestIncomplete,
     Problem,
     Receipt,
     Record,
@@ -114,9 +115,12 @@ class Client:
     ) -> list[Receipt | Problem]:
         """Ingest many records in batches (``batch_size`` each, up to ``concurrency`` at a
         time); one result per record, in the order given: its receipt, or the problem that
-        refused it. Records of different batches may be sequenced in any order. A batch that
-        fails as a whole (:class:`Refused`, :class:`Unavailable`) is raised once every batch
-        has its answer: send again with the same ``idempotency_key`` to get the stored ones."""
+        refused it. Records of different batches may be sequenced in any order.
+
+        When batches fail as a whole (refused, or unreachable through every retry),
+        :class:`IngestIncomplete` is raised once every batch has its answer. It carries the
+        results of the batches that were answered and the idempotency key to send the same
+        records again with (the stored ones come back as replays)."""
         chunks = _chunks(list(records), self._batch_size)
         prefix = idempotency_key or uuid.uuid4().hex
         if len(prefix) > MAX_KEY - len(f"-{len(chunks)}"):  # each batch's key is <prefix>-<n>
@@ -127,12 +131,19 @@ class Client:
             *(self._batch(chunk, f"{prefix}-{n}") for n, chunk in enumerate(chunks)),
             return_exceptions=True,
         )
-        results: list[Receipt | Problem] = []
-        for outcome in outcomes:
-            if isinstance(outcome, BaseException):
-                raise outcome
-            results.extend(outcome)
-        return results
+        results: list[Receipt | Problem | None] = []
+        errors: list[Refused | Unavailable] = []
+        for chunk, outcome in zip(chunks, outcomes, strict=True):
+            if isinstance(outcome, Refused | Unavailable):
+                errors.append(outcome)
+                results.extend([None] * len(chunk))
+            elif isinstance(outcome, BaseException):
+                raise outcome  # a bug or a cancellation, not an answer of the service
+            else:
+                results.extend(outcome)
+        if errors:
+            raise IngestIncomplete(results, errors, prefix)
+        return [result for result in results if result is not None]
 
     async def _batch(self, records: Sequence[Record], key: str) -> list[Receipt | Problem]:
         body = msgspec.json.encode({"records": records})
@@ -236,7 +247,7 @@ class Client:
                 except httpx.TransportError as error:
                     reason = type(error).__name__
                 else:
-                    if response.status_code not in RETRYABLE_STATUS:
+                    if response.status_code not in RETRYABLE_STATUS and not _busy(response):
                         return response
                     reason = f"HTTP {response.status_code}"
                     wait = max(wait, _retry_after(response))
@@ -244,6 +255,12 @@ class Client:
                     await asyncio.sleep(wait)
         plural = "s" if tries > 1 else ""
         raise Unavailable(f"{method} {path}: no success in {tries} attempt{plural} ({reason})")
+
+
+def _busy(response: httpx.Response) -> bool:
+    """409 ``subject_busy``: a new subject was being created by another request at the same
+    moment; the same request succeeds when sent again."""
+    return response.status_code == 409 and _problem(response).code == "subject_busy"
 
 
 def _segment(value: str) -> str:
