@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 
+import asyncpg
 import pytest
 
 from recordseal.storage.backends import open_store
@@ -360,3 +361,124 @@ def test_postgres_commits_the_appends_of_one_call_in_one_transaction(store, stor
             f"SELECT count(DISTINCT xmin::text) FROM records WHERE record_id LIKE '{prefix}%'",
         )[0]
         assert transactions == 1, prefix
+
+
+@pytest.mark.parametrize("store_settings", ["postgres"], indirect=True)
+def test_postgres_appends_survive_the_writer_connection_dying_mid_transaction(
+    store, store_settings
+):
+    """The writer's server process is terminated while its transaction waits for a stream lock
+    (what a failover or an administrator does): nothing was committed, so the writer opens a
+    new connection and runs the batch again; the caller gets its record, once."""
+    url = store_settings.database_url
+
+    async def scenario() -> None:
+        async with opened(store):
+            stream = await store.create_stream("t", "s", {}, False, bytes(32), "now")
+            subject = SubjectClaim(b"i", "ref", b"w")
+            await append_one(store, "t", stream.id, subject, builder("r1"), "now")
+            subject = SubjectClaim(b"i", "ref", None)
+            blocker = await asyncpg.connect(url)
+            try:
+                lock = blocker.transaction()
+                await lock.start()
+                await blocker.execute("SELECT 1 FROM streams WHERE id = $1 FOR UPDATE", stream.id)
+                pending = asyncio.ensure_future(
+                    append_one(store, "t", stream.id, subject, builder("r2"), "now")
+                )
+                waiting = None
+                for _ in range(100):
+                    waiting = await blocker.fetchval(
+                        "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                        " AND datname = current_database() AND pid <> pg_backend_pid()"
+                    )
+                    if waiting:
+                        break
+                    await asyncio.sleep(0.05)
+                assert waiting, "the writer never waited for the stream lock"
+                assert await blocker.fetchval("SELECT pg_terminate_backend($1)", waiting)
+                await lock.rollback()
+            finally:
+                await blocker.close()
+            placed = await asyncio.wait_for(pending, 30)
+            assert (placed.record_id, placed.seq) == ("r2", 2)
+            after = await append_one(store, "t", stream.id, subject, builder("r3"), "now")
+            assert after.seq == 3
+
+    asyncio.run(scenario())
+    assert query(store_settings, "SELECT record_id, seq FROM records ORDER BY seq") == [
+        ("r1", 1),
+        ("r2", 2),
+        ("r3", 3),
+    ]
+
+
+@pytest.mark.parametrize("store_settings", ["postgres"], indirect=True)
+def test_postgres_a_commit_whose_connection_dies_is_found_and_answered(store, store_settings):
+    """COMMIT waits for a synchronous standby that never answers (synchronous_standby_names
+    names one that does not exist) and the writer's server process is terminated there: the
+    transaction has committed locally, but the writer never heard so. It finds the records
+    stored and answers them: nothing is stored twice and the caller is not told it failed."""
+    url = store_settings.database_url
+
+    async def waiting_at_commit(admin: asyncpg.Connection) -> int | None:
+        for _ in range(40):
+            pid = await admin.fetchval(
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+                " AND pid <> pg_backend_pid() AND wait_event = 'SyncRep'"
+            )
+            if pid:
+                return int(pid)
+            await asyncio.sleep(0.05)
+        return None
+
+    async def scenario() -> list[str]:
+        stored = ["r1"]
+        async with opened(store):
+            stream = await store.create_stream("t", "s", {}, False, bytes(32), "now")
+            subject = SubjectClaim(b"i", "ref", b"w")
+            await append_one(store, "t", stream.id, subject, builder("r1"), "now")
+            subject = SubjectClaim(b"i", "ref", None)
+            admin = await asyncpg.connect(url)
+            builds = 0
+
+            def counted(seq: int, prev: bytes) -> NewRecord:
+                nonlocal builds
+                builds += 1
+                return builder(f"r{len(stored) + 1}")(seq, prev)
+
+            try:
+                await admin.execute("SET synchronous_commit = local")  # this one never waits
+                await admin.execute("ALTER SYSTEM SET synchronous_standby_names = 'nobody'")
+                await admin.execute("SELECT pg_reload_conf()")
+                # The writer's server process applies the reload when it next reads a
+                # command; until it has, its commits do not wait: try again.
+                for _ in range(20):
+                    builds = 0
+                    pending = asyncio.ensure_future(
+                        append_one(store, "t", stream.id, subject, counted, "now")
+                    )
+                    writer = await waiting_at_commit(admin)
+                    if writer is not None:
+                        break
+                    stored.append((await pending).record_id)
+                else:
+                    raise AssertionError("the writer's commit never waited for the standby")
+                assert await admin.fetchval("SELECT pg_terminate_backend($1)", writer)
+            finally:
+                await admin.execute("ALTER SYSTEM RESET synchronous_standby_names")
+                await admin.execute("SELECT pg_reload_conf()")
+                await admin.close()
+            placed = await asyncio.wait_for(pending, 30)
+            assert (placed.record_id, placed.seq) == (f"r{len(stored) + 1}", len(stored) + 1)
+            assert builds == 1  # answered from the commit that happened, not run again
+            stored.append(placed.record_id)
+            after = await append_one(store, "t", stream.id, subject, builder("last"), "now")
+            assert after.seq == len(stored) + 1
+            stored.append("last")
+        return stored
+
+    stored = asyncio.run(scenario())
+    assert query(store_settings, "SELECT record_id, seq FROM records ORDER BY seq") == [
+        (record_id, seq) for seq, record_id in enumerate(stored, start=1)
+    ]

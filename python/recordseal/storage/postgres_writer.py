@@ -132,19 +132,7 @@ class AppendWriter:
             del self._pending[:taken]
             if self._pending:
                 self._wakeup.set()
-            outcomes: list[tuple[bool, Any]]
-            for attempt in range(1, _ATTEMPTS + 1):
-                try:
-                    outcomes = await self._transaction(batch)
-                    break
-                except _RETRYABLE as exc:
-                    if attempt == _ATTEMPTS:
-                        outcomes = [(False, exc)] * len(batch)
-                    else:
-                        log.info("append batch retried after %s", type(exc).__name__)
-                except Exception as exc:  # the transaction failed: nobody is acknowledged
-                    outcomes = [(False, exc)] * len(batch)
-                    break
+            outcomes = await self._attempts(batch)
             for append, (ok, value) in zip(batch, outcomes, strict=True):
                 if append.future.cancelled():
                     continue
@@ -154,59 +142,147 @@ class AppendWriter:
                     append.future.set_exception(value)
             await asyncio.sleep(0)
 
-    async def _transaction(self, batch: list[Pending]) -> list[tuple[bool, Any]]:
+    async def _attempts(self, batch: list[Pending]) -> list[tuple[bool, Any]]:
+        """Run the batch's transaction until it commits, retrying what certainly did not.
+
+        Retried: a deadlock or serialization failure, and a lost connection before COMMIT
+        (the server rolls the transaction back). A connection lost during COMMIT leaves the
+        outcome unknown; a new connection finds out which (see ``_committed``).
+        """
+        for attempt in range(1, _ATTEMPTS + 1):
+            try:
+                return await self._transaction(batch)
+            except _RETRYABLE as exc:
+                if attempt == _ATTEMPTS:
+                    return [(False, exc)] * len(batch)
+                log.info("append batch retried after %s", type(exc).__name__)
+            except _CommitUnknown as unknown:
+                try:
+                    committed = await self._committed(unknown)
+                except Exception as exc:  # the database is still out of reach
+                    return [(False, exc)] * len(batch)
+                if committed:
+                    return unknown.outcomes
+                log.warning("writer connection lost during COMMIT, which did not happen: retried")
+                if attempt == _ATTEMPTS:
+                    return [(False, unknown.__cause__ or unknown)] * len(batch)
+            except Exception as exc:  # the transaction failed: nobody is acknowledged
+                if not self._lost() or attempt == _ATTEMPTS:
+                    return [(False, exc)] * len(batch)
+                log.warning("writer connection lost before COMMIT: batch retried on a new one")
+                await asyncio.sleep(0.05 * 2**attempt)
+        raise AssertionError("unreachable")
+
+    def _lost(self) -> bool:
+        return self._conn is None or self._conn.is_closed()
+
+    async def _committed(self, unknown: _CommitUnknown) -> bool:
+        """Whether the transaction whose COMMIT lost its connection committed.
+
+        Locking the batch's streams waits for that transaction to end (a server process
+        that was terminated still finishes or aborts it before it exits); its records are
+        then either all stored or none.
+        """
+        if not unknown.record_ids:
+            return True  # every append was refused: nothing to store either way
         conn = await self._connection()
         async with conn.transaction():
-            known_keys = await _lock_keys(conn, batch)
-            subjects = await _lock_subjects(conn, batch, known_keys)
-            # Streams last: from this lock to COMMIT every other writer of these streams
-            # waits, so only the build (no await) and two round trips come in between.
-            heads = await _lock_streams(conn, batch)
-            outcomes: list[tuple[bool, Any]] = []
-            records: list[tuple[Any, ...]] = []
-            payloads: list[tuple[Any, ...]] = []
-            keys: list[tuple[Any, ...]] = []
-            for append in batch:
-                try:
-                    record = _place(append, known_keys, heads, subjects)
-                except StoreError as refusal:
-                    outcomes.append((False, refusal))
-                    continue
-                outcomes.append((True, record))
-                records.append(
-                    (
-                        record.record_id,
-                        append.tenant,
-                        append.stream_id,
-                        record.seq,
-                        append.subject.subject_ref,
-                        record.header,
-                        record.signature,
-                        record.chain_leaf,
-                    )
+            await conn.execute(
+                "SELECT 1 FROM streams WHERE id = ANY($1::bigint[]) ORDER BY id FOR SHARE",
+                unknown.stream_ids,
+            )
+            stored = await conn.fetchval(
+                "SELECT count(*) FROM records WHERE record_id = ANY($1::text[])",
+                unknown.record_ids,
+            )
+        if stored not in (0, len(unknown.record_ids)):
+            raise AssertionError(f"{stored} of {len(unknown.record_ids)} records of one commit")
+        return bool(stored)
+
+    async def _transaction(self, batch: list[Pending]) -> list[tuple[bool, Any]]:
+        conn = await self._connection()
+        transaction = conn.transaction()
+        await transaction.start()
+        try:
+            outcomes, record_ids = await self._write(conn, batch)
+        except BaseException:
+            if not conn.is_closed():
+                await transaction.rollback()
+            raise
+        try:
+            await transaction.commit()
+        except Exception as exc:
+            if conn.is_closed():
+                streams = sorted({a.stream_id for a in batch})
+                raise _CommitUnknown(outcomes, record_ids, streams) from exc
+            raise
+        return outcomes
+
+    async def _write(
+        self, conn: asyncpg.Connection, batch: list[Pending]
+    ) -> tuple[list[tuple[bool, Any]], list[str]]:
+        """Lock, place and write the batch inside the open transaction; the outcomes and
+        the ids of the records written."""
+        known_keys = await _lock_keys(conn, batch)
+        subjects = await _lock_subjects(conn, batch, known_keys)
+        # Streams last: from this lock to COMMIT every other writer of these streams
+        # waits, so only the build (no await) and two round trips come in between.
+        heads = await _lock_streams(conn, batch)
+        outcomes: list[tuple[bool, Any]] = []
+        records: list[tuple[Any, ...]] = []
+        payloads: list[tuple[Any, ...]] = []
+        keys: list[tuple[Any, ...]] = []
+        for append in batch:
+            try:
+                record = _place(append, known_keys, heads, subjects)
+            except StoreError as refusal:
+                outcomes.append((False, refusal))
+                continue
+            outcomes.append((True, record))
+            records.append(
+                (
+                    record.record_id,
+                    append.tenant,
+                    append.stream_id,
+                    record.seq,
+                    append.subject.subject_ref,
+                    record.header,
+                    record.signature,
+                    record.chain_leaf,
                 )
-                payloads.append(
-                    (record.record_id, append.subject.subject_ref, record.sealed_payload)
+            )
+            payloads.append((record.record_id, append.subject.subject_ref, record.sealed_payload))
+            if append.idempotency is not None:
+                claim = append.idempotency
+                keys.append(
+                    (append.tenant, claim.key, claim.request_hash, record.record_id, append.now)
                 )
-                if append.idempotency is not None:
-                    claim = append.idempotency
-                    keys.append(
-                        (append.tenant, claim.key, claim.request_hash, record.record_id, append.now)
-                    )
-            if records:
-                ids = list(heads)
-                # One statement, one round trip: records, payloads (their foreign keys are
-                # checked at the statement's end), stream heads and idempotency keys.
-                await conn.execute(
-                    _WRITE,
-                    *_columns(records, 8),
-                    [sealed for _, _, sealed in payloads],
-                    ids,
-                    [heads[i][0] for i in ids],
-                    [heads[i][1] for i in ids],
-                    *(_columns(keys, 5) if keys else [[]] * 5),
-                )
-            return outcomes
+        if records:
+            ids = list(heads)
+            # One statement, one round trip: records, payloads (their foreign keys are
+            # checked at the statement's end), stream heads and idempotency keys.
+            await conn.execute(
+                _WRITE,
+                *_columns(records, 8),
+                [sealed for _, _, sealed in payloads],
+                ids,
+                [heads[i][0] for i in ids],
+                [heads[i][1] for i in ids],
+                *(_columns(keys, 5) if keys else [[]] * 5),
+            )
+        return outcomes, [row[0] for row in records]
+
+
+class _CommitUnknown(Exception):
+    """The connection was lost while COMMIT was under way: it may or may not have happened."""
+
+    def __init__(
+        self, outcomes: list[tuple[bool, Any]], record_ids: list[str], stream_ids: list[int]
+    ) -> None:
+        super().__init__("connection lost during COMMIT")
+        self.outcomes = outcomes
+        self.record_ids = record_ids
+        self.stream_ids = stream_ids
 
 
 _WRITE = """
