@@ -43,15 +43,23 @@ HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 from payloads import record_1k  # noqa: E402
 
+# Record k of request n (from 0) is subject (n * per_request + k), modulo --subjects if set.
 LUA = """
 local n = 0
+local per_request = %d
+local subjects = %d
 local template = [==[%s]==]
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Authorization"] = "Bearer %s"
+local function subject(k)
+  local i = n * per_request + tonumber(k)
+  if subjects > 0 then i = i %% subjects end
+  return "subject-" .. tostring(i)
+end
 request = function()
+  local body = template:gsub("SUBJECT%%-(%%d+)", subject)
   n = n + 1
-  local body = template:gsub("SUBJECT", tostring(n %% 997))
   return wrk.format(nil, "%s", nil, body)
 end
 """
@@ -175,7 +183,7 @@ def start_witnesses(
 
 def batch_body(record: dict, size: int) -> str:
     """A batch of ``size`` copies of ``record``, each with its own subject."""
-    records = [{**record, "subject_id": f"subject-SUBJECT-{k}"} for k in range(size)]
+    records = [{**record, "subject_id": f"SUBJECT-{k}"} for k in range(size)]
     return json.dumps({"records": records})
 
 
@@ -219,6 +227,13 @@ def main() -> None:
         help="post batches of this many records to /v1/records:batch (0: single records)",
     )
     parser.add_argument(
+        "--subjects",
+        type=int,
+        default=None,
+        help="distinct subjects, reused in turn (default: 997 for single records; for batches"
+        " 0, every record a new subject)",
+    )
+    parser.add_argument(
         "--witnesses",
         type=int,
         default=0,
@@ -230,10 +245,11 @@ def main() -> None:
         "stream": "load",
         "record_type": "order.placed",
         "occurred_at": "2026-11-21T08:00:00Z",
-        "subject_id": "subject-SUBJECT",
+        "subject_id": "SUBJECT-0",
         "payload": json.loads(record_1k()),
     }
     per_request = max(args.batch, 1)
+    subjects = args.subjects if args.subjects is not None else (0 if args.batch else 997)
     body = batch_body(record, args.batch) if args.batch else json.dumps(record)
     path = "/v1/records:batch" if args.batch else "/v1/records"
     cli = [sys.executable, "-m", "recordseal.cli"]
@@ -251,7 +267,7 @@ def main() -> None:
 
             def wrk_script(name: str, token: str, target: str) -> Path:
                 script = scratch / f"{name}.lua"
-                script.write_text(LUA % (body, token, target))
+                script.write_text(LUA % (per_request, subjects, body, token, target))
                 return script
 
             references = [("trivial", "trivial_app:app", "", "trivial Litestar, same body")]
@@ -326,6 +342,7 @@ def main() -> None:
 
     where = "SQLite synchronous=FULL" if args.backend == "sqlite" else "PostgreSQL fsync=on"
     shape = f"batches of {args.batch}" if args.batch else "single records"
+    shape += f", {subjects} subjects in turn" if subjects else ", every record a new subject"
     print(
         f"\n{args.connections} connections, {args.seconds} s, {args.workers} workers,"
         f" {shape}, body {len(body)} bytes, {where}\n"
