@@ -177,6 +177,39 @@ def test_twins_with_one_idempotency_key_in_one_batch_store_one_record(store, sto
     assert count(store_settings, "records") == 2
 
 
+def test_subjects_are_looked_up_many_at_once_within_their_tenant(store):
+    """One query for a batch's subjects: stored and erased ones by index, unknown ones absent,
+    another tenant's never, and more than one SQLite statement's worth of parameters."""
+
+    async def scenario() -> None:
+        async with opened(store):
+            stream = await store.create_stream("t", "s", {}, False, bytes(32), "now")
+            other = await store.create_stream("u", "s", {}, False, bytes(32), "now")
+            appends = [
+                Append(stream.id, SubjectClaim(b"i%04d" % n, f"ref-{n}", b"w"), builder(f"r{n}"))
+                for n in range(600)
+            ]
+            assert all(
+                isinstance(o, NewRecord) for o in await store.append_records("t", appends, "now")
+            )
+            await append_one(store, "u", other.id, SubjectClaim(b"shared", "ref-u", b"w"),
+                             builder("u1"), "now")  # fmt: skip
+            await append_one(store, "t", stream.id, SubjectClaim(b"gone", "ref-gone", b"w"),
+                             builder("g1"), "now")  # fmt: skip
+            await store.erase_subject("t", "ref-gone", "later")
+
+            wanted = [b"i%04d" % n for n in range(0, 600, 2)] + [b"nobody", b"shared", b"gone"]
+            found = await store.get_subjects("t", wanted + wanted[:10])  # repeats are fine
+            assert set(found) == {b"i%04d" % n for n in range(0, 600, 2)} | {b"gone"}
+            assert found[b"i0598"].subject_ref == "ref-598"
+            assert (found[b"i0598"].tenant, found[b"i0598"].wrapped_key) == ("t", b"w")
+            assert (found[b"gone"].wrapped_key, found[b"gone"].erased_at) == (None, "later")
+            assert set(await store.get_subjects("u", wanted)) == {b"shared"}
+            assert await store.get_subjects("t", []) == {}
+
+    asyncio.run(scenario())
+
+
 def test_one_sealer_at_a_time_and_takeover_when_it_closes(store_settings):
     async def scenario() -> None:
         async with (
@@ -294,10 +327,7 @@ def test_a_new_subject_whose_only_append_is_refused_by_its_key_is_not_stored(sto
                 "now",
             )
             assert [type(o).__name__ for o in outcomes] == ["NewRecord", "KeyReused", "Replayed"]
-            assert await store.get_subject("t", b"b") is None
-            assert await store.get_subject("t", b"c") is None
-            assert await store.get_subject("t", b"e") is None
-            assert await store.get_subject("t", b"f") is None
+            assert await store.get_subjects("t", [b"b", b"c", b"e", b"f"]) == {}
 
     asyncio.run(scenario())
     assert count(store_settings, "records") == 2

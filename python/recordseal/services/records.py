@@ -236,15 +236,19 @@ class RecordService:
         tenant: str,
         subject_id: str,
         fresh: dict[bytes, tuple[SubjectClaim, SubjectKeys]],
+        stored: dict[bytes, SubjectRow] | None = None,
     ) -> tuple[SubjectClaim, SubjectKeys]:
         """The subject's claim and keys; a new subject gets a key that is stored only with
         its first record, so a refused post leaves nothing behind. ``fresh`` holds the new
-        subjects of one batch, so a subject new in it gets one key however often it occurs."""
+        subjects of one batch, so a subject new in it gets one key however often it occurs;
+        ``stored`` the batch's subjects looked up at once (None: look this one up)."""
         index = self._wrapper.subject_index(tenant, subject_id)
         cached = self._subjects.get(tenant, index) or fresh.get(index)
         if cached is not None:
             return cached
-        subject = await self._store.get_subject(tenant, index)
+        if stored is None:
+            stored = await self._store.get_subjects(tenant, [index])
+        subject = stored.get(index)
         if subject is None:
             subject_ref = secrets.token_hex(16)
             key, wrapped = self._wrapper.new_subject_key(tenant, subject_ref)
@@ -255,6 +259,19 @@ class RecordService:
         claim, keys = SubjectClaim(index, subject.subject_ref, None), self._keys(subject)
         self._subjects.put(tenant, index, claim, keys)
         return claim, keys
+
+    async def _stored_subjects(
+        self, tenant: str, items: list[RecordIn | ServiceError]
+    ) -> dict[bytes, SubjectRow]:
+        """The stored subjects of a batch's items that this process has not cached: one
+        query instead of one per item."""
+        wanted = []
+        for item in items:
+            if isinstance(item, RecordIn):
+                index = self._wrapper.subject_index(tenant, item.subject_id)
+                if self._subjects.get(tenant, index) is None:
+                    wanted.append(index)
+        return await self._store.get_subjects(tenant, wanted) if wanted else {}
 
     def _keys(self, subject: SubjectRow) -> SubjectKeys:
         assert subject.wrapped_key is not None
@@ -296,6 +313,7 @@ class RecordService:
         """
         keys = [retry.key for retry in retries if retry is not None]
         known = await self._store.idempotent_records(tenant, keys) if keys else {}
+        stored = await self._stored_subjects(tenant, items)
         fresh: dict[bytes, tuple[SubjectClaim, SubjectKeys]] = {}
         results: list[Ingested | ServiceError | _Race] = []
         pending: list[tuple[int, _Prepared, Retry | None]] = []
@@ -306,7 +324,8 @@ class RecordService:
                 if retry is not None and retry.key in known:
                     results.append(await self._replay(tenant, retry, known[retry.key]))
                     continue
-                pending.append((len(results), await self._prepare(tenant, item, fresh), retry))
+                prepared = await self._prepare(tenant, item, fresh, stored)
+                pending.append((len(results), prepared, retry))
                 results.append(_Race())  # a placeholder until appended
             except ServiceError as refusal:
                 results.append(refusal)
@@ -335,6 +354,7 @@ class RecordService:
         tenant: str,
         record: RecordIn,
         fresh: dict[bytes, tuple[SubjectClaim, SubjectKeys]],
+        stored: dict[bytes, SubjectRow] | None = None,
     ) -> _Prepared:
         """Everything before the store: checks, commitment, encryption (refusals raise)."""
         stream = await self._stream(tenant, record.stream)
@@ -346,7 +366,7 @@ class RecordService:
             raise Invalid(
                 "occurred_at_invalid", "occurred_at must be an RFC 3339 timestamp", "occurred_at"
             ) from None
-        subject, keys = await self._subject(tenant, record.subject_id, fresh)
+        subject, keys = await self._subject(tenant, record.subject_id, fresh, stored)
         record_id = new_record_id()
         try:
             committed = commit_record(
@@ -452,12 +472,11 @@ class RecordService:
 
     async def erase(self, tenant: str, subject_id: str) -> Erasure:
         _check_label(subject_id, "subject_id", MAX_SUBJECT_ID)
-        subject = await self._store.get_subject(
-            tenant, self._wrapper.subject_index(tenant, subject_id)
-        )
+        index = self._wrapper.subject_index(tenant, subject_id)
+        subject = (await self._store.get_subjects(tenant, [index])).get(index)
         if subject is None:
             raise NotFound("subject_not_found", "no records for this subject", "subject_id")
-        self._subjects.forget(tenant, self._wrapper.subject_index(tenant, subject_id))
+        self._subjects.forget(tenant, index)
         return await self._store.erase_subject(tenant, subject.subject_ref, utc_now())
 
 

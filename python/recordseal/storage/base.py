@@ -6,7 +6,7 @@ PostgreSQL (``postgres.py``, for production and several service processes on one
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -231,7 +231,13 @@ class Store(Protocol):
     ) -> StreamRow: ...
     async def get_stream(self, tenant: str, name: str) -> StreamRow | None: ...
 
-    async def get_subject(self, tenant: str, subject_index: bytes) -> SubjectRow | None: ...
+    async def get_subjects(
+        self, tenant: str, subject_indexes: Sequence[bytes]
+    ) -> dict[bytes, SubjectRow]:
+        """The tenant's stored subjects among ``subject_indexes`` (erased ones too, without
+        a key), by index, in one query however many are asked for."""
+        ...
+
     async def get_subject_by_ref(self, tenant: str, subject_ref: str) -> SubjectRow | None: ...
 
     async def append_records(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Sequence
 
 import asyncpg
 
@@ -201,14 +202,16 @@ class PostgresStore(PostgresLedger):
 
     # --- subjects -----------------------------------------------------------------------
 
-    async def get_subject(self, tenant: str, subject_index: bytes) -> SubjectRow | None:
-        row = await self._pool.fetchrow(
-            "SELECT tenant, subject_ref, wrapped_key, erased_at FROM subjects"
-            " WHERE tenant = $1 AND subject_index = $2",
+    async def get_subjects(
+        self, tenant: str, subject_indexes: Sequence[bytes]
+    ) -> dict[bytes, SubjectRow]:
+        rows = await self._pool.fetch(
+            "SELECT subject_index, tenant, subject_ref, wrapped_key, erased_at FROM subjects"
+            " WHERE tenant = $1 AND subject_index = ANY($2::bytea[])",
             tenant,
-            subject_index,
+            list(dict.fromkeys(subject_indexes)),
         )
-        return SubjectRow(*row) if row else None
+        return {row[0]: SubjectRow(*row[1:]) for row in rows}
 
     async def get_subject_by_ref(self, tenant: str, subject_ref: str) -> SubjectRow | None:
         row = await self._pool.fetchrow(

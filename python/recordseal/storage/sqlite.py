@@ -13,6 +13,7 @@ from __future__ import annotations
 import fcntl
 import json
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -195,13 +196,20 @@ class SQLiteStore(LedgerQueries):
 
     # --- subjects -----------------------------------------------------------------------
 
-    async def get_subject(self, tenant: str, subject_index: bytes) -> SubjectRow | None:
-        rows = self._read(
-            "SELECT tenant, subject_ref, wrapped_key, erased_at FROM subjects"
-            " WHERE tenant = ? AND subject_index = ?",
-            (tenant, subject_index),
-        )
-        return SubjectRow(*rows[0]) if rows else None
+    async def get_subjects(
+        self, tenant: str, subject_indexes: Sequence[bytes]
+    ) -> dict[bytes, SubjectRow]:
+        found: dict[bytes, SubjectRow] = {}
+        wanted = list(dict.fromkeys(subject_indexes))
+        for start in range(0, len(wanted), 500):  # bounded by SQLite's parameter limit
+            chunk = wanted[start : start + 500]
+            rows = self._read(
+                "SELECT subject_index, tenant, subject_ref, wrapped_key, erased_at FROM subjects"
+                f" WHERE tenant = ? AND subject_index IN ({', '.join('?' * len(chunk))})",
+                (tenant, *chunk),
+            )
+            found.update((row[0], SubjectRow(*row[1:])) for row in rows)
+        return found
 
     async def get_subject_by_ref(self, tenant: str, subject_ref: str) -> SubjectRow | None:
         rows = self._read(
