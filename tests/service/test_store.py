@@ -198,6 +198,18 @@ def test_subjects_are_looked_up_many_at_once_within_their_tenant(store):
                              builder("g1"), "now")  # fmt: skip
             await store.erase_subject("t", "ref-gone", "later")
 
+            # The same 600 subjects again, now stored (the append checks them 500 at a time),
+            # plus the erased one, refused on its own.
+            again = [
+                Append(stream.id, SubjectClaim(b"i%04d" % n, f"ref-{n}", None), builder(f"s{n}"))
+                for n in range(600)
+            ] + [Append(stream.id, SubjectClaim(b"gone", "ref-gone", None), builder("g2"))]
+            outcomes = await store.append_records("t", again, "now")
+            assert [o.seq for o in outcomes[:600] if isinstance(o, NewRecord)] == list(
+                range(602, 1202)
+            )
+            assert isinstance(outcomes[600], SubjectErased)
+
             wanted = [b"i%04d" % n for n in range(0, 600, 2)] + [b"nobody", b"shared", b"gone"]
             found = await store.get_subjects("t", wanted + wanted[:10])  # repeats are fine
             assert set(found) == {b"i%04d" % n for n in range(0, 600, 2)} | {b"gone"}

@@ -225,6 +225,7 @@ class SQLiteStore(LedgerQueries):
         self, tenant: str, appends: list[Append], now: str
     ) -> list[NewRecord | StoreError]:
         def job(conn: sqlite3.Connection, batch: Batch) -> list[NewRecord | StoreError]:
+            _check_subjects(conn, batch, tenant, appends)
             outcomes: list[NewRecord | StoreError] = []
             for append in appends:
                 try:
@@ -305,6 +306,24 @@ class SQLiteStore(LedgerQueries):
             return Erasure(True, now, deleted)
 
         return await self._write.submit(job)
+
+
+def _check_subjects(
+    conn: sqlite3.Connection, batch: Batch, tenant: str, appends: list[Append]
+) -> None:
+    """Read the stored subjects of a call's appends with one query per 500 (not one each)
+    into the transaction's subject states; new ones are left to ``_append``."""
+    wanted = list(
+        {a.subject.index for a in appends if (tenant, a.subject.index) not in batch.subjects}
+    )
+    for start in range(0, len(wanted), 500):  # bounded by SQLite's parameter limit
+        chunk = wanted[start : start + 500]
+        for index, subject_ref, live in conn.execute(
+            "SELECT subject_index, subject_ref, wrapped_key IS NOT NULL FROM subjects"
+            f" WHERE tenant = ? AND subject_index IN ({', '.join('?' * len(chunk))})",
+            (tenant, *chunk),
+        ):
+            batch.subjects[(tenant, index)] = (subject_ref, bool(live))
 
 
 def _append(
