@@ -114,6 +114,15 @@ class Retry:
         return cls(key if item is None else f"{key}#{item}", hashlib.sha256(request).digest())
 
 
+@dataclass(frozen=True, slots=True)
+class _BatchSubjects:
+    """A batch's subject indexes by subject id, and its stored subjects by index (those
+    not cached when the batch began)."""
+
+    indexes: dict[str, bytes]
+    stored: dict[bytes, SubjectRow]
+
+
 @dataclass(slots=True)
 class _Prepared:
     """A record validated, committed and encrypted, waiting for its place in the stream."""
@@ -236,18 +245,19 @@ class RecordService:
         tenant: str,
         subject_id: str,
         fresh: dict[bytes, tuple[SubjectClaim, SubjectKeys]],
-        stored: dict[bytes, SubjectRow] | None = None,
+        batch: _BatchSubjects | None = None,
     ) -> tuple[SubjectClaim, SubjectKeys]:
         """The subject's claim and keys; a new subject gets a key that is stored only with
         its first record, so a refused post leaves nothing behind. ``fresh`` holds the new
         subjects of one batch, so a subject new in it gets one key however often it occurs;
-        ``stored`` the batch's subjects looked up at once (None: look this one up)."""
-        index = self._wrapper.subject_index(tenant, subject_id)
+        ``batch`` the batch's subjects looked up at once (None: look this one up)."""
+        index = batch.indexes.get(subject_id) if batch else None
+        if index is None:
+            index = self._wrapper.subject_index(tenant, subject_id)
         cached = self._subjects.get(tenant, index) or fresh.get(index)
         if cached is not None:
             return cached
-        if stored is None:
-            stored = await self._store.get_subjects(tenant, [index])
+        stored = batch.stored if batch else await self._store.get_subjects(tenant, [index])
         subject = stored.get(index)
         if subject is None:
             subject_ref = secrets.token_hex(16)
@@ -260,18 +270,22 @@ class RecordService:
         self._subjects.put(tenant, index, claim, keys)
         return claim, keys
 
-    async def _stored_subjects(
+    async def _batch_subjects(
         self, tenant: str, items: list[RecordIn | ServiceError]
-    ) -> dict[bytes, SubjectRow]:
-        """The stored subjects of a batch's items that this process has not cached: one
-        query instead of one per item."""
+    ) -> _BatchSubjects:
+        """The subject indexes of a batch's items, and the stored subjects among those this
+        process has not cached: one query instead of one per item."""
+        indexes: dict[str, bytes] = {}
         wanted = []
         for item in items:
-            if isinstance(item, RecordIn):
-                index = self._wrapper.subject_index(tenant, item.subject_id)
+            if isinstance(item, RecordIn) and item.subject_id not in indexes:
+                index = indexes[item.subject_id] = self._wrapper.subject_index(
+                    tenant, item.subject_id
+                )
                 if self._subjects.get(tenant, index) is None:
                     wanted.append(index)
-        return await self._store.get_subjects(tenant, wanted) if wanted else {}
+        stored = await self._store.get_subjects(tenant, wanted) if wanted else {}
+        return _BatchSubjects(indexes, stored)
 
     def _keys(self, subject: SubjectRow) -> SubjectKeys:
         assert subject.wrapped_key is not None
@@ -313,7 +327,7 @@ class RecordService:
         """
         keys = [retry.key for retry in retries if retry is not None]
         known = await self._store.idempotent_records(tenant, keys) if keys else {}
-        stored = await self._stored_subjects(tenant, items)
+        subjects = await self._batch_subjects(tenant, items)
         fresh: dict[bytes, tuple[SubjectClaim, SubjectKeys]] = {}
         results: list[Ingested | ServiceError | _Race] = []
         pending: list[tuple[int, _Prepared, Retry | None]] = []
@@ -324,7 +338,7 @@ class RecordService:
                 if retry is not None and retry.key in known:
                     results.append(await self._replay(tenant, retry, known[retry.key]))
                     continue
-                prepared = await self._prepare(tenant, item, fresh, stored)
+                prepared = await self._prepare(tenant, item, fresh, subjects)
                 pending.append((len(results), prepared, retry))
                 results.append(_Race())  # a placeholder until appended
             except ServiceError as refusal:
@@ -354,7 +368,7 @@ class RecordService:
         tenant: str,
         record: RecordIn,
         fresh: dict[bytes, tuple[SubjectClaim, SubjectKeys]],
-        stored: dict[bytes, SubjectRow] | None = None,
+        batch: _BatchSubjects | None = None,
     ) -> _Prepared:
         """Everything before the store: checks, commitment, encryption (refusals raise)."""
         stream = await self._stream(tenant, record.stream)
@@ -366,7 +380,7 @@ class RecordService:
             raise Invalid(
                 "occurred_at_invalid", "occurred_at must be an RFC 3339 timestamp", "occurred_at"
             ) from None
-        subject, keys = await self._subject(tenant, record.subject_id, fresh, stored)
+        subject, keys = await self._subject(tenant, record.subject_id, fresh, batch)
         record_id = new_record_id()
         try:
             committed = commit_record(
