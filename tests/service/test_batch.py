@@ -228,3 +228,56 @@ def test_openapi_documents_the_batch_route_and_the_idempotency_key(orders):
     assert any(p["name"] == "Idempotency-Key" for p in single["parameters"])
     body = batch_op["requestBody"]["content"]["application/json"]["schema"]
     assert body["properties"]["records"]["maxItems"] == 1000
+
+
+class LookupBeforeTheOtherWriter:
+    """The real store, except that the first lookup of subjects does not see ``hidden``:
+    as when another writer commits that new subject just after this batch looked."""
+
+    def __init__(self, store, hidden: bytes) -> None:
+        self._store = store
+        self._hidden: bytes | None = hidden
+
+    def __getattr__(self, name):
+        return getattr(self._store, name)
+
+    async def get_subjects(self, tenant, indexes):
+        found = await self._store.get_subjects(tenant, indexes)
+        if self._hidden in found:
+            del found[self._hidden]
+            self._hidden = None
+        return found
+
+
+def test_a_batch_keeps_its_order_when_a_new_subject_races_another_writer(store):
+    from recordseal.crypto.signing import HeaderSigner
+    from recordseal.crypto.vault import KeyWrapper
+    from recordseal.services.records import Ingested, RecordIn, RecordService
+
+    wrapper, signer = KeyWrapper(b"k" * 32), HeaderSigner.from_seed(b"s" * 32)
+
+    def record(subject: str, n: int) -> RecordIn:
+        return RecordIn("orders", "t", "2026-11-21T08:00:00Z", subject, b'{"n":%d}' % n)
+
+    async def scenario() -> None:
+        async with opened(store):
+            other = RecordService(store, wrapper, signer)
+            await other.create_stream("acme", "orders", None, False)
+            await other.ingest("acme", record("known", 0))
+            # The other writer creates "racer" between this batch's lookup and its append.
+            racing = RecordService(
+                LookupBeforeTheOtherWriter(store, wrapper.subject_index("acme", "racer")),
+                wrapper,
+                signer,
+            )
+            await other.ingest("acme", record("racer", 1))
+            items = [record("known", 2), record("racer", 3), record("known", 4),
+                     record("known", 5)]  # fmt: skip
+            results = await racing.ingest_batch("acme", list(items), [None] * 4)
+            assert all(isinstance(r, Ingested) for r in results)
+            assert [r.seq for r in results if isinstance(r, Ingested)] == [3, 4, 5, 6]
+            stored = await store.stream_records("acme", "orders")
+            refs = {r.seq: r.subject_ref for r in stored}
+            assert refs[4] == refs[2]  # the racer's record went in under the stored subject
+
+    asyncio.run(scenario())

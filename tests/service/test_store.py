@@ -524,3 +524,43 @@ def test_postgres_a_commit_whose_connection_dies_is_found_and_answered(store, st
     assert query(store_settings, "SELECT record_id, seq FROM records ORDER BY seq") == [
         (record_id, seq) for seq, record_id in enumerate(stored, start=1)
     ]
+
+
+def test_after_a_subject_race_the_calls_later_appends_of_that_stream_are_deferred(store):
+    """A call's appends keep their order per stream: once one is refused because another
+    writer created its new subject first, the later ones of that stream are not placed
+    (Deferred, nothing written) so they can follow it; other streams carry on."""
+
+    async def scenario() -> None:
+        async with opened(store):
+            orders = await store.create_stream("t", "orders", {}, False, bytes(32), "now")
+            audit = await store.create_stream("t", "audit", {}, False, bytes(32), "now")
+            existing = SubjectClaim(b"e", "ref-e", b"w")
+            await append_one(store, "t", orders.id, existing, builder("r0"), "now")
+            existing = SubjectClaim(b"e", "ref-e", None)
+            # The other writer's new subject x, committed first.
+            await append_one(store, "t", audit.id, SubjectClaim(b"x", "ref-x0", b"w"),
+                             builder("a0"), "now")  # fmt: skip
+            outcomes = await store.append_records(
+                "t",
+                [
+                    Append(orders.id, existing, builder("r1")),
+                    Append(orders.id, SubjectClaim(b"x", "ref-x1", b"w1"), builder("r2")),
+                    Append(orders.id, existing, builder("r3")),
+                    Append(audit.id, existing, builder("a1")),
+                    Append(orders.id, existing, builder("r4")),
+                ],
+                "now",
+            )
+            assert [type(o).__name__ for o in outcomes] == [
+                "NewRecord", "SubjectRace", "Deferred", "NewRecord", "Deferred"
+            ]  # fmt: skip
+            assert isinstance(outcomes[0], NewRecord) and outcomes[0].seq == 2
+            assert isinstance(outcomes[3], NewRecord) and outcomes[3].seq == 2
+            # The stream goes on from where the race stopped it.
+            again = await append_one(store, "t", orders.id, existing, builder("r2"), "now")
+            assert again.seq == 3
+            stored = await store.stream_records("t", "orders")
+            assert [(r.record_id, r.seq) for r in stored] == [("r0", 1), ("r1", 2), ("r2", 3)]
+
+    asyncio.run(scenario())

@@ -30,6 +30,7 @@ from recordseal.services.subject_cache import SubjectKeyCache
 from recordseal.storage.base import (
     Append,
     Conflict,
+    Deferred,
     Erasure,
     IdempotencyClaim,
     KeyReused,
@@ -348,7 +349,8 @@ class RecordService:
             results[position] = outcome
         final: list[Ingested | ServiceError] = []
         for item, retry, result in zip(items, retries, results, strict=True):
-            if isinstance(result, _Race):  # rare: prepare this one again, alone
+            # Rare. In item order, so a stream's records keep the batch's order.
+            if isinstance(result, _Race):
                 assert isinstance(item, RecordIn)
                 try:
                     result = await self.ingest(tenant, item, retry)
@@ -452,7 +454,7 @@ class RecordService:
             elif isinstance(outcome, SubjectErased):
                 self._subjects.forget(tenant, p.subject.index)
                 results.append(Gone("subject_erased", "the subject was erased", "subject_id"))
-            elif isinstance(outcome, SubjectRace):
+            elif isinstance(outcome, SubjectRace | Deferred):
                 results.append(_Race())
             elif isinstance(outcome, Replayed) and retry is not None:
                 results.append(
@@ -503,7 +505,9 @@ def _key_reused() -> Invalid:
 
 
 class _Race:
-    """A new subject was created by another writer first: prepare the record again."""
+    """Not appended: a new subject was created by another writer first (this record's or,
+    for a later record of its stream, an earlier one's). Prepare it again and append it
+    after the records before it, in order."""
 
 
 def header_members(header: bytes) -> dict[str, Any]:

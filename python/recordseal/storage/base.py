@@ -27,6 +27,11 @@ class SubjectRace(StoreError):
     """Another writer created the same new subject first, with another key: retry."""
 
 
+class Deferred(StoreError):
+    """Not placed: an earlier append of the same stream in the same call was refused with
+    SubjectRace. Append it again after that one, so a call's records keep their order."""
+
+
 class Replayed(StoreError):
     """The idempotency key was used before with the same request: its record is the answer."""
 
@@ -249,7 +254,8 @@ class Store(Protocol):
         and insert (with the idempotency key, if any), in one transaction with the others.
         Refusals (nothing written for that record): SubjectErased when the subject was
         erased, even concurrently; SubjectRace when a new subject was created by another
-        writer first; Replayed when the idempotency key was stored with the same request
+        writer first, and Deferred for every later append of that stream in the call;
+        Replayed when the idempotency key was stored with the same request
         hash, KeyReused when with another. Appends from several calls may share one
         transaction (group commit); none returns before that transaction has committed.
         """

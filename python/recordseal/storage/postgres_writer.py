@@ -13,6 +13,7 @@ returned.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,7 @@ import asyncpg
 
 from recordseal.storage.base import (
     Append,
+    Deferred,
     IdempotencyClaim,
     KeyReused,
     NewRecord,
@@ -54,6 +56,8 @@ class Pending:
     now: str
     idempotency: IdempotencyClaim | None
     future: asyncio.Future[NewRecord]
+    #: which ``submit`` call it came from (a transaction holds several)
+    call: int
 
 
 class AppendWriter:
@@ -66,6 +70,7 @@ class AppendWriter:
         self._conn: asyncpg.Connection | None = None
         #: The appends of each submit, in order: a transaction takes whole submits only.
         self._pending: list[list[Pending]] = []
+        self._calls = itertools.count()
         self._wakeup = asyncio.Event()
         self._closing = False
         self._task = asyncio.get_running_loop().create_task(self._run())
@@ -77,6 +82,7 @@ class AppendWriter:
         if self._closing:
             raise RuntimeError("the store is closed")
         loop = asyncio.get_running_loop()
+        call = next(self._calls)
         futures: list[asyncio.Future[NewRecord]] = []
         group: list[Pending] = []
         for append in appends:
@@ -90,6 +96,7 @@ class AppendWriter:
                     now,
                     append.idempotency,
                     future,
+                    call,
                 )
             )
             futures.append(future)
@@ -232,9 +239,17 @@ class AppendWriter:
         records: list[tuple[Any, ...]] = []
         payloads: list[tuple[Any, ...]] = []
         keys: list[tuple[Any, ...]] = []
+        raced: set[tuple[int, int]] = set()  # (call, stream) with a SubjectRace
         for append in batch:
+            if (append.call, append.stream_id) in raced:
+                outcomes.append((False, Deferred()))
+                continue
             try:
                 record = _place(append, known_keys, heads, subjects)
+            except SubjectRace as race:
+                raced.add((append.call, append.stream_id))
+                outcomes.append((False, race))
+                continue
             except StoreError as refusal:
                 outcomes.append((False, refusal))
                 continue

@@ -20,6 +20,7 @@ from typing import Any, BinaryIO
 from recordseal.storage.base import (
     Append,
     Conflict,
+    Deferred,
     Erasure,
     KeyReused,
     NewRecord,
@@ -227,9 +228,16 @@ class SQLiteStore(LedgerQueries):
         def job(conn: sqlite3.Connection, batch: Batch) -> list[NewRecord | StoreError]:
             _check_subjects(conn, batch, tenant, appends)
             outcomes: list[NewRecord | StoreError] = []
+            raced: set[int] = set()  # streams with a SubjectRace in this call
             for append in appends:
+                if append.stream_id in raced:
+                    outcomes.append(Deferred())
+                    continue
                 try:
                     outcomes.append(_append(conn, batch, tenant, append, now))
+                except SubjectRace as race:
+                    raced.add(append.stream_id)
+                    outcomes.append(race)
                 except StoreError as refusal:  # raised before anything was written for it
                     outcomes.append(refusal)
             return outcomes
