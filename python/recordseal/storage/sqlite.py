@@ -13,9 +13,9 @@ from __future__ import annotations
 import fcntl
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
 from recordseal.storage.base import (
     Append,
@@ -37,6 +37,8 @@ from recordseal.storage.base import (
 from recordseal.storage.sqlite_ledger import LedgerQueries
 from recordseal.storage.sqlite_schema import connect, migrate
 from recordseal.storage.sqlite_writer import Batch, GroupCommitWriter
+
+T = TypeVar("T")
 
 
 class SQLiteStore(LedgerQueries):
@@ -201,12 +203,10 @@ class SQLiteStore(LedgerQueries):
         self, tenant: str, subject_indexes: Sequence[bytes]
     ) -> dict[bytes, SubjectRow]:
         found: dict[bytes, SubjectRow] = {}
-        wanted = list(dict.fromkeys(subject_indexes))
-        for start in range(0, len(wanted), 500):  # bounded by SQLite's parameter limit
-            chunk = wanted[start : start + 500]
+        for chunk, marks in _in_lists(list(dict.fromkeys(subject_indexes))):
             rows = self._read(
                 "SELECT subject_index, tenant, subject_ref, wrapped_key, erased_at FROM subjects"
-                f" WHERE tenant = ? AND subject_index IN ({', '.join('?' * len(chunk))})",
+                f" WHERE tenant = ? AND subject_index IN ({marks})",
                 (tenant, *chunk),
             )
             found.update((row[0], SubjectRow(*row[1:])) for row in rows)
@@ -249,11 +249,10 @@ class SQLiteStore(LedgerQueries):
         self, tenant: str, keys: list[str]
     ) -> dict[str, tuple[bytes, str]]:
         found: dict[str, tuple[bytes, str]] = {}
-        for start in range(0, len(keys), 500):  # bounded by SQLite's parameter limit
-            chunk = keys[start : start + 500]
+        for chunk, marks in _in_lists(keys):
             rows = self._read(
                 "SELECT key, request_hash, record_id FROM idempotency_keys"
-                f" WHERE tenant = ? AND key IN ({', '.join('?' * len(chunk))})",
+                f" WHERE tenant = ? AND key IN ({marks})",
                 (tenant, *chunk),
             )
             found.update((key, (request_hash, record_id)) for key, request_hash, record_id in rows)
@@ -316,6 +315,13 @@ class SQLiteStore(LedgerQueries):
         return await self._write.submit(job)
 
 
+def _in_lists(values: list[T], size: int = 500) -> Iterator[tuple[list[T], str]]:
+    """``values`` in chunks within SQLite's parameter limit, each with its ``?, ?, …``."""
+    for start in range(0, len(values), size):
+        chunk = values[start : start + size]
+        yield chunk, ", ".join("?" * len(chunk))
+
+
 def _check_subjects(
     conn: sqlite3.Connection, batch: Batch, tenant: str, appends: list[Append]
 ) -> None:
@@ -324,11 +330,10 @@ def _check_subjects(
     wanted = list(
         {a.subject.index for a in appends if (tenant, a.subject.index) not in batch.subjects}
     )
-    for start in range(0, len(wanted), 500):  # bounded by SQLite's parameter limit
-        chunk = wanted[start : start + 500]
+    for chunk, marks in _in_lists(wanted):
         for index, subject_ref, live in conn.execute(
             "SELECT subject_index, subject_ref, wrapped_key IS NOT NULL FROM subjects"
-            f" WHERE tenant = ? AND subject_index IN ({', '.join('?' * len(chunk))})",
+            f" WHERE tenant = ? AND subject_index IN ({marks})",
             (tenant, *chunk),
         ):
             batch.subjects[(tenant, index)] = (subject_ref, bool(live))
