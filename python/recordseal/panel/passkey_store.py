@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Literal, TypeAlias
 
 from recordseal.panel.sessions import ROLES, Role
+from recordseal.storage.sqlite_locks import enable_wal, retry_while_locked
 
 DATABASE_NAME = "panel.sqlite3"
 LINK_LIFETIME = 15 * 60
@@ -116,8 +117,8 @@ class PasskeyStore:
         self.clock = clock
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self._connect() as db:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.executescript(_SCHEMA)
+            enable_wal(db)
+            retry_while_locked(lambda: db.executescript(_SCHEMA))
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:

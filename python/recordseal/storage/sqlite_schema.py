@@ -5,6 +5,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from recordseal.storage.sqlite_locks import enable_wal
+
 MIGRATIONS: list[str] = [
     """
     CREATE TABLE tokens (
@@ -149,7 +151,7 @@ MIGRATIONS: list[str] = [
 def connect(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     conn.execute("PRAGMA busy_timeout = 30000")
-    conn.execute("PRAGMA journal_mode = WAL")
+    enable_wal(conn)
     conn.execute("PRAGMA synchronous = FULL")
     conn.execute("PRAGMA foreign_keys = ON")
     # Freed pages are overwritten with zeros, so erased payloads and keys leave no trace.

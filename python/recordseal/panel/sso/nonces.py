@@ -37,6 +37,8 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from recordseal.storage.sqlite_locks import enable_wal, retry_while_locked
+
 NONCE_LIFETIME = 10 * 60
 STASH_INFO = b"recordseal/sso-stash/v1"
 _STASH_VERSION = b"\x01"
@@ -103,6 +105,15 @@ def open_stash(nonce: str, sealed: bytes) -> str | None:
     return plain.decode("utf-8")
 
 
+def _create_table(db: sqlite3.Connection) -> None:
+    """The table in its current shape (an older shape is dropped: its logins expire within
+    10 minutes anyway); safe to run again."""
+    columns = tuple(row[1] for row in db.execute("PRAGMA table_info(pending_logins)"))
+    if columns and columns != _COLUMNS:
+        db.execute("DROP TABLE IF EXISTS pending_logins")
+    db.executescript(_SCHEMA)
+
+
 class PendingLogins:
     """The pending map of spec 3, in one SQLite file shared by worker processes."""
 
@@ -113,11 +124,8 @@ class PendingLogins:
         os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
         os.chmod(self.path, 0o600)  # also a file an older version created with the umask
         with self._connect() as db:
-            db.execute("PRAGMA journal_mode=WAL")
-            columns = tuple(row[1] for row in db.execute("PRAGMA table_info(pending_logins)"))
-            if columns and columns != _COLUMNS:
-                db.execute("DROP TABLE pending_logins")
-            db.executescript(_SCHEMA)
+            enable_wal(db)
+            retry_while_locked(lambda: _create_table(db))
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
