@@ -38,6 +38,14 @@ def builder(record_id: str):
     return build
 
 
+async def stream_with_subject(store, first: str = "r1"):
+    """Stream "s" of tenant "t" with one record (``first``) of subject "ref" (index b"i"):
+    the stream, and the claim of that now stored subject."""
+    stream = await store.create_stream("t", "s", {}, False, bytes(32), "now")
+    await append_one(store, "t", stream.id, SubjectClaim(b"i", "ref", b"w"), builder(first), "now")
+    return stream, SubjectClaim(b"i", "ref", None)
+
+
 def test_an_erasure_together_with_an_append_deletes_the_payload_appended(store, store_settings):
     async def scenario() -> None:
         async with opened(store):
@@ -384,10 +392,7 @@ def test_postgres_commits_the_appends_of_one_call_in_one_transaction(store, stor
 
     async def scenario() -> None:
         async with opened(store):
-            stream = await store.create_stream("t", "s", {}, False, bytes(32), "now")
-            subject = SubjectClaim(b"i", "ref", b"w")
-            await append_one(store, "t", stream.id, subject, builder("r0"), "now")
-            subject = SubjectClaim(b"i", "ref", None)
+            stream, subject = await stream_with_subject(store, first="r0")
 
             def call(prefix: str, n: int):
                 appends = [Append(stream.id, subject, builder(f"{prefix}{i}")) for i in range(n)]
@@ -416,10 +421,7 @@ def test_postgres_appends_survive_the_writer_connection_dying_mid_transaction(
 
     async def scenario() -> None:
         async with opened(store):
-            stream = await store.create_stream("t", "s", {}, False, bytes(32), "now")
-            subject = SubjectClaim(b"i", "ref", b"w")
-            await append_one(store, "t", stream.id, subject, builder("r1"), "now")
-            subject = SubjectClaim(b"i", "ref", None)
+            stream, subject = await stream_with_subject(store)
             blocker = await asyncpg.connect(url)
             try:
                 lock = blocker.transaction()
@@ -477,10 +479,7 @@ def test_postgres_a_commit_whose_connection_dies_is_found_and_answered(store, st
     async def scenario() -> list[str]:
         stored = ["r1"]
         async with opened(store):
-            stream = await store.create_stream("t", "s", {}, False, bytes(32), "now")
-            subject = SubjectClaim(b"i", "ref", b"w")
-            await append_one(store, "t", stream.id, subject, builder("r1"), "now")
-            subject = SubjectClaim(b"i", "ref", None)
+            stream, subject = await stream_with_subject(store)
             admin = await asyncpg.connect(url)
             builds = 0
 
