@@ -32,7 +32,7 @@ from recordseal.services.records import (
     header_members,
 )
 from recordseal.services.tokens import TokenService
-from recordseal.storage.base import Erasure, RecordRow
+from recordseal.storage.base import RecordRow
 from recordseal.verify.bundle import encode_bundle
 from recordseal.web.schemas import (
     DisclosureIn,
@@ -229,10 +229,7 @@ async def erase_subject(
     """Destroy the subject's key and delete its payloads; a repeat is reported as a no-op.
 
     Send the subject id percent-encoded as one path segment (``/`` as ``%2F``)."""
-    exact = _subject_in_path(request, subject_id)
-    if exact is None:
-        raise NotFoundException()
-    return _erasure_out(await records.erase(tenant, exact))
+    return await _erase(request, records, tenant, subject_id)
 
 
 @post("/v1/subjects/{subject_path:path}", status_code=200, include_in_schema=False)
@@ -244,10 +241,24 @@ async def erase_subject_with_slash(
 ) -> ErasureOut:
     """The erasure of a subject id with ``/`` in it, which the route above cannot match once
     the server has decoded ``%2F``; any other path under ``/v1/subjects/`` is 404."""
-    subject_id = _subject_in_path(request, None)
+    return await _erase(request, records, tenant, None)
+
+
+async def _erase(
+    request: Request,  # type: ignore[type-arg]
+    records: RecordService,
+    tenant: str,
+    decoded: str | None,
+) -> ErasureOut:
+    subject_id = _subject_in_path(request, decoded)
     if subject_id is None:
         raise NotFoundException()
-    return _erasure_out(await records.erase(tenant, subject_id))
+    erasure = await records.erase(tenant, subject_id)
+    return ErasureOut(
+        status="erased" if erasure.erased_now else "already_erased",
+        erased_at=erasure.erased_at,
+        payloads_deleted=erasure.payloads_deleted,
+    )
 
 
 _SUBJECTS, _ERASE = "/v1/subjects/", "/erase"
@@ -266,16 +277,7 @@ def _subject_in_path(request: Request, decoded: str | None) -> str | None:  # ty
     if not raw:
         return decoded
     path = raw.decode("latin-1").partition("?")[0]
-    if not (path.startswith(_SUBJECTS) and path.endswith(_ERASE)) or len(path) == len(
-        _SUBJECTS
-    ) + len(_ERASE):
+    shaped = path.startswith(_SUBJECTS) and path.endswith(_ERASE)
+    if not shaped or len(path) == len(_SUBJECTS) + len(_ERASE):  # no action, or no id
         return None
     return unquote(path[len(_SUBJECTS) : -len(_ERASE)])
-
-
-def _erasure_out(erasure: Erasure) -> ErasureOut:
-    return ErasureOut(
-        status="erased" if erasure.erased_now else "already_erased",
-        erased_at=erasure.erased_at,
-        payloads_deleted=erasure.payloads_deleted,
-    )
