@@ -165,7 +165,7 @@ class AppendWriter:
                 log.info("append batch retried after %s", type(exc).__name__)
             except _CommitUnknown as unknown:
                 try:
-                    committed = await self._committed(unknown)
+                    committed = await self._committed(batch, unknown)
                 except Exception as exc:  # the database is still out of reach
                     return [(False, exc)] * len(batch)
                 if committed:
@@ -183,7 +183,7 @@ class AppendWriter:
     def _lost(self) -> bool:
         return self._conn is None or self._conn.is_closed()
 
-    async def _committed(self, unknown: _CommitUnknown) -> bool:
+    async def _committed(self, batch: list[Pending], unknown: _CommitUnknown) -> bool:
         """Whether the transaction whose COMMIT lost its connection committed.
 
         Locking the batch's streams waits for that transaction to end (a server process
@@ -196,7 +196,7 @@ class AppendWriter:
         async with conn.transaction():
             await conn.execute(
                 "SELECT 1 FROM streams WHERE id = ANY($1::bigint[]) ORDER BY id FOR SHARE",
-                unknown.stream_ids,
+                sorted({a.stream_id for a in batch}),
             )
             stored = await conn.fetchval(
                 "SELECT count(*) FROM records WHERE record_id = ANY($1::text[])",
@@ -220,8 +220,7 @@ class AppendWriter:
             await transaction.commit()
         except Exception as exc:
             if conn.is_closed():
-                streams = sorted({a.stream_id for a in batch})
-                raise _CommitUnknown(outcomes, record_ids, streams) from exc
+                raise _CommitUnknown(outcomes, record_ids) from exc
             raise
         return outcomes
 
@@ -291,13 +290,10 @@ class AppendWriter:
 class _CommitUnknown(Exception):
     """The connection was lost while COMMIT was under way: it may or may not have happened."""
 
-    def __init__(
-        self, outcomes: list[tuple[bool, Any]], record_ids: list[str], stream_ids: list[int]
-    ) -> None:
+    def __init__(self, outcomes: list[tuple[bool, Any]], record_ids: list[str]) -> None:
         super().__init__("connection lost during COMMIT")
         self.outcomes = outcomes
         self.record_ids = record_ids
-        self.stream_ids = stream_ids
 
 
 _WRITE = """
