@@ -101,6 +101,16 @@ def test_anchors_by_day_and_latest_before_a_day(store: Store) -> None:
     using(store, body)
 
 
+async def read_migrated_log(store: Store) -> None:
+    """After the migration: tenant acme's log of fleet f1 (one checkpoint of size 1, root
+    r…r) reads as before, and a legacy log of f1 can be opened beside it."""
+    rows = await store.anchors("acme", "f1")
+    assert [(a.tenant, a.size, a.root) for a in rows] == [("acme", 1, b"r" * 32)]
+    assert [c.size for c in await store.checkpoints("acme", "f1")] == [1]
+    assert await store.anchors(None, "f1") == []
+    assert await seal(store, None, "f1", DAY1) is not None  # a legacy log beside it
+
+
 def test_a_database_from_before_tenant_scoping_keeps_its_logs(tmp_path: Path) -> None:
     """Migration 4 rebuilds ``logs`` with a nullable tenant; rows, ids and the foreign keys
     of nodes and checkpoints survive, and existing callers still read them."""
@@ -128,14 +138,7 @@ def test_a_database_from_before_tenant_scoping_keeps_its_logs(tmp_path: Path) ->
 
     store = SQLiteStore(path)
 
-    async def body(store: Store) -> None:
-        rows = await store.anchors("acme", "f1")
-        assert [(a.tenant, a.size, a.root) for a in rows] == [("acme", 1, b"r" * 32)]
-        assert [c.size for c in await store.checkpoints("acme", "f1")] == [1]
-        assert await store.anchors(None, "f1") == []
-        assert await seal(store, None, "f1", DAY1) is not None  # a legacy log beside it
-
-    using(store, body)
+    using(store, read_migrated_log)
     check = sqlite3.connect(path)
     assert check.execute("PRAGMA foreign_key_check").fetchall() == []
     assert check.execute("SELECT max(version) FROM schema_version").fetchone() == (len(MIGRATIONS),)
@@ -188,11 +191,7 @@ def test_a_postgres_database_from_before_tenant_scoping_keeps_its_logs(postgres:
     asyncio.run(before())
 
     async def body(store: Store) -> None:
-        rows = await store.anchors("acme", "f1")
-        assert [(a.tenant, a.size, a.root) for a in rows] == [("acme", 1, b"r" * 32)]
-        assert [c.size for c in await store.checkpoints("acme", "f1")] == [1]
-        assert await store.anchors(None, "f1") == []
-        assert await seal(store, None, "f1", DAY1) is not None  # a legacy log beside it
+        await read_migrated_log(store)
         assert [(log.tenant, log.fleet) for log in await store.anchor_logs()] == [
             ("acme", "f1"),
             (None, "f1"),
