@@ -14,10 +14,11 @@ drives the references of benchmarks/trivial_app.py and benchmarks/durable_app.py
 
 - trivial: a Litestar endpoint that decodes the same body and stores nothing (the ceiling
   the issue compares against);
-- durable (SQLite only): the trivial endpoint plus a group-committed, fsynced insert of the
-  payload through the service's own writer;
-- floor (SQLite only): durable plus the commitment, AES-256-GCM and one Ed25519 signature per
-  record, the least the spec requires; an upper bound for the service on this machine.
+- durable: the trivial endpoint plus a group-committed, durable insert of the payload on the
+  same backend (SQLite through the service's own writer; PostgreSQL through one connection per
+  process with the same group commit, on the same throwaway cluster);
+- floor: durable plus the commitment, AES-256-GCM and one Ed25519 signature per record, the
+  least the spec requires; an upper bound for the service on this machine.
 
 Each run starts after ``sync`` and a pause, so one run's disk writeback does not slow the next.
 """
@@ -270,12 +271,11 @@ def main() -> None:
                 script.write_text(LUA % (per_request, subjects, body, token, target))
                 return script
 
-            references = [("trivial", "trivial_app:app", "", "trivial Litestar, same body")]
-            if args.backend == "sqlite":
-                references += [
-                    ("durable", "durable_app:app", "/durable", "trivial + durable insert"),
-                    ("floor", "durable_app:app", "/floor", "floor: + commit, AES-GCM, Ed25519"),
-                ]
+            references = [
+                ("trivial", "trivial_app:app", "", "trivial Litestar, same body"),
+                ("durable", "durable_app:app", "/durable", "trivial + durable insert"),
+                ("floor", "durable_app:app", "/floor", "floor: + commit, AES-GCM, Ed25519"),
+            ]
             pythonpath = os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])
             for name, module, prefix, label in references:
                 settle()
@@ -288,6 +288,8 @@ def main() -> None:
                     env={
                         "PYTHONPATH": pythonpath,
                         "DURABLE_DB": str(scratch / f"{name}.sqlite3"),
+                        # the durable insert on the service's backend (a schema of its own)
+                        **({"DURABLE_PG_URL": cluster.url()} if cluster else {}),
                     },
                 )  # fmt: skip
                 try:
