@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import httpx
+import msgspec
 import pytest
 
 from recordseal.client import (
@@ -204,6 +205,60 @@ def test_a_failed_batch_of_ingest_many_keeps_the_others_receipts(service: Servic
             for result, sent in zip(again, records, strict=True):
                 assert isinstance(result, Receipt)
                 assert await client.payload(result.record_id) == sent.payload
+
+    asyncio.run(scenario())
+
+
+class GarbleSecondBatch(httpx.AsyncBaseTransport):
+    """Forwards every request; the service stores the second batch of ``ingest_many``, but
+    its answer reaches the client garbled (200 with a body that is not JSON)."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self.inner.handle_async_request(request)
+        if request.headers.get("Idempotency-Key", "").endswith("-1"):
+            await response.aread()
+            assert response.status_code == 200
+            return httpx.Response(200, content=b"<html>proxy error</html>")
+        return response
+
+
+def test_an_unreadable_batch_answer_keeps_the_other_receipts_and_resends_safely(
+    service: Service,
+):
+    """A batch answered with something that is not a batch result fails that batch only:
+    the receipts of the other batches reach the caller, and sending again with the key
+    returns the garbled batch's stored records as replays (nothing is stored twice)."""
+
+    async def scenario() -> None:
+        records = [record("garbled", {"n": i}, "gary") for i in range(4)]
+        async with Client(
+            service.url, service.token, retry=FAST, batch_size=2, concurrency=1,
+            transport=GarbleSecondBatch(),
+        ) as client:  # fmt: skip
+            await client.create_stream("garbled")
+            with pytest.raises(IngestIncomplete) as incomplete:
+                await client.ingest_many(records)
+        error = incomplete.value
+        assert len(error.errors) == 1 and isinstance(error.errors[0], msgspec.DecodeError)
+        assert error.__cause__ is error.errors[0]
+        first = error.results[:2]
+        assert all(isinstance(r, Receipt) for r in first) and error.results[2:] == [None, None]
+
+        async with Client(service.url, service.token, retry=FAST, batch_size=2) as client:
+            again = await client.ingest_many(records, idempotency_key=error.idempotency_key)
+            assert all(isinstance(r, Receipt) and r.replayed for r in again)
+            assert [r.seq for r in again if isinstance(r, Receipt)] == [1, 2, 3, 4]
+            assert [r.record_id for r in again[:2] if isinstance(r, Receipt)] == [
+                r.record_id for r in first if isinstance(r, Receipt)
+            ]
+            for result, sent in zip(again, records, strict=True):
+                assert isinstance(result, Receipt)
+                assert await client.payload(result.record_id) == sent.payload
+            # Nothing more was stored: the next record is seq 5.
+            assert (await client.ingest(record("garbled", {"n": 4}, "gary"))).seq == 5
 
     asyncio.run(scenario())
 

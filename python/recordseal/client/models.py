@@ -96,7 +96,9 @@ class Unavailable(Exception):
 
 
 class IngestIncomplete(Exception):
-    """Some batches of ``ingest_many`` failed as a whole (refused or unreachable).
+    """Some batches of ``ingest_many`` failed as a whole: refused (:class:`Refused`),
+    unreachable (:class:`Unavailable`), or answered with something that is not a batch
+    result (the error reading it; such a batch may have been stored).
 
     ``results`` has one entry per record, in order: its receipt or problem when its batch was
     answered, None when its batch failed (``errors`` holds each failed batch's exception).
@@ -107,7 +109,7 @@ class IngestIncomplete(Exception):
     def __init__(
         self,
         results: list[Receipt | Problem | None],
-        errors: list[Refused | Unavailable],
+        errors: list[Exception],
         idempotency_key: str,
     ) -> None:
         missing = sum(result is None for result in results)

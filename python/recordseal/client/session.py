@@ -117,10 +117,12 @@ class Client:
         time); one result per record, in the order given: its receipt, or the problem that
         refused it. Records of different batches may be sequenced in any order.
 
-        When batches fail as a whole (refused, or unreachable through every retry),
-        :class:`IngestIncomplete` is raised once every batch has its answer. It carries the
-        results of the batches that were answered and the idempotency key to send the same
-        records again with (the stored ones come back as replays)."""
+        When batches fail as a whole (refused, unreachable through every retry, or answered
+        with something unreadable), :class:`IngestIncomplete` is raised once every batch has
+        its answer, from the first failure. It carries the results of the batches that were
+        answered and the idempotency key to send the same records again with (the stored ones
+        come back as replays): a receipt the service gave is never dropped because another
+        batch failed. Only a cancellation (not an Exception) propagates as it is."""
         chunks = _chunks(list(records), self._batch_size)
         prefix = idempotency_key or uuid.uuid4().hex
         if len(prefix) > MAX_KEY - len(f"-{len(chunks)}"):  # each batch's key is <prefix>-<n>
@@ -132,17 +134,17 @@ class Client:
             return_exceptions=True,
         )
         results: list[Receipt | Problem | None] = []
-        errors: list[Refused | Unavailable] = []
+        errors: list[Exception] = []
         for chunk, outcome in zip(chunks, outcomes, strict=True):
-            if isinstance(outcome, Refused | Unavailable):
+            if isinstance(outcome, Exception):
                 errors.append(outcome)
                 results.extend([None] * len(chunk))
             elif isinstance(outcome, BaseException):
-                raise outcome  # a bug or a cancellation, not an answer of the service
+                raise outcome  # a cancellation: the caller is going away
             else:
                 results.extend(outcome)
         if errors:
-            raise IngestIncomplete(results, errors, prefix)
+            raise IngestIncomplete(results, errors, prefix) from errors[0]
         return [result for result in results if result is not None]
 
     async def _batch(self, records: Sequence[Record], key: str) -> list[Receipt | Problem]:
