@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import tracemalloc
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -143,6 +144,39 @@ def test_ingest_many_batches_and_keeps_the_order(service: Service):
                 result = results[i]
                 assert isinstance(result, Receipt)
                 assert await client.payload(result.record_id) == {"n": i}
+
+    asyncio.run(scenario())
+
+
+def test_ingest_many_memory_does_not_grow_with_the_number_of_batches(service: Service):
+    """A batch's body is encoded when the batch gets one of the ``concurrency`` slots, not
+    when ``ingest_many`` starts. Encoding every body up front made the client's peak memory
+    grow with the input: eight times the batches, eight times the peak. Now it levels off:
+    what remains above the bodies in flight is sent bodies that httpx's response cycles keep
+    until the collector runs."""
+
+    async def peak(client: Client, stream: str, batches: int) -> int:
+        blob = "x" * 100_000  # one string shared by every record: the input itself is small
+        records = [record(stream, {"blob": blob, "n": i}, "bea") for i in range(4 * batches)]
+        await client.create_stream(stream)
+        tracemalloc.start()
+        try:
+            results = await client.ingest_many(records)
+            _, high = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert sorted(r.seq for r in results if isinstance(r, Receipt)) == list(
+            range(1, 4 * batches + 1)
+        )
+        return high
+
+    async def scenario() -> None:
+        async with Client(
+            service.url, service.token, retry=FAST, batch_size=4, concurrency=2
+        ) as client:
+            few = await peak(client, "bulky-16", 16)
+            many = await peak(client, "bulky-128", 128)
+        assert many < 4 * few, f"peak {many} bytes for 128 batches, {few} for 16"
 
     asyncio.run(scenario())
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, TypeVar
@@ -148,8 +148,11 @@ class Client:
         return [result for result in results if result is not None]
 
     async def _batch(self, records: Sequence[Record], key: str) -> list[Receipt | Problem]:
-        body = msgspec.json.encode({"records": records})
-        response = await self._send("POST", "/v1/records:batch", body, key)
+        # Encoded once it has a slot: at most `concurrency` bodies exist at a time, whatever
+        # the number of batches waiting.
+        response = await self._send(
+            "POST", "/v1/records:batch", lambda: msgspec.json.encode({"records": records}), key
+        )
         out = _decode(response, BatchOut, 200)
         results: list[Receipt | Problem] = []
         for item in out.results:
@@ -230,18 +233,21 @@ class Client:
         self,
         method: str,
         path: str,
-        body: bytes | None = None,
+        body: bytes | Callable[[], bytes] | None = None,
         idempotency_key: str | None = None,
         attempts: int | None = None,
     ) -> httpx.Response:
         """Send with retries: transport failures and the answers of RETRYABLE_STATUS are
-        tried again after a backoff, with the same body and idempotency key."""
+        tried again after a backoff, with the same body and idempotency key. A callable
+        ``body`` is called once the request has its slot (and once only)."""
         headers = {"Content-Type": "application/json"} if body is not None else {}
         if idempotency_key is not None:
             headers["Idempotency-Key"] = idempotency_key
         tries = attempts or self._retry.attempts
         reason = ""
         async with self._slots:
+            if callable(body):
+                body = body()
             for attempt in range(tries):
                 wait = self._retry.delay(attempt)
                 try:
