@@ -148,8 +148,9 @@ class Client:
         return [result for result in results if result is not None]
 
     async def _batch(self, records: Sequence[Record], key: str) -> list[Receipt | Problem]:
-        # Encoded once it has a slot: at most `concurrency` bodies exist at a time, whatever
-        # the number of batches waiting.
+        # Encoded once it has a slot, so memory does not grow with the batches waiting: at
+        # most `concurrency` bodies are in flight (a sent one is freed when the collector
+        # breaks httpx's response cycles).
         response = await self._send(
             "POST", "/v1/records:batch", lambda: msgspec.json.encode({"records": records}), key
         )
