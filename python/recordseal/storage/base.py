@@ -6,9 +6,9 @@ PostgreSQL (``postgres.py``, for production and several service processes on one
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 
 class StoreError(Exception):
@@ -102,6 +102,35 @@ class NewRecord:
     signature: bytes
     chain_leaf: bytes
     sealed_payload: bytes
+
+
+A = TypeVar("A")
+
+
+def place_in_order(
+    appends: Sequence[A],
+    stream_of: Callable[[A], Hashable],
+    place: Callable[[A], NewRecord],
+) -> list[NewRecord | StoreError]:
+    """``place`` each append in order, each refused on its own (a StoreError, raised before
+    it wrote anything). After a SubjectRace, the later appends of that stream (as
+    ``stream_of`` names it: a stream of one call) are Deferred without being placed, so the
+    call's records keep their order when they are appended again."""
+    raced: set[Hashable] = set()
+    outcomes: list[NewRecord | StoreError] = []
+    for append in appends:
+        stream = stream_of(append)
+        if stream in raced:
+            outcomes.append(Deferred())
+            continue
+        try:
+            outcomes.append(place(append))
+        except SubjectRace as race:
+            raced.add(stream)
+            outcomes.append(race)
+        except StoreError as refusal:
+            outcomes.append(refusal)
+    return outcomes
 
 
 @dataclass(frozen=True, slots=True)

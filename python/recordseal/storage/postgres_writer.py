@@ -22,7 +22,6 @@ import asyncpg
 
 from recordseal.storage.base import (
     Append,
-    Deferred,
     IdempotencyClaim,
     KeyReused,
     NewRecord,
@@ -32,6 +31,7 @@ from recordseal.storage.base import (
     SubjectClaim,
     SubjectErased,
     SubjectRace,
+    place_in_order,
 )
 
 log = logging.getLogger(__name__)
@@ -234,23 +234,18 @@ class AppendWriter:
         # Streams last: from this lock to COMMIT every other writer of these streams
         # waits, so only the build (no await) and two round trips come in between.
         heads = await _lock_streams(conn, batch)
+        placed = place_in_order(
+            batch,
+            lambda append: (append.call, append.stream_id),  # a transaction holds several calls
+            lambda append: _place(append, known_keys, heads, subjects),
+        )
         outcomes: list[tuple[bool, Any]] = []
         records: list[tuple[Any, ...]] = []
         payloads: list[tuple[Any, ...]] = []
         keys: list[tuple[Any, ...]] = []
-        raced: set[tuple[int, int]] = set()  # (call, stream) with a SubjectRace
-        for append in batch:
-            if (append.call, append.stream_id) in raced:
-                outcomes.append((False, Deferred()))
-                continue
-            try:
-                record = _place(append, known_keys, heads, subjects)
-            except SubjectRace as race:
-                raced.add((append.call, append.stream_id))
-                outcomes.append((False, race))
-                continue
-            except StoreError as refusal:
-                outcomes.append((False, refusal))
+        for append, record in zip(batch, placed, strict=True):
+            if isinstance(record, StoreError):
+                outcomes.append((False, record))
                 continue
             outcomes.append((True, record))
             records.append(

@@ -20,7 +20,6 @@ from typing import Any, BinaryIO, TypeVar
 from recordseal.storage.base import (
     Append,
     Conflict,
-    Deferred,
     Erasure,
     KeyReused,
     NewRecord,
@@ -33,6 +32,7 @@ from recordseal.storage.base import (
     SubjectRace,
     SubjectRow,
     TokenRow,
+    place_in_order,
 )
 from recordseal.storage.sqlite_ledger import LedgerQueries
 from recordseal.storage.sqlite_schema import connect, migrate
@@ -227,20 +227,11 @@ class SQLiteStore(LedgerQueries):
     ) -> list[NewRecord | StoreError]:
         def job(conn: sqlite3.Connection, batch: Batch) -> list[NewRecord | StoreError]:
             _check_subjects(conn, batch, tenant, appends)
-            outcomes: list[NewRecord | StoreError] = []
-            raced: set[int] = set()  # streams with a SubjectRace in this call
-            for append in appends:
-                if append.stream_id in raced:
-                    outcomes.append(Deferred())
-                    continue
-                try:
-                    outcomes.append(_append(conn, batch, tenant, append, now))
-                except SubjectRace as race:
-                    raced.add(append.stream_id)
-                    outcomes.append(race)
-                except StoreError as refusal:  # raised before anything was written for it
-                    outcomes.append(refusal)
-            return outcomes
+            return place_in_order(
+                appends,
+                lambda append: append.stream_id,  # a job is one call
+                lambda append: _append(conn, batch, tenant, append, now),
+            )
 
         job.defers_rows = True  # type: ignore[attr-defined]
         return await self._write.submit(job)
