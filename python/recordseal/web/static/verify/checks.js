@@ -1,0 +1,425 @@
+// The seven checks of docs/bundle.md section 3, the verdict and the time bracket: a
+// transcription of python/recordseal/verify/checks.py, whose per-check statuses this must equal.
+// RFC 3161 tokens are not checked here (no CMS parser): they are reported, never counted.
+
+import { concat, ed25519Verify, fromBase64, fromHex, lengthPrefixed, sha256, toHex, utf8 } from "./bytes.js";
+import { commitField, pathProblem } from "./commitments.js";
+import { CommitError, serialize } from "./json.js";
+import { encodeValue } from "./kinds.js";
+import {
+  parseCheckpoint, parseNote, parseTlogProof, TlogError, verifyCosignature, verifyNote,
+} from "./notes.js";
+import { BundleError, decodeBundle, formatSeconds, parseInstant } from "./documents.js";
+import { leafHash, verifyConsistency, verifyInclusion } from "./rfc6962.js";
+
+export const CHECK_NAMES = [
+  "field commitments", "record tree", "header signature", "sealed batch", "witness receipts",
+  "sequence continuity", "verdict and time bracket",
+];
+const HOSTED_INGEST = "hosted-ingest";
+const CLOCK_SKEW_SECONDS = 300;
+const NO_PUBLIC_KEY = "no public key in the supplied directory";
+const NO_INCLUSION_PROOF = "no chain inclusion proof";
+const NO_RECEIPTS = "no witness receipts";
+const HEADER_CONTEXT = concat("recordseal/header/v1", new Uint8Array([0]));
+
+const result = (status) => (number, detail) => ({ number, name: CHECK_NAMES[number - 1], status, detail });
+const passed = result("passed");
+const failed = result("failed");
+const unchecked = result("unchecked");
+
+/** A check that meets an unexpected exception reports it as failed instead of throwing. */
+async function guarded(number, check) {
+  try {
+    return await check();
+  } catch (error) {
+    return failed(number, `internal error: ${error.name}: ${error.message}`);
+  }
+}
+
+function joined(problems, limit = 3) {
+  const text = problems.slice(0, limit).join("; ");
+  return problems.length > limit ? `${text}; and ${problems.length - limit} more` : text;
+}
+
+const plural = (count, word, many = word + "s") => (count === 1 ? word : many);
+const canonicalOf = (header) => utf8(serialize(header));
+
+export function streamGenesis(tenant, stream) {
+  return sha256("recordseal-stream-genesis-v1", lengthPrefixed(tenant), lengthPrefixed(stream));
+}
+
+// --- 1. field commitments ------------------------------------------------------------------
+
+async function recompute(fields) {
+  const problems = [];
+  const commitments = [];
+  const [paths, indexes] = [new Set(), new Set()];
+  for (const field of fields) {
+    const label = JSON.stringify(field.path);
+    if (paths.has(field.path)) problems.push(`${label} is disclosed twice`);
+    if (indexes.has(field.index)) problems.push(`${label}: index ${field.index} is used by another field`);
+    paths.add(field.path);
+    indexes.add(field.index);
+    const salt = fromHex(field.salt);
+    const problem = pathProblem(field.path);
+    if (problem !== null) {
+      problems.push(`${label} is not a committed path: it ${problem}`);
+      continue;
+    }
+    if (salt.length !== 32) {
+      problems.push(`${label}: the salt has ${salt.length} bytes, not 32`);
+      continue;
+    }
+    let encoded;
+    try {
+      encoded = encodeValue(field.kind, field.value);
+    } catch (error) {
+      if (!(error instanceof CommitError)) throw error;
+      problems.push(`${label}: the value is refused as '${field.kind}' (${error.code})`);
+      continue;
+    }
+    commitments.push(await commitField(field.path, salt, utf8(encoded)));
+  }
+  return { commitments, problems };
+}
+
+async function checkFieldCommitments(fields) {
+  const { problems } = await recompute(fields);
+  if (problems.length) return failed(1, joined(problems));
+  if (!fields.length) return passed(1, "no field disclosed: the bundle proves the header only");
+  return passed(1, `${fields.length} ${plural(fields.length, "field")} recomputed`);
+}
+
+// --- 2. record tree ------------------------------------------------------------------------
+
+async function checkRecordTree(header, fields) {
+  const { commitments, problems } = await recompute(fields);
+  if (problems.length) return unchecked(2, "not run: the field commitments could not be recomputed (check 1)");
+  const root = fromHex(header.root);
+  for (const [i, field] of fields.entries()) {
+    try {
+      await verifyInclusion(commitments[i], field.index, header.field_count, field.proof.map(fromHex), root);
+    } catch (error) {
+      if (!(error instanceof CommitError)) throw error;
+      problems.push(`'${field.path}' at index ${field.index}: ${error.code} (${error.message})`);
+    }
+  }
+  if (problems.length) return failed(2, joined(problems));
+  const where = `root ${header.root.slice(0, 16)}… of ${header.field_count} fields`;
+  if (!fields.length) return passed(2, `no field to place under ${where}`);
+  return passed(2, `${fields.length} of ${header.field_count} fields verified under ${where}`);
+}
+
+// --- 3. header signature -------------------------------------------------------------------
+
+function keyProblemAt(key, moment) {
+  if (moment < key.notBefore[0]) return `key ${key.keyId} is valid only from ${key.notBefore[1]}`;
+  if (key.notAfter && moment >= key.notAfter[0]) return `key ${key.keyId} expired at ${key.notAfter[1]}`;
+  if (key.revokedAt && moment >= key.revokedAt[0]) return `key ${key.keyId} was revoked at ${key.revokedAt[1]}`;
+  return null;
+}
+
+/** [status, reason] when the header's signature or key fails, else null. */
+async function signatureProblem(header, canonical, signature, keyring) {
+  const key = keyring.headerKeys.get(header.key_id);
+  if (!key) return ["unchecked", `${NO_PUBLIC_KEY} for key ${header.key_id}`];
+  if (!(await ed25519Verify(key.publicKey, concat(HEADER_CONTEXT, canonical), signature))) {
+    return ["failed", `the Ed25519 signature does not verify with key ${header.key_id}`];
+  }
+  const problem = keyProblemAt(key, parseInstant(header.ingested_at));
+  if (problem !== null) return ["failed", `${problem}, and the record was ingested at ${header.ingested_at}`];
+  return null;
+}
+
+async function checkHeaderSignature(header, canonical, signature, keyring, noKeys) {
+  if (keyring === null) return unchecked(3, `${NO_PUBLIC_KEY}: ${noKeys}`);
+  const problem = await signatureProblem(header, canonical, signature, keyring);
+  if (problem === null) return passed(3, `signed by key ${header.key_id}, valid at ${header.ingested_at}`);
+  return problem[0] === "unchecked" ? unchecked(3, problem[1]) : failed(3, problem[1]);
+}
+
+// --- 4. sealed batch -----------------------------------------------------------------------
+
+/** The seal's tlog proof and checkpoint, parsed (signatures not verified); BundleError. */
+export function openSeal(seal) {
+  let proof;
+  try {
+    proof = parseTlogProof(seal.proof);
+  } catch (error) {
+    throw new BundleError("tlog proof", error.message);
+  }
+  try {
+    const note = parseNote(proof.checkpoint);
+    return { proof, note, checkpoint: parseCheckpoint(note.text) };
+  } catch (error) {
+    if (!(error instanceof TlogError)) throw error;
+    throw new BundleError("tlog proof", `the checkpoint is malformed: ${error.message}`);
+  }
+}
+
+async function checkSealedBatch(canonical, seal, opened, keyring) {
+  if (seal === null || opened === null) {
+    return unchecked(4, `${NO_INCLUSION_PROOF}: the record is not in a sealed batch yet`);
+  }
+  if (opened instanceof BundleError) return failed(4, opened.message);
+  const verifiers = keyring?.logs.get(seal.log) ?? [];
+  if (!verifiers.length) {
+    return unchecked(4, `${NO_INCLUSION_PROOF} can be checked: no log key for '${seal.log}' in the directory`);
+  }
+  const { checkpoint, note, proof } = opened;
+  if (checkpoint.origin !== seal.log) return failed(4, `the checkpoint is of '${checkpoint.origin}', not of '${seal.log}'`);
+  try {
+    await verifyNote(note, verifiers);
+  } catch (error) {
+    if (!(error instanceof TlogError)) throw error;
+    return failed(4, `the checkpoint's log signature is refused (${error.code}): ${error.message}`);
+  }
+  if (proof.index < 1n) return failed(4, "index 0 of a log is its tenant genesis root, never a record");
+  try {
+    await verifyInclusion(canonical, proof.index, checkpoint.size, proof.hashes, checkpoint.rootHash);
+  } catch (error) {
+    if (!(error instanceof CommitError)) throw error;
+    return failed(4, `the header is not entry ${proof.index} of the checkpoint: ${error.message}`);
+  }
+  return passed(4, `entry ${proof.index} of ${seal.log} in its checkpoint of size ${checkpoint.size}`);
+}
+
+// --- 5. witness receipts -------------------------------------------------------------------
+
+/** Valid trusted cosignatures on a checkpoint as witness times {by, at (seconds)}, and what is
+ * wrong with the trusted ones that do not verify. */
+async function cosignatureTimes(text, signatures, policy, maxTimestamp) {
+  const times = [];
+  const problems = [];
+  for (const signature of signatures) {
+    const found = policy.witnesses.find(
+      ({ verifier }) => verifier.name === signature.name && verifier.keyId === signature.keyId,
+    );
+    if (!found) continue; // the log's own signature, or a witness nobody trusts here
+    try {
+      const at = await verifyCosignature(text, signature, found.verifier, maxTimestamp);
+      times.push({ by: found.name, at });
+    } catch (error) {
+      if (!(error instanceof TlogError)) throw error;
+      problems.push(`the cosignature of ${found.name} does not verify (${error.code}): ${error.message}`);
+    }
+  }
+  return { times, problems };
+}
+
+async function gatherReceipts(seal, opened, policy, maxTimestamp) {
+  if (seal === null || !opened || opened instanceof BundleError || policy === null) return null;
+  const { times, problems } = await cosignatureTimes(opened.note.text, opened.note.signatures, policy, maxTimestamp);
+  const tokens = seal.timestamps.filter((receipt) => policy.authorities.has(receipt.authority));
+  return { times, problems, tokens: [...new Set(tokens.map((receipt) => receipt.authority))] };
+}
+
+function checkWitnessReceipts(seal, opened, policy, receipts) {
+  if (seal === null || opened === null) return unchecked(5, `${NO_RECEIPTS}: the record is not sealed yet`);
+  if (opened instanceof BundleError) return unchecked(5, "not run: the seal's proof does not parse (check 4)");
+  if (policy === null || receipts === null) return unchecked(5, `${NO_RECEIPTS} can be checked: no trust store supplied`);
+  if (receipts.problems.length) return failed(5, joined(receipts.problems));
+  const tokens = receipts.tokens.length
+    ? ` [RFC 3161 ${plural(receipts.tokens.length, "token")} of ${receipts.tokens.join(", ")} not checked in the browser]`
+    : "";
+  const vouching = [...new Set(receipts.times.map((time) => time.by))].sort();
+  if (!vouching.length) {
+    return unchecked(5, `${NO_RECEIPTS} from a trusted witness (quorum not met: 0 of ${policy.quorum})${tokens}`);
+  }
+  if (vouching.length < policy.quorum) {
+    return unchecked(5, `quorum not met: ${vouching.length} of ${policy.quorum} (${vouching.join(", ")})${tokens}`);
+  }
+  const many = vouching.length !== 1;
+  const detail = `${vouching.length} trusted ${many ? "witnesses vouch" : "witness vouches"}`;
+  return passed(5, `${detail} (quorum ${policy.quorum}): ${vouching.join(", ")}${tokens}`);
+}
+
+// --- 6. sequence continuity ----------------------------------------------------------------
+
+function gaps(low, high, present) {
+  const found = [];
+  let expected = low;
+  for (const seq of present) {
+    if (seq > expected) found.push([expected, seq - 1]);
+    expected = Math.max(expected, seq + 1);
+  }
+  if (expected <= high) found.push([expected, high]);
+  return found;
+}
+
+function missing(spans) {
+  const count = spans.reduce((total, [a, b]) => total + b - a + 1, 0);
+  const listed = spans.slice(0, 5).map(([a, b]) => (a === b ? `${a}` : `${a}-${b}`)).join(", ");
+  const more = spans.length > 5 ? ` and ${spans.length - 5} more spans` : "";
+  return `${plural(count, "sequence")} ${listed}${more} missing from the claimed window`;
+}
+
+async function checkSequenceContinuity(header, canonical, coverage, keyring) {
+  if (coverage === null) return passed(6, "no window claimed");
+  const [low, high] = [coverage.from_seq, coverage.to_seq];
+  if (low > high) return failed(6, `the claimed window ${low}..${high} is empty`);
+  if (!(low <= header.seq && header.seq <= high)) return failed(6, `the record (seq ${header.seq}) is outside the claimed window`);
+  const [problems, keyless, present] = [[], [], []];
+  let before = null;
+  for (const item of coverage.records) {
+    const covered = item.header;
+    const where = `seq ${covered.seq}`;
+    const coveredCanonical = canonicalOf(covered);
+    if (covered.tenant !== header.tenant || covered.stream !== header.stream) problems.push(`${where} is a header of another stream`);
+    if (!(low <= covered.seq && covered.seq <= high)) problems.push(`${where} lies outside the claimed window`);
+    if (before !== null && covered.seq <= before.seq) problems.push(`${where} comes after seq ${before.seq}: headers out of order`);
+    if (covered.seq === header.seq && serialize(covered) !== serialize(header)) problems.push(`${where} is not the record's own header`);
+    let expectedPrev = null;
+    if (covered.seq === 1) expectedPrev = await streamGenesis(covered.tenant, covered.stream);
+    else if (before !== null && before.seq === covered.seq - 1) expectedPrev = before.leaf;
+    if (expectedPrev !== null && covered.prev !== toHex(expectedPrev)) {
+      problems.push(`${where} does not link to the header before it (prev)`);
+    }
+    if (keyring !== null) {
+      const problem = await signatureProblem(covered, coveredCanonical, fromHex(item.signature), keyring);
+      if (problem !== null) (problem[0] === "unchecked" ? keyless : problems).push(`${where}: ${problem[1]}`);
+    }
+    present.push(covered.seq);
+    before = { seq: covered.seq, leaf: await leafHash(coveredCanonical) };
+  }
+  if (problems.length) return failed(6, joined(problems));
+  const inside = [...new Set(present.filter((seq) => low <= seq && seq <= high))].sort((a, b) => a - b);
+  const spans = gaps(low, high, inside);
+  const reasons = spans.length ? [missing(spans)] : [];
+  if (keyring === null) reasons.push(`the ${present.length} headers' signatures need the key directory`);
+  reasons.push(...keyless);
+  if (reasons.length) return unchecked(6, joined(reasons));
+  return passed(6, `seq ${low}..${high}: ${present.length} headers, each signed and linked`);
+}
+
+// --- 7. verdict and time bracket -----------------------------------------------------------
+
+function bracketOf(header, included, sealingTimes, previousTimes) {
+  const bracket = { not_before: header.ingested_at, not_before_by: HOSTED_INGEST, not_after: null, not_after_by: null };
+  if (previousTimes.length) {
+    const latest = previousTimes.reduce((a, b) => (b.at > a.at ? b : a));
+    [bracket.not_before, bracket.not_before_by] = [formatSeconds(latest.at), latest.by];
+  }
+  if (included && sealingTimes.length) {
+    const first = sealingTimes.reduce((a, b) => (b.at < a.at ? b : a));
+    [bracket.not_after, bracket.not_after_by] = [formatSeconds(first.at), first.by];
+  }
+  return bracket;
+}
+
+function checkTimeBracket(bracket, included, previousReason) {
+  let lower = `not before ${bracket.not_before} (${bracket.not_before_by})`;
+  if (bracket.not_before_by === HOSTED_INGEST && previousReason) lower += ` [${previousReason}]`;
+  if (!included) return unchecked(7, `${lower}; no trusted upper bound: the seal is not verified`);
+  if (bracket.not_after === null) return unchecked(7, `${lower}; no trusted witness time on the sealing checkpoint`);
+  return passed(7, `${lower}; not after ${bracket.not_after} (${bracket.not_after_by})`);
+}
+
+/** Trusted times on seal.previous, or none and why it cannot be used. Only after check 4
+ * passed: the entry's index is then proven, so a smaller checkpoint predates the record. */
+async function previousBound(seal, opened, keyring, policy, maxTimestamp) {
+  const verifiers = keyring?.logs.get(seal.log) ?? [];
+  if (!verifiers.length) return [[], "no log key to check the previous checkpoint"];
+  if (seal.previous === null) return [[], "no previous checkpoint in the seal"];
+  if (policy === null) return [[], "no trust store for the previous checkpoint's witnesses"];
+  let previous, note;
+  try {
+    note = parseNote(seal.previous);
+    await verifyNote(note, verifiers);
+    previous = parseCheckpoint(note.text);
+  } catch (error) {
+    if (!(error instanceof TlogError)) throw error;
+    return [[], `the previous checkpoint is not usable (${error.code}): ${error.message}`];
+  }
+  const sealing = opened.checkpoint;
+  if (previous.origin !== sealing.origin) return [[], "the previous checkpoint is of another log"];
+  if (previous.size > opened.proof.index) return [[], "the previous checkpoint already includes the entry"];
+  const consistency = seal.previous_consistency.map((node) => fromBase64(node) ?? new Uint8Array());
+  try {
+    await verifyConsistency(previous.size, sealing.size, previous.rootHash, sealing.rootHash, consistency);
+  } catch (error) {
+    if (!(error instanceof CommitError)) throw error;
+    return [[], `the previous checkpoint is not consistent with the sealing one: ${error.message}`];
+  }
+  const { times } = await cosignatureTimes(note.text, note.signatures, policy, maxTimestamp);
+  if (!times.length) return [[], "no trusted witness time on the previous checkpoint"];
+  return [times, ""];
+}
+
+// --- the whole verification ----------------------------------------------------------------
+
+function verdictOf(checks) {
+  if (checks.some((check) => check.status === "failed")) return "FAILED";
+  if (checks.every((check) => check.status === "passed")) return "VERIFIED";
+  return "VERIFICATION INCOMPLETE";
+}
+
+function malformed(reason) {
+  const checks = [failed(1, `malformed bundle: ${reason}`)];
+  for (let number = 2; number <= 7; number++) checks.push(unchecked(number, "not run: the bundle is malformed"));
+  const bracket = { not_before: null, not_before_by: null, not_after: null, not_after_by: null };
+  return { format: "recordseal/verification/v1", verdict: "FAILED", checks, time_bracket: bracket, record: null, disclosed: {} };
+}
+
+/** Verify a bundle (bytes or text) with an optional keyring (loadKeyDirectory) and policy
+ * (loadTrustStore); `now` in POSIX seconds bounds witness times. Never throws on input. */
+export async function verifyBundle(data, keyring = null, policy = null, { now = Date.now() / 1000, noKeys } = {}) {
+  let bundle;
+  try {
+    bundle = decodeBundle(data);
+  } catch (error) {
+    if (error instanceof BundleError) return malformed(error.message);
+    throw error;
+  }
+  const { header, seal } = bundle;
+  const maxTimestamp = BigInt(Math.floor(now + CLOCK_SKEW_SECONDS));
+  const canonical = canonicalOf(header);
+  let opened = null;
+  if (seal !== null) {
+    try {
+      opened = openSeal(seal);
+    } catch (error) {
+      if (!(error instanceof BundleError)) throw error;
+      opened = error;
+    }
+  }
+  let receipts;
+  try {
+    receipts = await gatherReceipts(seal, opened, policy, maxTimestamp);
+  } catch (error) {
+    receipts = { times: [], problems: [`internal error: ${error.name}: ${error.message}`], tokens: [] };
+  }
+  const sealed = await guarded(4, () => checkSealedBatch(canonical, seal, opened, keyring));
+  const included = sealed.status === "passed";
+  let [previous, previousReason] = [[], ""];
+  if (included) {
+    try {
+      [previous, previousReason] = await previousBound(seal, opened, keyring, policy, maxTimestamp);
+    } catch (error) {
+      previousReason = `the previous checkpoint could not be read: ${error.message}`;
+    }
+  }
+  const bracket = bracketOf(header, included, receipts?.times ?? [], previous);
+  const checks = [
+    await guarded(1, () => checkFieldCommitments(bundle.fields)),
+    await guarded(2, () => checkRecordTree(header, bundle.fields)),
+    await guarded(3, () => checkHeaderSignature(header, canonical, fromHex(bundle.signature), keyring,
+      noKeys ?? "no key directory supplied")),
+    sealed,
+    await guarded(5, () => checkWitnessReceipts(seal, opened, policy, receipts)),
+    await guarded(6, () => checkSequenceContinuity(header, canonical, bundle.coverage, keyring)),
+    await guarded(7, () => checkTimeBracket(bracket, included, previousReason)),
+  ];
+  const sound = checks[0].status === "passed" && checks[1].status === "passed";
+  const disclosed = Object.create(null);
+  if (sound) for (const field of bundle.fields) disclosed[field.path] = field.value;
+  return {
+    format: "recordseal/verification/v1",
+    verdict: verdictOf(checks),
+    checks,
+    time_bracket: bracket,
+    record: { tenant: header.tenant, stream: header.stream, seq: header.seq, record_id: header.record_id },
+    disclosed,
+  };
+}

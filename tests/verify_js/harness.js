@@ -1,0 +1,136 @@
+// Test-only: runs the shared vector files (tests/vectors/) through the browser verifier's
+// modules and returns the cases that disagree, as {name, expected, got}.
+
+import { fromHex, toHex, utf8 } from "/static/verify/bytes.js";
+import { canonicalize, CommitError, numberText } from "/static/verify/json.js";
+import { encodeValue } from "/static/verify/kinds.js";
+import { commitRecord } from "/static/verify/commitments.js";
+import { merkleRoot, verifyConsistency, verifyInclusion } from "/static/verify/rfc6962.js";
+import { loadKeyDirectory, loadTrustStore } from "/static/verify/documents.js";
+import { verifyBundle } from "/static/verify/checks.js";
+
+const load = async (name) => (await fetch(`/vectors/${name}`)).json();
+
+/** {code, field} of a CommitError, or the value of a call that succeeded. */
+async function outcome(call) {
+  try {
+    return { value: await call() };
+  } catch (error) {
+    if (error instanceof CommitError) return { error: { code: error.code, field: error.field } };
+    return { error: { code: `${error.name}: ${error.message}`, field: null } };
+  }
+}
+
+function compare(mismatches, name, expected, got) {
+  if (JSON.stringify(expected) !== JSON.stringify(got)) mismatches.push({ name, expected, got });
+}
+
+export async function jcs() {
+  const mismatches = [];
+  const { cases } = await load("jcs.json");
+  for (const c of cases) {
+    const input = c.input_hex !== undefined ? fromHex(c.input_hex) : utf8(c.input);
+    const got = await outcome(() => canonicalize(input));
+    compare(mismatches, c.name, c.error ? { error: c.error } : { value: c.output }, got);
+  }
+  return { count: cases.length, mismatches };
+}
+
+export async function numbers() {
+  const mismatches = [];
+  const { cases } = await load("numbers.json");
+  for (const c of cases) {
+    const view = new DataView(new ArrayBuffer(8));
+    view.setBigUint64(0, BigInt("0x" + c.bits));
+    compare(mismatches, c.name, c.text, numberText(view.getFloat64(0)));
+  }
+  return { count: cases.length, mismatches };
+}
+
+export async function kinds() {
+  const mismatches = [];
+  const { cases } = await load("kinds.json");
+  for (const c of cases) {
+    const got = await outcome(() => encodeValue(c.kind, c.value));
+    compare(mismatches, c.name, c.error ? { error: c.error } : { value: c.encoded }, got);
+  }
+  return { count: cases.length, mismatches };
+}
+
+function generated({ fields, depth, bytes }) {
+  if (fields !== undefined) {
+    const members = Array.from({ length: fields }, (_, i) => `"f${String(i).padStart(4, "0")}":${i}`);
+    return `{${members.join(",")}}`;
+  }
+  if (depth !== undefined) return '{"a":'.repeat(depth - 1) + '{"a":1}' + "}".repeat(depth - 1);
+  return `{"s":"${"x".repeat(bytes - 8)}"}`;
+}
+
+export async function records() {
+  const mismatches = [];
+  const { cases } = await load("records.json");
+  for (const c of cases) {
+    const payload = utf8(c.payload ?? generated(c.generate));
+    const got = await outcome(async () => {
+      const record = await commitRecord(payload, c.declarations, c.strict, fromHex(c.salt_key), c.record_id);
+      const result = { canonical: record.canonical, root: toHex(record.root), field_count: record.fieldCount };
+      if (c.expected?.leaves) {
+        result.leaves = record.leaves.map((leaf) => ({
+          path: leaf.path, kind: leaf.kind, encoded: leaf.encoded,
+          salt: toHex(leaf.salt), commitment: toHex(leaf.commitment),
+        }));
+      }
+      return result;
+    });
+    compare(mismatches, c.name, c.error ? { error: c.error } : { value: c.expected }, got);
+  }
+  return { count: cases.length, mismatches };
+}
+
+export async function rfc6962() {
+  const mismatches = [];
+  const vectors = await load("rfc6962.json");
+  const leaves = vectors.leaves.map(fromHex);
+  const roots = new Map(vectors.roots.map(({ size, root }) => [size, root]));
+  let count = 0;
+  for (const { size, root } of vectors.roots) {
+    count += 1;
+    compare(mismatches, `root ${size}`, root, toHex(await merkleRoot(leaves.slice(0, size))));
+  }
+  for (const c of vectors.inclusion) {
+    count += 1;
+    const got = await outcome(() =>
+      verifyInclusion(leaves[c.index], c.index, c.size, c.proof.map(fromHex), fromHex(roots.get(c.size))));
+    compare(mismatches, `inclusion ${c.index}/${c.size}`, {}, got);
+  }
+  for (const c of vectors.consistency) {
+    count += 1;
+    const got = await outcome(() => verifyConsistency(c.old_size, c.new_size,
+      fromHex(roots.get(c.old_size)), fromHex(roots.get(c.new_size)), c.proof.map(fromHex)));
+    compare(mismatches, `consistency ${c.old_size}->${c.new_size}`, {}, got);
+  }
+  for (const c of vectors.inclusion_negative) {
+    count += 1;
+    const got = await outcome(() =>
+      verifyInclusion(fromHex(c.leaf), c.index, c.size, c.proof.map(fromHex), fromHex(c.root)));
+    compare(mismatches, c.name, { error: c.error }, got);
+  }
+  for (const c of vectors.consistency_negative) {
+    count += 1;
+    const got = await outcome(() => verifyConsistency(c.old_size, c.new_size,
+      fromHex(c.old_root), fromHex(c.new_root), c.proof.map(fromHex)));
+    compare(mismatches, c.name, { error: c.error }, got);
+  }
+  return { count, mismatches };
+}
+
+/** Verify each {bundle (hex), keys, trust (texts or null), now (POSIX seconds)}. */
+export async function verifyAll(cases) {
+  const results = [];
+  for (const c of cases) {
+    const keyring = c.keys === null ? null : await loadKeyDirectory(c.keys);
+    const policy = c.trust === null ? null : await loadTrustStore(c.trust);
+    results.push(await verifyBundle(fromHex(c.bundle), keyring, policy, { now: c.now }));
+  }
+  return results;
+}

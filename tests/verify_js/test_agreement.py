@@ -1,0 +1,207 @@
+"""The browser verifier agrees with the Python one, check by check.
+
+Every bundle of the verifier tests (tests/verify/factory.py's variants, every mutation of
+tests/verify/test_tamper.py, every malformed document of tests/verify/test_malformed.py) is
+verified by both, with the same key directory, trust store and clock; the statuses of the
+seven checks, the verdict, the record, the disclosed fields and the time bracket must be
+equal. RFC 3161 tokens are left out here: the browser does not check them (see
+test_timestamps_are_reported_unchecked).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from recordseal.tlog import CosignatureSigner
+from recordseal.verify import load_key_directory, load_trust_store, verify_bundle
+from tests.verify.conftest import tampered
+from tests.verify.factory import RECORDS, TARGET_SEQ, World
+from tests.verify.test_malformed import EDITS, RAW
+from tests.verify.test_tamper import (
+    COVERAGE_TAMPERING,
+    FIELD_TAMPERING,
+    HEADER_TAMPERING,
+    SEAL_TAMPERING,
+    _drop_coverage,
+    _resigned,
+    _set,
+)
+
+from .conftest import Harness
+
+Doc = dict[str, Any]
+
+
+@dataclass
+class Case:
+    name: str
+    bundle: bytes
+    keys: Doc | None
+    trust: Doc | None
+    now: datetime
+
+
+def _cases(world: World) -> Iterator[Case]:
+    now = datetime.now(UTC)
+    keys, trust = world.keys_document(), world.trust_document()
+    good = world.bundle()
+
+    def case(name: str, bundle: bytes, k: Doc | None = keys, t: Doc | None = trust) -> Case:
+        return Case(name, bundle, k, t, now)
+
+    # factory variants, with every combination of inputs that changes what runs
+    yield case("complete", good)
+    yield case("complete, keys only", good, t=None)
+    yield case("complete, bundle alone", good, None, None)
+    yield case("trust only", good, None)
+    yield case("no window, alone", world.bundle(coverage=None), None, None)
+    yield case("unsealed, alone", world.bundle(sealed=False, coverage=None), None, None)
+    yield case("unsealed", world.bundle(sealed=False))
+    yield case("not cosigned", world.bundle(cosigned=False))
+    yield case("no previous", world.bundle(previous=False))
+    yield case("no previous, no trust", world.bundle(previous=False), t=None)
+    yield case("quorum 2", good, t=world.trust_document(quorum=2))
+    stranger = CosignatureSigner.generate("stranger.example")
+    yield case("unknown witness", good, t=world.trust_document(witnesses=[stranger]))
+    yield case("no log key", good, {**keys, "logs": []})
+    yield case("another header key", good, {**keys, "keys": World().keys_document()["keys"]})
+    yield case("another log key", good, {**keys, "logs": World().keys_document()["logs"]})
+    yield case("no field", world.bundle(fields=()))
+    every = [leaf.path for leaf in world.target.committed.leaves]
+    yield case("every leaf", world.bundle(fields=every))
+    yield case("window 3..5", world.bundle(coverage=(3, 5)))
+    yield case("window of the record alone", world.bundle(coverage=(TARGET_SEQ, TARGET_SEQ)))
+    spaced = json.dumps(json.loads(good), indent=4, sort_keys=True).encode()
+    yield case("indented and sorted", spaced)
+
+    def previous(document: Doc) -> None:
+        document["seal"]["previous"] = document["seal"]["previous"].replace("\n5\n", "\n4\n")
+
+    def consistency(document: Doc) -> None:
+        nodes = document["seal"]["previous_consistency"]
+        nodes[0] = nodes[-1] if len(nodes) > 1 else "A" * 43 + "="
+
+    yield case("previous tampered", tampered(good, previous))
+    yield case("previous consistency tampered", tampered(good, consistency))
+    yield case("previous of the sealing size", tampered(good, _set("seal.previous", None)))
+    # every mutation of test_tamper.py
+    for table in (FIELD_TAMPERING, HEADER_TAMPERING, SEAL_TAMPERING, COVERAGE_TAMPERING):
+        for name, (edit, _) in table.items():
+            yield case(name, tampered(good, edit))
+    yield case("seal unparsable, alone", tampered(good, _set("seal.proof", "not a proof")), None)
+    for changes in ({"prev": "11" * 32}, {"stream": "invoices"}, {"record_type": "x"}):
+        yield case(f"re-signed {changes}", tampered(good, _resigned(world, 2, **changes)))
+    yield case("first header off genesis", tampered(good, _resigned(world, 1, prev="22" * 32)))
+    for missing in (1, 2, TARGET_SEQ, RECORDS):
+        yield case(f"gap at {missing}", tampered(good, _drop_coverage(missing)))
+    yield case("huge window", tampered(good, _set("coverage.to_seq", 2**53 - 1)))
+    yield case("gaps", tampered(good, lambda d: d["coverage"]["records"].__setitem__(slice(0, 2), [])))
+    # the key's validity at ingested_at, to the microsecond
+    ingested = world.ingested_at(TARGET_SEQ)
+    for member, shift in [
+        ("not_before", timedelta(0)),
+        ("not_before", timedelta(microseconds=1)),
+        ("not_after", timedelta(microseconds=1)),
+        ("not_after", timedelta(0)),
+        ("revoked_at", timedelta(microseconds=1)),
+        ("revoked_at", timedelta(0)),
+        ("revoked_at", timedelta(seconds=-1)),
+    ]:
+        moment = (ingested + shift).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        validity = world.keys_document(**{member: moment})
+        yield case(f"{member} at ingested{shift}", world.bundle(coverage=None), validity)
+        yield case(f"{member} at ingested{shift}, window", good, validity)
+    plus_one = (ingested + timedelta(hours=1, microseconds=1)).strftime(
+        "%Y-%m-%dT%H:%M:%S.%f+01:00"
+    )
+    yield case("offset not_before", world.bundle(coverage=None), world.keys_document(not_before=plus_one))
+    yield Case("cosigned in the future", good, keys, trust, world.sealed_at - timedelta(minutes=10))
+    # every malformed document of test_malformed.py
+    for name, edit in EDITS.items():
+        yield case(f"malformed: {name}", tampered(good, edit))
+    for name, data in RAW.items():
+        yield case(f"raw: {name}", data)
+        yield case(f"raw, alone: {name}", data, None, None)
+
+
+def _python(case: Case) -> dict[str, Any]:
+    keys = None if case.keys is None else load_key_directory(json.dumps(case.keys))
+    trust = None if case.trust is None else load_trust_store(json.dumps(case.trust))
+    result = verify_bundle(case.bundle, keys, trust, now=case.now)
+    document: dict[str, Any] = json.loads(result.to_json())
+    return document
+
+
+def _summary(result: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "verdict": result["verdict"],
+        "statuses": [check["status"] for check in result["checks"]],
+        "record": result["record"],
+        "disclosed": result["disclosed"],
+        "time_bracket": result["time_bracket"],
+    }
+
+
+def _browser(harness: Harness, cases: list[Case]) -> list[dict[str, Any]]:
+    arguments = [
+        {
+            "bundle": case.bundle.hex(),
+            "keys": None if case.keys is None else json.dumps(case.keys),
+            "trust": None if case.trust is None else json.dumps(case.trust),
+            "now": case.now.timestamp(),
+        }
+        for case in cases
+    ]
+    results: list[dict[str, Any]] = harness("verifyAll", arguments)
+    return results
+
+
+def test_every_bundle_gets_the_same_statuses(harness: Harness) -> None:
+    cases = list(_cases(World()))
+    assert len(cases) > 120
+    browser = _browser(harness, cases)
+    disagreements = []
+    for case, got in zip(cases, browser, strict=True):
+        expected = _python(case)
+        if _summary(got) != _summary(expected):
+            disagreements.append((case.name, _summary(expected), _summary(got)))
+    assert disagreements == [], f"{len(disagreements)} of {len(cases)} disagree"
+
+
+def test_details_name_the_same_faults(harness: Harness) -> None:
+    """Details are written for people, not compared byte for byte; the codes they cite are."""
+    world = World()
+    cases = [
+        Case(name, tampered(world.bundle(), edit), world.keys_document(), world.trust_document(),
+             datetime.now(UTC))
+        for name, (edit, _) in SEAL_TAMPERING.items()
+    ]  # fmt: skip
+    for case, got in zip(cases, _browser(harness, cases), strict=True):
+        expected = _python(case)
+        for mine, theirs in zip(got["checks"], expected["checks"], strict=True):
+            for code in ("note_unverified", "signature_invalid", "cosignature_future",
+                         "cosignature_invalid", "root_mismatch", "proof_invalid"):  # fmt: skip
+                assert (code in mine["detail"]) == (code in theirs["detail"]), (case.name, code)
+
+
+def test_timestamps_are_reported_unchecked(harness: Harness) -> None:
+    """A token from a trusted authority is neither counted nor failed: it is named."""
+    world = World()
+    pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+    trust = world.trust_document(authorities=[("tsa.example", pem)])
+    token = (b"\x30\x03\x02\x01\x01",)
+    bundle = world.bundle(cosigned=False, timestamps=[("tsa.example", token[0])])
+    case = Case("token", bundle, world.keys_document(), trust, datetime.now(UTC))
+    (result,) = _browser(harness, [case])
+    assert result["verdict"] == "VERIFICATION INCOMPLETE"
+    check = result["checks"][4]
+    assert check["status"] == "unchecked"
+    assert "RFC 3161 token of tsa.example not checked in the browser" in check["detail"]
+
+
