@@ -6,8 +6,10 @@ are in ``docs/spec.md``. The pure-Python reference (:mod:`recordseal.core.refere
 same names, signatures, results and errors.
 """
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Self, final
+
+from recordseal.core.errors import CommitError
 
 #: Unicode version of the NFC tables used by the kind ``text``.
 UNICODE_VERSION: str
@@ -54,6 +56,34 @@ class Ed25519Signer:
     def public_key(self) -> bytes: ...
     def sign(self, message: bytes, prefix: bytes = b"") -> bytes:
         """The signature of ``prefix + message``."""
+    def sign_headers(
+        self,
+        key_id: str,
+        ingested_at: str,
+        records: Sequence[PreparedRecord],
+        slots: Sequence[int],
+        heads: list[tuple[int, bytes]],
+    ) -> list[tuple[int, bytes, bytes, bytes]]:
+        """Place, sign and chain prepared records in order, the interpreter released.
+
+        Record ``i`` takes ``heads[slots[i]]`` (next seq, 32-byte prev chain leaf); its header
+        is signed after ``recordseal/header/v1\\x00``. ``heads`` is updated in place to the
+        final heads. Gives ``(seq, header, signature, chain_leaf)`` of each record.
+        """
+
+@final
+class PreparedRecord:
+    """An accepted record of :func:`prepare_records`, waiting for :meth:`sign_headers`."""
+
+    @property
+    def record_id(self) -> str: ...
+    @property
+    def root(self) -> bytes: ...
+    @property
+    def field_count(self) -> int: ...
+    @property
+    def sealed_payload(self) -> bytes:
+        """``nonce(12) ‖ AES-256-GCM(canonical payload) ‖ tag``, the record id as AAD."""
 
 def canonicalize(data: bytes) -> bytes:
     """JSON text in, RFC 8785 canonical bytes out."""
@@ -78,6 +108,14 @@ def commit_record(
     record_id: str,
 ) -> CommittedRecord:
     """Parse, check and commit one payload (spec section 6)."""
+
+def prepare_records(
+    items: Iterable[
+        tuple[str, str, str, str, str, str, bytes, Mapping[str, str] | None, bool, bytes, bytes]
+    ],
+) -> list[PreparedRecord | CommitError]:
+    """Commit and seal a batch of ``RecordInput`` tuples (``services/pipeline.py``), the
+    interpreter released: a refused payload gives its CommitError in its place."""
 
 def leaf_hash(data: bytes) -> bytes:
     """RFC 6962 leaf hash: SHA-256(0x00 || data)."""

@@ -1,11 +1,12 @@
-//! The Python module `recordseal._native`: this module and its `args` submodule hold every
-//! PyO3 item of the crate.
+//! The Python module `recordseal._native`: this module and its submodules (`args`, `ingest`,
+//! `signing`) hold every PyO3 item of the crate.
 //!
 //! Arguments are borrowed from Python objects (no copies of payloads or leaves), large inputs
 //! are processed with the interpreter detached, and `commit_record` returns one object whose
 //! getters convert on access.
 
 mod args;
+mod ingest;
 mod signing;
 
 use std::sync::Arc;
@@ -299,12 +300,14 @@ fn native_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<PyLeaf>()?;
     module.add_class::<PyCommittedRecord>()?;
     module.add_class::<signing::PyEd25519Signer>()?;
+    module.add_class::<ingest::PyPreparedRecord>()?;
     module.add_function(wrap_pyfunction!(canonicalize, module)?)?;
     module.add_function(wrap_pyfunction!(encode_value, module)?)?;
     module.add_function(wrap_pyfunction!(validate_declarations, module)?)?;
     module.add_function(wrap_pyfunction!(derive_salt, module)?)?;
     module.add_function(wrap_pyfunction!(commit_field, module)?)?;
     module.add_function(wrap_pyfunction!(commit_record, module)?)?;
+    module.add_function(wrap_pyfunction!(ingest::prepare_records, module)?)?;
     module.add_function(wrap_pyfunction!(leaf_hash, module)?)?;
     module.add_function(wrap_pyfunction!(merkle_root, module)?)?;
     module.add_function(wrap_pyfunction!(inclusion_proof, module)?)?;

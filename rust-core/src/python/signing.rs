@@ -3,7 +3,9 @@
 use ed25519_dalek::{Signer, SigningKey};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyList};
+
+use super::ingest;
 
 /// An Ed25519 private key (RFC 8032) made from its 32-byte seed.
 #[pyclass(module = "recordseal._native", name = "Ed25519Signer", frozen)]
@@ -45,6 +47,21 @@ impl PyEd25519Signer {
             self.key.sign(&whole)
         };
         PyBytes::new(py, &signature.to_bytes())
+    }
+
+    /// Places, signs and chains prepared records in one call (the interpreter detached):
+    /// record ``i`` takes ``heads[slots[i]]`` as its seq and ``prev``; ``heads`` ends as the
+    /// final heads. ``(seq, header, signature, chain_leaf)`` of each record, in order.
+    fn sign_headers<'py>(
+        &self,
+        py: Python<'py>,
+        key_id: &str,
+        ingested_at: &str,
+        records: &Bound<'py, PyAny>,
+        slots: &Bound<'py, PyAny>,
+        heads: &Bound<'py, PyList>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        ingest::sign_headers(py, &self.key, key_id, ingested_at, records, slots, heads)
     }
 
     fn __repr__(&self) -> &'static str {
