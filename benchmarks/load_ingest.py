@@ -192,7 +192,7 @@ def count_rows(data_dir: Path, url: str | None) -> tuple[int, int, int, int]:
     """Records stored, records sealed, checkpoints, cosignatures."""
     queries = (
         "SELECT count(*) FROM records",
-        "SELECT count(*) FROM records WHERE log_index IS NOT NULL",
+        "SELECT count(*) FROM records r JOIN logs l ON l.id = r.log_id WHERE r.log_index < l.size",
         "SELECT count(*) FROM checkpoints",
         "SELECT count(*) FROM cosignatures",
     )

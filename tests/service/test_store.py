@@ -22,20 +22,42 @@ from recordseal.storage.base import (
 from tests.backends import count, opened, query
 
 
+def build_each(appends, slots, heads) -> list[NewRecord]:
+    """The batch builder of these tests: each append's ``prepared`` is a function of its
+    sequence number and link that makes its record."""
+    records = []
+    for append, slot in zip(appends, slots, strict=True):
+        seq, prev = heads[slot]
+        record = append.prepared(seq, prev)
+        heads[slot] = (seq + 1, record.chain_leaf)
+        records.append(record)
+    return records
+
+
+def appending(stream_id, subject, build, claim=None) -> Append:
+    return Append(stream_id, subject, getattr(build, "record_id", f"r-{id(build)}"), build, claim)
+
+
 async def append_one(store, tenant, stream_id, subject, build, now, claim=None) -> NewRecord:
     """One append through ``append_records``; its refusal raised."""
-    (outcome,) = await store.append_records(tenant, [Append(stream_id, subject, build, claim)], now)
+    (outcome,) = await store.append_records(
+        tenant, [appending(stream_id, subject, build, claim)], now, build_each
+    )
     if isinstance(outcome, Exception):
         raise outcome
     return outcome
 
 
-def builder(record_id: str):
-    def build(seq: int, prev: bytes) -> NewRecord:
-        header = f'{{"seq":{seq}}}'.encode()
-        return NewRecord(record_id, seq, header, b"sig", bytes(32), b"sealed-" + record_id.encode())
+class builder:
+    """Makes the record ``record_id`` at whatever place it is given."""
 
-    return build
+    def __init__(self, record_id: str) -> None:
+        self.record_id = record_id
+
+    def __call__(self, seq: int, prev: bytes) -> NewRecord:
+        header = f'{{"seq":{seq}}}'.encode()
+        sealed = b"sealed-" + self.record_id.encode()
+        return NewRecord(self.record_id, seq, header, b"sig", bytes(32), sealed)
 
 
 async def stream_with_subject(store, first: str = "r1"):
@@ -194,11 +216,12 @@ def test_subjects_are_looked_up_many_at_once_within_their_tenant(store):
             stream = await store.create_stream("t", "s", {}, False, bytes(32), "now")
             other = await store.create_stream("u", "s", {}, False, bytes(32), "now")
             appends = [
-                Append(stream.id, SubjectClaim(b"i%04d" % n, f"ref-{n}", b"w"), builder(f"r{n}"))
+                appending(stream.id, SubjectClaim(b"i%04d" % n, f"ref-{n}", b"w"), builder(f"r{n}"))
                 for n in range(600)
             ]
             assert all(
-                isinstance(o, NewRecord) for o in await store.append_records("t", appends, "now")
+                isinstance(o, NewRecord)
+                for o in await store.append_records("t", appends, "now", build_each)
             )
             await append_one(store, "u", other.id, SubjectClaim(b"shared", "ref-u", b"w"),
                              builder("u1"), "now")  # fmt: skip
@@ -209,10 +232,10 @@ def test_subjects_are_looked_up_many_at_once_within_their_tenant(store):
             # The same 600 subjects again, now stored (the append checks them 500 at a time),
             # plus the erased one, refused on its own.
             again = [
-                Append(stream.id, SubjectClaim(b"i%04d" % n, f"ref-{n}", None), builder(f"s{n}"))
+                appending(stream.id, SubjectClaim(b"i%04d" % n, f"ref-{n}", None), builder(f"s{n}"))
                 for n in range(600)
-            ] + [Append(stream.id, SubjectClaim(b"gone", "ref-gone", None), builder("g2"))]
-            outcomes = await store.append_records("t", again, "now")
+            ] + [appending(stream.id, SubjectClaim(b"gone", "ref-gone", None), builder("g2"))]
+            outcomes = await store.append_records("t", again, "now", build_each)
             assert [o.seq for o in outcomes[:600] if isinstance(o, NewRecord)] == list(
                 range(602, 1202)
             )
@@ -280,13 +303,14 @@ def test_one_call_appends_in_order_and_refuses_items_alone(store, store_settings
             outcomes = await store.append_records(
                 "t",
                 [
-                    Append(stream.id, SubjectClaim(b"a", "ref-a", b"w"), builder("a1"), claim),
-                    Append(stream.id, SubjectClaim(b"e", "gone", None), builder("e1")),
-                    Append(stream.id, SubjectClaim(b"a", "ref-a", b"w"), builder("a2")),
-                    Append(stream.id, SubjectClaim(b"a", "ref-a", None), builder("a3"), claim),
-                    Append(stream.id, SubjectClaim(b"a", "other-ref", b"w2"), builder("a4")),
+                    appending(stream.id, SubjectClaim(b"a", "ref-a", b"w"), builder("a1"), claim),
+                    appending(stream.id, SubjectClaim(b"e", "gone", None), builder("e1")),
+                    appending(stream.id, SubjectClaim(b"a", "ref-a", b"w"), builder("a2")),
+                    appending(stream.id, SubjectClaim(b"a", "ref-a", None), builder("a3"), claim),
+                    appending(stream.id, SubjectClaim(b"a", "other-ref", b"w2"), builder("a4")),
                 ],
                 "now",
+                build_each,
             )
             kinds = [type(o).__name__ for o in outcomes]
             assert kinds == ["NewRecord", "SubjectErased", "NewRecord", "Replayed", "SubjectRace"]
@@ -340,11 +364,14 @@ def test_a_new_subject_whose_only_append_is_refused_by_its_key_is_not_stored(sto
             outcomes = await store.append_records(
                 "t",
                 [
-                    Append(stream.id, SubjectClaim(b"d", "ref-d", b"w"), builder("d1"), twin),
-                    Append(stream.id, SubjectClaim(b"e", "ref-e", b"w"), builder("e1"), twin_other),
-                    Append(stream.id, SubjectClaim(b"f", "ref-f", b"w"), builder("f1"), twin),
+                    appending(stream.id, SubjectClaim(b"d", "ref-d", b"w"), builder("d1"), twin),
+                    appending(
+                        stream.id, SubjectClaim(b"e", "ref-e", b"w"), builder("e1"), twin_other
+                    ),
+                    appending(stream.id, SubjectClaim(b"f", "ref-f", b"w"), builder("f1"), twin),
                 ],
                 "now",
+                build_each,
             )
             assert [type(o).__name__ for o in outcomes] == ["NewRecord", "KeyReused", "Replayed"]
             assert await store.get_subjects("t", [b"b", b"c", b"e", b"f"]) == {}
@@ -395,8 +422,8 @@ def test_postgres_commits_the_appends_of_one_call_in_one_transaction(store, stor
             stream, subject = await stream_with_subject(store, first="r0")
 
             def call(prefix: str, n: int):
-                appends = [Append(stream.id, subject, builder(f"{prefix}{i}")) for i in range(n)]
-                return store.append_records("t", appends, "now")
+                appends = [appending(stream.id, subject, builder(f"{prefix}{i}")) for i in range(n)]
+                return store.append_records("t", appends, "now", build_each)
 
             first, second = await asyncio.gather(call("a", 100), call("b", 1000))
             assert all(isinstance(o, NewRecord) for o in first + second)
@@ -543,13 +570,14 @@ def test_after_a_subject_race_the_calls_later_appends_of_that_stream_are_deferre
             outcomes = await store.append_records(
                 "t",
                 [
-                    Append(orders.id, existing, builder("r1")),
-                    Append(orders.id, SubjectClaim(b"x", "ref-x1", b"w1"), builder("r2")),
-                    Append(orders.id, existing, builder("r3")),
-                    Append(audit.id, existing, builder("a1")),
-                    Append(orders.id, existing, builder("r4")),
+                    appending(orders.id, existing, builder("r1")),
+                    appending(orders.id, SubjectClaim(b"x", "ref-x1", b"w1"), builder("r2")),
+                    appending(orders.id, existing, builder("r3")),
+                    appending(audit.id, existing, builder("a1")),
+                    appending(orders.id, existing, builder("r4")),
                 ],
                 "now",
+                build_each,
             )
             assert [type(o).__name__ for o in outcomes] == [
                 "NewRecord", "SubjectRace", "Deferred", "NewRecord", "Deferred"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from cryptography.exceptions import InvalidSignature
@@ -33,6 +33,8 @@ class HeaderSigner:
     key_id: str
     public_key: bytes
     _sign: Callable[[bytes, bytes], bytes]
+    #: the private key's 32-byte seed (the ingest pipeline signs with it)
+    seed: bytes = field(repr=False)
 
     @classmethod
     def from_seed(cls, seed: bytes) -> HeaderSigner:
@@ -41,8 +43,8 @@ class HeaderSigner:
         try:
             from recordseal._native import Ed25519Signer
         except ImportError:
-            return cls(key_id_of(public), public, lambda m, p: private.sign(p + m))
-        return cls(key_id_of(public), public, Ed25519Signer(seed).sign)
+            return cls(key_id_of(public), public, lambda m, p: private.sign(p + m), seed)
+        return cls(key_id_of(public), public, Ed25519Signer(seed).sign, seed)
 
     @classmethod
     def load_or_create(cls, data_dir: Path) -> HeaderSigner:

@@ -5,14 +5,14 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
 from recordseal import chain
-from recordseal.core import CommitError, commit_record, encode_value, validate_declarations
+from recordseal.core import CommitError, encode_value, validate_declarations
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.crypto.vault import KeyWrapper, SubjectKeys
 from recordseal.fleet.manifest import FleetManifest
@@ -26,6 +26,7 @@ from recordseal.services.errors import (
     ServiceError,
     TooLarge,
 )
+from recordseal.services.pipeline import Pipeline, Prepared, RecordInput, pipeline_from_seed
 from recordseal.services.subject_cache import SubjectKeyCache
 from recordseal.storage.base import (
     Append,
@@ -124,16 +125,15 @@ class _BatchSubjects:
     stored: dict[bytes, SubjectRow]
 
 
-@dataclass(slots=True)
-class _Prepared:
-    """A record validated, committed and encrypted, waiting for its place in the stream."""
+@dataclass(frozen=True, slots=True)
+class _Staged:
+    """A record checked and given its subject and id, waiting for the pipeline."""
 
+    position: int  # in the call's items
     stream: StreamRow
     subject: SubjectClaim
-    record_id: str
-    root: bytes
-    field_count: int
-    build: Callable[[int, bytes], NewRecord]
+    retry: Retry | None
+    input: RecordInput
 
 
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
@@ -168,12 +168,17 @@ class RecordService:
         wrapper: KeyWrapper,
         signer: HeaderSigner,
         manifest: Callable[[], FleetManifest] = FleetManifest,
+        pipeline: Pipeline | None = None,
     ) -> None:
-        """``manifest`` answers the fleet manifest in force (which fleets a stream may join)."""
+        """``manifest`` answers the fleet manifest in force (which fleets a stream may join);
+        ``pipeline`` does the per-record cryptography of a batch (by default the native one
+        under ``signer``'s key)."""
         self._manifest = manifest
         self._store = store
         self._wrapper = wrapper
-        self._signer = signer
+        self._pipeline = pipeline or pipeline_from_seed(signer.seed)
+        # One bound method, so the PostgreSQL writer sees every call's builder as the same.
+        self._builder = self._build
         # Streams never change after creation, so a process may keep them.
         self._streams: dict[tuple[str, str], StreamRow] = {}
         self._subjects = SubjectKeyCache()
@@ -272,7 +277,7 @@ class RecordService:
         return claim, keys
 
     async def _batch_subjects(
-        self, tenant: str, items: list[RecordIn | ServiceError]
+        self, tenant: str, items: Sequence[RecordIn | ServiceError]
     ) -> _BatchSubjects:
         """The subject indexes of a batch's items, and the stored subjects among those this
         process has not cached: one query instead of one per item."""
@@ -299,19 +304,15 @@ class RecordService:
         """Validate, commit, encrypt and append one record; nothing is stored on refusal.
 
         With an idempotency key, a request seen before returns its first record (and stores
-        nothing); the same key with another request is refused.
+        nothing); the same key with another request is refused. The same pipeline as a
+        batch's, with a batch of one.
         """
-        if retry is not None:
-            known = await self._store.idempotent_records(tenant, [retry.key])
-            if retry.key in known:
-                return await self._replay(tenant, retry, known[retry.key])
         for _ in range(2):
-            prepared = await self._prepare(tenant, record, {})
-            (outcome,) = await self._append(tenant, [(prepared, retry)])
-            if isinstance(outcome, ServiceError):
-                raise outcome
-            if isinstance(outcome, Ingested):
-                return outcome
+            (result,) = await self._ingest(tenant, [record], [retry])
+            if isinstance(result, ServiceError):
+                raise result
+            if isinstance(result, Ingested):
+                return result
             # Another writer created this new subject first; commit again under its key.
         raise AlreadyExists(
             "subject_busy", "the subject was being created concurrently: retry", "subject_id"
@@ -322,31 +323,12 @@ class RecordService:
     ) -> list[Ingested | ServiceError]:
         """Ingest each item on its own; the results (a record or a refusal) in order.
 
-        Items are prepared one after the other (a new subject that appears twice gets one
-        key), then appended in one call, in order: they share a transaction, and the items of
-        one stream get increasing sequence numbers.
+        Items are checked one after the other (a new subject that appears twice gets one
+        key), committed and encrypted by one pipeline call, then appended in one store call,
+        in order: they share a transaction, and the items of one stream get increasing
+        sequence numbers.
         """
-        keys = [retry.key for retry in retries if retry is not None]
-        known = await self._store.idempotent_records(tenant, keys) if keys else {}
-        subjects = await self._batch_subjects(tenant, items)
-        fresh: dict[bytes, tuple[SubjectClaim, SubjectKeys]] = {}
-        results: list[Ingested | ServiceError | _Race] = []
-        pending: list[tuple[int, _Prepared, Retry | None]] = []
-        for item, retry in zip(items, retries, strict=True):
-            try:
-                if isinstance(item, ServiceError):
-                    raise item
-                if retry is not None and retry.key in known:
-                    results.append(await self._replay(tenant, retry, known[retry.key]))
-                    continue
-                prepared = await self._prepare(tenant, item, fresh, subjects)
-                pending.append((len(results), prepared, retry))
-                results.append(_Race())  # a placeholder until appended
-            except ServiceError as refusal:
-                results.append(refusal)
-        outcomes = await self._append(tenant, [(p, retry) for _, p, retry in pending])
-        for (position, _, _), outcome in zip(pending, outcomes, strict=True):
-            results[position] = outcome
+        results = await self._ingest(tenant, items, retries)
         final: list[Ingested | ServiceError] = []
         for item, retry, result in zip(items, retries, results, strict=True):
             # Rare. In item order, so a stream's records keep the batch's order.
@@ -359,20 +341,56 @@ class RecordService:
             final.append(result)
         return final
 
+    async def _ingest(
+        self, tenant: str, items: Sequence[RecordIn | ServiceError], retries: Sequence[Retry | None]
+    ) -> list[Ingested | ServiceError | _Race]:
+        """Replays, checks, one pipeline call, one append: each item's result in order."""
+        keys = [retry.key for retry in retries if retry is not None]
+        known = await self._store.idempotent_records(tenant, keys) if keys else {}
+        subjects = await self._batch_subjects(tenant, items)
+        fresh: dict[bytes, tuple[SubjectClaim, SubjectKeys]] = {}
+        results: list[Ingested | ServiceError | _Race] = [_RACE] * len(items)
+        staged: list[_Staged] = []
+        for position, (item, retry) in enumerate(zip(items, retries, strict=True)):
+            try:
+                if isinstance(item, ServiceError):
+                    raise item
+                if retry is not None and retry.key in known:
+                    results[position] = await self._replay(tenant, retry, known[retry.key])
+                    continue
+                staged.append(await self._stage(tenant, position, item, retry, fresh, subjects))
+            except ServiceError as refusal:
+                results[position] = refusal
+        prepared = self._pipeline.prepare([s.input for s in staged]) if staged else []
+        appendable: list[tuple[_Staged, Prepared]] = []
+        for stage, committed in zip(staged, prepared, strict=True):
+            if isinstance(committed, CommitError):
+                results[stage.position] = _refusal(committed)
+            else:
+                appendable.append((stage, committed))
+        if appendable:
+            appended = await self._append(tenant, appendable)
+            for (stage, _), result in zip(appendable, appended, strict=True):
+                results[stage.position] = result
+        return results
+
     async def _replay(self, tenant: str, retry: Retry, known: tuple[bytes, str]) -> Ingested:
         request_hash, record_id = known
         if request_hash != retry.request_hash:
             raise _key_reused()
         return Ingested.of(await self.record(tenant, record_id), replayed=True)
 
-    async def _prepare(
+    async def _stage(
         self,
         tenant: str,
+        position: int,
         record: RecordIn,
+        retry: Retry | None,
         fresh: dict[bytes, tuple[SubjectClaim, SubjectKeys]],
-        batch: _BatchSubjects | None = None,
-    ) -> _Prepared:
-        """Everything before the store: checks, commitment, encryption (refusals raise)."""
+        batch: _BatchSubjects,
+    ) -> _Staged:
+        """Everything before the pipeline: the envelope's checks, the subject and a record id
+        (refusals raise)."""
         stream = await self._stream(tenant, record.stream)
         _check_label(record.record_type, "record_type", MAX_RECORD_TYPE)
         _check_label(record.subject_id, "subject_id", MAX_SUBJECT_ID)
@@ -383,79 +401,79 @@ class RecordService:
                 "occurred_at_invalid", "occurred_at must be an RFC 3339 timestamp", "occurred_at"
             ) from None
         subject, keys = await self._subject(tenant, record.subject_id, fresh, batch)
-        record_id = new_record_id()
-        try:
-            committed = commit_record(
-                record.payload, stream.declarations, stream.strict, keys.salt_key, record_id
-            )
-        except CommitError as error:
-            raise _refusal(error) from None
-        sealed = keys.encrypt_payload(record_id, committed.canonical)
-        signer = self._signer
+        return _Staged(
+            position,
+            stream,
+            subject,
+            retry,
+            RecordInput(
+                tenant,
+                stream.name,
+                record.record_type,
+                occurred_at,
+                subject.subject_ref,
+                new_record_id(),
+                record.payload,
+                stream.declarations,
+                stream.strict,
+                keys.salt_key,
+                keys.payload_key,
+            ),
+        )
 
-        def build(seq: int, prev: bytes) -> NewRecord:
-            header = chain.build_header(
-                tenant=tenant,
-                stream=stream.name,
-                seq=seq,
-                record_id=record_id,
-                record_type=record.record_type,
-                occurred_at=occurred_at,
-                subject_ref=subject.subject_ref,
-                root=committed.root,
-                field_count=committed.field_count,
-                prev=prev,
-                key_id=signer.key_id,
-                ingested_at=utc_now(),
-            )
-            canonical = chain.canonical_header(header)
-            return NewRecord(
-                record_id,
-                seq,
-                canonical,
-                signer.sign(canonical),
-                chain.chain_leaf(canonical),
-                sealed,
-            )
-
-        return _Prepared(stream, subject, record_id, committed.root, committed.field_count, build)
+    def _build(
+        self, appends: Sequence[Append], slots: Sequence[int], heads: list[tuple[int, bytes]]
+    ) -> list[NewRecord]:
+        """The store's builder: header, signature and chain leaf of every placed record, in
+        one pipeline call (under the stream locks)."""
+        prepared = [cast(Prepared, append.prepared) for append in appends]
+        signed = self._pipeline.sign(prepared, slots, heads, utc_now())
+        return [
+            NewRecord(p.record_id, s.seq, s.header, s.signature, s.chain_leaf, p.sealed_payload)
+            for p, s in zip(prepared, signed, strict=True)
+        ]
 
     async def _append(
-        self, tenant: str, prepared: list[tuple[_Prepared, Retry | None]]
+        self, tenant: str, prepared: list[tuple[_Staged, Prepared]]
     ) -> list[Ingested | ServiceError | _Race]:
         """Append prepared records in one store call; each outcome as the API reports it
         (``_Race``: a new subject was created elsewhere first, prepare again)."""
         appends = [
             Append(
-                p.stream.id,
-                p.subject,
-                p.build,
-                None if retry is None else IdempotencyClaim(retry.key, retry.request_hash),
+                stage.stream.id,
+                stage.subject,
+                record.record_id,
+                record,
+                None
+                if stage.retry is None
+                else IdempotencyClaim(stage.retry.key, stage.retry.request_hash),
             )
-            for p, retry in prepared
+            for stage, record in prepared
         ]
-        outcomes = await self._store.append_records(tenant, appends, utc_now())
+        outcomes = await self._store.append_records(tenant, appends, utc_now(), self._builder)
         results: list[Ingested | ServiceError | _Race] = []
-        for (p, retry), outcome in zip(prepared, outcomes, strict=True):
+        key_id = self._pipeline.key_id
+        for (stage, record), outcome in zip(prepared, outcomes, strict=True):
+            retry = stage.retry
             if isinstance(outcome, NewRecord):
                 results.append(
                     Ingested(
-                        record_id=p.record_id,
-                        stream=p.stream.name,
+                        record_id=record.record_id,
+                        stream=stage.stream.name,
                         seq=outcome.seq,
-                        root=p.root,
+                        root=record.root,
                         chain_leaf=outcome.chain_leaf,
                         header=outcome.header,
                         signature=outcome.signature,
-                        key_id=self._signer.key_id,
-                        field_count=p.field_count,
+                        key_id=key_id,
+                        field_count=record.field_count,
                     )
                 )
             elif isinstance(outcome, SubjectErased):
-                self._subjects.forget(tenant, p.subject.index)
+                self._subjects.forget(tenant, stage.subject.index)
                 results.append(Gone("subject_erased", "the subject was erased", "subject_id"))
             elif isinstance(outcome, SubjectRace | Deferred):
-                results.append(_Race())
+                results.append(_RACE)
             elif isinstance(outcome, Replayed) and retry is not None:
                 results.append(
                     await self._replay(tenant, retry, (retry.request_hash, outcome.record_id))
@@ -508,6 +526,9 @@ class _Race:
     """Not appended: a new subject was created by another writer first (this record's or,
     for a later record of its stream, an earlier one's). Prepare it again and append it
     after the records before it, in order."""
+
+
+_RACE = _Race()
 
 
 def header_members(header: bytes) -> dict[str, Any]:

@@ -6,9 +6,9 @@ PostgreSQL (``postgres.py``, for production and several service processes on one
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import Protocol
 
 
 class StoreError(Exception):
@@ -82,6 +82,8 @@ class StreamRow:
     next_seq: int
     created_at: str
     fleet: str = "default"  # the (tenant, fleet) log its records are sealed into
+    #: that log's row: a record takes its next position in the transaction that inserts it
+    log_id: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,35 +104,6 @@ class NewRecord:
     signature: bytes
     chain_leaf: bytes
     sealed_payload: bytes
-
-
-A = TypeVar("A")
-
-
-def place_in_order(
-    appends: Sequence[A],
-    stream_of: Callable[[A], Hashable],
-    place: Callable[[A], NewRecord],
-) -> list[NewRecord | StoreError]:
-    """``place`` each append in order, each refused on its own (a StoreError, raised before
-    it wrote anything). After a SubjectRace, the later appends of that stream (as
-    ``stream_of`` names it: a stream of one call) are Deferred without being placed, so the
-    call's records keep their order when they are appended again."""
-    raced: set[Hashable] = set()
-    outcomes: list[NewRecord | StoreError] = []
-    for append in appends:
-        stream = stream_of(append)
-        if stream in raced:
-            outcomes.append(Deferred())
-            continue
-        try:
-            outcomes.append(place(append))
-        except SubjectRace as race:
-            raced.add(stream)
-            outcomes.append(race)
-        except StoreError as refusal:
-            outcomes.append(refusal)
-    return outcomes
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,18 +197,23 @@ class Anchor:
     created_at: str  # RFC 3339 UTC, as ``utc_now`` writes it
 
 
-#: Called inside the insert transaction with the sequence number and the previous link.
-RecordBuilder = Callable[[int, bytes], NewRecord]
-
-
 @dataclass(frozen=True, slots=True)
 class Append:
-    """One record to append: its stream, subject, builder and idempotency key, if any."""
+    """One record to append: its stream, subject, id, the builder's input for it (the
+    service's prepared record, opaque to the store) and its idempotency key, if any."""
 
     stream_id: int
     subject: SubjectClaim
-    build: RecordBuilder
+    record_id: str
+    prepared: object
     idempotency: IdempotencyClaim | None = None
+
+
+#: Called once per transaction (or per call within it) under the stream locks, with the
+#: appends placed, in order: append ``i`` extends the stream head ``heads[slots[i]]`` (its
+#: next sequence number and the previous chain leaf), and ``heads`` is left at the streams'
+#: new heads. Returns the records built, in order.
+BatchBuilder = Callable[[Sequence[Append], Sequence[int], list[tuple[int, bytes]]], list[NewRecord]]
 
 
 class Store(Protocol):
@@ -275,12 +253,14 @@ class Store(Protocol):
     async def get_subject_by_ref(self, tenant: str, subject_ref: str) -> SubjectRow | None: ...
 
     async def append_records(
-        self, tenant: str, appends: list[Append], now: str
+        self, tenant: str, appends: list[Append], now: str, build: BatchBuilder
     ) -> list[NewRecord | StoreError]:
         """Append records, each accepted or refused on its own; the outcomes in order.
 
-        For each: create the subject if new, assign the next sequence number and link, build,
-        and insert (with the idempotency key, if any), in one transaction with the others.
+        For each: create the subject if new, assign the next sequence number and link, build
+        (``build``, once for the appends placed), give it the next position of its log, and
+        insert (with the idempotency key, if any), in one transaction with the others. The
+        rules of placement are ``storage.placing``'s, for every backend.
         Refusals (nothing written for that record): SubjectErased when the subject was
         erased, even concurrently; SubjectRace when a new subject was created by another
         writer first, and Deferred for every later append of that stream in the call;

@@ -14,11 +14,13 @@ import asyncio
 import json
 import logging
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import asyncpg
 
 from recordseal.storage.base import (
     Append,
+    BatchBuilder,
     Conflict,
     Erasure,
     NewRecord,
@@ -32,6 +34,9 @@ from recordseal.storage.base import (
 from recordseal.storage.postgres_ledger import PostgresLedger
 from recordseal.storage.postgres_schema import migrate
 from recordseal.storage.postgres_writer import AppendWriter
+
+if TYPE_CHECKING:
+    from recordseal.storage.postgres_schema import Connection
 
 log = logging.getLogger("recordseal.storage")
 
@@ -171,33 +176,45 @@ class PostgresStore(PostgresLedger):
         fleet: str = "default",
     ) -> StreamRow:
         try:
-            stream_id = await self._pool.fetchval(
-                "INSERT INTO streams (tenant, name, declarations, strict, next_seq, head,"
-                " created_at, fleet) VALUES ($1, $2, $3, $4, 1, $5, $6, $7) RETURNING id",
-                tenant,
-                name,
-                json.dumps(declarations),
-                strict,
-                genesis,
-                now,
-                fleet,
-            )
+            async with self._pool.acquire() as conn, conn.transaction():
+                log_id = await _log_of(conn, tenant, fleet)
+                stream_id = await conn.fetchval(
+                    "INSERT INTO streams (tenant, name, declarations, strict, next_seq, head,"
+                    " created_at, fleet, log_id) VALUES ($1, $2, $3, $4, 1, $5, $6, $7, $8)"
+                    " RETURNING id",
+                    tenant,
+                    name,
+                    json.dumps(declarations),
+                    strict,
+                    genesis,
+                    now,
+                    fleet,
+                    log_id,
+                )
         except asyncpg.UniqueViolationError as exc:
             raise Conflict(f"stream {name!r} exists") from exc
-        return StreamRow(stream_id, tenant, name, declarations, strict, 1, now, fleet)
+        return StreamRow(stream_id, tenant, name, declarations, strict, 1, now, fleet, log_id)
 
     async def get_stream(self, tenant: str, name: str) -> StreamRow | None:
         row = await self._pool.fetchrow(
-            "SELECT id, tenant, name, declarations, strict, next_seq, created_at, fleet"
+            "SELECT id, tenant, name, declarations, strict, next_seq, created_at, fleet, log_id"
             " FROM streams WHERE tenant = $1 AND name = $2",
             tenant,
             name,
         )
         if row is None:
             return None
-        id_, tenant_, name_, declarations, strict, next_seq, created_at, fleet = row
+        id_, tenant_, name_, declarations, strict, next_seq, created_at, fleet, log_id = row
         return StreamRow(
-            id_, tenant_, name_, json.loads(declarations), strict, next_seq, created_at, fleet
+            id_,
+            tenant_,
+            name_,
+            json.loads(declarations),
+            strict,
+            next_seq,
+            created_at,
+            fleet,
+            log_id,
         )
 
     # --- subjects -----------------------------------------------------------------------
@@ -225,10 +242,10 @@ class PostgresStore(PostgresLedger):
     # --- records ------------------------------------------------------------------------
 
     async def append_records(
-        self, tenant: str, appends: list[Append], now: str
+        self, tenant: str, appends: list[Append], now: str, build: BatchBuilder
     ) -> list[NewRecord | StoreError]:
         assert self._writer is not None, "store is not open"
-        futures = self._writer.submit(tenant, appends, now)
+        futures = self._writer.submit(tenant, appends, now, build)
         outcomes: list[NewRecord | StoreError] = []
         for outcome in await asyncio.gather(*futures, return_exceptions=True):
             if isinstance(outcome, NewRecord | StoreError):
@@ -328,3 +345,23 @@ class PostgresStore(PostgresLedger):
             except (asyncpg.PostgresError, OSError) as error:  # autovacuum will do it later
                 log.warning("vacuum after erasure failed: %s", type(error).__name__)
                 return
+
+
+async def _log_of(conn: Connection, tenant: str, fleet: str) -> int:
+    """The id of the (tenant, fleet) log, its row made now if it has none yet (unnamed until
+    the sealer seals it first), with its position counter."""
+    await conn.execute(
+        "INSERT INTO logs (tenant, fleet, origin, size, root) VALUES ($1, $2, NULL, 0, '')"
+        " ON CONFLICT DO NOTHING",
+        tenant,
+        fleet,
+    )
+    log_id: int = await conn.fetchval(
+        "SELECT id FROM logs WHERE tenant = $1 AND fleet = $2", tenant, fleet
+    )
+    await conn.execute(  # a log the sealer opened first (a fleet's genesis) has no counter yet
+        "INSERT INTO log_positions (log_id, next_index)"
+        " SELECT id, greatest(size, 1) FROM logs WHERE id = $1 ON CONFLICT DO NOTHING",
+        log_id,
+    )
+    return log_id

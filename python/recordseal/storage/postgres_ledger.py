@@ -6,8 +6,7 @@ from typing import TYPE_CHECKING
 
 import asyncpg
 
-from recordseal.core import leaf_hash
-from recordseal.ledger import tree
+from recordseal.ledger import log as ledger_log
 from recordseal.storage import base
 from recordseal.storage.base import Anchor, AnchorLog, CheckpointRow, SealedBatch, SealRequest
 
@@ -33,8 +32,8 @@ class PostgresLedger:
     async def unsealed_logs(self) -> list[tuple[str, str]]:
         """The (tenant, fleet) pairs that have records not yet in a sealed batch."""
         rows = await self._pool.fetch(
-            "SELECT DISTINCT s.tenant, s.fleet FROM records r JOIN streams s ON s.id = r.stream_id"
-            " WHERE r.log_index IS NULL"
+            "SELECT l.tenant, l.fleet FROM logs l JOIN log_positions p ON p.log_id = l.id"
+            " WHERE p.next_index > greatest(l.size, 1) ORDER BY l.id"
         )
         return [(tenant, fleet) for tenant, fleet in rows]
 
@@ -85,11 +84,15 @@ class PostgresLedger:
         return {(level, index): digest for level, index, digest in rows}
 
     async def log_origins(self) -> list[str]:
-        rows = await self._pool.fetch("SELECT origin FROM logs ORDER BY id")
+        rows = await self._pool.fetch(
+            "SELECT origin FROM logs WHERE origin IS NOT NULL ORDER BY id"
+        )
         return [origin for (origin,) in rows]
 
     async def anchor_logs(self) -> list[AnchorLog]:
-        rows = await self._pool.fetch("SELECT tenant, fleet, origin FROM logs ORDER BY id")
+        rows = await self._pool.fetch(
+            "SELECT tenant, fleet, origin FROM logs WHERE origin IS NOT NULL ORDER BY id"
+        )
         return [AnchorLog(*row) for row in rows]
 
     async def anchors(
@@ -124,7 +127,7 @@ class PostgresLedger:
         """The log origin and index of a sealed record, or None while it is pending."""
         row = await self._pool.fetchrow(
             "SELECT l.origin, r.log_index FROM records r JOIN logs l ON l.id = r.log_id"
-            " WHERE r.record_id = $1 AND r.tenant = $2",
+            " WHERE r.record_id = $1 AND r.tenant = $2 AND r.log_index < l.size",
             record_id,
             tenant,
         )
@@ -171,13 +174,9 @@ class PostgresLedger:
         return [(authority, token) for authority, token in rows]
 
 
-def frontier(size: int) -> set[tuple[int, int]]:
-    """The complete subtrees of a tree of ``size`` leaves: every node an append or the root
-    reads is one of these or one the append creates."""
-    return {(level, (size >> level) - 1) for level in range(size.bit_length()) if size >> level & 1}
-
-
 async def _seal(conn: Connection, request: SealRequest) -> SealedBatch | None:
+    """One seal of ``ledger.log``, holding the log's row: read its frontier and the pending
+    leaves, grow, write the new nodes, size and checkpoint."""
     await conn.execute(
         "INSERT INTO logs (tenant, fleet, origin, size, root) VALUES ($1, $2, $3, 0, '')"
         " ON CONFLICT DO NOTHING",  # the log exists (logs_scope or the origin is taken)
@@ -186,14 +185,16 @@ async def _seal(conn: Connection, request: SealRequest) -> SealedBatch | None:
         request.origin,
     )
     row = await conn.fetchrow(
-        "SELECT id, size FROM logs WHERE tenant IS NOT DISTINCT FROM $1::text AND fleet = $2"
-        " FOR UPDATE",
+        "SELECT id, origin, size FROM logs WHERE tenant IS NOT DISTINCT FROM $1::text"
+        " AND fleet = $2 FOR UPDATE",
         request.tenant,
         request.fleet,
     )
-    assert row is not None  # inserted above, or by another sealer before
-    log_id, size = row
-    wanted = sorted(frontier(size))
+    assert row is not None  # inserted above, or by another sealer or a stream before
+    log_id, origin, size = row
+    if origin is None:  # made with the log's first stream, named by its first seal
+        await conn.execute("UPDATE logs SET origin = $1 WHERE id = $2", request.origin, log_id)
+    wanted = sorted(ledger_log.frontier(size))
     rows = await conn.fetch(
         "SELECT n.level, n.idx, n.hash FROM log_nodes n"
         " JOIN unnest($2::integer[], $3::bigint[]) AS u(level, idx)"
@@ -202,65 +203,37 @@ async def _seal(conn: Connection, request: SealRequest) -> SealedBatch | None:
         [level for level, _ in wanted],
         [index for _, index in wanted],
     )
-    nodes: dict[tuple[int, int], bytes] = {(level, idx): h for level, idx, h in rows}
-    created: dict[tuple[int, int], bytes] = {}
-
-    def node(level: int, index: int) -> bytes:
-        found = created.get((level, index))
-        return found if found is not None else nodes[(level, index)]
-
-    def append(at: int, leaf: bytes) -> None:
-        for level, index, digest in tree.nodes_completed_by_append(at, leaf, node):
-            created[(level, index)] = digest
-
-    fresh = size == 0
-    if fresh:
-        append(0, leaf_hash(request.genesis))  # leaf 0: the tenant genesis root
-        size = 1
-    # Streams always have a tenant, so a legacy log (tenant None) matches no pending record.
+    stored = {(level, idx): digest for level, idx, digest in rows}
     pending = await conn.fetch(
-        "SELECT r.record_id, r.chain_leaf FROM records r JOIN streams s ON s.id = r.stream_id"
-        " WHERE r.log_index IS NULL AND s.tenant = $1 AND s.fleet = $2 ORDER BY r.id LIMIT $3",
-        request.tenant,
-        request.fleet,
+        "SELECT log_index, chain_leaf FROM records WHERE log_id = $1 AND log_index >= $2"
+        " ORDER BY log_index LIMIT $3",
+        log_id,
+        ledger_log.first_pending(size),
         base.SEAL_LIMIT,
     )
-    if not pending and not fresh:
+    growth = ledger_log.grow(size, request.genesis, [(i, leaf) for i, leaf in pending], stored)
+    if growth is None:
         return None
-    first_index = size
-    placed_ids, placed_indexes = [], []
-    for record_id, chain_leaf in pending:
-        append(size, chain_leaf)
-        placed_ids.append(record_id)
-        placed_indexes.append(size)
-        size += 1
-    await conn.execute(
-        "UPDATE records r SET log_id = $1, log_index = u.idx"
-        " FROM unnest($2::text[], $3::bigint[]) AS u(record_id, idx)"
-        " WHERE r.record_id = u.record_id",
-        log_id,
-        placed_ids,
-        placed_indexes,
-    )
-    ids = sorted(created)
+    ids = sorted(growth.nodes)
     await conn.execute(
         "INSERT INTO log_nodes (log_id, level, idx, hash)"
         " SELECT $1, * FROM unnest($2::integer[], $3::bigint[], $4::bytea[])",
         log_id,
         [level for level, _ in ids],
         [index for _, index in ids],
-        [created[i] for i in ids],
+        [growth.nodes[i] for i in ids],
     )
-    root = tree.root(size, node)
-    note = request.sign(size, root)
-    await conn.execute("UPDATE logs SET size = $1, root = $2 WHERE id = $3", size, root, log_id)
+    note = request.sign(growth.size, growth.root)
+    await conn.execute(
+        "UPDATE logs SET size = $1, root = $2 WHERE id = $3", growth.size, growth.root, log_id
+    )
     await conn.execute(
         "INSERT INTO checkpoints (log_id, size, root, note, created_at)"
         " VALUES ($1, $2, $3, $4, $5)",
         log_id,
-        size,
-        root,
+        growth.size,
+        growth.root,
         note,
         request.now,
     )
-    return SealedBatch(request.origin, first_index, size, root, note)
+    return SealedBatch(request.origin, growth.first_index, growth.size, growth.root, note)

@@ -141,6 +141,36 @@ MIGRATIONS: list[str] = [
     ALTER TABLE logs DROP CONSTRAINT logs_tenant_fleet_key;
     CREATE UNIQUE INDEX logs_scope ON logs ((coalesce(tenant, '')), fleet);
     """,
+    # 4: log positions assigned at insert (docs/records.md, "Sealing"): as SQLite's migration
+    # 6. The counter lives in a table of its own, so the appends that take positions and the
+    # sealer that updates a log's size and root never wait for each other's row lock.
+    """
+    ALTER TABLE logs ALTER COLUMN origin DROP NOT NULL;
+    INSERT INTO logs (tenant, fleet, origin, size, root)
+        SELECT DISTINCT s.tenant, s.fleet, NULL::text, 0, ''::bytea FROM streams s
+        WHERE NOT EXISTS (SELECT 1 FROM logs l
+                          WHERE l.tenant IS NOT DISTINCT FROM s.tenant AND l.fleet = s.fleet);
+    CREATE TABLE log_positions (
+        log_id      bigint PRIMARY KEY REFERENCES logs (id),
+        next_index  bigint NOT NULL
+    );
+    ALTER TABLE streams ADD COLUMN log_id bigint REFERENCES logs (id);
+    UPDATE streams s SET log_id = l.id FROM logs l WHERE l.tenant = s.tenant AND l.fleet = s.fleet;
+    ALTER TABLE streams ALTER COLUMN log_id SET NOT NULL;
+    UPDATE records r SET log_id = p.log_id, log_index = p.position FROM (
+        SELECT r2.record_id, s.log_id, greatest(l.size, 1) - 1
+            + row_number() OVER (PARTITION BY s.log_id ORDER BY r2.id) AS position
+        FROM records r2 JOIN streams s ON s.id = r2.stream_id JOIN logs l ON l.id = s.log_id
+        WHERE r2.log_index IS NULL) AS p
+    WHERE r.record_id = p.record_id;
+    INSERT INTO log_positions (log_id, next_index)
+        SELECT l.id, greatest(
+            greatest(l.size, 1),
+            (SELECT max(r.log_index) + 1 FROM records r WHERE r.log_id = l.id))
+        FROM logs l;
+    DROP INDEX records_unsealed;
+    CREATE UNIQUE INDEX records_by_log ON records (log_id, log_index);
+    """,
 ]
 
 

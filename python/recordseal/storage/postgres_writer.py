@@ -22,17 +22,12 @@ import asyncpg
 
 from recordseal.storage.base import (
     Append,
-    IdempotencyClaim,
-    KeyReused,
+    BatchBuilder,
     NewRecord,
-    RecordBuilder,
-    Replayed,
     StoreError,
     SubjectClaim,
-    SubjectErased,
-    SubjectRace,
-    place_in_order,
 )
+from recordseal.storage.placing import Queued, place
 
 log = logging.getLogger(__name__)
 
@@ -49,15 +44,18 @@ if TYPE_CHECKING:
 class Pending:
     """An append waiting for the next transaction, and the future its caller awaits."""
 
-    tenant: str
-    stream_id: int
-    subject: SubjectClaim
-    build: RecordBuilder
+    queued: Queued  # its tenant, the append, and which ``submit`` call it came from
+    build: BatchBuilder
     now: str
-    idempotency: IdempotencyClaim | None
     future: asyncio.Future[NewRecord]
-    #: which ``submit`` call it came from (a transaction holds several)
-    call: int
+
+    @property
+    def tenant(self) -> str:
+        return self.queued.tenant
+
+    @property
+    def append(self) -> Append:
+        return self.queued.append
 
 
 class AppendWriter:
@@ -76,7 +74,7 @@ class AppendWriter:
         self._task = asyncio.get_running_loop().create_task(self._run())
 
     def submit(
-        self, tenant: str, appends: list[Append], now: str
+        self, tenant: str, appends: list[Append], now: str, build: BatchBuilder
     ) -> list[asyncio.Future[NewRecord]]:
         """Queue ``appends`` (in order) for the next transaction; a future for each."""
         if self._closing:
@@ -87,18 +85,7 @@ class AppendWriter:
         group: list[Pending] = []
         for append in appends:
             future: asyncio.Future[NewRecord] = loop.create_future()
-            group.append(
-                Pending(
-                    tenant,
-                    append.stream_id,
-                    append.subject,
-                    append.build,
-                    now,
-                    append.idempotency,
-                    future,
-                    call,
-                )
-            )
+            group.append(Pending(Queued(tenant, append, call), build, now, future))
             futures.append(future)
         if group:
             self._pending.append(group)
@@ -196,7 +183,7 @@ class AppendWriter:
         async with conn.transaction():
             await conn.execute(
                 "SELECT 1 FROM streams WHERE id = ANY($1::bigint[]) ORDER BY id FOR SHARE",
-                sorted({a.stream_id for a in batch}),
+                sorted({a.append.stream_id for a in batch}),
             )
             stored = await conn.fetchval(
                 "SELECT count(*) FROM records WHERE record_id = ANY($1::text[])",
@@ -233,51 +220,65 @@ class AppendWriter:
         subjects = await _lock_subjects(conn, batch, known_keys)
         # Streams last: from this lock to COMMIT every other writer of these streams
         # waits, so only the build (no await) and two round trips come in between.
-        heads = await _lock_streams(conn, batch)
-        placed = place_in_order(
-            batch,
-            lambda append: (append.call, append.stream_id),  # a transaction holds several calls
-            lambda append: _place(append, known_keys, heads, subjects),
-        )
+        heads, stream_logs = await _lock_streams(conn, batch)
+        lookups = _Locked(known_keys, subjects, heads)
+        placed: list[NewRecord | StoreError] = []
+        # One build for the appends of one builder (every call of one service shares it).
+        for _, run in itertools.groupby(batch, key=lambda pending: pending.build):
+            pendings = list(run)
+            outcome = place([p.queued for p in pendings], lookups, pendings[0].build)
+            heads.update(outcome.heads)
+            known_keys.update(outcome.keys)
+            placed += outcome.outcomes
         outcomes: list[tuple[bool, Any]] = []
         records: list[tuple[Any, ...]] = []
         payloads: list[tuple[Any, ...]] = []
         keys: list[tuple[Any, ...]] = []
-        for append, record in zip(batch, placed, strict=True):
+        taken: dict[int, int] = {}  # log id -> positions taken in this transaction
+        for pending, record in zip(batch, placed, strict=True):
             if isinstance(record, StoreError):
                 outcomes.append((False, record))
                 continue
             outcomes.append((True, record))
+            append = pending.append
+            log_id = stream_logs[append.stream_id]
             records.append(
                 (
                     record.record_id,
-                    append.tenant,
+                    pending.tenant,
                     append.stream_id,
                     record.seq,
                     append.subject.subject_ref,
                     record.header,
                     record.signature,
                     record.chain_leaf,
+                    log_id,
+                    taken.get(log_id, 0),  # its position: the log's next index + this
                 )
             )
+            taken[log_id] = taken.get(log_id, 0) + 1
             payloads.append((record.record_id, append.subject.subject_ref, record.sealed_payload))
             if append.idempotency is not None:
                 claim = append.idempotency
                 keys.append(
-                    (append.tenant, claim.key, claim.request_hash, record.record_id, append.now)
+                    (pending.tenant, claim.key, claim.request_hash, record.record_id, pending.now)
                 )
         if records:
             ids = list(heads)
-            # One statement, one round trip: records, payloads (their foreign keys are
-            # checked at the statement's end), stream heads and idempotency keys.
+            logs = sorted(taken)
+            # One statement, one round trip: log positions, records, payloads (their
+            # foreign keys are checked at the statement's end), stream heads and
+            # idempotency keys.
             await conn.execute(
                 _WRITE,
-                *_columns(records, 8),
+                *_columns(records, 10),
                 [sealed for _, _, sealed in payloads],
                 ids,
                 [heads[i][0] for i in ids],
                 [heads[i][1] for i in ids],
                 *(_columns(keys, 5) if keys else [[]] * 5),
+                logs,
+                [taken[log_id] for log_id in logs],
             )
         return outcomes, [row[0] for row in records]
 
@@ -291,22 +292,35 @@ class _CommitUnknown(Exception):
         self.record_ids = record_ids
 
 
+# The log positions are taken here, in the last statement before COMMIT: the counter row of
+# each log is locked from this statement to COMMIT, so positions are handed out in commit
+# order and the committed records of a log always fill a prefix of its positions.
 _WRITE = """
-WITH new_records AS (
+WITH positions AS (
+    UPDATE log_positions p SET next_index = p.next_index + u.n
+    FROM unnest($20::bigint[], $21::bigint[]) AS u(log_id, n)
+    WHERE p.log_id = u.log_id
+    RETURNING p.log_id, p.next_index - u.n AS first
+), new_records AS (
     INSERT INTO records (record_id, tenant, stream_id, seq, subject_ref, header, signature,
-                         chain_leaf)
-    SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::text[],
-                         $6::bytea[], $7::bytea[], $8::bytea[])
+                         chain_leaf, log_id, log_index)
+    SELECT r.record_id, r.tenant, r.stream_id, r.seq, r.subject_ref, r.header, r.signature,
+           r.chain_leaf, r.log_id, p.first + r.offset_
+    FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::text[],
+                $6::bytea[], $7::bytea[], $8::bytea[], $9::bigint[], $10::bigint[])
+         AS r(record_id, tenant, stream_id, seq, subject_ref, header, signature, chain_leaf,
+              log_id, offset_)
+    JOIN positions p ON p.log_id = r.log_id
 ), new_payloads AS (
     INSERT INTO payloads (record_id, subject_ref, sealed)
-    SELECT * FROM unnest($1::text[], $5::text[], $9::bytea[])
+    SELECT * FROM unnest($1::text[], $5::text[], $11::bytea[])
 ), heads AS (
     UPDATE streams s SET next_seq = u.next_seq, head = u.head
-    FROM unnest($10::bigint[], $11::bigint[], $12::bytea[]) AS u(id, next_seq, head)
+    FROM unnest($12::bigint[], $13::bigint[], $14::bytea[]) AS u(id, next_seq, head)
     WHERE s.id = u.id
 )
 INSERT INTO idempotency_keys (tenant, key, request_hash, record_id, created_at)
-SELECT * FROM unnest($13::text[], $14::text[], $15::bytea[], $16::text[], $17::text[])
+SELECT * FROM unnest($15::text[], $16::text[], $17::bytea[], $18::text[], $19::text[])
 """
 
 
@@ -318,7 +332,9 @@ async def _lock_keys(
     conn: Connection, batch: list[Pending]
 ) -> dict[tuple[str, str], tuple[bytes, str]]:
     """Lock the batch's idempotency keys (in sorted order) and read those already stored."""
-    wanted = sorted({(a.tenant, a.idempotency.key) for a in batch if a.idempotency is not None})
+    wanted = sorted(
+        {(p.tenant, p.append.idempotency.key) for p in batch if p.append.idempotency is not None}
+    )
     if not wanted:
         return {}
     tenants, keys = [t for t, _ in wanted], [k for _, k in wanted]
@@ -337,13 +353,37 @@ async def _lock_keys(
     return {(r[0], r[1]): (r[2], r[3]) for r in rows}
 
 
-async def _lock_streams(conn: Connection, batch: list[Pending]) -> dict[int, tuple[int, bytes]]:
+async def _lock_streams(
+    conn: Connection, batch: list[Pending]
+) -> tuple[dict[int, tuple[int, bytes]], dict[int, int]]:
+    """Lock the batch's streams (sorted); their heads, and the log of each."""
     rows = await conn.fetch(
-        "SELECT id, next_seq, head FROM streams WHERE id = ANY($1::bigint[]) ORDER BY id"
-        " FOR UPDATE",
-        sorted({a.stream_id for a in batch}),
+        "SELECT id, next_seq, head, log_id FROM streams WHERE id = ANY($1::bigint[])"
+        " ORDER BY id FOR UPDATE",
+        sorted({p.append.stream_id for p in batch}),
     )
-    return {row[0]: (row[1], row[2]) for row in rows}
+    return {row[0]: (row[1], row[2]) for row in rows}, {row[0]: row[3] for row in rows}
+
+
+class _Locked:
+    """The placement rules' view of the rows this transaction has locked."""
+
+    def __init__(
+        self,
+        keys: dict[tuple[str, str], tuple[bytes, str]],
+        subjects: dict[tuple[str, bytes], tuple[str, bool]],
+        heads: dict[int, tuple[int, bytes]],
+    ) -> None:
+        self._keys, self._subjects, self._heads = keys, subjects, heads
+
+    def stored_key(self, tenant: str, key: str) -> tuple[bytes, str] | None:
+        return self._keys.get((tenant, key))
+
+    def stored_subject(self, tenant: str, subject: SubjectClaim) -> tuple[str, bool] | None:
+        return self._subjects.get((tenant, subject.index))
+
+    def head(self, stream_id: int) -> tuple[int, bytes]:
+        return self._heads[stream_id]
 
 
 async def _lock_subjects(
@@ -357,15 +397,16 @@ async def _lock_subjects(
     not created."""
     first_claims: dict[tuple[str, bytes], tuple[str, bytes]] = {}
     keys_used = set(known_keys)
-    for a in batch:  # the first claim of a new subject wins; later ones see a race
+    for p in batch:  # the first claim of a new subject wins; later ones see a race
+        a = p.append
         if a.idempotency is not None:
-            key = (a.tenant, a.idempotency.key)
+            key = (p.tenant, a.idempotency.key)
             if key in keys_used:
-                continue  # refused (replayed or reused) by _place: it creates no subject
+                continue  # refused (replayed or reused) by the placement: creates no subject
             keys_used.add(key)
         if a.subject.new_wrapped_key is not None:
             first_claims.setdefault(
-                (a.tenant, a.subject.index), (a.subject.subject_ref, a.subject.new_wrapped_key)
+                (p.tenant, a.subject.index), (a.subject.subject_ref, a.subject.new_wrapped_key)
             )
     new = sorted(first_claims.items())
     if new:
@@ -380,7 +421,7 @@ async def _lock_subjects(
             [k for _, (_, k) in new],
             now,
         )
-    wanted = sorted({(a.tenant, a.subject.index) for a in batch})
+    wanted = sorted({(p.tenant, p.append.subject.index) for p in batch})
     rows = await conn.fetch(
         "SELECT s.tenant, s.subject_index, s.subject_ref, s.wrapped_key IS NOT NULL"
         " FROM subjects s JOIN unnest($1::text[], $2::bytea[]) AS u(t, i)"
@@ -390,30 +431,3 @@ async def _lock_subjects(
         [i for _, i in wanted],
     )
     return {(r[0], r[1]): (r[2], r[3]) for r in rows}
-
-
-def _place(
-    append: Pending,
-    known_keys: dict[tuple[str, str], tuple[bytes, str]],
-    heads: dict[int, tuple[int, bytes]],
-    subjects: dict[tuple[str, bytes], tuple[str, bool]],
-) -> NewRecord:
-    """Check one append against the locked rows and build it at the stream's head."""
-    claim = append.idempotency
-    if claim is not None:
-        known = known_keys.get((append.tenant, claim.key))
-        if known is not None:
-            if known[0] != claim.request_hash:
-                raise KeyReused(claim.key)
-            raise Replayed(known[1])
-    stored = subjects.get((append.tenant, append.subject.index))
-    if stored is None or stored[0] != append.subject.subject_ref:
-        raise SubjectRace(append.subject.subject_ref)
-    if not stored[1]:
-        raise SubjectErased(append.subject.subject_ref)
-    seq, head = heads[append.stream_id]
-    record = append.build(seq, head)
-    heads[append.stream_id] = (seq + 1, record.chain_leaf)
-    if claim is not None:
-        known_keys[(append.tenant, claim.key)] = (claim.request_hash, record.record_id)
-    return record

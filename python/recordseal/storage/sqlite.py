@@ -19,21 +19,19 @@ from typing import Any, BinaryIO, TypeVar
 
 from recordseal.storage.base import (
     Append,
+    BatchBuilder,
     Conflict,
     Erasure,
-    KeyReused,
     NewRecord,
     RecordRow,
-    Replayed,
     SigningKeyRow,
     StoreError,
     StreamRow,
-    SubjectErased,
-    SubjectRace,
+    SubjectClaim,
     SubjectRow,
     TokenRow,
-    place_in_order,
 )
+from recordseal.storage.placing import Queued, place
 from recordseal.storage.sqlite_ledger import LedgerQueries
 from recordseal.storage.sqlite_schema import connect, migrate
 from recordseal.storage.sqlite_writer import Batch, GroupCommitWriter
@@ -170,31 +168,42 @@ class SQLiteStore(LedgerQueries):
         fleet: str = "default",
     ) -> StreamRow:
         def job(conn: sqlite3.Connection, batch: Batch) -> StreamRow:
-            try:
-                cursor = conn.execute(
-                    "INSERT INTO streams"
-                    " (tenant, name, declarations, strict, next_seq, head, created_at, fleet)"
-                    " VALUES (?, ?, ?, ?, 1, ?, ?, ?)",
-                    (tenant, name, json.dumps(declarations), int(strict), genesis, now, fleet),
-                )
-            except sqlite3.IntegrityError as exc:
-                raise Conflict(f"stream {name!r} exists") from exc
+            if conn.execute(
+                "SELECT 1 FROM streams WHERE tenant = ? AND name = ?", (tenant, name)
+            ).fetchone():
+                raise Conflict(f"stream {name!r} exists")
+            log_id = _log_of(conn, tenant, fleet)
+            cursor = conn.execute(
+                "INSERT INTO streams (tenant, name, declarations, strict, next_seq, head,"
+                " created_at, fleet, log_id) VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?)",
+                (tenant, name, json.dumps(declarations), int(strict), genesis, now, fleet, log_id),
+            )
             assert cursor.lastrowid is not None
-            return StreamRow(cursor.lastrowid, tenant, name, declarations, strict, 1, now, fleet)
+            return StreamRow(
+                cursor.lastrowid, tenant, name, declarations, strict, 1, now, fleet, log_id
+            )
 
         return await self._write.submit(job)
 
     async def get_stream(self, tenant: str, name: str) -> StreamRow | None:
         rows = self._read(
-            "SELECT id, tenant, name, declarations, strict, next_seq, created_at, fleet"
+            "SELECT id, tenant, name, declarations, strict, next_seq, created_at, fleet, log_id"
             " FROM streams WHERE tenant = ? AND name = ?",
             (tenant, name),
         )
         if not rows:
             return None
-        id_, tenant_, name_, declarations, strict, next_seq, created_at, fleet = rows[0]
+        id_, tenant_, name_, declarations, strict, next_seq, created_at, fleet, log_id = rows[0]
         return StreamRow(
-            id_, tenant_, name_, json.loads(declarations), bool(strict), next_seq, created_at, fleet
+            id_,
+            tenant_,
+            name_,
+            json.loads(declarations),
+            bool(strict),
+            next_seq,
+            created_at,
+            fleet,
+            log_id,
         )
 
     # --- subjects -----------------------------------------------------------------------
@@ -223,18 +232,24 @@ class SQLiteStore(LedgerQueries):
     # --- records ------------------------------------------------------------------------
 
     async def append_records(
-        self, tenant: str, appends: list[Append], now: str
+        self, tenant: str, appends: list[Append], now: str, build: BatchBuilder
     ) -> list[NewRecord | StoreError]:
         def job(conn: sqlite3.Connection, batch: Batch) -> list[NewRecord | StoreError]:
             _check_subjects(conn, batch, tenant, appends)
-            return place_in_order(
-                appends,
-                lambda append: append.stream_id,  # a job is one call
-                lambda append: _append(conn, batch, tenant, append, now),
+            placed = place(
+                [Queued(tenant, append) for append in appends],  # a job is one call
+                _JobLookups(conn, batch, now),
+                build,
             )
+            batch.heads.update(placed.heads)
+            for (tenant_, key), (request_hash, record_id) in placed.keys.items():
+                batch.keys[(tenant_, key)] = (request_hash, record_id, now)
+            for append, outcome in zip(appends, placed.outcomes, strict=True):
+                if isinstance(outcome, NewRecord):
+                    _add_rows(conn, batch, tenant, append, outcome)
+            return placed.outcomes
 
-        job.defers_rows = True  # type: ignore[attr-defined]
-        return await self._write.submit(job)
+        return await self._write.submit(job, defers_rows=True)
 
     async def idempotent_records(
         self, tenant: str, keys: list[str]
@@ -330,53 +345,77 @@ def _check_subjects(
             batch.subjects[(tenant, index)] = (subject_ref, bool(live))
 
 
-def _append(
-    conn: sqlite3.Connection, batch: Batch, tenant: str, append: Append, now: str
-) -> NewRecord:
-    """Check one append against the database (and the batch so far), then place it."""
-    subject, claim = append.subject, append.idempotency
-    if claim is not None:
-        known = batch.stored_key(conn, tenant, claim.key)
-        if known is not None:
-            if known[0] != claim.request_hash:
-                raise KeyReused(claim.key)
-            raise Replayed(known[1])
-    stored = batch.subjects.get((tenant, subject.index))
-    if stored is None:
+class _JobLookups:
+    """The placement rules' view of one SQLite transaction (``storage.placing``)."""
+
+    def __init__(self, conn: sqlite3.Connection, batch: Batch, now: str) -> None:
+        self._conn, self._batch, self._now = conn, batch, now
+
+    def stored_key(self, tenant: str, key: str) -> tuple[bytes, str] | None:
+        return self._batch.stored_key(self._conn, tenant, key)
+
+    def stored_subject(self, tenant: str, subject: SubjectClaim) -> tuple[str, bool] | None:
+        """The subject as checked in this transaction; a new one is created here (the first
+        claim wins: a later claim with another handle sees that one)."""
+        stored = self._batch.subjects.get((tenant, subject.index))
+        if stored is not None:
+            return stored
         if subject.new_wrapped_key is not None:
-            conn.execute(
+            self._conn.execute(
                 "INSERT OR IGNORE INTO subjects"
                 " (tenant, subject_index, subject_ref, wrapped_key, created_at)"
                 " VALUES (?, ?, ?, ?, ?)",
-                (tenant, subject.index, subject.subject_ref, subject.new_wrapped_key, now),
+                (tenant, subject.index, subject.subject_ref, subject.new_wrapped_key, self._now),
             )
-        row = conn.execute(
+        row = self._conn.execute(
             "SELECT subject_ref, wrapped_key IS NOT NULL FROM subjects"
             " WHERE tenant = ? AND subject_index = ?",
             (tenant, subject.index),
         ).fetchone()
-        if row is not None:
-            stored = batch.subjects[(tenant, subject.index)] = (row[0], bool(row[1]))
-    if stored is None or stored[0] != subject.subject_ref:
-        raise SubjectRace(subject.subject_ref)
-    if not stored[1]:
-        raise SubjectErased(subject.subject_ref)
-    seq, head = batch.head(conn, append.stream_id)
-    record = append.build(seq, head)
+        if row is None:
+            return None
+        stored = self._batch.subjects[(tenant, subject.index)] = (row[0], bool(row[1]))
+        return stored
+
+    def head(self, stream_id: int) -> tuple[int, bytes]:
+        return self._batch.head(self._conn, stream_id)
+
+
+def _add_rows(
+    conn: sqlite3.Connection, batch: Batch, tenant: str, append: Append, record: NewRecord
+) -> None:
+    """Queue a placed record's rows, at the next position of its stream's log."""
+    log_id, position = batch.log_position(conn, append.stream_id)
     batch.records.append(
         (
             record.record_id,
             tenant,
             append.stream_id,
-            seq,
-            subject.subject_ref,
+            record.seq,
+            append.subject.subject_ref,
             record.header,
             record.signature,
             record.chain_leaf,
+            log_id,
+            position,
         )
     )
-    batch.payloads.append((record.record_id, subject.subject_ref, record.sealed_payload))
-    batch.heads[append.stream_id] = (seq + 1, record.chain_leaf)
-    if claim is not None:
-        batch.keys[(tenant, claim.key)] = (claim.request_hash, record.record_id, now)
-    return record
+    batch.payloads.append((record.record_id, append.subject.subject_ref, record.sealed_payload))
+
+
+def _log_of(conn: sqlite3.Connection, tenant: str, fleet: str) -> int:
+    """The id of the (tenant, fleet) log, its row made now if it has none yet (unnamed until
+    the sealer seals it first), with its position counter."""
+    conn.execute(
+        "INSERT OR IGNORE INTO logs (tenant, fleet, origin, size, root) VALUES (?, ?, NULL, 0, ?)",
+        (tenant, fleet, b""),
+    )
+    (log_id,) = conn.execute(
+        "SELECT id FROM logs WHERE tenant IS ? AND fleet = ?", (tenant, fleet)
+    ).fetchone()
+    conn.execute(  # a log the sealer opened first (a fleet's genesis) has no counter yet
+        "INSERT OR IGNORE INTO log_positions (log_id, next_index)"
+        " SELECT id, max(size, 1) FROM logs WHERE id = ?",
+        (log_id,),
+    )
+    return int(log_id)

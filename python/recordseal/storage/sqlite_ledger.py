@@ -5,8 +5,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from recordseal.core import leaf_hash
-from recordseal.ledger import tree
+from recordseal.ledger import log as ledger_log
 from recordseal.storage import base
 from recordseal.storage.base import Anchor, AnchorLog, CheckpointRow, SealedBatch, SealRequest
 from recordseal.storage.sqlite_writer import Batch, GroupCommitWriter
@@ -25,8 +24,8 @@ class LedgerQueries:
     async def unsealed_logs(self) -> list[tuple[str, str]]:
         """The (tenant, fleet) pairs that have records not yet in a sealed batch."""
         rows = self._read(
-            "SELECT DISTINCT s.tenant, s.fleet FROM records r JOIN streams s ON s.id = r.stream_id"
-            " WHERE r.log_index IS NULL",
+            "SELECT l.tenant, l.fleet FROM logs l JOIN log_positions p ON p.log_id = l.id"
+            " WHERE p.next_index > max(l.size, 1) ORDER BY l.id",
             (),
         )
         return [(tenant, fleet) for tenant, fleet in rows]
@@ -83,10 +82,13 @@ class LedgerQueries:
         return nodes
 
     async def log_origins(self) -> list[str]:
-        return [origin for (origin,) in self._read("SELECT origin FROM logs ORDER BY id", ())]
+        rows = self._read("SELECT origin FROM logs WHERE origin IS NOT NULL ORDER BY id", ())
+        return [origin for (origin,) in rows]
 
     async def anchor_logs(self) -> list[AnchorLog]:
-        rows = self._read("SELECT tenant, fleet, origin FROM logs ORDER BY id", ())
+        rows = self._read(
+            "SELECT tenant, fleet, origin FROM logs WHERE origin IS NOT NULL ORDER BY id", ()
+        )
         return [AnchorLog(*row) for row in rows]
 
     async def anchors(
@@ -120,7 +122,7 @@ class LedgerQueries:
         """The log origin and index of a sealed record, or None while it is pending."""
         rows = self._read(
             "SELECT l.origin, r.log_index FROM records r JOIN logs l ON l.id = r.log_id"
-            " WHERE r.record_id = ? AND r.tenant = ?",
+            " WHERE r.record_id = ? AND r.tenant = ? AND r.log_index < l.size",
             (record_id, tenant),
         )
         return (rows[0][0], rows[0][1]) if rows else None
@@ -170,59 +172,43 @@ _ANCHORS = (
 
 
 def _seal(conn: sqlite3.Connection, request: SealRequest) -> SealedBatch | None:
-    row = conn.execute(
-        "SELECT id, size FROM logs WHERE tenant IS ? AND fleet = ?", (request.tenant, request.fleet)
+    """One seal of ``ledger.log``: read the log, its frontier and the pending leaves, grow,
+    write the new nodes, size and checkpoint."""
+    conn.execute(
+        "INSERT OR IGNORE INTO logs (tenant, fleet, origin, size, root) VALUES (?, ?, ?, 0, ?)",
+        (request.tenant, request.fleet, request.origin, b""),
+    )
+    log_id, origin, size = conn.execute(
+        "SELECT id, origin, size FROM logs WHERE tenant IS ? AND fleet = ?",
+        (request.tenant, request.fleet),
     ).fetchone()
-    created: dict[tuple[int, int], bytes] = {}
-
-    def node(level: int, index: int) -> bytes:
-        found = created.get((level, index))
-        if found is None:
-            found = conn.execute(
-                "SELECT hash FROM log_nodes WHERE log_id = ? AND level = ? AND idx = ?",
-                (log_id, level, index),
-            ).fetchone()[0]
-        return found
-
-    def append(size: int, leaf: bytes) -> None:
-        for level, index, digest in tree.nodes_completed_by_append(size, leaf, node):
-            created[(level, index)] = digest
-
-    if row is None:
-        cursor = conn.execute(
-            "INSERT INTO logs (tenant, fleet, origin, size, root) VALUES (?, ?, ?, 0, ?)",
-            (request.tenant, request.fleet, request.origin, b""),
-        )
-        assert cursor.lastrowid is not None
-        log_id, size = cursor.lastrowid, 0
-        append(0, leaf_hash(request.genesis))  # leaf 0: the tenant genesis root
-        size = 1
-    else:
-        log_id, size = row
-    # Streams always have a tenant, so a legacy log (tenant None) matches no pending record.
+    if origin is None:  # made with the log's first stream, named by its first seal
+        conn.execute("UPDATE logs SET origin = ? WHERE id = ?", (request.origin, log_id))
+    wanted = sorted(ledger_log.frontier(size))
+    stored = {}
+    for level, index in wanted:
+        (stored[(level, index)],) = conn.execute(
+            "SELECT hash FROM log_nodes WHERE log_id = ? AND level = ? AND idx = ?",
+            (log_id, level, index),
+        ).fetchone()
     pending = conn.execute(
-        "SELECT r.record_id, r.chain_leaf FROM records r JOIN streams s ON s.id = r.stream_id"
-        " WHERE r.log_index IS NULL AND s.tenant = ? AND s.fleet = ? ORDER BY r.rowid LIMIT ?",
-        (request.tenant, request.fleet, base.SEAL_LIMIT),
+        "SELECT log_index, chain_leaf FROM records WHERE log_id = ? AND log_index >= ?"
+        " ORDER BY log_index LIMIT ?",
+        (log_id, ledger_log.first_pending(size), base.SEAL_LIMIT),
     ).fetchall()
-    if not pending and row is not None:
+    growth = ledger_log.grow(size, request.genesis, pending, stored)
+    if growth is None:
         return None
-    first_index = size
-    placed = []
-    for record_id, chain_leaf in pending:
-        append(size, chain_leaf)
-        placed.append((log_id, size, record_id))
-        size += 1
-    conn.executemany("UPDATE records SET log_id = ?, log_index = ? WHERE record_id = ?", placed)
     conn.executemany(
         "INSERT INTO log_nodes (log_id, level, idx, hash) VALUES (?, ?, ?, ?)",
-        [(log_id, level, index, digest) for (level, index), digest in created.items()],
+        [(log_id, level, index, digest) for (level, index), digest in growth.nodes.items()],
     )
-    root = tree.root(size, node)
-    note = request.sign(size, root)
-    conn.execute("UPDATE logs SET size = ?, root = ? WHERE id = ?", (size, root, log_id))
+    note = request.sign(growth.size, growth.root)
+    conn.execute(
+        "UPDATE logs SET size = ?, root = ? WHERE id = ?", (growth.size, growth.root, log_id)
+    )
     conn.execute(
         "INSERT INTO checkpoints (log_id, size, root, note, created_at) VALUES (?, ?, ?, ?, ?)",
-        (log_id, size, root, note, request.now),
+        (log_id, growth.size, growth.root, note, request.now),
     )
-    return SealedBatch(request.origin, first_index, size, root, note)
+    return SealedBatch(request.origin, growth.first_index, growth.size, growth.root, note)

@@ -145,6 +145,50 @@ MIGRATIONS: list[str] = [
     ALTER TABLE logs_v5 RENAME TO logs;
     CREATE UNIQUE INDEX logs_scope ON logs (ifnull(tenant, ''), fleet);
     """,
+    # 6: log positions assigned at insert (docs/records.md, "Sealing"). A record takes the
+    # next position of its stream's (tenant, fleet) log in its insert transaction (counter:
+    # log_positions), so sealing never rewrites a record row. A log row now exists from its
+    # first stream on, unnamed (origin NULL) until the sealer first seals it: ``logs`` is
+    # rebuilt with a nullable origin (ids kept). Pending records get the positions after the
+    # sealed size, in insertion order, as the sealer would have given them.
+    """
+    CREATE TABLE logs_v6 (
+        id      INTEGER PRIMARY KEY,
+        tenant  TEXT,
+        fleet   TEXT NOT NULL,
+        origin  TEXT UNIQUE,
+        size    INTEGER NOT NULL,
+        root    BLOB NOT NULL
+    );
+    INSERT INTO logs_v6 (id, tenant, fleet, origin, size, root)
+        SELECT id, tenant, fleet, origin, size, root FROM logs;
+    DROP TABLE logs;
+    ALTER TABLE logs_v6 RENAME TO logs;
+    CREATE UNIQUE INDEX logs_scope ON logs (ifnull(tenant, ''), fleet);
+    INSERT INTO logs (tenant, fleet, origin, size, root)
+        SELECT DISTINCT s.tenant, s.fleet, NULL, 0, x'' FROM streams s
+        WHERE NOT EXISTS (SELECT 1 FROM logs l WHERE l.tenant IS s.tenant AND l.fleet = s.fleet);
+    CREATE TABLE log_positions (
+        log_id      INTEGER PRIMARY KEY REFERENCES logs (id),
+        next_index  INTEGER NOT NULL
+    );
+    ALTER TABLE streams ADD COLUMN log_id INTEGER REFERENCES logs (id);
+    UPDATE streams SET log_id = (
+        SELECT l.id FROM logs l WHERE l.tenant IS streams.tenant AND l.fleet = streams.fleet);
+    UPDATE records SET log_id = p.log_id, log_index = p.position FROM (
+        SELECT r.record_id, s.log_id, max(l.size, 1) - 1
+            + row_number() OVER (PARTITION BY s.log_id ORDER BY r.rowid) AS position
+        FROM records r JOIN streams s ON s.id = r.stream_id JOIN logs l ON l.id = s.log_id
+        WHERE r.log_index IS NULL) AS p
+    WHERE records.record_id = p.record_id;
+    INSERT INTO log_positions (log_id, next_index)
+        SELECT l.id, max(
+            max(l.size, 1),
+            ifnull((SELECT max(r.log_index) + 1 FROM records r WHERE r.log_id = l.id), 0))
+        FROM logs l;
+    DROP INDEX records_unsealed;
+    CREATE UNIQUE INDEX records_by_log ON records (log_id, log_index);
+    """,
 ]
 
 

@@ -16,18 +16,21 @@ T = TypeVar("T")
 
 
 class Batch:
-    """State shared by the jobs of one transaction: the stream heads they advanced, the
-    subjects already checked, and record rows not yet written.
+    """State shared by the jobs of one transaction: the stream heads and log positions they
+    advanced, the subjects already checked, and record rows not yet written.
 
     Appends defer their INSERTs so a batch writes them with one ``executemany``; every other
     job sees them written first (``flush_rows`` runs before it), so an erasure later in the
     same batch deletes a payload appended earlier in it.
     """
 
-    __slots__ = ("heads", "keys", "payloads", "records", "subjects")
+    __slots__ = ("heads", "keys", "log_next", "payloads", "records", "stream_logs", "subjects")
 
     def __init__(self) -> None:
         self.heads: dict[int, tuple[int, bytes]] = {}
+        #: stream id -> its log's id; log id -> the log's next position
+        self.stream_logs: dict[int, int] = {}
+        self.log_next: dict[int, int] = {}
         self.subjects: dict[tuple[str, bytes], tuple[str, bool]] = {}
         self.records: list[tuple[Any, ...]] = []
         self.payloads: list[tuple[Any, ...]] = []
@@ -38,7 +41,7 @@ class Batch:
         if self.records:
             conn.executemany(
                 "INSERT INTO records (record_id, tenant, stream_id, seq, subject_ref, header,"
-                " signature, chain_leaf) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                " signature, chain_leaf, log_id, log_index) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 self.records,
             )
             conn.executemany(
@@ -74,16 +77,37 @@ class Batch:
         head = self.heads.get(stream_id)
         if head is None:
             row = conn.execute(
-                "SELECT next_seq, head FROM streams WHERE id = ?", (stream_id,)
+                "SELECT next_seq, head, log_id FROM streams WHERE id = ?", (stream_id,)
             ).fetchone()
             head = (row[0], row[1])
+            self.stream_logs[stream_id] = row[2]
         return head
+
+    def log_position(self, conn: sqlite3.Connection, stream_id: int) -> tuple[int, int]:
+        """The stream's log and the next position in it, which the caller takes."""
+        log_id = self.stream_logs.get(stream_id)
+        if log_id is None:
+            (log_id,) = conn.execute(
+                "SELECT log_id FROM streams WHERE id = ?", (stream_id,)
+            ).fetchone()
+            self.stream_logs[stream_id] = log_id
+        position = self.log_next.get(log_id)
+        if position is None:
+            (position,) = conn.execute(
+                "SELECT next_index FROM log_positions WHERE log_id = ?", (log_id,)
+            ).fetchone()
+        self.log_next[log_id] = position + 1
+        return log_id, position
 
     def flush(self, conn: sqlite3.Connection) -> None:
         self.flush_rows(conn)
         conn.executemany(
             "UPDATE streams SET next_seq = ?, head = ? WHERE id = ?",
             [(seq, head, stream_id) for stream_id, (seq, head) in self.heads.items()],
+        )
+        conn.executemany(
+            "UPDATE log_positions SET next_index = ? WHERE log_id = ?",
+            [(position, log_id) for log_id, position in self.log_next.items()],
         )
 
 
@@ -103,7 +127,8 @@ class GroupCommitWriter:
 
     def __init__(self, path: Path) -> None:
         self._path = path
-        self._pending: list[tuple[Job[Any], asyncio.Future[Any]]] = []
+        #: (job, whether it defers its rows, its caller's future)
+        self._pending: list[tuple[Job[Any], bool, asyncio.Future[Any]]] = []
         self._wakeup = asyncio.Event()
         self._closing = False
         self._checkpoint_requested = False
@@ -117,13 +142,15 @@ class GroupCommitWriter:
         """Called from a job: truncate the WAL once this transaction has committed."""
         self._checkpoint_requested = True
 
-    def submit(self, job: Job[T]) -> asyncio.Future[T]:
+    def submit(self, job: Job[T], *, defers_rows: bool = False) -> asyncio.Future[T]:
         """Run ``job`` in the next transaction. A job refuses (raises a StoreError) only
-        before it writes; any other error fails the whole transaction."""
+        before it writes; any other error fails the whole transaction. A job that
+        ``defers_rows`` only adds rows to the batch (appends), so the rows of consecutive
+        such jobs are written together; any other job sees every earlier row written."""
         if self._closing:
             raise RuntimeError("the store is closed")
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        self._pending.append((job, future))
+        self._pending.append((job, defers_rows, future))
         self._wakeup.set()
         return future
 
@@ -160,7 +187,7 @@ class GroupCommitWriter:
                     batch = self._pending[: self.MAX_BATCH]
                     del self._pending[: self.MAX_BATCH]
                 outcomes = [(False, exc)] * len(batch)
-            for (_, future), (ok, value) in zip(batch, outcomes, strict=True):
+            for (_, _, future), (ok, value) in zip(batch, outcomes, strict=True):
                 _settle(future, ok, value)
             # Let the answered requests go out, and other processes take the lock, first.
             await asyncio.sleep(0)
@@ -192,8 +219,8 @@ class GroupCommitWriter:
         try:
             conn.execute("BEGIN IMMEDIATE")
             state = Batch()
-            for job, _ in batch:
-                if not getattr(job, "defers_rows", False):
+            for job, defers_rows, _ in batch:
+                if not defers_rows:
                     state.flush_rows(conn)
                 try:
                     outcomes.append((True, job(conn, state)))

@@ -1,0 +1,137 @@
+"""Where each append of a transaction goes: the placement rules, written once for every backend.
+
+A backend reads what the rules need under its own locks (stored idempotency keys, subjects,
+stream heads) and hands it over through :class:`Lookups`; :func:`place` decides every append
+in order, then builds the placed ones with one call of the service's builder. Nothing here
+touches a database, so the SQLite job and the PostgreSQL writer apply exactly these rules.
+
+The rules, for each append in order:
+
+1. Its idempotency key stored (or placed earlier in this transaction): with the same request
+   hash it is ``Replayed`` (its record is the answer), with another ``KeyReused``.
+2. Its subject must be stored with the claimed handle; another handle means another writer
+   created that new subject first: ``SubjectRace``, and every later append of the same stream
+   of the same call is ``Deferred`` (nothing placed), so a call's records keep their order
+   when the service appends them again.
+3. An erased subject (no key any more): ``SubjectErased``.
+4. Otherwise it is placed at its stream's head.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from recordseal.storage.base import (
+    Append,
+    BatchBuilder,
+    Deferred,
+    KeyReused,
+    NewRecord,
+    Replayed,
+    StoreError,
+    SubjectClaim,
+    SubjectErased,
+    SubjectRace,
+)
+
+
+class Lookups(Protocol):
+    """What a backend has read (or reads now) under its locks."""
+
+    def stored_key(self, tenant: str, key: str) -> tuple[bytes, str] | None:
+        """The request hash and record id stored under an idempotency key."""
+        ...
+
+    def stored_subject(self, tenant: str, subject: SubjectClaim) -> tuple[str, bool] | None:
+        """The stored handle of the claim's subject and whether its key is live (a backend
+        may create a new subject here, first claim wins)."""
+        ...
+
+    def head(self, stream_id: int) -> tuple[int, bytes]:
+        """The stream's next sequence number and the chain leaf of its last record."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Queued:
+    """An append as a transaction sees it: its tenant, and the call it came with (the
+    appends of one call keep their order)."""
+
+    tenant: str
+    append: Append
+    call: Hashable = 0
+
+
+@dataclass(slots=True)
+class Placed:
+    """The outcome of :func:`place`: one record or refusal per append, the new stream heads,
+    and the idempotency keys of the records placed ((tenant, key) -> (hash, record id))."""
+
+    outcomes: list[NewRecord | StoreError]
+    heads: dict[int, tuple[int, bytes]]
+    keys: dict[tuple[str, str], tuple[bytes, str]] = field(default_factory=dict)
+
+
+def check(
+    queued: Queued, lookups: Lookups, placed_keys: dict[tuple[str, str], tuple[bytes, str]]
+) -> None:
+    """Raise the refusal of one append by rules 1-3, or return if it may be placed."""
+    tenant, append = queued.tenant, queued.append
+    claim = append.idempotency
+    if claim is not None:
+        known = placed_keys.get((tenant, claim.key)) or lookups.stored_key(tenant, claim.key)
+        if known is not None:
+            if known[0] != claim.request_hash:
+                raise KeyReused(claim.key)
+            raise Replayed(known[1])
+    stored = lookups.stored_subject(tenant, append.subject)
+    if stored is None or stored[0] != append.subject.subject_ref:
+        raise SubjectRace(append.subject.subject_ref)
+    if not stored[1]:
+        raise SubjectErased(append.subject.subject_ref)
+
+
+def place(items: Sequence[Queued], lookups: Lookups, build: BatchBuilder) -> Placed:
+    """Decide every append in order, then build the placed ones in one ``build`` call."""
+    raced: set[Hashable] = set()
+    decided: list[int | StoreError] = []  # an index into ``placed``, or the refusal
+    placed: list[Append] = []
+    keys: dict[tuple[str, str], tuple[bytes, str]] = {}
+    for queued in items:
+        append = queued.append
+        if (queued.call, append.stream_id) in raced:
+            decided.append(Deferred())
+            continue
+        try:
+            check(queued, lookups, keys)
+        except SubjectRace as race:
+            raced.add((queued.call, append.stream_id))
+            decided.append(race)
+            continue
+        except StoreError as refusal:
+            decided.append(refusal)
+            continue
+        if append.idempotency is not None:
+            claim = append.idempotency
+            keys[(queued.tenant, claim.key)] = (claim.request_hash, append.record_id)
+        decided.append(len(placed))
+        placed.append(append)
+    slot_of: dict[int, int] = {}
+    slots: list[int] = []
+    heads: list[tuple[int, bytes]] = []
+    for append in placed:
+        slot = slot_of.get(append.stream_id)
+        if slot is None:
+            slot = slot_of[append.stream_id] = len(heads)
+            heads.append(lookups.head(append.stream_id))
+        slots.append(slot)
+    records = build(placed, slots, heads) if placed else []
+    if len(records) != len(placed):
+        raise AssertionError(f"the builder made {len(records)} records for {len(placed)}")
+    return Placed(
+        [records[d] if isinstance(d, int) else d for d in decided],
+        {stream_id: heads[slot] for stream_id, slot in slot_of.items()},
+        keys,
+    )
