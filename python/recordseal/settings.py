@@ -7,6 +7,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_DATA_DIR = Path("data")
+_RATE_LIMITS = {
+    "rate_limit_failed_tokens": "RECORDSEAL_RATE_LIMIT_FAILED_TOKENS",
+    "rate_limit_login": "RECORDSEAL_RATE_LIMIT_LOGIN",
+    "rate_limit_sso": "RECORDSEAL_RATE_LIMIT_SSO",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +50,11 @@ class Settings:
     transparency_dir: Path | None = None
     #: Seconds between checks whether yesterday's transparency files are written (0: off).
     transparency_interval: float = 60.0
+    #: Rate limits per client address, ``N/SECONDS`` or ``off`` (docs/security.md): failed
+    #: bearer-token attempts, passkey ceremony requests, sign-on starts and callbacks.
+    rate_limit_failed_tokens: str = "20/60"
+    rate_limit_login: str = "30/60"
+    rate_limit_sso: str = "30/60"
 
     @property
     def database_path(self) -> Path:
@@ -84,6 +94,9 @@ class Settings:
             values["transparency_dir"] = Path(transparency)
         if every := os.environ.get("RECORDSEAL_TRANSPARENCY_INTERVAL"):
             values["transparency_interval"] = float(every)
+        for name, variable in _RATE_LIMITS.items():
+            if (rate := os.environ.get(variable)) is not None:
+                values[name] = rate
         values.update({k: v for k, v in overrides.items() if v is not None})
         for name in ("data_dir", "fleet_manifest", "transparency_dir"):
             if values.get(name) is not None:

@@ -99,7 +99,9 @@ def test_the_login_page_offers_the_passkey_button(client: TestClient[Litestar]) 
     response = client.get("/login")
     assert response.status_code == 200
     assert "Sign in with a passkey" in response.text
-    assert "navigator.credentials.get" in response.text
+    assert '<script src="/static/panel/passkey.js" defer></script>' in response.text
+    script = client.get("/static/panel/passkey.js")
+    assert "navigator.credentials.get" in script.text
     assert response.headers["cache-control"] == "no-store"
 
 
@@ -144,7 +146,8 @@ def test_a_valid_link_shows_the_registration_page(env: Env, client: TestClient[L
     response = client.get(f"/login/register?token={token}")
     assert response.status_code == 200
     assert "Create a passkey" in response.text
-    assert "navigator.credentials.create" in response.text
+    assert '<script src="/static/panel/passkey.js" defer></script>' in response.text
+    assert "navigator.credentials.create" in client.get("/static/panel/passkey.js").text
     assert env.store.link_status(token)[0] == "valid"  # viewing does not consume it
 
 
@@ -195,7 +198,7 @@ def test_configured_origins_replace_the_default(env: Env) -> None:
 
 def test_a_form_post_is_refused(client: TestClient[Litestar]) -> None:
     response = client.post("/login/authenticate/start", data={"x": "1"})
-    assert response.status_code == 400
+    assert response.status_code == 415
 
 
 # -- ceremony finish ---------------------------------------------------------------------

@@ -46,3 +46,25 @@ class Forbidden(ServiceError):
     """The tenant may not use this resource (for example another tenant's fleet)."""
 
     kind = "forbidden"
+
+
+class Malformed(ServiceError):
+    """The body cannot be read as the request it should be: not JSON, the wrong shape."""
+
+    kind = "malformed"
+
+
+class UnsupportedMediaType(ServiceError):
+    """The body is not declared as JSON (``Content-Type``)."""
+
+    kind = "unsupported_media_type"
+
+
+class TooManyRequests(ServiceError):
+    """A rate limit of this client address is exhausted; retry after ``retry_after`` s."""
+
+    kind = "too_many_requests"
+
+    def __init__(self, code: str, message: str, retry_after: int) -> None:
+        super().__init__(code, message)
+        self.retry_after = retry_after

@@ -13,6 +13,19 @@ from recordseal.storage.base import Store, TokenRow
 
 TOKEN_PREFIX = "rs_"
 TENANT_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+#: RFC 6750 section 2.1: ``"Bearer" 1*SP b64token``; the scheme is case-insensitive (RFC 9110
+#: section 11.1), the token is b64token (RFC 6750) and compared exactly.
+BEARER = re.compile(r"[Bb][Ee][Aa][Rr][Ee][Rr] +([A-Za-z0-9._~+/-]+=*)")
+#: Longer values are refused unread (a token is 46 characters).
+MAX_AUTHORIZATION = 1024
+
+
+def bearer_token(authorization: str | None) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` value, None if it is not one."""
+    if not authorization or len(authorization) > MAX_AUTHORIZATION:
+        return None
+    match = BEARER.fullmatch(authorization.strip(" \t"))
+    return match.group(1) if match else None
 
 
 def token_hash(token: str) -> bytes:
@@ -58,9 +71,10 @@ class TokenService:
 
     async def tenant_of(self, authorization: str | None) -> str:
         """The tenant of a ``Bearer`` token, or Unauthenticated (the reason is not told)."""
-        if not authorization or not authorization.startswith("Bearer "):
+        token = bearer_token(authorization)
+        if token is None:
             raise Unauthenticated("unauthenticated", "a valid bearer token is required")
-        digest = token_hash(authorization[len("Bearer ") :].strip())
+        digest = token_hash(token)
         now = time.monotonic()
         cached = self._cache.get(digest)
         if cached is not None and cached[1] > now:

@@ -41,10 +41,14 @@ from recordseal.storage.backends import open_store
 from recordseal.storage.base import SigningKeyRow
 from recordseal.verify import KeyDirectory, TrustStore, load_key_directory, load_trust_store
 from recordseal.web import batch, problems, records
+from recordseal.web.apidocs import docs_plugins
+from recordseal.web.headers import security_headers
 from recordseal.web.panel.context import PanelContext
 from recordseal.web.panel.passkeys import PASSKEY_ROUTES, passkey_context
 from recordseal.web.panel.routes import PANEL_ROUTES, panel_template_config
 from recordseal.web.panel.sso import build_sso_context
+from recordseal.web.ratelimit import DATABASE as RATE_LIMIT_DATABASE
+from recordseal.web.ratelimit import Rate, RateLimiter, Scope
 from recordseal.web.schemas import Health
 from recordseal.web.verify import VERIFY_ROUTES
 
@@ -79,6 +83,12 @@ def create_app(settings: Settings | None = None) -> Litestar:
         load_manifest(settings.fleet_manifest) if settings.fleet_manifest else FleetManifest()
     )
     sso_settings = SsoSettings.from_env(os.environ)
+    # Parsed now: a malformed limit stops the start.
+    rates: dict[Scope, Rate | None] = {
+        "bearer": Rate.parse(settings.rate_limit_failed_tokens),
+        "login": Rate.parse(settings.rate_limit_login),
+        "sso": Rate.parse(settings.rate_limit_sso),
+    }
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
@@ -112,6 +122,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             )
 
         app.state.store = store
+        app.state.rate_limiter = RateLimiter(rates, settings.data_dir / RATE_LIMIT_DATABASE)
         app.state.sealer = sealer
         app.state.fleets = registry
         app.state.tokens = TokenService(store, settings.token_cache_seconds)
@@ -181,6 +192,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+            app.state.rate_limiter.close()
             await store.close()
 
     return Litestar(
@@ -209,10 +221,15 @@ def create_app(settings: Settings | None = None) -> Litestar:
             msgspec.ValidationError: problems.validation_error_handler,
             msgspec.DecodeError: problems.decode_error_handler,
             HTTPException: problems.http_error_handler,
+            UnicodeDecodeError: problems.unreadable_handler,
+            RecursionError: problems.unreadable_handler,
             Exception: problems.internal_error_handler,
         },
         lifespan=[lifespan],
         request_max_body_size=settings.max_body_bytes,
-        openapi_config=OpenAPIConfig(title="recordseal", version="1.0.0"),
+        openapi_config=OpenAPIConfig(
+            title="recordseal", version="1.0.0", render_plugins=docs_plugins()
+        ),
+        before_send=[security_headers],
         debug=False,
     )

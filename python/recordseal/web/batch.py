@@ -10,10 +10,12 @@ from litestar.openapi.spec import OpenAPIMediaType, OpenAPIResponse, Operation, 
 
 from recordseal.services.errors import Invalid, ServiceError
 from recordseal.services.records import MAX_BATCH, RecordIn, RecordService, Retry
-from recordseal.web.problems import service_problem, validation_problem
+from recordseal.web.bodies import read_json, strict_decoder
+from recordseal.web.problems import service_problem
 from recordseal.web.records import (
     IDEMPOTENCY_KEY,
     JSON,
+    authenticate,
     decode_record,
     inline_schema,
     record_in,
@@ -25,7 +27,7 @@ from recordseal.web.schemas import BatchBody, BatchOut, BatchResult, RecordBody
 #: (413) before they are read: send large records in smaller batches.
 MAX_BATCH_BYTES = 32 * 1024 * 1024
 
-_decode_batch = msgspec.json.Decoder(BatchBody).decode
+_batch_decoder = strict_decoder(BatchBody)
 _encode = msgspec.json.Encoder().encode
 
 
@@ -61,10 +63,9 @@ async def post_batch(request: Request) -> Response[bytes]:  # type: ignore[type-
     """Ingest up to 1,000 records: each is accepted (201) or refused (its problem) on its own,
     and the results come back in the order sent. With an ``Idempotency-Key``, item ``i`` is
     keyed ``<key>#<i>``: a retried batch returns the stored records and stores nothing new."""
-    state = request.app.state
-    tenant = await state.tokens.tenant_of(request.headers.get("authorization"))
-    records: RecordService = state.records
-    batch = _decode_batch(await request.body())
+    tenant = await authenticate(request)
+    records: RecordService = request.app.state.records
+    batch = read_json(request, await request.body(), _batch_decoder, payload_steps=3)
     if not 1 <= len(batch.records) <= MAX_BATCH:
         raise Invalid("batch_size_invalid", f"a batch holds 1 to {MAX_BATCH} records", "records")
     key = request.headers.get("idempotency-key")
@@ -75,8 +76,8 @@ async def post_batch(request: Request) -> Response[bytes]:  # type: ignore[type-
         retries.append(Retry.of(key, raw, index))
         try:
             items.append(record_in(decode_record(raw)))  # the batch parsed: only shapes fail
-        except msgspec.ValidationError as error:
-            problem = validation_problem(error)
+        except ServiceError as error:
+            problem = service_problem(error)
             malformed[index] = BatchResult(index=index, status=problem.status, problem=problem)
             items.append(Invalid(problem.code, problem.detail or "", problem.field))
     outcomes = await records.ingest_batch(tenant, items, retries)

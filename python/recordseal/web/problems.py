@@ -9,7 +9,7 @@ import msgspec
 from litestar import Request, Response
 from litestar.exceptions import HTTPException
 
-from recordseal.services.errors import ServiceError
+from recordseal.services.errors import ServiceError, TooManyRequests
 from recordseal.web.schemas import Problem
 
 log = logging.getLogger("recordseal.web")
@@ -18,6 +18,7 @@ PROBLEM_TYPE = "https://recordseal.dev/problems/"
 MEDIA_TYPE = "application/problem+json"
 
 STATUS = {
+    "malformed": 400,
     "unauthenticated": 401,
     "forbidden": 403,
     "not_found": 404,
@@ -25,7 +26,14 @@ STATUS = {
     "gone": 410,
     "too_large": 413,
     "invalid": 422,
+    "unsupported_media_type": 415,
+    "too_many_requests": 429,
 }
+#: Refusals of the payload as a whole: the core names no path, the problem names the member
+#: (spec 7.1: a refusal names the offending field).
+PAYLOAD_LEVEL = frozenset(
+    {"payload_not_object", "payload_empty", "payload_too_large", "too_many_fields"}
+)
 TITLES = {
     400: "Malformed request",
     401: "Unauthenticated",
@@ -35,7 +43,9 @@ TITLES = {
     409: "Conflict",
     410: "Gone",
     413: "Content too large",
+    415: "Unsupported media type",
     422: "Unprocessable content",
+    429: "Too many requests",
     500: "Internal server error",
 }
 
@@ -46,27 +56,48 @@ def problem(status: int, code: str, detail: str | None = None, field: str | None
         title=TITLES.get(status, "Error"),
         status=status,
         code=code,
+        attestation="hosted-ingest",
         detail=detail,
         field=field,
     )
 
 
+def _field_of(error: ServiceError) -> str | None:
+    if error.field is None and error.code in PAYLOAD_LEVEL:
+        return "payload"
+    return error.field
+
+
 def service_problem(error: ServiceError) -> Problem:
-    return problem(STATUS[error.kind], error.code, str(error), error.field)
+    return problem(STATUS[error.kind], error.code, str(error), _field_of(error))
 
 
 def problem_response(
-    status: int, code: str, detail: str | None = None, field: str | None = None
+    status: int,
+    code: str,
+    detail: str | None = None,
+    field: str | None = None,
+    headers: dict[str, str] | None = None,
 ) -> Response[bytes]:
     body = problem(status, code, detail, field)
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    headers = dict(headers or {})
+    if status == 401:
+        headers["WWW-Authenticate"] = "Bearer"
     return Response(
-        msgspec.json.encode(body), status_code=status, media_type=MEDIA_TYPE, headers=headers
+        msgspec.json.encode(body),
+        status_code=status,
+        media_type=MEDIA_TYPE,
+        headers=headers or None,
     )
 
 
 def service_error_handler(_: Request, error: ServiceError) -> Response[bytes]:  # type: ignore[type-arg]
-    return problem_response(STATUS[error.kind], error.code, str(error), error.field)
+    headers = None
+    if isinstance(error, TooManyRequests):
+        headers = {"Retry-After": str(error.retry_after)}
+    return problem_response(
+        STATUS[error.kind], error.code, str(error), _field_of(error), headers=headers
+    )
 
 
 _AT_PATH = re.compile(r" - at `\$\.?([^`]*)`$")
@@ -96,6 +127,14 @@ def decode_error_handler(_: Request, error: msgspec.DecodeError) -> Response[byt
     return problem_response(400, "request_not_json", "the request body is not valid JSON")
 
 
+def unreadable_handler(_: Request, error: Exception) -> Response[bytes]:  # type: ignore[type-arg]
+    """What msgspec raises for invalid UTF-8 (``UnicodeDecodeError``) or absurd nesting
+    (``RecursionError``) in a body the gate (``web/bodies.py``) did not see first: a
+    malformed request, never a 500."""
+    log.info("unreadable request: %s", type(error).__name__)
+    return problem_response(400, "request_not_json", "the request body is not valid JSON")
+
+
 def http_error_handler(_: Request, error: HTTPException) -> Response[bytes]:  # type: ignore[type-arg]
     status = error.status_code
     code = {
@@ -104,6 +143,8 @@ def http_error_handler(_: Request, error: HTTPException) -> Response[bytes]:  # 
         404: "not_found",
         405: "method_not_allowed",
         413: "request_too_large",
+        415: "unsupported_media_type",
+        429: "too_many_requests",
     }.get(status, "error")
     detail = error.detail if status < 500 else None
     return problem_response(status, code, detail)

@@ -12,6 +12,7 @@ from litestar.datastructures import State
 from litestar.di import NamedDependency
 from litestar.enums import ParamType
 from litestar.exceptions import NotFoundException
+from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import (
     OpenAPIMediaType,
     OpenAPIResponse,
@@ -21,9 +22,10 @@ from litestar.openapi.spec import (
     RequestBody,
     Schema,
 )
-from litestar.params import FromPath, JSONBody, PathParameter
+from litestar.params import FromPath, PathParameter
 
 from recordseal.services.disclosure import DisclosureService, Window
+from recordseal.services.errors import Unauthenticated
 from recordseal.services.records import (
     Ingested,
     RecordIn,
@@ -34,6 +36,8 @@ from recordseal.services.records import (
 from recordseal.services.tokens import TokenService
 from recordseal.storage.base import RecordRow
 from recordseal.verify.bundle import encode_bundle
+from recordseal.web.bodies import decode_strict, read_json, strict_decoder
+from recordseal.web.ratelimit import enforce
 from recordseal.web.schemas import (
     DisclosureIn,
     ErasureOut,
@@ -45,9 +49,13 @@ from recordseal.web.schemas import (
     StreamOut,
 )
 
-decode_record = msgspec.json.Decoder(RecordBody).decode
+_record_decoder = strict_decoder(RecordBody)
+_stream_decoder = strict_decoder(StreamIn)
+_disclosure_decoder = strict_decoder(DisclosureIn)
 _encode = msgspec.json.Encoder().encode
 JSON = "application/json"
+#: Payloads and bundles hold customer values: no cache keeps them.
+NO_STORE = {"Cache-Control": "no-store"}
 
 IDEMPOTENCY_KEY = Parameter(
     name="Idempotency-Key",
@@ -78,10 +86,20 @@ def inline_schema(struct: type) -> Any:
     return resolve(generated)
 
 
-async def tenant_of(request: Request, state: State) -> str:  # type: ignore[type-arg]
-    """The tenant of the bearer token (401 otherwise)."""
-    tokens: TokenService = state.tokens
-    return await tokens.tenant_of(request.headers.get("authorization"))
+async def authenticate(request: Request) -> str:  # type: ignore[type-arg]
+    """The tenant of the bearer token: 401 otherwise, 429 once this address has failed too
+    often (web/ratelimit.py). A valid token is always served: only failures are counted."""
+    tokens: TokenService = request.app.state.tokens
+    try:
+        return await tokens.tenant_of(request.headers.get("authorization"))
+    except Unauthenticated:
+        enforce(request, "bearer")
+        raise
+
+
+async def tenant_of(request: Request) -> str:  # type: ignore[type-arg]
+    """Dependency: :func:`authenticate`."""
+    return await authenticate(request)
 
 
 def records_of(state: State) -> RecordService:
@@ -119,12 +137,25 @@ def _view(row: RecordRow) -> RecordView:
     )
 
 
-@post("/v1/streams", status_code=201, tags=["records"])
+@dataclass
+class _StreamOperation(Operation):
+    """Documents the body of ``POST /v1/streams``, which the handler decodes itself."""
+
+    def __post_init__(self) -> None:
+        self.request_body = RequestBody(
+            content={JSON: OpenAPIMediaType(schema=inline_schema(StreamIn))}, required=True
+        )
+
+
+@post("/v1/streams", status_code=201, tags=["records"], operation_class=_StreamOperation)
 async def create_stream(
-    data: JSONBody[StreamIn], tenant: NamedDependency[str], records: NamedDependency[RecordService]
+    request: Request,  # type: ignore[type-arg]
+    tenant: NamedDependency[str],
+    records: NamedDependency[RecordService],
 ) -> StreamOut:
     """Declare a stream: its name, optional field kinds by path pattern, strictness, and the
     fleet whose log seals its records (``default`` unless the manifest binds one)."""
+    data = read_json(request, await request.body(), _stream_decoder)
     stream = await records.create_stream(
         tenant, data.name, data.declarations, data.strict, data.fleet
     )
@@ -165,13 +196,19 @@ async def post_record(request: Request) -> Response[bytes]:  # type: ignore[type
     decoded here (the payload kept as the exact bytes received, ``msgspec.Raw``, for the
     core's checks) and the services come straight from the application state.
     """
-    state = request.app.state
-    tenant = await state.tokens.tenant_of(request.headers.get("authorization"))
-    records: RecordService = state.records
+    tenant = await authenticate(request)
+    records: RecordService = request.app.state.records
     raw = await request.body()
+    body = read_json(request, raw, _record_decoder, payload_steps=1)
     retry = Retry.of(request.headers.get("idempotency-key"), raw)
-    result = await records.ingest(tenant, record_in(decode_record(raw)), retry)
+    result = await records.ingest(tenant, record_in(body), retry)
     return Response(_encode(record_out(result)), status_code=201, media_type=JSON)
+
+
+def decode_record(raw: bytes) -> RecordBody:
+    """One record of a batch whose body was checked as a whole (strict; 400 naming the
+    member of a wrong shape)."""
+    return decode_strict(raw, _record_decoder)
 
 
 def record_in(body: RecordBody) -> RecordIn:
@@ -194,29 +231,53 @@ async def get_record(
     return view
 
 
-@get("/v1/records/{record_id:str}/payload", tags=["records"])
+@get(
+    "/v1/records/{record_id:str}/payload",
+    tags=["records"],
+    responses={
+        200: ResponseSpec(PayloadOut, description="the decrypted payload", generate_examples=False)
+    },
+)
 async def get_payload(
     record_id: FromPath[str], tenant: NamedDependency[str], records: NamedDependency[RecordService]
-) -> PayloadOut:
+) -> Response[bytes]:
     """The decrypted payload (RFC 8785 form); 410 once the subject is erased."""
     row, payload = await records.payload(tenant, record_id)
-    return PayloadOut(
+    body = PayloadOut(
         record_id=row.record_id, stream=row.stream, seq=row.seq, payload=msgspec.Raw(payload)
     )
+    return Response(_encode(body), media_type=JSON, headers=NO_STORE)
 
 
-@post("/v1/records/{record_id:str}/disclosure", status_code=200, tags=["records"])
+@dataclass
+class _DisclosureOperation(Operation):
+    """Documents the body of the disclosure route, which the handler decodes itself."""
+
+    def __post_init__(self) -> None:
+        self.request_body = RequestBody(
+            content={JSON: OpenAPIMediaType(schema=inline_schema(DisclosureIn))}, required=True
+        )
+
+
+@post(
+    "/v1/records/{record_id:str}/disclosure",
+    status_code=200,
+    tags=["records"],
+    operation_class=_DisclosureOperation,
+)
 async def disclose(
+    request: Request,  # type: ignore[type-arg]
     record_id: FromPath[str],
-    data: JSONBody[DisclosureIn],
     tenant: NamedDependency[str],
     state: State,
 ) -> Response[bytes]:
-    """A disclosure bundle (docs/bundle.md) of the chosen fields, verifiable offline."""
+    """A disclosure bundle (docs/bundle.md) of the chosen fields, verifiable offline. The
+    bundle's signed header carries ``attestation``; the answer is the bundle itself."""
+    data = read_json(request, await request.body(), _disclosure_decoder)
     service: DisclosureService = state.disclosure
     window = Window(data.coverage.from_seq, data.coverage.to_seq) if data.coverage else None
     bundle = await service.disclose(tenant, record_id, data.fields, window)
-    return Response(encode_bundle(bundle), media_type=JSON)
+    return Response(encode_bundle(bundle), media_type=JSON, headers=NO_STORE)
 
 
 @post("/v1/subjects/{subject_id:str}/erase", status_code=200, tags=["records"])

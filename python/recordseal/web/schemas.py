@@ -10,6 +10,8 @@ Attestation = Literal["hosted-ingest"]
 
 
 class StreamIn(msgspec.Struct, forbid_unknown_fields=True):
+    """``POST /v1/streams``."""
+
     name: str
     declarations: dict[str, str] | None = None
     strict: bool = False
@@ -24,6 +26,7 @@ class StreamOut(msgspec.Struct):
     created_at: str
     next_seq: int
     fleet: str
+    attestation: Attestation = "hosted-ingest"
 
 
 class RecordBody(msgspec.Struct, forbid_unknown_fields=True):
@@ -75,6 +78,7 @@ class PayloadOut(msgspec.Struct):
     stream: str
     seq: int
     payload: msgspec.Raw
+    attestation: Attestation = "hosted-ingest"
 
 
 class CoverageIn(msgspec.Struct, forbid_unknown_fields=True):
@@ -94,6 +98,7 @@ class ErasureOut(msgspec.Struct):
     status: Literal["erased", "already_erased"]
     erased_at: str
     payloads_deleted: int
+    attestation: Attestation = "hosted-ingest"
 
 
 class Health(msgspec.Struct):
@@ -101,12 +106,14 @@ class Health(msgspec.Struct):
 
 
 class Problem(msgspec.Struct, omit_defaults=True):
-    """RFC 9457 problem details, with a stable ``code`` and the offending ``field``."""
+    """RFC 9457 problem details, with a stable ``code`` and the offending ``field``; like
+    every answer of the record API it carries ``attestation`` (spec 1.8)."""
 
     type: str
     title: str
     status: int
     code: str
+    attestation: Attestation
     detail: str | None = None
     field: str | None = None
 
@@ -130,3 +137,4 @@ class BatchOut(msgspec.Struct):
     accepted: int
     refused: int
     results: list[BatchResult]
+    attestation: Attestation = "hosted-ingest"

@@ -2,18 +2,22 @@
 
 Both are unauthenticated and store nothing. They verify with the service's own key directory
 and witness trust store, from ``app.state.verification_context()`` (a ``(KeyDirectory |
-None, TrustStore | None)`` pair). The form is plain server-rendered HTML: no script, one
-inline style sheet allowed by its hash, every value escaped.
+None, TrustStore | None)`` pair).
+
+The form is server-rendered HTML that works without script (every value escaped). With
+script, ``static/verify/page.js`` takes the form over and verifies in the page with the
+modules next to it (docs/bundle.md, "Verifying in the browser"): the bundle is never sent.
+The modules and the style sheet are static files under ``/static/verify/``; the page has no
+inline script or style, so its policy is ``script-src 'self'``.
 """
 
 from __future__ import annotations
 
-import base64
 import functools
-import hashlib
 import inspect
 from dataclasses import dataclass
 from html import escape
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -22,7 +26,10 @@ import msgspec
 from litestar import MediaType, Request, Response, get, post
 from litestar.exceptions import HTTPException
 from litestar.openapi.spec import OpenAPIMediaType, OpenAPIResponse, Operation, RequestBody
+from litestar.static_files import create_static_files_router
+from litestar.types import ControllerRouterHandler
 
+from recordseal.services.errors import ServiceError
 from recordseal.verify import (
     Bundle,
     KeyDirectory,
@@ -30,6 +37,8 @@ from recordseal.verify import (
     VerificationResult,
     verify_bundle,
 )
+from recordseal.web.bodies import check_json_text, require_json
+from recordseal.web.problems import service_error_handler
 
 #: The largest bundle either entry point verifies.
 MAX_BUNDLE_BYTES = 1 << 20
@@ -84,6 +93,8 @@ class _VerifyOperation(Operation):
     def __post_init__(self) -> None:
         bundle = _inline_schema(Bundle)
         result = _inline_schema(VerificationResult)
+        result["properties"]["attestation"] = {"type": "string", "enum": ["hosted-ingest"]}
+        result.setdefault("required", []).append("attestation")
         self.request_body = RequestBody(
             content={JSON: OpenAPIMediaType(schema=bundle)},
             required=True,
@@ -106,38 +117,31 @@ class _VerifyOperation(Operation):
 async def verify_api(request: Request[Any, Any, Any]) -> Response[bytes]:
     """Verify a bundle with the service's key directory and trust store.
 
-    The answer is 200 with the result for every bundle, a malformed one included (verdict
-    ``FAILED``, reason in check 1); a body over 1 MiB is 413.
+    The body must be JSON (415 otherwise) that the core's reader accepts (400 otherwise: see
+    ``web/bodies.py``). Then the answer is 200 with the result for every bundle, one of the
+    wrong shape included (verdict ``FAILED``, reason in check 1); a body over 1 MiB is 413.
     """
-    result = await _verify(request, await request.body())
-    return Response(result.to_json(), media_type=JSON)
+    try:
+        require_json(request)
+        raw = await request.body()
+        check_json_text(raw)
+    except ServiceError as error:  # answered here: the route also serves in apps of its own
+        return service_error_handler(request, error)
+    result = await _verify(request, raw)
+    answer = msgspec.json.decode(result.to_json())
+    answer["attestation"] = "hosted-ingest"  # spec 1.8: every answer of the record API
+    return Response(msgspec.json.encode(answer), media_type=JSON)
 
 
 # --- the paste-in form ---------------------------------------------------------------------
 
-_STYLE = """
-body{font:16px/1.5 system-ui,sans-serif;color:#1b1b1b}
-main{max-width:60rem;margin:2rem auto;padding:0 1rem}
-textarea{width:100%;box-sizing:border-box;font:14px/1.4 ui-monospace,monospace}
-button{font:inherit;padding:.5rem 1.25rem;margin-top:.5rem}
-:focus-visible{outline:3px solid #1d4ed8;outline-offset:2px}
-table{border-collapse:collapse;width:100%;margin:1rem 0}
-th,td{border:1px solid #9ca3af;padding:.4rem .6rem;text-align:left;vertical-align:top}
-caption{text-align:left;font-weight:600;padding-bottom:.25rem}
-td.detail,td.value{word-break:break-word}
-.verdict{font-size:1.6rem;font-weight:700;padding:.75rem 1rem;border:3px solid;margin:1rem 0}
-.VERIFIED{color:#14532d;background:#dcfce7}
-.FAILED{color:#7f1d1d;background:#fee2e2}
-.INCOMPLETE{color:#713f12;background:#fef3c7}
-.passed{color:#14532d}.failed{color:#7f1d1d;font-weight:700}.unchecked{color:#713f12}
-.error{border:3px solid #7f1d1d;padding:.75rem 1rem;color:#7f1d1d}
-dt{font-weight:600}dd{margin:0 0 .5rem 1rem}
-"""
-_STYLE_HASH = base64.b64encode(hashlib.sha256(_STYLE.encode()).digest()).decode()
+#: The browser verifier's modules and the page's style sheet (package data).
+STATIC_DIRECTORY = Path(__file__).parent / "static" / "verify"
+STATIC_PATH = "/static/verify"
 _HEADERS = {
     "Content-Security-Policy": (
-        f"default-src 'none'; style-src 'sha256-{_STYLE_HASH}'; form-action 'self';"
-        " frame-ancestors 'none'; base-uri 'none'"
+        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self';"
+        " form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
     ),
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
@@ -149,22 +153,38 @@ def _page(body: str) -> str:
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>Verify a record — recordseal</title>\n<style>{_STYLE}</style>\n</head>\n"
-        f"<body>\n<main>\n<h1>Verify a record</h1>\n{body}</main>\n</body>\n</html>\n"
+        "<title>Verify a record — recordseal</title>\n"
+        f'<link rel="stylesheet" href="{STATIC_PATH}/verify.css">\n'
+        f'<script type="module" src="{STATIC_PATH}/page.js"></script>\n</head>\n'
+        f"<body>\n<main>\n<h1>Verify a record</h1>\n{body}"
+        '<div id="result-area" aria-live="polite"></div>\n</main>\n</body>\n</html>\n'
     )
 
 
 def _form(bundle: str = "") -> str:
     return (
         '<h2 id="paste-heading">Paste a bundle</h2>\n'
-        "<p>Paste a disclosure bundle (JSON). It is checked offline against this service's "
-        "public key directory and witness trust store; nothing is stored.</p>\n"
-        '<form method="post" action="/verify-record">\n'
+        '<p id="mode">Paste a disclosure bundle (JSON). It is sent to this service and checked '
+        "against its public key directory and witness trust store; nothing is stored.</p>\n"
+        '<form id="verify-form" method="post" action="/verify-record">\n'
         '<label for="bundle">Bundle</label>\n'
         '<textarea id="bundle" name="bundle" rows="14" required spellcheck="false"'
         ' autocomplete="off" aria-describedby="bundle-help">'
         f"{escape(bundle)}</textarea>\n"
         '<p id="bundle-help">At most 1 MiB.</p>\n'
+        # Shown by page.js only: what the browser verifier takes besides the bundle.
+        '<fieldset id="browser-inputs" hidden>\n<legend>Checked in this browser</legend>\n'
+        '<p><label for="bundle-file">Bundle file (or drop one on the text area)</label> '
+        '<input type="file" id="bundle-file" accept=".json,application/json"></p>\n'
+        '<p><label for="keys-file">Key directory (optional, <code>recordseal keys export'
+        '</code>)</label> <input type="file" id="keys-file" accept=".json,application/json">'
+        "</p>\n"
+        '<p><input type="checkbox" id="fetch-keys"> <label for="fetch-keys">Fetch this '
+        "service's public key directory (<code>GET /v1/keys</code>; the bundle is not sent)"
+        "</label></p>\n"
+        '<p><label for="trust-file">Witness trust store (optional)</label> '
+        '<input type="file" id="trust-file" accept=".json,application/json"></p>\n'
+        "</fieldset>\n"
         '<button type="submit">Verify</button>\n</form>\n'
     )
 
@@ -172,7 +192,9 @@ def _form(bundle: str = "") -> str:
 def _result_html(result: VerificationResult) -> str:
     css = "INCOMPLETE" if result.verdict == "VERIFICATION INCOMPLETE" else result.verdict
     parts = [
-        '<section aria-labelledby="result-heading">\n<h2 id="result-heading">Result</h2>\n',
+        '<section aria-labelledby="result-heading" id="server-result">\n'
+        '<h2 id="result-heading">Result</h2>\n'
+        '<p class="where">Verified by this service.</p>\n',
         f'<p class="verdict {css}" id="verdict" role="status">{escape(result.verdict)}</p>\n',
     ]
     if result.record is not None:
@@ -269,5 +291,15 @@ async def verify_form_submit(request: Request[Any, Any, Any]) -> Response[str]:
     return _html(_result_html(result) + _form(bundle))
 
 
+#: The browser verifier's static files; served as they are, never with a directory listing.
+static_files = create_static_files_router(
+    path=STATIC_PATH, directories=[STATIC_DIRECTORY], name="verify-static"
+)
+
 #: The handlers to register on the application.
-VERIFY_ROUTES = [verify_api, verify_form, verify_form_submit]
+VERIFY_ROUTES: list[ControllerRouterHandler] = [
+    verify_api,
+    verify_form,
+    verify_form_submit,
+    static_files,
+]

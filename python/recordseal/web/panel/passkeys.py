@@ -26,7 +26,9 @@ relying party id (any port; plain http only for ``localhost``).
 Wiring: ``app.state.passkey_store`` holds the ``PasskeyStore`` (``passkey_context``);
 ``app.state.passkey_config`` may hold a ``PasskeyConfig`` (else it is read from the
 environment). All POST routes here take JSON only (a cross-site form cannot send it without
-a CORS preflight), and the browser's origin is checked again inside the signed client data.
+a CORS preflight; another media type is 415), and the browser's origin is checked again inside
+the signed client data. Every ceremony request counts against the ``login`` rate limit of its
+address (web/ratelimit.py; 429 problem+json with ``Retry-After`` past it).
 """
 
 from __future__ import annotations
@@ -66,8 +68,11 @@ from recordseal.panel.passkey_store import (
     passkey_context,
 )
 from recordseal.panel.sessions import LegacySession, Role
+from recordseal.services.errors import ServiceError
+from recordseal.web.bodies import check_json_text, is_json_media_type
 from recordseal.web.panel.context import panel_context
 from recordseal.web.panel.session import PRIVATE_HEADERS
+from recordseal.web.ratelimit import enforce
 
 log = logging.getLogger("recordseal.panel.web")
 
@@ -130,7 +135,7 @@ class _Refused(Exception):
         self.reason = reason
 
 
-class _StartRegistration(msgspec.Struct):
+class _StartRegistration(msgspec.Struct, forbid_unknown_fields=True):
     token: str
 
 
@@ -163,12 +168,20 @@ def _expected_origin(request: Request[Any, Any, Any], config: PasskeyConfig) -> 
     return origin
 
 
+def _require_json(request: Request[Any, Any, Any]) -> None:
+    if not is_json_media_type(request.content_type):
+        raise _Refused(415, "the body must be application/json")
+
+
 async def _json_body(request: Request[Any, Any, Any], kind: type[Any]) -> Any:
-    if request.content_type[0] != "application/json":
-        raise _Refused(400, "the body must be application/json")
+    """The body as ``kind``: JSON only, read by the core's reader first (no repeated member,
+    bounded nesting), then decoded strictly (web/bodies.py)."""
+    _require_json(request)
+    raw = await request.body()
     try:
-        return msgspec.json.decode(await request.body(), type=kind)
-    except msgspec.MsgspecError:
+        check_json_text(raw)
+        return msgspec.json.decode(raw, type=kind, strict=True)
+    except (ServiceError, msgspec.MsgspecError):
         raise _Refused(400, "malformed JSON body") from None
 
 
@@ -227,11 +240,11 @@ async def login_page() -> Template:
 @post("/login/authenticate/start", name="panel_passkey_auth_start", include_in_schema=False)
 async def authenticate_start(request: Request[Any, Any, Any]) -> Response[Any]:
     """Options for ``navigator.credentials.get`` (discoverable credentials, UV required)."""
+    enforce(request, "login")
     config = _config(request)
     try:
         _expected_origin(request, config)
-        if request.content_type[0] != "application/json":
-            raise _Refused(400, "the body must be application/json")
+        _require_json(request)
     except _Refused as refused:
         log.info("panel.passkey refused: %s", refused.reason)
         return _empty(refused.status)
@@ -247,6 +260,7 @@ async def authenticate_start(request: Request[Any, Any, Any]) -> Response[Any]:
 @post("/login/authenticate/finish", name="panel_passkey_auth_finish", include_in_schema=False)
 async def authenticate_finish(request: Request[Any, Any, Any]) -> Response[Any]:
     """Verifies the assertion; 401 with an empty body for every failure."""
+    enforce(request, "login")
     config = _config(request)
     store = _store(request)
     try:
@@ -307,6 +321,7 @@ async def register_page(request: Request[Any, Any, Any]) -> Template:
 @post("/login/register/start", name="panel_passkey_register_start", include_in_schema=False)
 async def register_start(request: Request[Any, Any, Any]) -> Response[Any]:
     """Options for ``navigator.credentials.create`` for a new user of a valid link."""
+    enforce(request, "login")
     config = _config(request)
     store = _store(request)
     try:
@@ -341,6 +356,7 @@ async def register_start(request: Request[Any, Any, Any]) -> Response[Any]:
 @post("/login/register/finish", name="panel_passkey_register_finish", include_in_schema=False)
 async def register_finish(request: Request[Any, Any, Any]) -> Response[Any]:
     """Verifies the attestation, consumes the link, stores the passkey and signs in."""
+    enforce(request, "login")
     config = _config(request)
     store = _store(request)
     try:

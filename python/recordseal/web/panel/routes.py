@@ -14,6 +14,7 @@ from litestar import Router
 from litestar.di import Provide
 from litestar.handlers import HTTPRouteHandler
 from litestar.plugins.jinja import JinjaTemplateEngine
+from litestar.static_files import create_static_files_router
 from litestar.template.config import TemplateConfig
 
 from recordseal.web.panel.dashboard import DASHBOARD_ROUTES
@@ -26,6 +27,10 @@ from recordseal.web.panel.transparency import TRANSPARENCY_ROUTES
 from recordseal.web.panel.views import VIEW_ROUTES
 
 TEMPLATE_DIRECTORY = Path(__file__).parent / "templates"
+#: The panel's style sheet and passkey script: pages allow no inline script or style
+#: (web/headers.py), so they load these from the panel's own origin.
+STATIC_DIRECTORY = Path(__file__).parents[1] / "static" / "panel"
+STATIC_PATH = "/static/panel"
 
 panel_router = Router(
     path="/",
@@ -43,7 +48,13 @@ panel_router = Router(
 )
 
 # The sign-on routes sit outside the router: they run before there is a session.
-PANEL_ROUTES: list[Router | HTTPRouteHandler] = [panel_router, *SSO_ROUTES]
+PANEL_ROUTES: list[Router | HTTPRouteHandler] = [
+    panel_router,
+    *SSO_ROUTES,
+    create_static_files_router(
+        path=STATIC_PATH, directories=[STATIC_DIRECTORY], include_in_schema=False
+    ),
+]
 
 
 def panel_template_config() -> TemplateConfig[JinjaTemplateEngine]:

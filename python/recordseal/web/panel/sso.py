@@ -17,6 +17,9 @@ well-formed one, so logins in several tabs work; 10 minutes, ``Secure``, ``HttpO
 ``SameSite=Lax``); both callback shapes hand its value to the completion path, which refuses
 a callback from a browser without it (login CSRF, see ``recordseal.panel.sso.login``).
 
+Start and both callback shapes count against the ``sso`` rate limit of the client's address
+(web/ratelimit.py; 429 problem+json with ``Retry-After`` past it).
+
 Both shapes go through ``SsoLogins.complete`` (spec 4.2's seven steps). Failures answer the
 status of spec 7 with an empty body; a body that is not a JSON object with string members
 answers 400 (``InvalidProtocol``) before any nonce is read. Sessions are tenant-scoped
@@ -49,9 +52,12 @@ from recordseal.panel.sso.provider_store import ProviderStore
 from recordseal.panel.sso.registry import ProviderRegistry
 from recordseal.panel.sso.settings import SsoSettings
 from recordseal.panel.tenants import IDENTIFIER
+from recordseal.services.errors import ServiceError
+from recordseal.web.bodies import check_json_text, is_json_media_type
 from recordseal.web.panel.context import panel_context
 from recordseal.web.panel.session import PRIVATE_HEADERS
 from recordseal.web.problems import problem_response
+from recordseal.web.ratelimit import enforce
 
 log = logging.getLogger("recordseal.panel.web")
 
@@ -149,6 +155,7 @@ async def sso_entry(request: Request[Any, Any, Any]) -> Response[Any]:
 @get("/sso/{provider_ref:str}/start", name="panel_sso_start", include_in_schema=False)
 async def sso_start(request: Request[Any, Any, Any], provider_ref: FromPath[str]) -> Response[Any]:
     """Begin a login with the organization's provider."""
+    enforce(request, "sso")
     return_url = request.query_params.get("return_url")
     binding = _binding_of(request) or secrets.token_urlsafe(32)
     try:
@@ -181,6 +188,7 @@ async def sso_callback(
     request: Request[Any, Any, Any], provider_ref: FromPath[str]
 ) -> Response[Any]:
     """The IdP's redirect back (``code`` and ``state``, or ``error``)."""
+    enforce(request, "sso")
     items = list(request.query_params.multi_items())
     token = _forwarded_token(request)
     if token is not None:
@@ -223,14 +231,18 @@ async def _sign_in(
 async def sso_callback_post(
     request: Request[Any, Any, Any], provider_ref: FromPath[str]
 ) -> Response[Any]:
-    """A client's callback: JSON ``{state_nonce, callback_data}``."""
+    """A client's callback: JSON ``{state_nonce, callback_data}``, read like every JSON body
+    (web/bodies.py: no repeated member, bounded nesting, strict types)."""
+    enforce(request, "sso")
     logins = sso_context(request).logins
     try:
-        if request.content_type[0] != "application/json":
+        if not is_json_media_type(request.content_type):
             raise InvalidProtocol("the body must be application/json")
+        raw = await request.body()
         try:
-            posted = msgspec.json.decode(await request.body(), type=_PostedCallback)
-        except msgspec.MsgspecError:
+            check_json_text(raw)
+            posted = msgspec.json.decode(raw, type=_PostedCallback, strict=True)
+        except (ServiceError, msgspec.MsgspecError):
             raise InvalidProtocol("the body is not a JSON object of strings") from None
     except InvalidProtocol as error:
         logins.refused(provider_ref, error)

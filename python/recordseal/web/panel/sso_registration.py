@@ -44,6 +44,8 @@ from recordseal.panel.sso.jwt_bearer import JwtBearerProvider
 from recordseal.panel.sso.oidc import OidcCodeProvider
 from recordseal.panel.sso.registration import RegistrationForm, register_provider
 from recordseal.panel.tenants import Organization, OrganizationNotFound, Tenant, TenantNotFound
+from recordseal.services.errors import ServiceError
+from recordseal.web.bodies import check_json_text, is_json_media_type
 from recordseal.web.panel.context import PanelContext, panel_context
 from recordseal.web.panel.session import (
     PRIVATE_HEADERS,
@@ -214,10 +216,12 @@ async def sso_page(
 
 
 async def _submitted(request: Request[Any, Any, Any]) -> dict[str, str]:
-    if request.content_type[0] == "application/json":
+    if is_json_media_type(request.content_type):
+        raw = await request.body()
         try:
-            body = msgspec.json.decode(await request.body())
-        except msgspec.DecodeError:
+            check_json_text(raw)  # no repeated member, bounded nesting (web/bodies.py)
+            body = msgspec.json.decode(raw)
+        except (ServiceError, msgspec.DecodeError):
             raise RegistrationError("body", "is not valid JSON") from None
         if not isinstance(body, dict):
             raise RegistrationError("body", "must be a JSON object")

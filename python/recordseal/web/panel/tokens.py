@@ -14,17 +14,35 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 from litestar import Request, Response, get, post
 from litestar.params import FromPath
 
 from recordseal.panel.tenants import Tenant
 from recordseal.services.errors import ServiceError
 from recordseal.services.tokens import TokenService
+from recordseal.web.bodies import check_json_text, is_json_media_type
 from recordseal.web.panel.context import panel_context
 from recordseal.web.panel.session import PanelDenied, PanelPrincipal, Principal
 from recordseal.web.panel.views import check_tenant_scope, not_found, render, tenant_or_404
 
 MAX_LABEL = 128
+
+
+class _TokenIn(msgspec.Struct, forbid_unknown_fields=True):
+    label: str = ""
+
+
+async def _json_label(request: Request[Any, Any, Any], principal: PanelPrincipal) -> str:
+    """``{"label": ...}``, read like every JSON body (web/bodies.py); 400 otherwise."""
+    raw = await request.body()
+    try:
+        check_json_text(raw)
+        return msgspec.json.decode(raw, type=_TokenIn, strict=True).label
+    except (ServiceError, msgspec.MsgspecError):
+        raise PanelDenied(
+            400, "request_invalid", 'the body is not {"label": string}', principal=principal
+        ) from None
 
 
 async def _page(
@@ -73,9 +91,10 @@ async def create_token(
             "the tenant is frozen read-only: no new API tokens",
             principal=panel_principal,
         )
-    form = await request.form() if request.content_type[0] != "application/json" else {}
-    body = await request.json() if request.content_type[0] == "application/json" else {}
-    label = str(form.get("label") or body.get("label") or "").strip()
+    if is_json_media_type(request.content_type):
+        label = (await _json_label(request, panel_principal)).strip()
+    else:
+        label = str((await request.form()).get("label") or "").strip()
     if len(label) > MAX_LABEL or any(ord(c) < 0x20 for c in label):
         raise PanelDenied(
             422,

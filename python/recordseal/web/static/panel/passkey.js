@@ -1,4 +1,3 @@
-<script>
 "use strict";
 (function () {
   const status = document.getElementById("passkey-status");
@@ -84,4 +83,3 @@
     button.disabled = false;
   });
 })();
-</script>

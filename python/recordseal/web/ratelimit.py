@@ -1,0 +1,162 @@
+"""Rate limits per client address, shared by the worker processes of one ``serve``.
+
+Three scopes (docs/security.md, "Rate limits"):
+
+- ``bearer``: failed bearer-token attempts on the record API. Only failures count, and a valid
+  token is always served, so ingest with a good token is never throttled. Past the limit a
+  failure answers 429 instead of 401.
+- ``login``: every passkey ceremony request (``POST /login/...``), counted before any work.
+- ``sso``: every sign-on start and callback (``/sso/<id>/start``, ``/sso/<id>/callback``),
+  counted before any work.
+
+Each is a fixed window: ``limit`` requests per ``seconds`` per address, the window starting
+at a multiple of ``seconds`` since the Unix epoch; a refusal carries ``Retry-After`` (the
+seconds until the window ends). The counters live in a small SQLite file in the data
+directory (``ratelimit.sqlite3``), which every worker of the host opens, so the limit holds
+for the service as a whole and not per worker. They need no durability (``synchronous=OFF``):
+a crash forgets at most the current window. Should the file fail, the limiter logs it and lets
+requests through rather than refuse everyone.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from litestar.connection import ASGIConnection
+
+from recordseal.services.errors import TooManyRequests
+
+log = logging.getLogger("recordseal.web")
+
+Scope = Literal["bearer", "login", "sso"]
+DATABASE = "ratelimit.sqlite3"
+#: Purge windows that ended this many hits ago (every process, on its own count).
+_PURGE_EVERY = 1000
+
+
+@dataclass(frozen=True)
+class Rate:
+    """``limit`` requests per ``seconds``."""
+
+    limit: int
+    seconds: int
+
+    @classmethod
+    def parse(cls, text: str) -> Rate | None:
+        """``"20/60"`` (20 per 60 s); ``"off"`` or ``"0"`` turns the limit off."""
+        text = text.strip().lower()
+        if text in ("off", "0", ""):
+            return None
+        count, _, seconds = text.partition("/")
+        try:
+            rate = cls(int(count), int(seconds or "60"))
+        except ValueError:
+            raise ValueError(f"a rate limit is written N/SECONDS or off, not {text!r}") from None
+        if rate.limit < 1 or rate.seconds < 1:
+            raise ValueError(f"a rate limit needs N >= 1 and SECONDS >= 1, not {text!r}")
+        return rate
+
+
+class RateLimiter:
+    """Fixed-window counters per (scope, address); in ``path`` (shared) or in memory."""
+
+    def __init__(
+        self,
+        rates: Mapping[Scope, Rate | None],
+        path: Path | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.rates = dict(rates)
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._memory: dict[tuple[str, str, int], int] = {}
+        self._hits = 0
+        self._db: sqlite3.Connection | None = None
+        if path is not None:
+            self._db = sqlite3.connect(
+                path, timeout=5.0, isolation_level=None, check_same_thread=False
+            )
+            self._db.execute("PRAGMA synchronous=OFF")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS hits (scope TEXT NOT NULL, address TEXT NOT NULL,"
+                " window INTEGER NOT NULL, count INTEGER NOT NULL,"
+                " PRIMARY KEY (scope, address, window)) WITHOUT ROWID"
+            )
+
+    def hit(self, scope: Scope, address: str) -> int | None:
+        """Count one request; None while within the limit, else the seconds to wait."""
+        rate = self.rates.get(scope)
+        if rate is None:
+            return None
+        now = self._clock()
+        window = int(now // rate.seconds)
+        try:
+            count = self._count(scope, address, window)
+        except sqlite3.Error as error:
+            log.warning("rate limit store unavailable (%s): request let through", error)
+            return None
+        if count <= rate.limit:
+            return None
+        return max(1, int((window + 1) * rate.seconds - now + 0.999))
+
+    def check(self, scope: Scope, address: str) -> None:
+        """:meth:`hit`, raising ``TooManyRequests`` past the limit."""
+        retry_after = self.hit(scope, address)
+        if retry_after is not None:
+            log.info("rate limit scope=%s address=%s retry_after=%d", scope, address, retry_after)
+            raise TooManyRequests(
+                "rate_limited",
+                f"too many requests from this address; retry after {retry_after} s",
+                retry_after,
+            )
+
+    def _count(self, scope: str, address: str, window: int) -> int:
+        with self._lock:
+            self._hits += 1
+            purge = self._hits % _PURGE_EVERY == 0
+            if self._db is None:
+                key = (scope, address, window)
+                self._memory[key] = self._memory.get(key, 0) + 1
+                if purge:
+                    self._memory = {
+                        k: v for k, v in self._memory.items() if k[0] != scope or k[2] >= window
+                    }
+                return self._memory[key]
+            row = self._db.execute(
+                "INSERT INTO hits VALUES (?, ?, ?, 1) ON CONFLICT (scope, address, window)"
+                " DO UPDATE SET count = count + 1 RETURNING count",
+                (scope, address, window),
+            ).fetchone()
+            if purge:
+                self._db.execute("DELETE FROM hits WHERE scope = ? AND window < ?", (scope, window))
+            return int(row[0])
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+
+def client_address(connection: ASGIConnection[Any, Any, Any, Any]) -> str:
+    """The peer's address as the server saw it (no forwarded headers are trusted)."""
+    client = connection.client
+    return client.host if client is not None else "unknown"
+
+
+def limiter_of(connection: ASGIConnection[Any, Any, Any, Any]) -> RateLimiter | None:
+    limiter = getattr(connection.app.state, "rate_limiter", None)
+    return limiter if isinstance(limiter, RateLimiter) else None
+
+
+def enforce(connection: ASGIConnection[Any, Any, Any, Any], scope: Scope) -> None:
+    """Count this request in ``scope``; ``TooManyRequests`` past the limit (no limiter: no-op)."""
+    limiter = limiter_of(connection)
+    if limiter is not None:
+        limiter.check(scope, client_address(connection))
