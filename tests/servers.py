@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -18,6 +19,17 @@ from playwright import sync_api
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")
+#: Names the folder browser tests write their screenshots to (``make screenshots`` sets it to
+#: docs/screenshots); unset, they go to a temporary folder and a test run leaves the tree clean.
+SCREENSHOTS_VARIABLE = "RECORDSEAL_SCREENSHOTS"
+
+
+def screenshot_dir() -> Path:
+    """The folder for browser tests' screenshots (see :data:`SCREENSHOTS_VARIABLE`)."""
+    configured = os.environ.get(SCREENSHOTS_VARIABLE)
+    folder = Path(configured) if configured else Path(tempfile.gettempdir()) / "recordseal-shots"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 def free_port() -> int:

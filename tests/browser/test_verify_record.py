@@ -1,8 +1,12 @@
-"""The /verify-record form in a real browser: Debian's Chromium driven by Playwright.
+"""/verify-record in a real browser: Debian's Chromium driven by Playwright.
 
-A granian process serves the verify routes; the test pastes bundles into the text area,
-submits, and reads the verdict from the page. Needs ``apt-get install chromium`` and
-``pip install playwright`` (no browser download: Playwright drives /usr/bin/chromium).
+A granian process serves the verify routes and the static modules. With script, the page
+verifies in the browser: the tests give it bundles (pasted, picked, dropped), a key directory
+and a trust store (as files, or the opt-in GET /v1/keys), read the verdict and the checks,
+compare them with the Python verifier, and intercept every request after page load to show
+that none carries anything of the bundle. Without script, the form posts to the server.
+Needs ``apt-get install chromium`` and ``pip install playwright`` (Playwright drives
+/usr/bin/chromium; no browser download).
 """
 
 from __future__ import annotations
@@ -10,17 +14,17 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 # `make test` installs both (Makefile SYSTEM_TOOLS, pyproject dev extras): a missing one fails.
 from playwright import sync_api
 
-from tests.servers import ROOT, asgi_server, chromium
+from recordseal.verify import load_key_directory, load_trust_store, verify_bundle
+from tests.servers import asgi_server, chromium, screenshot_dir
 
 from ..verify.factory import World
-
-SCREENSHOTS = ROOT / "docs" / "screenshots"
 
 
 @pytest.fixture(scope="module")
@@ -39,8 +43,7 @@ def server(world: World, tmp_path_factory: pytest.TempPathFactory) -> Iterator[s
         "RECORDSEAL_VERIFY_TRUST": str(folder / "trust.json"),
     }
     with asgi_server("tests.browser.verify_app:app", "/verify-record", environment) as port:
-        url = f"http://localhost:{port}"
-        yield url
+        yield f"http://localhost:{port}"
 
 
 @pytest.fixture(scope="module")
@@ -49,49 +52,198 @@ def browser() -> Iterator[sync_api.Browser]:
         yield launched
 
 
-def _submit(browser: sync_api.Browser, url: str, bundle: bytes) -> tuple[sync_api.Page, str]:
+class VerifierPage:
+    """The page after load, with every later request intercepted and recorded."""
+
+    def __init__(self, page: sync_api.Page) -> None:
+        self.page = page
+        self.requests: list[sync_api.Request] = []
+        self.problems: list[str] = []
+        page.on("console", self._console)
+        page.on("pageerror", lambda error: self.problems.append(str(error)))
+
+    def _console(self, message: sync_api.ConsoleMessage) -> None:
+        if message.type in ("error", "warning"):
+            self.problems.append(message.text)
+
+    def intercept(self) -> None:
+        def record(route: sync_api.Route) -> None:
+            self.requests.append(route.request)
+            route.continue_()
+
+        self.page.route("**/*", record)
+
+    def files(self, keys: dict[str, Any] | None, trust: dict[str, Any] | None) -> None:
+        for name, document in (("keys", keys), ("trust", trust)):
+            if document is not None:
+                selector = f"#{name}-file"
+                payload = {"name": f"{name}.json", "mimeType": "application/json"}
+                self.page.set_input_files(
+                    selector, {**payload, "buffer": json.dumps(document).encode()}
+                )
+
+    def verify(self, bundle: bytes) -> str:
+        self.page.fill("#bundle", bundle.decode())
+        self.page.get_by_role("button", name="Verify").click()
+        self.page.wait_for_selector("#result[data-verified-in=browser] #verdict")
+        return self.page.inner_text("#verdict")
+
+    def statuses(self) -> list[str]:
+        rows = self.page.locator("#checks tbody tr")
+        return [rows.nth(i).locator("td").nth(2).inner_text() for i in range(rows.count())]
+
+
+@pytest.fixture
+def verifier(browser: sync_api.Browser, server: str) -> Iterator[VerifierPage]:
     page = browser.new_page(viewport={"width": 1100, "height": 900})
-    page.goto(f"{url}/verify-record")
-    page.get_by_label("Bundle").fill(bundle.decode())
-    page.get_by_role("button", name="Verify").click()
-    page.wait_for_selector("#verdict")
-    return page, page.inner_text("#verdict")
-
-
-def test_a_pasted_bundle_is_verified(browser: sync_api.Browser, server: str, world: World) -> None:
-    page, verdict = _submit(browser, server, world.bundle())
+    wrapped = VerifierPage(page)
+    page.goto(f"{server}/verify-record")
+    page.wait_for_selector("html[data-verifier=browser]")
+    assert page.locator("#browser-inputs").is_visible()
+    wrapped.intercept()
     try:
-        assert verdict == "VERIFIED"
-        rows = page.locator("#checks tbody tr")
-        assert rows.count() == 7
-        assert rows.nth(6).inner_text().split("\t")[2] == "passed"
-        assert "witness.example" in page.inner_text("#time-bracket")
-        assert page.inner_text("#disclosed").count("o:/") >= 2
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SCREENSHOTS / "verify-record.png"), full_page=True)
+        yield wrapped
+        assert wrapped.problems == []  # no CSP violation, no script error
     finally:
         page.close()
 
 
-def test_a_tampered_bundle_fails_in_the_browser(
-    browser: sync_api.Browser, server: str, world: World
+def _python_statuses(world: World, bundle: bytes, keys: bool, trust: bool) -> list[str]:
+    result = verify_bundle(
+        bundle,
+        load_key_directory(json.dumps(world.keys_document())) if keys else None,
+        load_trust_store(json.dumps(world.trust_document())) if trust else None,
+    )
+    return [check.status for check in result.checks]
+
+
+def _bundle_content(world: World, bundle: bytes) -> list[str]:
+    """Strings that only the bundle holds: any of them in a request would be a leak."""
+    document = json.loads(bundle)
+    needles = [document["header"]["record_id"], document["signature"], document["header"]["root"]]
+    needles += [field["salt"] for field in document["fields"]]
+    return needles
+
+
+def test_a_verified_bundle_in_the_browser(verifier: VerifierPage, world: World) -> None:
+    bundle = world.bundle()
+    verifier.files(world.keys_document(), world.trust_document())
+    assert verifier.verify(bundle) == "VERIFIED"
+    assert verifier.statuses() == ["passed"] * 7
+    page = verifier.page
+    assert "witness.example" in page.inner_text("#time-bracket")
+    disclosed = page.inner_text("#disclosed")
+    assert "o:/amount" in disclosed and "1400" in disclosed and '"EUR"' in disclosed
+    assert verifier.requests == []
+    page.screenshot(path=str(screenshot_dir() / "verify-record.png"), full_page=True)
+
+
+def test_the_bundle_alone_is_incomplete(verifier: VerifierPage, world: World) -> None:
+    bundle = world.bundle()
+    assert verifier.verify(bundle) == "VERIFICATION INCOMPLETE"
+    assert verifier.statuses() == _python_statuses(world, bundle, keys=False, trust=False)
+    assert verifier.statuses() == ["passed", "passed", *["unchecked"] * 5]
+    assert "no public key" in verifier.page.locator("#checks tbody tr").nth(2).inner_text()
+    assert verifier.requests == []
+
+
+def test_keys_without_trust_leave_the_witnesses_unchecked(
+    verifier: VerifierPage, world: World
 ) -> None:
+    bundle = world.bundle()
+    verifier.files(world.keys_document(), None)
+    assert verifier.verify(bundle) == "VERIFICATION INCOMPLETE"
+    assert verifier.statuses() == _python_statuses(world, bundle, keys=True, trust=False)
+    assert "hosted-ingest" in verifier.page.inner_text("#time-bracket")
+
+
+def test_a_tampered_bundle_fails(verifier: VerifierPage, world: World) -> None:
     document = json.loads(world.bundle())
     document["fields"][0]["value"] = 999999
-    page, verdict = _submit(browser, server, json.dumps(document, indent=2).encode())
-    try:
-        assert verdict == "FAILED"
-        assert "failed" in page.locator("#checks tbody tr").nth(1).inner_text()
-        assert page.locator("#disclosed").count() == 0
-    finally:
-        page.close()
+    bundle = json.dumps(document, indent=2).encode()
+    verifier.files(world.keys_document(), world.trust_document())
+    assert verifier.verify(bundle) == "FAILED"
+    assert verifier.statuses() == _python_statuses(world, bundle, keys=True, trust=True)
+    assert verifier.statuses()[1] == "failed"
+    assert verifier.page.locator("#disclosed").count() == 0
 
 
-def test_the_page_runs_no_script(browser: sync_api.Browser, server: str) -> None:
-    page = browser.new_page()
+def test_a_malformed_bundle_fails_in_check_1(verifier: VerifierPage) -> None:
+    assert verifier.verify(b'{"format": "recordseal/bundle/v2"}') == "FAILED"
+    assert verifier.statuses() == ["failed", *["unchecked"] * 6]
+    assert "malformed bundle" in verifier.page.locator("#checks tbody tr").nth(0).inner_text()
+
+
+def test_nothing_after_page_load_carries_the_bundle(
+    verifier: VerifierPage, world: World, server: str
+) -> None:
+    """Every request after load is intercepted: with the opt-in key fetch there is exactly
+    one, GET /v1/keys without a body, and no request names anything of the bundle."""
+    bundle = world.bundle()
+    page = verifier.page
+    page.check("#fetch-keys")
+    assert page.is_disabled("#keys-file")
+    verifier.files(None, world.trust_document())
+    assert verifier.verify(bundle) == "VERIFIED"
+    assert [(r.method, r.url) for r in verifier.requests] == [("GET", f"{server}/v1/keys")]
+    needles = _bundle_content(world, bundle)
+    for request in verifier.requests:
+        sent = request.url + json.dumps(request.headers) + (request.post_data or "")
+        assert not [needle for needle in needles if needle in sent]
+        assert request.post_data is None
+
+
+def test_a_dropped_bundle_file_is_verified(verifier: VerifierPage, world: World) -> None:
+    page = verifier.page
+    transfer = page.evaluate_handle(
+        """(text) => {
+            const transfer = new DataTransfer();
+            transfer.items.add(new File([text], "bundle.json", {type: "application/json"}));
+            return transfer;
+        }""",
+        world.bundle().decode(),
+    )
+    page.dispatch_event("#bundle", "drop", {"dataTransfer": transfer})
+    page.wait_for_function("document.getElementById('bundle').value.length > 0")
+    page.get_by_role("button", name="Verify").click()
+    page.wait_for_selector("#result[data-verified-in=browser] #verdict")
+    assert page.inner_text("#verdict") == "VERIFICATION INCOMPLETE"
+    assert verifier.requests == []
+
+
+def test_a_bundle_file_can_be_picked(verifier: VerifierPage, world: World) -> None:
+    page = verifier.page
+    file = {"name": "b.json", "mimeType": "application/json", "buffer": world.bundle()}
+    page.set_input_files("#bundle-file", file)
+    page.wait_for_function("document.getElementById('bundle').value.length > 0")
+    verifier.files(world.keys_document(), world.trust_document())
+    page.get_by_role("button", name="Verify").click()
+    page.wait_for_selector("#result[data-verified-in=browser] #verdict")
+    assert page.inner_text("#verdict") == "VERIFIED"
+
+
+def test_an_invalid_key_directory_is_refused_by_name(verifier: VerifierPage, world: World) -> None:
+    document = world.keys_document()
+    document["keys"][0]["key_id"] = "0" * 16
+    verifier.files(document, None)
+    verifier.page.fill("#bundle", world.bundle().decode())
+    verifier.page.get_by_role("button", name="Verify").click()
+    error = verifier.page.wait_for_selector("#input-error")
+    assert error is not None
+    assert "key directory: keys[0]: key_id" in error.inner_text()
+
+
+def test_without_script_the_server_verifies(
+    browser: sync_api.Browser, server: str, world: World
+) -> None:
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
     try:
         page.goto(f"{server}/verify-record")
-        assert page.locator("script").count() == 0
-        assert page.get_by_label("Bundle").get_attribute("name") == "bundle"
+        assert page.locator("#browser-inputs").is_hidden()
+        page.get_by_label("Bundle", exact=True).fill(world.bundle().decode())
+        page.get_by_role("button", name="Verify").click()
+        page.wait_for_selector("#server-result #verdict")
+        assert page.inner_text("#verdict") == "VERIFIED"
     finally:
-        page.close()
+        context.close()

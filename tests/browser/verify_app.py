@@ -1,7 +1,8 @@
-"""ASGI app for the browser test: VERIFY_ROUTES with a fixed verification context.
+"""ASGI app for the browser tests: VERIFY_ROUTES with a fixed verification context.
 
 The key directory and trust store are read from the files named by
-``RECORDSEAL_VERIFY_KEYS`` and ``RECORDSEAL_VERIFY_TRUST``.
+``RECORDSEAL_VERIFY_KEYS`` and ``RECORDSEAL_VERIFY_TRUST``; ``GET /v1/keys`` serves the key
+directory file as the service does, for the page's opt-in fetch.
 """
 
 from __future__ import annotations
@@ -9,13 +10,20 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from litestar import Litestar
+from litestar import Litestar, Response, get
 
 from recordseal.verify import load_key_directory, load_trust_store
 from recordseal.web.verify import VERIFY_ROUTES
 
-KEYS = load_key_directory(Path(os.environ["RECORDSEAL_VERIFY_KEYS"]).read_bytes())
+KEYS_FILE = Path(os.environ["RECORDSEAL_VERIFY_KEYS"])
+KEYS = load_key_directory(KEYS_FILE.read_bytes())
 TRUST = load_trust_store(Path(os.environ["RECORDSEAL_VERIFY_TRUST"]).read_bytes())
 
-app = Litestar(route_handlers=VERIFY_ROUTES)
+
+@get("/v1/keys")
+async def keys() -> Response[bytes]:
+    return Response(KEYS_FILE.read_bytes(), media_type="application/json")
+
+
+app = Litestar(route_handlers=[*VERIFY_ROUTES, keys])
 app.state.verification_context = lambda: (KEYS, TRUST)

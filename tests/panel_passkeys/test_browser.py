@@ -21,9 +21,9 @@ from playwright import sync_api
 from recordseal.panel.cookies import COOKIE_NAME, CookieKeyring, SigningKey
 from recordseal.panel.sessions import TenantSession
 from recordseal.web.panel.passkeys import create_registration_link, passkey_context
-from tests.servers import ROOT, asgi_server, chromium
+from tests.servers import asgi_server, chromium, screenshot_dir
 
-SCREENSHOTS = ROOT / "docs" / "screenshots"
+SCREENSHOTS = screenshot_dir()
 SEED = {
     "tenants": [
         {"id": "acme", "display_name": "Acme Corp", "contact_email": "ops@acme.test"},

@@ -28,9 +28,9 @@ from recordseal.panel.tenants import Organization
 from tests.panel_sso.conftest import BASIC_SECRET, loopback_policy
 from tests.panel_sso.op_server import OpenIdProvider, client_entry, running_op
 from tests.panel_sso.tls import LocalTls
-from tests.servers import ROOT, asgi_server, chromium
+from tests.servers import asgi_server, chromium, screenshot_dir
 
-SCREENSHOTS = ROOT / "docs" / "screenshots"
+SCREENSHOTS = screenshot_dir()
 SEED = {
     "tenants": [
         {"id": "acme", "display_name": "Acme Corp"},

@@ -364,7 +364,7 @@ function malformed(reason) {
 
 /** Verify a bundle (bytes or text) with an optional keyring (loadKeyDirectory) and policy
  * (loadTrustStore); `now` in POSIX seconds bounds witness times. Never throws on input. */
-export async function verifyBundle(data, keyring = null, policy = null, { now = Date.now() / 1000, noKeys } = {}) {
+export async function verifyBundle(data, keyring = null, policy = null, { now = Date.now() / 1000 } = {}) {
   let bundle;
   try {
     bundle = decodeBundle(data);
@@ -404,8 +404,8 @@ export async function verifyBundle(data, keyring = null, policy = null, { now = 
   const checks = [
     await guarded(1, () => checkFieldCommitments(bundle.fields)),
     await guarded(2, () => checkRecordTree(header, bundle.fields)),
-    await guarded(3, () => checkHeaderSignature(header, canonical, fromHex(bundle.signature), keyring,
-      noKeys ?? "no key directory supplied")),
+    await guarded(3, () =>
+      checkHeaderSignature(header, canonical, fromHex(bundle.signature), keyring, "no key directory supplied")),
     sealed,
     await guarded(5, () => checkWitnessReceipts(seal, opened, policy, receipts)),
     await guarded(6, () => checkSequenceContinuity(header, canonical, bundle.coverage, keyring)),

@@ -1,0 +1,142 @@
+// /verify-record in the browser: read the bundle, the key directory and the trust store
+// locally, verify with the modules next to this one, and show the result. Nothing about the
+// bundle leaves the page; the only request this script may make is GET /v1/keys, and only
+// when the user ticks the box for it. Without WebCrypto Ed25519 the form keeps posting to
+// the server (the fallback for browsers without script).
+
+import { cryptoAvailable } from "./bytes.js";
+import { verifyBundle } from "./checks.js";
+import { BundleError, loadKeyDirectory, loadTrustStore } from "./documents.js";
+
+const $ = (id) => document.getElementById(id);
+
+async function supportsEd25519() {
+  if (!cryptoAvailable()) return false;
+  try {
+    await crypto.subtle.generateKey({ name: "Ed25519" }, false, ["sign", "verify"]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function element(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
+  node.append(...children);
+  return node;
+}
+
+const definitions = (id, pairs) =>
+  element("dl", id ? { id } : {}, ...pairs.flatMap(([term, value]) => [element("dt", {}, term), element("dd", {}, value)]));
+
+function table(id, caption, headings, rows) {
+  return element("table", { id },
+    element("caption", {}, caption),
+    element("thead", {}, element("tr", {}, ...headings.map((text) => element("th", { scope: "col" }, text)))),
+    element("tbody", {}, ...rows.map((cells) =>
+      element("tr", {}, ...cells.map(([text, css]) => element("td", css ? { class: css } : {}, text))))));
+}
+
+const when = (moment, by) => (moment === null ? "not established" : `${moment} (by ${by ?? "unknown"})`);
+
+/** The result as the server renders it (same ids), built from text nodes only. */
+function render(result) {
+  const css = result.verdict === "VERIFICATION INCOMPLETE" ? "INCOMPLETE" : result.verdict;
+  const section = element("section", { "aria-labelledby": "result-heading", id: "result", "data-verified-in": "browser" },
+    element("h2", { id: "result-heading" }, "Result"),
+    element("p", { class: "where" }, "Verified in this browser: nothing was sent."),
+    element("p", { class: `verdict ${css}`, id: "verdict", role: "status" }, result.verdict));
+  if (result.record !== null) {
+    const { tenant, stream, seq, record_id: recordId } = result.record;
+    section.append(definitions(null, [["Tenant", tenant], ["Stream", stream], ["Sequence number", String(seq)], ["Record id", recordId]]));
+  }
+  section.append(table("checks", "The seven checks", ["#", "Check", "Status", "Detail"],
+    result.checks.map((check) => [[String(check.number)], [check.name], [check.status, check.status], [check.detail, "detail"]])));
+  const bracket = result.time_bracket;
+  section.append(element("h3", {}, "Time bracket"), definitions("time-bracket", [
+    ["Not before", when(bracket.not_before, bracket.not_before_by)],
+    ["Not after", when(bracket.not_after, bracket.not_after_by)],
+  ]));
+  const disclosed = Object.entries(result.disclosed);
+  if (disclosed.length) {
+    section.append(table("disclosed", "Disclosed fields", ["Path", "Value"],
+      disclosed.map(([path, value]) => [[path], [JSON.stringify(value), "value"]])));
+  }
+  return section;
+}
+
+function showError(message) {
+  $("result-area").replaceChildren(element("p", { class: "error", role: "alert", id: "input-error" }, message));
+}
+
+const readFile = (input) => (input.files.length ? input.files[0].arrayBuffer().then((b) => new Uint8Array(b)) : null);
+
+async function keyring() {
+  if ($("fetch-keys").checked) {
+    const response = await fetch("/v1/keys", { credentials: "omit", cache: "no-store" });
+    if (!response.ok) throw new BundleError("key directory", `GET /v1/keys answered ${response.status}`);
+    return loadKeyDirectory(new Uint8Array(await response.arrayBuffer()));
+  }
+  const data = await readFile($("keys-file"));
+  return data === null ? null : loadKeyDirectory(data);
+}
+
+async function policy() {
+  const data = await readFile($("trust-file"));
+  return data === null ? null : loadTrustStore(data);
+}
+
+async function verify(event) {
+  event.preventDefault();
+  const text = $("bundle").value;
+  if (!text.trim()) return showError("Paste a bundle into the text area, drop a file on it, or pick one first.");
+  let keys, trust;
+  try {
+    [keys, trust] = [await keyring(), await policy()];
+  } catch (error) {
+    return showError(error instanceof BundleError ? error.message : `The file could not be read: ${error.message}`);
+  }
+  const result = await verifyBundle(new TextEncoder().encode(text), keys, trust);
+  $("server-result")?.remove();
+  $("result-area").replaceChildren(render(result));
+}
+
+async function loadInto(file) {
+  $("bundle").value = await file.text();
+}
+
+function wireDrop(target) {
+  target.addEventListener("dragover", (event) => {
+    event.preventDefault();
+    target.classList.add("dropping");
+  });
+  target.addEventListener("dragleave", () => target.classList.remove("dropping"));
+  target.addEventListener("drop", (event) => {
+    event.preventDefault();
+    target.classList.remove("dropping");
+    if (event.dataTransfer.files.length) loadInto(event.dataTransfer.files[0]);
+  });
+}
+
+async function start() {
+  if (!(await supportsEd25519())) {
+    $("mode").textContent = "This browser cannot verify here (WebCrypto Ed25519 needs a recent browser " +
+      "and a secure context: https or localhost), so the bundle is sent to the server to be verified.";
+    return;
+  }
+  $("mode").textContent = "The bundle is verified in this browser: nothing you paste, drop or pick is sent " +
+    "anywhere. Add this service's key directory and a witness trust store to run every check.";
+  $("browser-inputs").hidden = false;
+  $("bundle-file").addEventListener("change", () => {
+    if ($("bundle-file").files.length) loadInto($("bundle-file").files[0]);
+  });
+  $("fetch-keys").addEventListener("change", () => {
+    $("keys-file").disabled = $("fetch-keys").checked;
+  });
+  wireDrop($("bundle"));
+  $("verify-form").addEventListener("submit", verify);
+  document.documentElement.dataset.verifier = "browser";
+}
+
+start();
