@@ -20,6 +20,9 @@ from .factory import World
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 
 
+JSON = {"Content-Type": "application/json"}
+
+
 def _app(world: World | None) -> Litestar:
     app = Litestar(route_handlers=VERIFY_ROUTES)
     if world is not None:
@@ -44,7 +47,7 @@ def _verdict(html: str) -> str:
 
 
 def test_api_verifies_with_the_service_context(client: TestClient[Litestar], world: World) -> None:
-    response = client.post("/v1/verify", content=world.bundle())
+    response = client.post("/v1/verify", content=world.bundle(), headers=JSON)
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("application/json")
     result = response.json()
@@ -55,25 +58,41 @@ def test_api_verifies_with_the_service_context(client: TestClient[Litestar], wor
 
 def test_api_answers_200_for_a_failed_bundle(client: TestClient[Litestar], world: World) -> None:
     bundle = tampered(world.bundle(), lambda d: d.update(signature="00" * 64))
-    result = client.post("/v1/verify", content=bundle).json()
+    result = client.post("/v1/verify", content=bundle, headers=JSON).json()
     assert result["verdict"] == "FAILED"
     assert [check["status"] for check in result["checks"]][2] == "failed"
 
 
-def test_api_answers_200_for_a_malformed_bundle(client: TestClient[Litestar]) -> None:
-    response = client.post("/v1/verify", content=b"<html>")
+def test_api_answers_200_for_json_that_is_no_bundle(client: TestClient[Litestar]) -> None:
+    response = client.post("/v1/verify", content=b'{"format": 1}', headers=JSON)
     assert response.status_code == 200
     assert response.json()["verdict"] == "FAILED"
+    assert response.json()["attestation"] == "hosted-ingest"
+
+
+def test_api_refuses_a_body_that_is_not_json_text(client: TestClient[Litestar]) -> None:
+    for body in (b"<html>", b'{"format": 1, "format": 2}', b"[" * 100_000, b'{"a": "\xff"}'):
+        response = client.post("/v1/verify", content=body, headers=JSON)
+        assert response.status_code == 400, body[:20]
+        assert response.headers["content-type"] == "application/problem+json"
+        assert response.json()["attestation"] == "hosted-ingest"
+
+
+def test_api_refuses_a_body_not_declared_json(client: TestClient[Litestar], world: World) -> None:
+    for headers in ({}, {"Content-Type": "text/plain"}, {"Content-Type": FORM["Content-Type"]}):
+        response = client.post("/v1/verify", content=world.bundle(), headers=headers)
+        assert response.status_code == 415
+        assert response.json()["code"] == "unsupported_media_type"
 
 
 def test_api_refuses_a_body_over_1_mib(client: TestClient[Litestar]) -> None:
-    response = client.post("/v1/verify", content=b" " * (MAX_BUNDLE_BYTES + 1))
+    response = client.post("/v1/verify", content=b" " * (MAX_BUNDLE_BYTES + 1), headers=JSON)
     assert response.status_code == 413
 
 
 def test_api_without_a_context_verifies_the_bundle_alone(world: World) -> None:
     with TestClient(_app(None)) as alone:
-        result = alone.post("/v1/verify", content=world.bundle(coverage=None)).json()
+        result = alone.post("/v1/verify", content=world.bundle(coverage=None), headers=JSON).json()
     assert result["verdict"] == "VERIFICATION INCOMPLETE"
     assert [check["status"] for check in result["checks"]] == [
         "passed",
@@ -95,7 +114,7 @@ def test_an_async_context_provider_is_awaited(world: World) -> None:
 
     app.state.verification_context = context
     with TestClient(app) as test_client:
-        result = test_client.post("/v1/verify", content=world.bundle()).json()
+        result = test_client.post("/v1/verify", content=world.bundle(), headers=JSON).json()
     assert result["verdict"] == "VERIFIED"
 
 

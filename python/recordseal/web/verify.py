@@ -29,6 +29,7 @@ from litestar.openapi.spec import OpenAPIMediaType, OpenAPIResponse, Operation, 
 from litestar.static_files import create_static_files_router
 from litestar.types import ControllerRouterHandler
 
+from recordseal.services.errors import ServiceError
 from recordseal.verify import (
     Bundle,
     KeyDirectory,
@@ -36,6 +37,8 @@ from recordseal.verify import (
     VerificationResult,
     verify_bundle,
 )
+from recordseal.web.bodies import check_json_text, require_json
+from recordseal.web.problems import service_error_handler
 
 #: The largest bundle either entry point verifies.
 MAX_BUNDLE_BYTES = 1 << 20
@@ -90,6 +93,8 @@ class _VerifyOperation(Operation):
     def __post_init__(self) -> None:
         bundle = _inline_schema(Bundle)
         result = _inline_schema(VerificationResult)
+        result["properties"]["attestation"] = {"type": "string", "enum": ["hosted-ingest"]}
+        result.setdefault("required", []).append("attestation")
         self.request_body = RequestBody(
             content={JSON: OpenAPIMediaType(schema=bundle)},
             required=True,
@@ -112,11 +117,20 @@ class _VerifyOperation(Operation):
 async def verify_api(request: Request[Any, Any, Any]) -> Response[bytes]:
     """Verify a bundle with the service's key directory and trust store.
 
-    The answer is 200 with the result for every bundle, a malformed one included (verdict
-    ``FAILED``, reason in check 1); a body over 1 MiB is 413.
+    The body must be JSON (415 otherwise) that the core's reader accepts (400 otherwise: see
+    ``web/bodies.py``). Then the answer is 200 with the result for every bundle, one of the
+    wrong shape included (verdict ``FAILED``, reason in check 1); a body over 1 MiB is 413.
     """
-    result = await _verify(request, await request.body())
-    return Response(result.to_json(), media_type=JSON)
+    try:
+        require_json(request)
+        raw = await request.body()
+        check_json_text(raw)
+    except ServiceError as error:  # answered here: the route also serves in apps of its own
+        return service_error_handler(request, error)
+    result = await _verify(request, raw)
+    answer = msgspec.json.decode(result.to_json())
+    answer["attestation"] = "hosted-ingest"  # spec 1.8: every answer of the record API
+    return Response(msgspec.json.encode(answer), media_type=JSON)
 
 
 # --- the paste-in form ---------------------------------------------------------------------
