@@ -181,6 +181,8 @@ def run(pipeline: Pipeline, batch: Batch) -> tuple[list[Any], list[Signed], list
             outcomes.append(("ok", result.root, result.field_count, canonical))
             accepted.append(result)
             slots.append(slot)
+    nonces = {record.sealed_payload[:12] for record in accepted}
+    assert len(nonces) == len(accepted)
     heads = list(batch.heads)
     signed = pipeline.sign(accepted, slots, heads, INGESTED_AT)
     return outcomes, signed, heads
