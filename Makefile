@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 export PYO3_PYTHON := $(abspath $(PY))
 export CARGO_TERM_COLOR := never
 
-.PHONY: help system setup build run load test test-rust test-python lint bench clean
+.PHONY: help system setup build run load test test-rust test-python lint bench screenshots clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -58,6 +58,12 @@ test: test-rust lint test-python ## everything CI runs: cargo, lints, pytest
 bench: build ## benchmarks: pytest-benchmark (native against reference) and cargo bench (Rust only)
 	$(BIN)/pytest benchmarks -q --benchmark-only --benchmark-columns=min,median,mean,ops,rounds --benchmark-sort=name
 	cargo bench -q -p recordseal-core
+
+# Browser tests write their screenshots to a temporary folder unless RECORDSEAL_SCREENSHOTS
+# names one (tests/servers.py), so `make test` leaves the tree clean; this target refreshes
+# the committed ones on purpose.
+screenshots: build system ## refresh docs/screenshots/ from the browser tests (Chromium)
+	RECORDSEAL_SCREENSHOTS=$(abspath docs/screenshots) $(BIN)/pytest -q tests/browser tests/panel_passkeys/test_browser.py tests/panel_sso/test_browser.py
 
 DATA_DIR ?= data
 PORT     ?= 8000
