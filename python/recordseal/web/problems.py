@@ -135,8 +135,16 @@ def unreadable_handler(_: Request, error: Exception) -> Response[bytes]:  # type
     return problem_response(400, "request_not_json", "the request body is not valid JSON")
 
 
+#: Litestar's words when the server reports the client gone while the body was read: the
+#: body's framing was broken (bad chunk sizes, a connection closed mid-body), not the server.
+CLIENT_GONE = "client disconnected prematurely"
+
+
 def http_error_handler(_: Request, error: HTTPException) -> Response[bytes]:  # type: ignore[type-arg]
     status = error.status_code
+    if status == 500 and error.detail == CLIENT_GONE:
+        log.info("request body ended before it was complete")
+        return problem_response(400, "request_incomplete", "the request body is incomplete")
     code = {
         400: "request_invalid",
         401: "unauthenticated",
