@@ -204,7 +204,7 @@ def test_a_dropped_bundle_file_is_verified(verifier: VerifierPage, world: World)
         world.bundle().decode(),
     )
     page.dispatch_event("#bundle", "drop", {"dataTransfer": transfer})
-    page.wait_for_function("document.getElementById('bundle').value.length > 0")
+    sync_api.expect(page.locator("#bundle")).not_to_have_value("")
     page.get_by_role("button", name="Verify").click()
     page.wait_for_selector("#result[data-verified-in=browser] #verdict")
     assert page.inner_text("#verdict") == "VERIFICATION INCOMPLETE"
@@ -215,7 +215,7 @@ def test_a_bundle_file_can_be_picked(verifier: VerifierPage, world: World) -> No
     page = verifier.page
     file = {"name": "b.json", "mimeType": "application/json", "buffer": world.bundle()}
     page.set_input_files("#bundle-file", file)
-    page.wait_for_function("document.getElementById('bundle').value.length > 0")
+    sync_api.expect(page.locator("#bundle")).not_to_have_value("")
     verifier.files(world.keys_document(), world.trust_document())
     page.get_by_role("button", name="Verify").click()
     page.wait_for_selector("#result[data-verified-in=browser] #verdict")

@@ -54,7 +54,8 @@ class Harness:
         return self.page.evaluate(script, argument)
 
 
-@pytest.fixture(scope="session")
+# Module scope: only one Playwright (sync API) may run at a time, and other suites start theirs.
+@pytest.fixture(scope="module")
 def harness() -> Iterator[Harness]:
     with chromium() as browser:
         page = browser.new_page()

@@ -16,8 +16,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import pytest
-
 from recordseal.tlog import CosignatureSigner
 from recordseal.verify import load_key_directory, load_trust_store, verify_bundle
 from tests.verify.conftest import tampered
@@ -101,7 +99,9 @@ def _cases(world: World) -> Iterator[Case]:
     for missing in (1, 2, TARGET_SEQ, RECORDS):
         yield case(f"gap at {missing}", tampered(good, _drop_coverage(missing)))
     yield case("huge window", tampered(good, _set("coverage.to_seq", 2**53 - 1)))
-    yield case("gaps", tampered(good, lambda d: d["coverage"]["records"].__setitem__(slice(0, 2), [])))
+    yield case(
+        "gaps", tampered(good, lambda d: d["coverage"]["records"].__setitem__(slice(0, 2), []))
+    )
     # the key's validity at ingested_at, to the microsecond
     ingested = world.ingested_at(TARGET_SEQ)
     for member, shift in [
@@ -120,7 +120,9 @@ def _cases(world: World) -> Iterator[Case]:
     plus_one = (ingested + timedelta(hours=1, microseconds=1)).strftime(
         "%Y-%m-%dT%H:%M:%S.%f+01:00"
     )
-    yield case("offset not_before", world.bundle(coverage=None), world.keys_document(not_before=plus_one))
+    yield case(
+        "offset not_before", world.bundle(coverage=None), world.keys_document(not_before=plus_one)
+    )
     yield Case("cosigned in the future", good, keys, trust, world.sealed_at - timedelta(minutes=10))
     # every malformed document of test_malformed.py
     for name, edit in EDITS.items():
@@ -203,5 +205,3 @@ def test_timestamps_are_reported_unchecked(harness: Harness) -> None:
     check = result["checks"][4]
     assert check["status"] == "unchecked"
     assert "RFC 3161 token of tsa.example not checked in the browser" in check["detail"]
-
-
