@@ -123,8 +123,6 @@ async def lifespan(app: Litestar) -> AsyncIterator[None]:
     conn.execute(
         "CREATE TABLE IF NOT EXISTS bodies (id INTEGER PRIMARY KEY, body BLOB, signature BLOB)"
     )
-    # The writer's batch always updates the stream heads it advanced (none here).
-    conn.execute("CREATE TABLE IF NOT EXISTS streams (id INTEGER PRIMARY KEY, next_seq, head)")
     conn.close()
     writer = GroupCommitWriter(_PATH)
     _sink.append(lambda rows: writer.submit(_insert(rows)))

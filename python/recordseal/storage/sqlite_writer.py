@@ -101,14 +101,16 @@ class Batch:
 
     def flush(self, conn: sqlite3.Connection) -> None:
         self.flush_rows(conn)
-        conn.executemany(
-            "UPDATE streams SET next_seq = ?, head = ? WHERE id = ?",
-            [(seq, head, stream_id) for stream_id, (seq, head) in self.heads.items()],
-        )
-        conn.executemany(
-            "UPDATE log_positions SET next_index = ? WHERE log_id = ?",
-            [(position, log_id) for log_id, position in self.log_next.items()],
-        )
+        if self.heads:
+            conn.executemany(
+                "UPDATE streams SET next_seq = ?, head = ? WHERE id = ?",
+                [(seq, head, stream_id) for stream_id, (seq, head) in self.heads.items()],
+            )
+        if self.log_next:
+            conn.executemany(
+                "UPDATE log_positions SET next_index = ? WHERE log_id = ?",
+                [(position, log_id) for log_id, position in self.log_next.items()],
+            )
 
 
 Job = Callable[[sqlite3.Connection, Batch], T]
