@@ -410,7 +410,7 @@ def main() -> None:
     )
     for name, r in results:
         if r["non_2xx"]:
-            print(f"WARNING: the reference '{name}' answered {r['non_2xx']} non-2xx: its rate is void")
+            print(f"WARNING: '{name}' answered {r['non_2xx']} non-2xx: its rate is void")
     acknowledged = (ingest["requests"] - ingest["non_2xx"]) * per_request
     records_per_second = ingest["rate"] * per_request
     print(f"\nratio to the trivial endpoint (requests/s): {ingest['rate'] / ceiling['rate']:.2f}")
