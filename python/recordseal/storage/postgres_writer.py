@@ -2,12 +2,13 @@
 
 Every append waiting when a transaction starts joins it. The transaction locks, in a fixed
 order (so processes never deadlock each other): the idempotency keys (advisory locks), the
-subjects (new ones inserted in sorted order, then all ``FOR SHARE``, which an erasure's
-``FOR UPDATE`` waits for and vice versa), and last the stream rows (``FOR UPDATE``, sorted,
-which serialises sequence numbers and chain heads across processes: the shorter the time
-from this lock to COMMIT, the more transactions per second a stream takes). The rows are
-written by one statement; nobody is answered before COMMIT (``synchronous_commit`` on) has
-returned.
+subjects (new ones inserted in sorted order first; then all ``FOR SHARE``, which an erasure's
+``FOR UPDATE`` waits for and vice versa) and last the stream rows (``FOR UPDATE``, sorted,
+which serialises sequence numbers and chain heads across processes) — the subjects and the
+streams in one round trip. The placement rules are ``storage.placing``'s; the records are
+built by one call of the service's builder, and written, with their log positions (taken
+from each log's counter row in the same statement), by one statement. Nobody is answered
+before COMMIT (``synchronous_commit`` on) has returned.
 """
 
 from __future__ import annotations
@@ -217,10 +218,11 @@ class AppendWriter:
         """Lock, place and write the batch inside the open transaction; the outcomes and
         the ids of the records written."""
         known_keys = await _lock_keys(conn, batch)
-        subjects = await _lock_subjects(conn, batch, known_keys)
-        # Streams last: from this lock to COMMIT every other writer of these streams
-        # waits, so only the build (no await) and two round trips come in between.
-        heads, stream_logs = await _lock_streams(conn, batch)
+        await _insert_new_subjects(conn, batch, known_keys)
+        # Streams last (in the same round trip as the subjects): from this lock to COMMIT
+        # every other writer of these streams waits, so only the build (no await) and two
+        # round trips come in between.
+        subjects, heads, stream_logs = await _lock_rows(conn, batch)
         lookups = _Locked(known_keys, subjects, heads)
         placed: list[NewRecord | StoreError] = []
         # One build for the appends of one builder (every call of one service shares it).
@@ -353,16 +355,48 @@ async def _lock_keys(
     return {(r[0], r[1]): (r[2], r[3]) for r in rows}
 
 
-async def _lock_streams(
+#: One round trip: share-lock the batch's subjects (sorted), then lock its streams (sorted)
+#: ``FOR UPDATE``; the subjects' rows, then the streams' (heads and logs).
+_LOCK_ROWS = """
+WITH locked_subjects AS MATERIALIZED (
+    SELECT s.tenant, s.subject_index, s.subject_ref, s.wrapped_key IS NOT NULL AS live
+    FROM subjects s JOIN unnest($1::text[], $2::bytea[]) AS u(t, i)
+         ON s.tenant = u.t AND s.subject_index = u.i
+    ORDER BY s.tenant, s.subject_index FOR SHARE OF s
+), locked_streams AS MATERIALIZED (
+    SELECT id, next_seq, head, log_id FROM streams WHERE id = ANY($3::bigint[])
+    ORDER BY id FOR UPDATE
+)
+SELECT tenant, subject_index, subject_ref, live,
+       NULL::bigint, NULL::bigint, NULL::bytea, NULL::bigint FROM locked_subjects
+UNION ALL
+SELECT NULL, NULL, NULL, NULL, id, next_seq, head, log_id FROM locked_streams
+"""
+
+
+async def _lock_rows(
     conn: Connection, batch: list[Pending]
-) -> tuple[dict[int, tuple[int, bytes]], dict[int, int]]:
-    """Lock the batch's streams (sorted); their heads, and the log of each."""
+) -> tuple[dict[tuple[str, bytes], tuple[str, bool]], dict[int, tuple[int, bytes]], dict[int, int]]:
+    """Lock the batch's subjects (share: an erasure waits for this transaction, and this one
+    for an erasure under way) and then its streams, in one round trip; the subjects, the
+    stream heads and each stream's log."""
+    wanted = sorted({(p.tenant, p.append.subject.index) for p in batch})
     rows = await conn.fetch(
-        "SELECT id, next_seq, head, log_id FROM streams WHERE id = ANY($1::bigint[])"
-        " ORDER BY id FOR UPDATE",
+        _LOCK_ROWS,
+        [t for t, _ in wanted],
+        [i for _, i in wanted],
         sorted({p.append.stream_id for p in batch}),
     )
-    return {row[0]: (row[1], row[2]) for row in rows}, {row[0]: row[3] for row in rows}
+    subjects: dict[tuple[str, bytes], tuple[str, bool]] = {}
+    heads: dict[int, tuple[int, bytes]] = {}
+    logs: dict[int, int] = {}
+    for tenant, index, ref, live, stream_id, next_seq, head, log_id in rows:
+        if stream_id is None:
+            subjects[(tenant, index)] = (ref, live)
+        else:
+            heads[stream_id] = (next_seq, head)
+            logs[stream_id] = log_id
+    return subjects, heads, logs
 
 
 class _Locked:
@@ -386,18 +420,17 @@ class _Locked:
         return self._heads[stream_id]
 
 
-async def _lock_subjects(
+async def _insert_new_subjects(
     conn: Connection,
     batch: list[Pending],
     known_keys: dict[tuple[str, str], tuple[bytes, str]],
-) -> dict[tuple[str, bytes], tuple[str, bool]]:
-    """Create the new subjects (in sorted order), then share-lock every subject of the batch:
-    an erasure waits for this transaction, and this one for an erasure under way. An append
-    whose idempotency key is stored, or used earlier in the batch, is refused: its subject is
-    not created."""
+) -> None:
+    """Create the batch's new subjects (in sorted order; the first claim of each wins, later
+    ones see a race). An append whose idempotency key is stored, or used earlier in the
+    batch, is refused: its subject is not created."""
     first_claims: dict[tuple[str, bytes], tuple[str, bytes]] = {}
     keys_used = set(known_keys)
-    for p in batch:  # the first claim of a new subject wins; later ones see a race
+    for p in batch:
         a = p.append
         if a.idempotency is not None:
             key = (p.tenant, a.idempotency.key)
@@ -421,13 +454,3 @@ async def _lock_subjects(
             [k for _, (_, k) in new],
             now,
         )
-    wanted = sorted({(p.tenant, p.append.subject.index) for p in batch})
-    rows = await conn.fetch(
-        "SELECT s.tenant, s.subject_index, s.subject_ref, s.wrapped_key IS NOT NULL"
-        " FROM subjects s JOIN unnest($1::text[], $2::bytea[]) AS u(t, i)"
-        " ON s.tenant = u.t AND s.subject_index = u.i"
-        " ORDER BY s.tenant, s.subject_index FOR SHARE OF s",
-        [t for t, _ in wanted],
-        [i for _, i in wanted],
-    )
-    return {(r[0], r[1]): (r[2], r[3]) for r in rows}
