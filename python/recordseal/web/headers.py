@@ -45,4 +45,4 @@ async def security_headers(message: Message, scope: Scope) -> None:
     if content_type.lower().startswith(b"text/html"):
         wanted.update(PAGE_HEADERS)
     headers.extend((name, value) for name, value in wanted.items() if name not in present)
-    message["headers"] = headers  # type: ignore[typeddict-unknown-key]
+    message["headers"] = headers
