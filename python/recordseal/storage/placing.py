@@ -19,7 +19,7 @@ The rules, for each append in order:
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -45,8 +45,8 @@ class Lookups(Protocol):
         ...
 
     def stored_subject(self, tenant: str, subject: SubjectClaim) -> tuple[str, bool] | None:
-        """The stored handle of the claim's subject and whether its key is live (a backend
-        may create a new subject here, first claim wins)."""
+        """The stored handle of the claim's subject and whether its key is live (after the
+        backend has inserted :func:`new_subjects`)."""
         ...
 
     def head(self, stream_id: int) -> tuple[int, bytes]:
@@ -72,6 +72,30 @@ class Placed:
     outcomes: list[NewRecord | StoreError]
     heads: dict[int, tuple[int, bytes]]
     keys: dict[tuple[str, str], tuple[bytes, str]] = field(default_factory=dict)
+
+
+def new_subjects(
+    items: Sequence[Queued], stored_key: Callable[[str, str], tuple[bytes, str] | None]
+) -> list[tuple[str, bytes, str, bytes]]:
+    """The subjects these appends create, as (tenant, index, handle, wrapped key), sorted (the
+    order every backend inserts them in): the first claim of each new subject wins, later
+    ones see a race (rule 2). An append whose idempotency key is stored, or used earlier in
+    the call, is refused (rule 1) and creates nothing."""
+    first_claims: dict[tuple[str, bytes], tuple[str, bytes]] = {}
+    keys_used: set[tuple[str, str]] = set()
+    for queued in items:
+        append = queued.append
+        if append.idempotency is not None:
+            key = (queued.tenant, append.idempotency.key)
+            if key in keys_used or stored_key(*key) is not None:
+                continue
+            keys_used.add(key)
+        wrapped = append.subject.new_wrapped_key
+        if wrapped is not None:
+            first_claims.setdefault(
+                (queued.tenant, append.subject.index), (append.subject.subject_ref, wrapped)
+            )
+    return [(t, i, ref, wrapped) for (t, i), (ref, wrapped) in sorted(first_claims.items())]
 
 
 def check(

@@ -28,7 +28,7 @@ from recordseal.storage.base import (
     StoreError,
     SubjectClaim,
 )
-from recordseal.storage.placing import Queued, place
+from recordseal.storage.placing import Queued, new_subjects, place
 
 log = logging.getLogger(__name__)
 
@@ -425,32 +425,14 @@ async def _insert_new_subjects(
     batch: list[Pending],
     known_keys: dict[tuple[str, str], tuple[bytes, str]],
 ) -> None:
-    """Create the batch's new subjects (in sorted order; the first claim of each wins, later
-    ones see a race). An append whose idempotency key is stored, or used earlier in the
-    batch, is refused: its subject is not created."""
-    first_claims: dict[tuple[str, bytes], tuple[str, bytes]] = {}
-    keys_used = set(known_keys)
-    for p in batch:
-        a = p.append
-        if a.idempotency is not None:
-            key = (p.tenant, a.idempotency.key)
-            if key in keys_used:
-                continue  # refused (replayed or reused) by the placement: creates no subject
-            keys_used.add(key)
-        if a.subject.new_wrapped_key is not None:
-            first_claims.setdefault(
-                (p.tenant, a.subject.index), (a.subject.subject_ref, a.subject.new_wrapped_key)
-            )
-    new = sorted(first_claims.items())
+    """Create the batch's new subjects (``placing.new_subjects``: sorted, first claim wins,
+    none for an append its idempotency key refuses)."""
+    new = new_subjects([p.queued for p in batch], lambda t, key: known_keys.get((t, key)))
     if new:
-        now = batch[0].now
         await conn.execute(
             "INSERT INTO subjects (tenant, subject_index, subject_ref, wrapped_key, created_at)"
             " SELECT t, i, r, k, $5 FROM unnest($1::text[], $2::bytea[], $3::text[],"
             " $4::bytea[]) AS u(t, i, r, k) ON CONFLICT DO NOTHING",
-            [t for (t, _), _ in new],
-            [i for (_, i), _ in new],
-            [r for _, (r, _) in new],
-            [k for _, (_, k) in new],
-            now,
+            *_columns(new, 4),
+            batch[0].now,
         )

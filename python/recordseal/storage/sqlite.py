@@ -31,7 +31,7 @@ from recordseal.storage.base import (
     SubjectRow,
     TokenRow,
 )
-from recordseal.storage.placing import Queued, place
+from recordseal.storage.placing import Queued, new_subjects, place
 from recordseal.storage.sqlite_ledger import LedgerQueries
 from recordseal.storage.sqlite_schema import connect, migrate
 from recordseal.storage.sqlite_writer import Batch, GroupCommitWriter
@@ -235,12 +235,17 @@ class SQLiteStore(LedgerQueries):
         self, tenant: str, appends: list[Append], now: str, build: BatchBuilder
     ) -> list[NewRecord | StoreError]:
         def job(conn: sqlite3.Connection, batch: Batch) -> list[NewRecord | StoreError]:
+            queued = [Queued(tenant, append) for append in appends]  # a job is one call
+            created = new_subjects(queued, lambda t, key: batch.stored_key(conn, t, key))
+            if created:
+                conn.executemany(
+                    "INSERT OR IGNORE INTO subjects"
+                    " (tenant, subject_index, subject_ref, wrapped_key, created_at)"
+                    " VALUES (?, ?, ?, ?, ?)",
+                    [(*subject, now) for subject in created],
+                )
             _check_subjects(conn, batch, tenant, appends)
-            placed = place(
-                [Queued(tenant, append) for append in appends],  # a job is one call
-                _JobLookups(conn, batch, now),
-                build,
-            )
+            placed = place(queued, _JobLookups(conn, batch), build)
             batch.heads.update(placed.heads)
             for (tenant_, key), (request_hash, record_id) in placed.keys.items():
                 batch.keys[(tenant_, key)] = (request_hash, record_id, now)
@@ -331,8 +336,8 @@ def _in_lists(values: list[T], size: int = 500) -> Iterator[tuple[list[T], str]]
 def _check_subjects(
     conn: sqlite3.Connection, batch: Batch, tenant: str, appends: list[Append]
 ) -> None:
-    """Read the stored subjects of a call's appends with one query per 500 (not one each)
-    into the transaction's subject states; new ones are left to ``_append``."""
+    """Read the stored subjects of a call's appends (the new ones inserted just before)
+    with one query per 500, not one each, into the transaction's subject states."""
     wanted = list(
         {a.subject.index for a in appends if (tenant, a.subject.index) not in batch.subjects}
     )
@@ -348,34 +353,14 @@ def _check_subjects(
 class _JobLookups:
     """The placement rules' view of one SQLite transaction (``storage.placing``)."""
 
-    def __init__(self, conn: sqlite3.Connection, batch: Batch, now: str) -> None:
-        self._conn, self._batch, self._now = conn, batch, now
+    def __init__(self, conn: sqlite3.Connection, batch: Batch) -> None:
+        self._conn, self._batch = conn, batch
 
     def stored_key(self, tenant: str, key: str) -> tuple[bytes, str] | None:
         return self._batch.stored_key(self._conn, tenant, key)
 
     def stored_subject(self, tenant: str, subject: SubjectClaim) -> tuple[str, bool] | None:
-        """The subject as checked in this transaction; a new one is created here (the first
-        claim wins: a later claim with another handle sees that one)."""
-        stored = self._batch.subjects.get((tenant, subject.index))
-        if stored is not None:
-            return stored
-        if subject.new_wrapped_key is not None:
-            self._conn.execute(
-                "INSERT OR IGNORE INTO subjects"
-                " (tenant, subject_index, subject_ref, wrapped_key, created_at)"
-                " VALUES (?, ?, ?, ?, ?)",
-                (tenant, subject.index, subject.subject_ref, subject.new_wrapped_key, self._now),
-            )
-        row = self._conn.execute(
-            "SELECT subject_ref, wrapped_key IS NOT NULL FROM subjects"
-            " WHERE tenant = ? AND subject_index = ?",
-            (tenant, subject.index),
-        ).fetchone()
-        if row is None:
-            return None
-        stored = self._batch.subjects[(tenant, subject.index)] = (row[0], bool(row[1]))
-        return stored
+        return self._batch.subjects.get((tenant, subject.index))
 
     def head(self, stream_id: int) -> tuple[int, bytes]:
         return self._batch.head(self._conn, stream_id)
