@@ -118,9 +118,11 @@ class Retry:
 
 @dataclass(frozen=True, slots=True)
 class _BatchSubjects:
-    """A batch's subject indexes by subject id, and its stored subjects by index (those
-    not cached when the batch began)."""
+    """What a batch's items refer to, looked up once for the batch: its streams by name (or
+    the refusal of a name that is none), its subject indexes by subject id, and its stored
+    subjects by index (those not cached when the batch began)."""
 
+    streams: dict[str, StreamRow | NotFound]
     indexes: dict[str, bytes]
     stored: dict[bytes, SubjectRow]
 
@@ -246,25 +248,21 @@ class RecordService:
 
     # --- subjects -----------------------------------------------------------------------
 
-    async def _subject(
+    def _subject(
         self,
         tenant: str,
         subject_id: str,
         fresh: dict[bytes, tuple[SubjectClaim, SubjectKeys]],
-        batch: _BatchSubjects | None = None,
+        batch: _BatchSubjects,
     ) -> tuple[SubjectClaim, SubjectKeys]:
         """The subject's claim and keys; a new subject gets a key that is stored only with
         its first record, so a refused post leaves nothing behind. ``fresh`` holds the new
-        subjects of one batch, so a subject new in it gets one key however often it occurs;
-        ``batch`` the batch's subjects looked up at once (None: look this one up)."""
-        index = batch.indexes.get(subject_id) if batch else None
-        if index is None:
-            index = self._wrapper.subject_index(tenant, subject_id)
+        subjects of one batch, so a subject new in it gets one key however often it occurs."""
+        index = batch.indexes[subject_id]
         cached = self._subjects.get(tenant, index) or fresh.get(index)
         if cached is not None:
             return cached
-        stored = batch.stored if batch else await self._store.get_subjects(tenant, [index])
-        subject = stored.get(index)
+        subject = batch.stored.get(index)
         if subject is None:
             subject_ref = secrets.token_hex(16)
             key, wrapped = self._wrapper.new_subject_key(tenant, subject_ref)
@@ -279,19 +277,27 @@ class RecordService:
     async def _batch_subjects(
         self, tenant: str, items: Sequence[RecordIn | ServiceError]
     ) -> _BatchSubjects:
-        """The subject indexes of a batch's items, and the stored subjects among those this
-        process has not cached: one query instead of one per item."""
+        """The streams and subject indexes of a batch's items, and the stored subjects among
+        those this process has not cached: one query instead of one per item."""
+        streams: dict[str, StreamRow | NotFound] = {}
         indexes: dict[str, bytes] = {}
         wanted = []
         for item in items:
-            if isinstance(item, RecordIn) and item.subject_id not in indexes:
+            if not isinstance(item, RecordIn):
+                continue
+            if item.stream not in streams:
+                try:
+                    streams[item.stream] = await self._stream(tenant, item.stream)
+                except NotFound as unknown:
+                    streams[item.stream] = unknown
+            if item.subject_id not in indexes:
                 index = indexes[item.subject_id] = self._wrapper.subject_index(
                     tenant, item.subject_id
                 )
                 if self._subjects.get(tenant, index) is None:
                     wanted.append(index)
         stored = await self._store.get_subjects(tenant, wanted) if wanted else {}
-        return _BatchSubjects(indexes, stored)
+        return _BatchSubjects(streams, indexes, stored)
 
     def _keys(self, subject: SubjectRow) -> SubjectKeys:
         assert subject.wrapped_key is not None
@@ -358,7 +364,7 @@ class RecordService:
                 if retry is not None and retry.key in known:
                     results[position] = await self._replay(tenant, retry, known[retry.key])
                     continue
-                staged.append(await self._stage(tenant, position, item, retry, fresh, subjects))
+                staged.append(self._stage(tenant, position, item, retry, fresh, subjects))
             except ServiceError as refusal:
                 results[position] = refusal
         prepared = self._pipeline.prepare([s.input for s in staged]) if staged else []
@@ -380,7 +386,7 @@ class RecordService:
             raise _key_reused()
         return Ingested.of(await self.record(tenant, record_id), replayed=True)
 
-    async def _stage(
+    def _stage(
         self,
         tenant: str,
         position: int,
@@ -391,7 +397,9 @@ class RecordService:
     ) -> _Staged:
         """Everything before the pipeline: the envelope's checks, the subject and a record id
         (refusals raise)."""
-        stream = await self._stream(tenant, record.stream)
+        stream = batch.streams[record.stream]
+        if isinstance(stream, NotFound):
+            raise stream
         _check_label(record.record_type, "record_type", MAX_RECORD_TYPE)
         _check_label(record.subject_id, "subject_id", MAX_SUBJECT_ID)
         try:
@@ -400,7 +408,7 @@ class RecordService:
             raise Invalid(
                 "occurred_at_invalid", "occurred_at must be an RFC 3339 timestamp", "occurred_at"
             ) from None
-        subject, keys = await self._subject(tenant, record.subject_id, fresh, batch)
+        subject, keys = self._subject(tenant, record.subject_id, fresh, batch)
         return _Staged(
             position,
             stream,
