@@ -138,3 +138,8 @@ def verify_consistency(
     old_size: int, new_size: int, old_root: bytes, new_root: bytes, proof: Sequence[bytes]
 ) -> None:
     """Raise CommitError unless ``proof`` shows the old tree is a prefix of the new one."""
+
+def derive_subject_keys(subject_key: bytes) -> tuple[bytes, bytes]:
+    """``(salt_key, payload_key)``: HKDF-SHA-256 of the 32-byte subject key, no salt, infos
+    ``recordseal/salt-key/v1`` and ``recordseal/payload-key/v1``; ValueError for another
+    length. The fast path of ``recordseal.crypto.vault.SubjectKeys.derive``."""

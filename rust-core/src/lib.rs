@@ -16,5 +16,6 @@ pub mod path;
 #[cfg(feature = "python")]
 mod python;
 pub mod sha256;
+pub mod subject_keys;
 
 pub use error::{Code, Error, Result};

@@ -1,5 +1,5 @@
 //! The Python module `recordseal._native`: this module and its submodules (`args`, `ingest`,
-//! `signing`) hold every PyO3 item of the crate.
+//! `signing`, `subject_keys`) hold every PyO3 item of the crate.
 //!
 //! Arguments are borrowed from Python objects (no copies of payloads or leaves), large inputs
 //! are processed with the interpreter detached, and `commit_record` returns one object whose
@@ -8,6 +8,7 @@
 mod args;
 mod ingest;
 mod signing;
+mod subject_keys;
 
 use std::sync::Arc;
 
@@ -314,6 +315,7 @@ fn native_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(verify_inclusion, module)?)?;
     module.add_function(wrap_pyfunction!(consistency_proof, module)?)?;
     module.add_function(wrap_pyfunction!(verify_consistency, module)?)?;
+    module.add_function(wrap_pyfunction!(subject_keys::derive_subject_keys, module)?)?;
     // `add` records every name in `__all__`; the stub (checked by stubtest) declares none for
     // this private module.
     module.delattr("__all__")?;

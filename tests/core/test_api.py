@@ -64,12 +64,17 @@ def test_stub_lists_the_whole_api() -> None:
         "consistency_proof",
         "verify_consistency",
         "Ed25519Signer",
+        "PreparedRecord",
+        "prepare_records",
+        "derive_subject_keys",
     }
 
 
-#: In the native module but not in the commitment API: the header signer's fast path
-#: (recordseal.crypto.signing), whose fallback is ``cryptography``, not the reference.
-NATIVE_ONLY = {"Ed25519Signer"}
+#: In the native module but not in the commitment API: fast paths with fallbacks of their own,
+#: not the reference: the header signer (recordseal.crypto.signing) and the subject keys
+#: (recordseal.crypto.vault), through ``cryptography``; the ingest pipeline
+#: (recordseal.services.pipeline), through its ReferencePipeline.
+NATIVE_ONLY = {"Ed25519Signer", "PreparedRecord", "prepare_records", "derive_subject_keys"}
 
 
 def commitment_names() -> set[str]:

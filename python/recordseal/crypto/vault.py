@@ -31,31 +31,54 @@ def _hkdf(key: bytes, info: bytes) -> bytes:
     return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=info).derive(key)
 
 
+def _derive_subject_keys(subject_key: bytes) -> tuple[bytes, bytes]:
+    """``(salt_key, payload_key)`` through ``cryptography``, where the extension is not built."""
+    if len(subject_key) != 32:
+        raise ValueError(f"a subject key is 32 bytes, not {len(subject_key)}")
+    return _hkdf(subject_key, SALT_KEY_INFO), _hkdf(subject_key, PAYLOAD_KEY_INFO)
+
+
+try:
+    # The same bytes (tests/vectors/subject_keys.json), with one HKDF-Extract for both keys.
+    from recordseal._native import derive_subject_keys
+except ModuleNotFoundError as missing:
+    # Only an absent extension falls back, as in recordseal.core.
+    if missing.name != "recordseal._native":
+        raise
+    derive_subject_keys = _derive_subject_keys
+
+
 class SubjectKeys:
-    """The keys derived from one subject key, and the payload cipher keyed once."""
+    """The keys derived from one subject key, and the payload cipher keyed on first use."""
 
     __slots__ = ("_payload_aead", "payload_key", "salt_key")
 
     def __init__(self, salt_key: bytes, payload_key: bytes) -> None:
         self.salt_key = salt_key
         self.payload_key = payload_key
-        # Keying AES-GCM costs about as much as sealing a 1 KB payload; cached subjects
-        # reuse this one.
-        self._payload_aead = AESGCM(payload_key)
+        # Keyed lazily: keying AES-GCM costs about as much as sealing a 1 KB payload, and the
+        # native ingest pipeline seals with the payload key itself. Cached subjects reuse it.
+        self._payload_aead: AESGCM | None = None
 
     @classmethod
     def derive(cls, subject_key: bytes) -> SubjectKeys:
-        return cls(_hkdf(subject_key, SALT_KEY_INFO), _hkdf(subject_key, PAYLOAD_KEY_INFO))
+        return cls(*derive_subject_keys(subject_key))
+
+    @property
+    def _aead(self) -> AESGCM:
+        if self._payload_aead is None:
+            self._payload_aead = AESGCM(self.payload_key)
+        return self._payload_aead
 
     def encrypt_payload(self, record_id: str, plaintext: bytes) -> bytes:
         """``nonce ‖ ciphertext``; the record id is the associated data."""
         nonce = secrets.token_bytes(NONCE_BYTES)
-        return nonce + self._payload_aead.encrypt(nonce, plaintext, record_id.encode())
+        return nonce + self._aead.encrypt(nonce, plaintext, record_id.encode())
 
     def decrypt_payload(self, record_id: str, sealed: bytes) -> bytes:
         nonce, body = sealed[:NONCE_BYTES], sealed[NONCE_BYTES:]
         try:
-            return self._payload_aead.decrypt(nonce, body, record_id.encode())
+            return self._aead.decrypt(nonce, body, record_id.encode())
         except InvalidTag as exc:
             raise VaultError("payload failed authentication") from exc
 
