@@ -143,3 +143,12 @@ def derive_subject_keys(subject_key: bytes) -> tuple[bytes, bytes]:
     """``(salt_key, payload_key)``: HKDF-SHA-256 of the 32-byte subject key, no salt, infos
     ``recordseal/salt-key/v1`` and ``recordseal/payload-key/v1``; ValueError for another
     length. The fast path of ``recordseal.crypto.vault.SubjectKeys.derive``."""
+
+def grow_log(
+    size: int, leaf_hashes: Sequence[bytes], stored: Mapping[tuple[int, int], bytes]
+) -> tuple[dict[tuple[int, int], bytes], bytes]:
+    """Append 32-byte leaf hashes to a log of ``size`` leaves kept as complete-subtree nodes
+    (``recordseal.ledger.tree``); ``stored`` holds its frontier (KeyError for a missing node).
+    Gives every node completed, by ``(level, index)`` in the order they complete, and the new
+    root; the interpreter is released for large batches. ``recordseal.ledger.log.grow_log`` is
+    the reference."""

@@ -10,6 +10,7 @@ pub mod jcs;
 pub mod json;
 pub mod kinds;
 pub mod leaves;
+pub mod log;
 pub mod merkle;
 pub mod number;
 pub mod path;

@@ -1,5 +1,5 @@
 //! The Python module `recordseal._native`: this module and its submodules (`args`, `ingest`,
-//! `signing`, `subject_keys`) hold every PyO3 item of the crate.
+//! `log`, `signing`, `subject_keys`) hold every PyO3 item of the crate.
 //!
 //! Arguments are borrowed from Python objects (no copies of payloads or leaves), large inputs
 //! are processed with the interpreter detached, and `commit_record` returns one object whose
@@ -7,6 +7,7 @@
 
 mod args;
 mod ingest;
+mod log;
 mod signing;
 mod subject_keys;
 
@@ -316,6 +317,7 @@ fn native_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(consistency_proof, module)?)?;
     module.add_function(wrap_pyfunction!(verify_consistency, module)?)?;
     module.add_function(wrap_pyfunction!(subject_keys::derive_subject_keys, module)?)?;
+    module.add_function(wrap_pyfunction!(log::grow_log, module)?)?;
     // `add` records every name in `__all__`; the stub (checked by stubtest) declares none for
     // this private module.
     module.delattr("__all__")?;

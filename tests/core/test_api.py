@@ -67,14 +67,22 @@ def test_stub_lists_the_whole_api() -> None:
         "PreparedRecord",
         "prepare_records",
         "derive_subject_keys",
+        "grow_log",
     }
 
 
 #: In the native module but not in the commitment API: fast paths with fallbacks of their own,
 #: not the reference: the header signer (recordseal.crypto.signing) and the subject keys
 #: (recordseal.crypto.vault), through ``cryptography``; the ingest pipeline
-#: (recordseal.services.pipeline), through its ReferencePipeline.
-NATIVE_ONLY = {"Ed25519Signer", "PreparedRecord", "prepare_records", "derive_subject_keys"}
+#: (recordseal.services.pipeline), through its ReferencePipeline; log growth
+#: (recordseal.ledger.log), through ``ledger.log.grow_log``.
+NATIVE_ONLY = {
+    "Ed25519Signer",
+    "PreparedRecord",
+    "prepare_records",
+    "derive_subject_keys",
+    "grow_log",
+}
 
 
 def commitment_names() -> set[str]:
