@@ -453,3 +453,20 @@ def test_openapi_documents_the_record_body(api):
     schema = api.get("/schema/openapi.json", headers={}).json()
     body = schema["paths"]["/v1/records"]["post"]["requestBody"]["content"]["application/json"]
     assert set(body["schema"]["required"]) == set(ENVELOPE)
+
+
+def test_subject_handles_are_opaque_and_sort_by_creation():
+    """docs/records.md, "Vault": 32 hex digits, 48 bits of creation milliseconds first, the
+    rest random (indexes over handles grow at their end)."""
+    import re
+    import time
+
+    from recordseal.services.clock import new_subject_ref
+
+    before = time.time_ns() // 1_000_000
+    refs = [new_subject_ref() for _ in range(200)]
+    after = time.time_ns() // 1_000_000
+    assert all(re.fullmatch(r"[0-9a-f]{32}", ref) for ref in refs)
+    assert all(before <= int(ref[:12], 16) <= after for ref in refs)
+    assert refs == sorted(refs, key=lambda ref: ref[:12])  # ordered by creation time
+    assert len({ref[12:] for ref in refs}) == 200  # 80 random bits each

@@ -32,3 +32,15 @@ def new_record_id() -> str:
         f"{millis >> 16:08x}-{millis & 0xFFFF:04x}-{0x7000 | rand_a:04x}-{clock_seq:04x}"
         f"-{rand_b & 0xFFFF_FFFF_FFFF:012x}"
     )
+
+
+def new_subject_ref() -> str:
+    """A subject's handle: 128 bits as 32 lowercase hex digits, the first 48 the Unix
+    milliseconds of its creation and the other 80 random.
+
+    Opaque like a random handle (it says nothing of the subject, and after erasure it links
+    to nothing), but new handles sort after older ones, so the indexes over handles grow at
+    their end instead of at a random page per new subject (docs/records.md, "Vault").
+    """
+    millis = (time.time_ns() // 1_000_000) & 0xFFFF_FFFF_FFFF
+    return f"{millis:012x}{os.urandom(10).hex()}"

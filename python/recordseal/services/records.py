@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
@@ -17,7 +16,7 @@ from recordseal.crypto.signing import HeaderSigner
 from recordseal.crypto.vault import KeyWrapper, SubjectKeys
 from recordseal.fleet.manifest import FleetManifest
 from recordseal.fleet.streams import DEFAULT_FLEET, check_stream_fleet
-from recordseal.services.clock import new_record_id, utc_now
+from recordseal.services.clock import new_record_id, new_subject_ref, utc_now
 from recordseal.services.errors import (
     AlreadyExists,
     Gone,
@@ -264,7 +263,7 @@ class RecordService:
             return cached
         subject = batch.stored.get(index)
         if subject is None:
-            subject_ref = secrets.token_hex(16)
+            subject_ref = new_subject_ref()
             key, wrapped = self._wrapper.new_subject_key(tenant, subject_ref)
             fresh[index] = (SubjectClaim(index, subject_ref, wrapped), SubjectKeys.derive(key))
             return fresh[index]
