@@ -236,7 +236,8 @@ class SQLiteStore(LedgerQueries):
     ) -> list[NewRecord | StoreError]:
         def job(conn: sqlite3.Connection, batch: Batch) -> list[NewRecord | StoreError]:
             queued = [Queued(tenant, append) for append in appends]  # a job is one call
-            created = new_subjects(queued, lambda t, key: batch.stored_key(conn, t, key))
+            keys = _stored_keys(conn, batch, tenant, appends)
+            created = new_subjects(queued, lambda _, key: keys.get(key))
             if created:
                 conn.executemany(
                     "INSERT OR IGNORE INTO subjects"
@@ -245,7 +246,7 @@ class SQLiteStore(LedgerQueries):
                     [(*subject, now) for subject in created],
                 )
             _check_subjects(conn, batch, tenant, appends)
-            placed = place(queued, _JobLookups(conn, batch), build)
+            placed = place(queued, _JobLookups(conn, batch, keys), build)
             batch.heads.update(placed.heads)
             for (tenant_, key), (request_hash, record_id) in placed.keys.items():
                 batch.keys[(tenant_, key)] = (request_hash, record_id, now)
@@ -333,6 +334,27 @@ def _in_lists(values: list[T], size: int = 500) -> Iterator[tuple[list[T], str]]
         yield chunk, ", ".join("?" * len(chunk))
 
 
+def _stored_keys(
+    conn: sqlite3.Connection, batch: Batch, tenant: str, appends: list[Append]
+) -> dict[str, tuple[bytes, str]]:
+    """The request hash and record id of each idempotency key of a call's appends that is
+    stored, or pending in this transaction: one query per 500 keys, not one per append."""
+    found = {k: (row[0], row[1]) for (t, k), row in batch.keys.items() if t == tenant}
+    unread = [
+        a.idempotency.key for a in appends if a.idempotency and a.idempotency.key not in found
+    ]
+    for chunk, marks in _in_lists(unread):
+        found.update(
+            (key, (request_hash, record_id))
+            for key, request_hash, record_id in conn.execute(
+                "SELECT key, request_hash, record_id FROM idempotency_keys"
+                f" WHERE tenant = ? AND key IN ({marks})",
+                (tenant, *chunk),
+            )
+        )
+    return found
+
+
 def _check_subjects(
     conn: sqlite3.Connection, batch: Batch, tenant: str, appends: list[Append]
 ) -> None:
@@ -353,11 +375,14 @@ def _check_subjects(
 class _JobLookups:
     """The placement rules' view of one SQLite transaction (``storage.placing``)."""
 
-    def __init__(self, conn: sqlite3.Connection, batch: Batch) -> None:
-        self._conn, self._batch = conn, batch
+    def __init__(
+        self, conn: sqlite3.Connection, batch: Batch, keys: dict[str, tuple[bytes, str]]
+    ) -> None:
+        """``keys``: the call's stored idempotency keys (a job is one tenant's call)."""
+        self._conn, self._batch, self._keys = conn, batch, keys
 
     def stored_key(self, tenant: str, key: str) -> tuple[bytes, str] | None:
-        return self._batch.stored_key(self._conn, tenant, key)
+        return self._keys.get(key)
 
     def stored_subject(self, tenant: str, subject: SubjectClaim) -> tuple[str, bool] | None:
         return self._batch.subjects.get((tenant, subject.index))

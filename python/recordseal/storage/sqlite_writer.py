@@ -60,19 +60,6 @@ class Batch:
         # Whatever the next job is, it may change subjects: check them again after it.
         self.subjects.clear()
 
-    def stored_key(
-        self, conn: sqlite3.Connection, tenant: str, key: str
-    ) -> tuple[bytes, str] | None:
-        """The request hash and record id of an idempotency key, written or not yet."""
-        pending = self.keys.get((tenant, key))
-        if pending is not None:
-            return pending[0], pending[1]
-        row = conn.execute(
-            "SELECT request_hash, record_id FROM idempotency_keys WHERE tenant = ? AND key = ?",
-            (tenant, key),
-        ).fetchone()
-        return (row[0], row[1]) if row else None
-
     def head(self, conn: sqlite3.Connection, stream_id: int) -> tuple[int, bytes]:
         head = self.heads.get(stream_id)
         if head is None:
