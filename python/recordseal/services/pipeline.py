@@ -11,7 +11,6 @@ nonces, which are random.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple, Protocol, cast
@@ -207,7 +206,7 @@ class ReferencePipeline:
                     ingested_at=ingested_at,
                 )
             )
-            leaf = hashlib.sha256(b"\x00" + header).digest()
+            leaf = chain.chain_leaf(header)
             signed.append(Signed(seq, header, self._private.sign(HEADER_CONTEXT + header), leaf))
             heads[slot] = (seq + 1, leaf)
         return signed

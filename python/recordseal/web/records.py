@@ -137,17 +137,21 @@ def _view(row: RecordRow) -> RecordView:
     )
 
 
-@dataclass
-class _StreamOperation(Operation):
-    """Documents the body of ``POST /v1/streams``, which the handler decodes itself."""
+def body_operation(struct: type) -> type[Operation]:
+    """An operation class documenting a JSON body of ``struct`` that the handler reads
+    itself (strictly, web/bodies.py) instead of through the framework."""
 
-    def __post_init__(self) -> None:
-        self.request_body = RequestBody(
-            content={JSON: OpenAPIMediaType(schema=inline_schema(StreamIn))}, required=True
-        )
+    @dataclass
+    class BodyOperation(Operation):
+        def __post_init__(self) -> None:
+            self.request_body = RequestBody(
+                content={JSON: OpenAPIMediaType(schema=inline_schema(struct))}, required=True
+            )
+
+    return BodyOperation
 
 
-@post("/v1/streams", status_code=201, tags=["records"], operation_class=_StreamOperation)
+@post("/v1/streams", status_code=201, tags=["records"], operation_class=body_operation(StreamIn))
 async def create_stream(
     request: Request,  # type: ignore[type-arg]
     tenant: NamedDependency[str],
@@ -249,21 +253,11 @@ async def get_payload(
     return Response(_encode(body), media_type=JSON, headers=NO_STORE)
 
 
-@dataclass
-class _DisclosureOperation(Operation):
-    """Documents the body of the disclosure route, which the handler decodes itself."""
-
-    def __post_init__(self) -> None:
-        self.request_body = RequestBody(
-            content={JSON: OpenAPIMediaType(schema=inline_schema(DisclosureIn))}, required=True
-        )
-
-
 @post(
     "/v1/records/{record_id:str}/disclosure",
     status_code=200,
     tags=["records"],
-    operation_class=_DisclosureOperation,
+    operation_class=body_operation(DisclosureIn),
 )
 async def disclose(
     request: Request,  # type: ignore[type-arg]
