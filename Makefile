@@ -45,8 +45,8 @@ test-rust: setup ## cargo test, clippy and fmt
 	cargo test --workspace --quiet
 
 lint: build ## ruff, ruff format, mypy and stubtest
-	$(BIN)/ruff check python tests benchmarks
-	$(BIN)/ruff format --check python tests benchmarks
+	$(BIN)/ruff check python tests benchmarks tools
+	$(BIN)/ruff format --check python tests benchmarks tools
 	$(BIN)/mypy
 	$(BIN)/python -m mypy.stubtest recordseal._native
 

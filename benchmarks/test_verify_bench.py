@@ -22,7 +22,7 @@ from recordseal.services.clock import utc_now
 from recordseal.services.disclosure import DisclosureService
 from recordseal.services.keys import key_directory
 from recordseal.services.records import RecordIn, RecordService
-from recordseal.storage.base import SigningKeyRow
+from recordseal.storage.rows import SigningKeyRow
 from recordseal.storage.sqlite import SQLiteStore
 from recordseal.tlog import CosignatureSigner
 from recordseal.tlog.witness import Witness
@@ -36,11 +36,11 @@ async def _make_bundle(tmp: Path) -> tuple[bytes, bytes, bytes]:
     await store.open()
     try:
         signer = HeaderSigner.from_seed(bytes(32))
-        await store.register_signing_key(
+        await store.records.register_signing_key(
             SigningKeyRow(signer.key_id, "Ed25519", signer.public_key, utc_now(), None, None)
         )
         records = RecordService(store, KeyWrapper(bytes(32)), signer)
-        sealer = Sealer(store, bytes(range(32)), "bench.local")
+        sealer = Sealer(store.logs, bytes(range(32)), "bench.local")
         await records.create_stream("acme", "orders", DECLARATIONS_1K, False)
         posted = [
             await records.ingest(
@@ -54,7 +54,9 @@ async def _make_bundle(tmp: Path) -> tuple[bytes, bytes, bytes]:
             tmp / "witness", witness_key, {batch.origin: [sealer.signer(batch.origin).verifier()]}
         )
         cosignature = witness.add_checkpoint(0, [], batch.note)
-        await store.add_cosignature(batch.origin, batch.size, "witness.bench", cosignature.line)
+        await store.logs.add_cosignature(
+            batch.origin, batch.size, "witness.bench", cosignature.line
+        )
         bundle = await DisclosureService(store, records, sealer).disclose(
             "acme", posted[5].record_id, FIELDS, None
         )

@@ -84,7 +84,7 @@ def cycles(edges: dict[tuple[str, str], list[tuple[str, str]]]) -> list[list[str
 
 
 def verify_loads() -> list[str]:
-    """The third-party packages a fresh interpreter has loaded after ``import recordseal.verify``."""
+    """The third-party packages that ``import recordseal.verify`` loads in a new interpreter."""
     probe = (
         "import sys; before = set(sys.modules); import recordseal.verify; "
         "tops = {m.split('.')[0] for m in set(sys.modules) - before}; "
@@ -115,8 +115,10 @@ def main() -> None:
         print("cycle: " + ", ".join(component))
     loaded = verify_loads()
     print("# import recordseal.verify loads (third-party): " + " ".join(loaded))
-    print("# of which never for an offline verifier: "
-          + (" ".join(m for m in loaded if m in NOT_OFFLINE) or "none"))
+    print(
+        "# of which never for an offline verifier: "
+        + (" ".join(m for m in loaded if m in NOT_OFFLINE) or "none")
+    )
 
 
 if __name__ == "__main__":

@@ -148,7 +148,7 @@ def grow_log(
     size: int, leaf_hashes: Sequence[bytes], stored: Mapping[tuple[int, int], bytes]
 ) -> tuple[dict[tuple[int, int], bytes], bytes]:
     """Append 32-byte leaf hashes to a log of ``size`` leaves kept as complete-subtree nodes
-    (``recordseal.ledger.tree``); ``stored`` holds its frontier (KeyError for a missing node).
+    (``recordseal.merkle.tree``); ``stored`` holds its frontier (KeyError for a missing node).
     Gives every node completed, by ``(level, index)`` in the order they complete, and the new
-    root; the interpreter is released for large batches. ``recordseal.ledger.log.grow_log`` is
+    root; the interpreter is released for large batches. ``recordseal.merkle.log.grow_log`` is
     the reference."""

@@ -74,7 +74,7 @@ async def _create_token(settings: Settings, tenant: str, label: str) -> str:
     store = open_store(settings)
     await store.open()
     try:
-        return await TokenService(store).create(tenant, label)
+        return await TokenService(store.tokens).create(tenant, label)
     finally:
         await store.close()
 
@@ -100,7 +100,7 @@ async def _export_keys(settings: Settings) -> tuple[dict[str, object], dict[str,
     await store.open()
     try:
         sealer = Sealer(
-            store,
+            store.logs,
             read_or_create_secret(settings.data_dir / "keys" / "log-signing.ed25519"),
             settings.origin,
         )

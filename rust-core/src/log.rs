@@ -2,7 +2,7 @@
 //! 4, docs/records.md "Sealing"). Node `(level, index)` covers leaves
 //! `[index * 2^level, (index + 1) * 2^level)`. A seal reads the log's frontier, appends the
 //! pending leaf hashes and stores the nodes they complete. The readable reference is
-//! `recordseal.ledger.tree` (`nodes_completed_by_append`, `root`) with `ledger.log.grow_log`.
+//! `recordseal.merkle.tree` (`nodes_completed_by_append`, `root`) with `merkle.log.grow_log`.
 
 use sha2::{Digest, Sha256};
 

@@ -75,7 +75,7 @@ def test_stub_lists_the_whole_api() -> None:
 #: not the reference: the header signer (recordseal.crypto.signing) and the subject keys
 #: (recordseal.crypto.vault), through ``cryptography``; the ingest pipeline
 #: (recordseal.services.pipeline), through its ReferencePipeline; log growth
-#: (recordseal.ledger.log), through ``ledger.log.grow_log``.
+#: (recordseal.merkle.log), through ``merkle.log.grow_log``.
 NATIVE_ONLY = {
     "Ed25519Signer",
     "PreparedRecord",

@@ -11,7 +11,8 @@ from recordseal.crypto.signing import HeaderSigner
 from recordseal.crypto.vault import KeyWrapper
 from recordseal.ledger.genesis import log_origin, tenant_genesis
 from recordseal.services.records import RecordIn, RecordService
-from recordseal.storage.base import SealedBatch, SealRequest, Store
+from recordseal.storage.base import Store
+from recordseal.storage.rows import SealedBatch, SealRequest
 from recordseal.tlog import Checkpoint, Ed25519Signer, sign_checkpoint
 
 T = TypeVar("T")
@@ -45,14 +46,14 @@ async def seal(store: Store, tenant: str | None, fleet: str, now: str) -> Sealed
     def sign(size: int, root: bytes) -> str:
         return sign_checkpoint(Checkpoint(origin, size, root), signer)
 
-    return await store.seal(
+    return await store.logs.seal(
         SealRequest(tenant, fleet, origin, tenant_genesis(tenant, fleet), sign, now)
     )
 
 
 async def ingest(store: Store, tenant: str, count: int) -> None:
     records = RecordService(store, KeyWrapper(bytes(32)), HeaderSigner.from_seed(bytes(32)))
-    if await store.get_stream(tenant, "s") is None:
+    if await store.records.get_stream(tenant, "s") is None:
         await records.create_stream(tenant, "s", None, False)
     for i in range(count):
         await records.ingest(

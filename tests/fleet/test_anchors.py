@@ -33,11 +33,11 @@ async def three_scopes(store: Store) -> None:
 def test_a_query_for_no_tenant_returns_only_legacy_rows(store: Store) -> None:
     async def body(store: Store) -> None:
         await three_scopes(store)
-        legacy = await store.anchors(None, "f1")
+        legacy = await store.logs.anchors(None, "f1")
         assert [(a.tenant, a.fleet, a.size) for a in legacy] == [(None, "f1", 1)]
         assert legacy[0].root == leaf_hash(tenant_genesis(None, "f1"))
         assert legacy[0].origin == "test.local/f1"
-        latest = await store.latest_anchor(None, "f1")
+        latest = await store.logs.latest_anchor(None, "f1")
         assert latest is not None and latest.tenant is None
 
     using(store, body)
@@ -47,14 +47,14 @@ def test_a_query_for_a_tenant_returns_only_that_tenants_rows(store: Store) -> No
     async def body(store: Store) -> None:
         await three_scopes(store)
         for tenant in ("acme", "globex"):
-            rows = await store.anchors(tenant, "f1")
+            rows = await store.logs.anchors(tenant, "f1")
             assert [(a.tenant, a.origin) for a in rows] == [(tenant, f"test.local/{tenant}/f1")]
             assert rows[0].root == leaf_hash(tenant_genesis(tenant, "f1"))
-            latest = await store.latest_anchor(tenant, "f1")
+            latest = await store.logs.latest_anchor(tenant, "f1")
             assert latest is not None and latest.tenant == tenant
-        assert await store.anchors("initech", "f1") == []
-        assert await store.latest_anchor("initech", "f1") is None
-        assert await store.anchors(None, "f2") == []
+        assert await store.logs.anchors("initech", "f1") == []
+        assert await store.logs.latest_anchor("initech", "f1") is None
+        assert await store.logs.anchors(None, "f2") == []
 
     using(store, body)
 
@@ -65,7 +65,7 @@ def test_legacy_and_tenant_logs_of_one_fleet_stay_apart_when_sealed_again(store:
         # Nothing pending anywhere: no scope gets a new anchor, and no second legacy log.
         for tenant in (None, "acme", "globex"):
             assert await seal(store, tenant, "f1", DAY2) is None
-        logs = await store.anchor_logs()
+        logs = await store.logs.anchor_logs()
         assert [(log.tenant, log.fleet) for log in logs] == [
             (None, "f1"),
             ("acme", "f1"),
@@ -84,19 +84,21 @@ def test_anchors_by_day_and_latest_before_a_day(store: Store) -> None:
         await ingest(store, "acme", 1)
         third = await seal(store, "acme", "default", "2026-11-21T23:59:59.999999Z")
         assert first and second and third
-        assert [a.size for a in await store.anchors("acme", "default")] == [3, 6, 7]
-        day2 = await store.anchors(
+        assert [a.size for a in await store.logs.anchors("acme", "default")] == [3, 6, 7]
+        day2 = await store.logs.anchors(
             "acme", "default", created_from="2026-11-21", created_before="2026-11-22"
         )
         assert [a.size for a in day2] == [6, 7]
         assert [a.root for a in day2] == [second.root, third.root]
-        before = await store.latest_anchor("acme", "default", created_before="2026-11-21")
+        before = await store.logs.latest_anchor("acme", "default", created_before="2026-11-21")
         assert before is not None and before.size == 3
-        assert await store.latest_anchor("acme", "default", created_before="2026-11-20") is None
-        latest = await store.latest_anchor("acme", "default")
+        assert (
+            await store.logs.latest_anchor("acme", "default", created_before="2026-11-20") is None
+        )
+        latest = await store.logs.latest_anchor("acme", "default")
         assert latest is not None and latest.size == 7 and latest.note == third.note
         # the tenant's rows never answer a legacy query of the same fleet
-        assert await store.anchors(None, "default") == []
+        assert await store.logs.anchors(None, "default") == []
 
     using(store, body)
 
@@ -104,10 +106,10 @@ def test_anchors_by_day_and_latest_before_a_day(store: Store) -> None:
 async def read_migrated_log(store: Store) -> None:
     """After the migration: tenant acme's log of fleet f1 (one checkpoint of size 1, root
     r…r) reads as before, and a legacy log of f1 can be opened beside it."""
-    rows = await store.anchors("acme", "f1")
+    rows = await store.logs.anchors("acme", "f1")
     assert [(a.tenant, a.size, a.root) for a in rows] == [("acme", 1, b"r" * 32)]
-    assert [c.size for c in await store.checkpoints("acme", "f1")] == [1]
-    assert await store.anchors(None, "f1") == []
+    assert [c.size for c in await store.logs.checkpoints("acme", "f1")] == [1]
+    assert await store.logs.anchors(None, "f1") == []
     assert await seal(store, None, "f1", DAY1) is not None  # a legacy log beside it
 
 
@@ -192,7 +194,7 @@ def test_a_postgres_database_from_before_tenant_scoping_keeps_its_logs(postgres:
 
     async def body(store: Store) -> None:
         await read_migrated_log(store)
-        assert [(log.tenant, log.fleet) for log in await store.anchor_logs()] == [
+        assert [(log.tenant, log.fleet) for log in await store.logs.anchor_logs()] == [
             ("acme", "f1"),
             (None, "f1"),
         ]

@@ -85,8 +85,8 @@ def test_start_binds_the_manifest_and_opens_each_fleet_log_from_its_genesis(env:
     with TestClient(create_app()) as client:
         store = client.app.state.store
         with client.portal() as portal:
-            anchors = portal.call(store.anchors, "acme", "f1")
-            solo = portal.call(store.anchors, "globex", "solo")
+            anchors = portal.call(store.logs.anchors, "acme", "f1")
+            solo = portal.call(store.logs.anchors, "globex", "solo")
         assert [(a.size, a.root) for a in anchors] == [(1, leaf_hash(tenant_genesis("acme", "f1")))]
         assert solo[0].origin.endswith("/globex/solo")
         assert client.app.state.fleets.manifest.fleet("f1").preset == "balanced"

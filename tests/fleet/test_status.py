@@ -47,7 +47,7 @@ def test_a_manifest_binding_that_crosses_the_panels_tenant_is_logged_at_warn(
 
 def test_status_shows_the_tenants_latest_anchor_and_witnesses(store: Store) -> None:
     async def body(store: Store) -> None:
-        reader = FleetStatusReader(store, lambda: MANIFEST, [WITNESS.name], ["tsa-1"])
+        reader = FleetStatusReader(store.logs, lambda: MANIFEST, [WITNESS.name], ["tsa-1"])
         ref = FleetRef("fleet-a1", "eng", "acme")
         empty = await reader(ref)
         assert (empty.anchor_size, empty.witness_state) == (None, "no_anchor")
@@ -65,12 +65,12 @@ def test_status_shows_the_tenants_latest_anchor_and_witnesses(store: Store) -> N
             "pending",
         )
         cosignature = WITNESS.cosign(batch.note.split("\n\n")[0] + "\n", 1_790_000_000)
-        await store.add_cosignature(batch.origin, batch.size, "w1", cosignature.line)
+        await store.logs.add_cosignature(batch.origin, batch.size, "w1", cosignature.line)
         partial = await reader(ref)
         assert (partial.witness_state, partial.vouched_by) == ("partial", (WITNESS.name,))
-        await store.add_timestamp(batch.origin, batch.size, "tsa-1", b"token")
+        await store.logs.add_timestamp(batch.origin, batch.size, "tsa-1", b"token")
         assert (await reader(ref)).witness_state == "complete"
-        alone = FleetStatusReader(store, lambda: MANIFEST)
+        alone = FleetStatusReader(store.logs, lambda: MANIFEST)
         assert (await alone(ref)).witness_state == "none_configured"
 
     using(store, body)
@@ -93,12 +93,12 @@ def test_the_organization_page_shows_every_fleets_anchor_and_witnesses_from_the_
             batch = portal.call(seal, store, "acme", "fleet-a1", "2026-11-21T01:00:00.000000Z")
             assert batch is not None
             cosignature = WITNESS.cosign(batch.note.split("\n\n")[0] + "\n", 1_790_000_000)
-            portal.call(store.add_cosignature, batch.origin, 1, "w1", cosignature.line)
+            portal.call(store.logs.add_cosignature, batch.origin, 1, "w1", cosignature.line)
             # fleet-a2 has anchors in the legacy log and in globex's log only
             portal.call(seal, store, None, "fleet-a2", "2026-11-21T02:00:00.000000Z")
             portal.call(seal, store, "globex", "fleet-a2", "2026-11-21T02:00:00.000000Z")
             panel.context.fleet_status = FleetStatusReader(
-                store, lambda: MANIFEST, [WITNESS.name], ["tsa-1"]
+                store.logs, lambda: MANIFEST, [WITNESS.name], ["tsa-1"]
             )
             cookie = panel.tenant("acme")
             page = client.get("/tenants/acme/orgs/eng", headers=panel.cookie(cookie, **HTML))

@@ -101,8 +101,8 @@ def test_records_of_a_fleet_stream_are_sealed_into_the_tenants_fleet_log(
         store, sealer = client.app.state.store, client.app.state.sealer
         with client.portal() as portal:
             portal.call(sealer.seal_pending)
-            anchors = portal.call(store.anchors, "acme", "edge")
-            default = portal.call(store.anchors, "acme", "default")
+            anchors = portal.call(store.logs.anchors, "acme", "edge")
+            default = portal.call(store.logs.anchors, "acme", "default")
         assert [a.size for a in anchors] == [1, 4]  # genesis at start, then the three records
         assert default == []
         assert anchors[0].root == leaf_hash(tenant_genesis("acme", "edge"))

@@ -39,7 +39,7 @@ async def history(store: Store) -> dict[str, Any]:
     third = await seal(store, "acme", "default", "2026-11-21T23:59:59.999999Z")
     assert first and second and third
     cosignature = WITNESS.cosign(third.note.split("\n\n")[0] + "\n", 1_790_000_000)
-    await store.add_cosignature(third.origin, third.size, WITNESS.name, cosignature.line)
+    await store.logs.add_cosignature(third.origin, third.size, WITNESS.name, cosignature.line)
     await seal(store, None, "f1", "2026-11-20T11:00:00.000000Z")
     await seal(store, "globex", "f1", "2026-11-20T12:00:00.000000Z")
     return {"first": first, "second": second, "third": third}
@@ -48,7 +48,7 @@ async def history(store: Store) -> dict[str, Any]:
 def written(store: Store, root: Path, day: date) -> list[Path]:
     async def body(store: Store) -> list[Path]:
         await history(store)
-        return await write_day(store, root, day)
+        return await write_day(store.logs, root, day)
 
     return using(store, body)
 
@@ -107,9 +107,9 @@ def test_no_file_before_a_logs_first_anchor(store: Store, tmp_path: Path) -> Non
 def test_the_job_keeps_existing_files_unless_asked_to_replace(store: Store, tmp_path: Path) -> None:
     async def body(store: Store) -> tuple[list[Path], list[Path]]:
         await history(store)
-        await write_day(store, tmp_path, DAY1)
-        kept = await write_day(store, tmp_path, DAY1, replace=False)
-        return kept, await write_day(store, tmp_path, DAY1)
+        await write_day(store.logs, tmp_path, DAY1)
+        kept = await write_day(store.logs, tmp_path, DAY1, replace=False)
+        return kept, await write_day(store.logs, tmp_path, DAY1)
 
     kept, replaced = using(store, body)
     assert kept == [] and len(replaced) == 3
@@ -245,8 +245,8 @@ def test_the_replayer_imports_neither_storage_nor_the_web_layer() -> None:
 def test_day_file_is_none_for_an_unknown_scope(store: Store) -> None:
     async def body(store: Store) -> None:
         await history(store)
-        logs = {(log.tenant, log.fleet): log for log in await store.anchor_logs()}
-        assert await day_file(store, logs[("globex", "f1")], date(2026, 11, 1)) is None
+        logs = {(log.tenant, log.fleet): log for log in await store.logs.anchor_logs()}
+        assert await day_file(store.logs, logs[("globex", "f1")], date(2026, 11, 1)) is None
 
     using(store, body)
 
@@ -267,10 +267,10 @@ def test_the_in_service_job_writes_yesterday_once_and_only_as_leader(
     async def body(store: Store) -> None:
         await history(store)
         follower = asyncio.create_task(
-            run_daily(store, tmp_path / "f", never, 0.01, now=lambda: AFTER_MIDNIGHT)
+            run_daily(store.logs, tmp_path / "f", never, 0.01, now=lambda: AFTER_MIDNIGHT)
         )
         leader = asyncio.create_task(
-            run_daily(store, tmp_path / "l", always, 0.01, now=lambda: AFTER_MIDNIGHT)
+            run_daily(store.logs, tmp_path / "l", always, 0.01, now=lambda: AFTER_MIDNIGHT)
         )
         await asyncio.sleep(0.1)
         follower.cancel()
@@ -303,7 +303,9 @@ def test_the_in_service_job_waits_for_the_day_to_settle(store: Store, tmp_path: 
                 asked.set()
             return True
 
-        job = asyncio.create_task(run_daily(store, tmp_path / folder, leader, 0, now=lambda: at))
+        job = asyncio.create_task(
+            run_daily(store.logs, tmp_path / folder, leader, 0, now=lambda: at)
+        )
         await asyncio.wait_for(asked.wait(), 30)
         job.cancel()
 
@@ -423,10 +425,10 @@ def test_a_deployment_with_one_tenant_still_writes_its_fleets_under_the_tenant(
 
     async def body(store: Store) -> tuple[list[Path], list[Path]]:
         await seal(store, "acme", "edge", "2026-11-20T10:00:00.000000Z")
-        alone = await write_day(store, tmp_path / "one", DAY1)
+        alone = await write_day(store.logs, tmp_path / "one", DAY1)
         await seal(store, "globex", "edge", "2026-11-20T11:00:00.000000Z")
         await seal(store, None, "solo", "2026-11-20T12:00:00.000000Z")
-        return alone, await write_day(store, tmp_path / "more", DAY1)
+        return alone, await write_day(store.logs, tmp_path / "more", DAY1)
 
     alone, more = using(store, body)
     assert [p.relative_to(tmp_path / "one").as_posix() for p in alone] == [
@@ -474,7 +476,7 @@ def test_a_dropped_tail_shows_against_the_next_days_file(store: Store, tmp_path:
     async def body(store: Store) -> None:
         await history(store)
         for day in (DAY1, DAY2, DAY3):
-            await write_day(store, tmp_path, day)
+            await write_day(store.logs, tmp_path, day)
 
     using(store, body)
     days = [

@@ -15,12 +15,13 @@ from pathlib import Path
 import asyncpg
 
 from recordseal.core import leaf_hash
-from recordseal.ledger import tree
 from recordseal.ledger.genesis import log_origin, tenant_genesis
+from recordseal.merkle import tree
 from recordseal.settings import Settings
 from recordseal.storage.backends import open_store
-from recordseal.storage.base import Append, NewRecord, Store, SubjectClaim
+from recordseal.storage.base import Store
 from recordseal.storage.postgres_schema import MIGRATIONS as PG_MIGRATIONS
+from recordseal.storage.rows import Append, NewRecord, SubjectClaim
 from recordseal.storage.sqlite_schema import MIGRATIONS as SQLITE_MIGRATIONS
 from recordseal.storage.sqlite_schema import connect
 from tests.backends import query
@@ -45,10 +46,10 @@ def build_each(appends, slots, heads) -> list[NewRecord]:  # type: ignore[no-unt
 
 
 async def append(store: Store, stream: str, fleet_log_records: list[str]) -> list[NewRecord]:
-    row = await store.get_stream("acme", stream)
+    row = await store.records.get_stream("acme", stream)
     assert row is not None
     subject = SubjectClaim(b"subject", "ref", b"wrapped")
-    outcomes = await store.append_records(
+    outcomes = await store.records.append_records(
         "acme", [Append(row.id, subject, r, None) for r in fleet_log_records], NOW, build_each
     )
     assert all(isinstance(o, NewRecord) for o in outcomes), outcomes
@@ -70,27 +71,27 @@ def test_positions_are_taken_at_insert_and_sealing_only_adds_nodes(store_setting
     store = open_store(store_settings)
 
     async def body(store: Store) -> None:
-        await store.create_stream("acme", "a", {}, False, bytes(32), NOW)
-        await store.create_stream("acme", "b", {}, False, bytes(32), NOW)
-        await store.create_stream("acme", "c", {}, False, bytes(32), NOW, fleet="f2")
+        await store.records.create_stream("acme", "a", {}, False, bytes(32), NOW)
+        await store.records.create_stream("acme", "b", {}, False, bytes(32), NOW)
+        await store.records.create_stream("acme", "c", {}, False, bytes(32), NOW, fleet="f2")
         await append(store, "a", ["a1", "a2"])
         await append(store, "b", ["b1"])
         await append(store, "c", ["c1"])
         await append(store, "a", ["a3"])
         # Taken at insert: streams a and b share the default log, c has its own.
-        assert await store.unsealed_logs() == [("acme", "default"), ("acme", "f2")]
-        assert await store.record_seal("acme", "a1") is None  # positioned, not yet sealed
+        assert await store.logs.unsealed_logs() == [("acme", "default"), ("acme", "f2")]
+        assert await store.logs.record_seal("acme", "a1") is None  # positioned, not yet sealed
         batch = await seal(store, "acme", "default", NOW)
         assert batch is not None and (batch.first_index, batch.size) == (1, 5)
         assert batch.root == expected_root("acme", "default", ["a1", "a2", "b1", "a3"])
         origin = log_origin(SERVICE, "acme", "default")
-        assert [await store.record_seal("acme", r) for r in ("a1", "b1", "a3")] == [
+        assert [await store.logs.record_seal("acme", r) for r in ("a1", "b1", "a3")] == [
             (origin, 1),
             (origin, 3),
             (origin, 4),
         ]
         assert await seal(store, "acme", "default", NOW) is None  # nothing pending
-        assert await store.unsealed_logs() == [("acme", "f2")]
+        assert await store.logs.unsealed_logs() == [("acme", "f2")]
         await append(store, "b", ["b2"])
         batch = await seal(store, "acme", "default", NOW)
         assert batch is not None and (batch.first_index, batch.size) == (5, 6)
@@ -98,9 +99,9 @@ def test_positions_are_taken_at_insert_and_sealing_only_adds_nodes(store_setting
         f2 = await seal(store, "acme", "f2", NOW)
         assert f2 is not None and f2.root == expected_root("acme", "f2", ["c1"])
         # A stream of a tenant with no log yet makes an unnamed log row, listed nowhere.
-        await store.create_stream("acme", "d", {}, False, bytes(32), NOW, fleet="f3")
-        assert [log.fleet for log in await store.anchor_logs()] == ["default", "f2"]
-        assert await store.unsealed_logs() == []
+        await store.records.create_stream("acme", "d", {}, False, bytes(32), NOW, fleet="f3")
+        assert [log.fleet for log in await store.logs.anchor_logs()] == ["default", "f2"]
+        assert await store.logs.unsealed_logs() == []
 
     using(store, body)
     rows = query(store_settings, "SELECT record_id, log_index FROM records ORDER BY record_id")
@@ -207,15 +208,15 @@ def test_the_migration_gives_pending_records_the_positions_after_the_sealed_size
     store = open_store(store_settings)
 
     async def body(store: Store) -> None:
-        assert await store.unsealed_logs() == [("acme", "default"), ("acme", "f2")]
+        assert await store.logs.unsealed_logs() == [("acme", "default"), ("acme", "f2")]
         await append(store, "orders", ["o6"])  # after the migrated ones
         batch = await seal(store, "acme", "default", NOW)
         assert batch is not None and (batch.first_index, batch.size) == (3, 7)
         assert batch.root == expected_root("acme", "default", SEALED + PENDING + ["o6"])
         f2 = await seal(store, "acme", "f2", NOW)
         assert f2 is not None and f2.root == expected_root("acme", "f2", PENDING_F2)
-        assert await store.unsealed_logs() == []
-        checkpoints = await store.checkpoints("acme", "default")
+        assert await store.logs.unsealed_logs() == []
+        checkpoints = await store.logs.checkpoints("acme", "default")
         assert [c.size for c in checkpoints] == [3, 7]
 
     using(store, body)

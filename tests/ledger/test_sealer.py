@@ -11,10 +11,11 @@ import pytest
 from recordseal.core import verify_consistency, verify_inclusion
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.crypto.vault import KeyWrapper
-from recordseal.ledger import tree
 from recordseal.ledger.sealer import Sealer, Witness, tenant_genesis
+from recordseal.merkle import tree
 from recordseal.services.records import RecordIn, RecordService
 from recordseal.storage.base import Store
+from recordseal.storage.rows import SEAL_LIMIT
 from recordseal.tlog import CosignatureSigner, open_checkpoint
 from recordseal.tlog.client import WitnessClient
 from recordseal.tlog.witness_app import create_witness_app
@@ -36,22 +37,23 @@ def test_tenant_genesis_matches_the_panel_spec_and_separates_pairs():
 
 
 class Harness:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, seal_limit: int = SEAL_LIMIT) -> None:
         self.store = store
+        self.seal_limit = seal_limit
 
     async def __aenter__(self) -> Harness:
         await self.store.open()
         self.records = RecordService(
             self.store, KeyWrapper(bytes(32)), HeaderSigner.from_seed(bytes(32))
         )
-        self.sealer = Sealer(self.store, SEED, "test.local")
+        self.sealer = Sealer(self.store.logs, SEED, "test.local", seal_limit=self.seal_limit)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self.store.close()
 
     async def ingest(self, tenant: str, stream: str, count: int) -> list:
-        if await self.store.get_stream(tenant, stream) is None:
+        if await self.store.records.get_stream(tenant, stream) is None:
             await self.records.create_stream(tenant, stream, None, False)
         return [
             await self.records.ingest(
@@ -65,7 +67,7 @@ async def proof_of(harness: Harness, origin: str, index: int, size: int) -> list
     def compute(node):
         return tree.inclusion_path(index, size, node)
 
-    nodes = await harness.store.log_nodes(origin, tree.nodes_needed(compute))
+    nodes = await harness.store.logs.log_nodes(origin, tree.nodes_needed(compute))
     return compute(lambda level, i: nodes[(level, i)])
 
 
@@ -85,7 +87,7 @@ def test_sealing_puts_every_chain_leaf_once_under_a_signed_checkpoint(store, tmp
             checkpoint, _ = open_checkpoint(batch.note, [verifier])
             assert (checkpoint.origin, checkpoint.size) == (origin, 9)
             for expected_index, record in enumerate(first + second, start=1):
-                assert await h.store.record_seal("acme", record.record_id) == (
+                assert await h.store.logs.record_seal("acme", record.record_id) == (
                     origin,
                     expected_index,
                 )
@@ -96,13 +98,15 @@ def test_sealing_puts_every_chain_leaf_once_under_a_signed_checkpoint(store, tmp
                 tenant_genesis("acme", "default"), 0, 9, genesis_proof, checkpoint.root_hash
             )
             # Consecutive checkpoints are consistent.
-            rows = await h.store.checkpoints("acme", "default")
+            rows = await h.store.logs.checkpoints("acme", "default")
             assert [row.size for row in rows] == [6, 9]
             proof = await h.sealer.consistency(origin, 6, 9)
             verify_consistency(6, 9, rows[0].root, rows[1].root, proof)
             # For a leaf: the last checkpoint without it, and the first with it.
             sizes = {
-                index: tuple(c and c.size for c in await h.store.checkpoints_around(origin, index))
+                index: tuple(
+                    c and c.size for c in await h.store.logs.checkpoints_around(origin, index)
+                )
                 for index in (0, 5, 6, 8, 9)
             }
             assert sizes == {0: (None, 6), 5: (None, 6), 6: (6, 9), 8: (6, 9), 9: (9, None)}
@@ -135,12 +139,12 @@ def test_a_failed_seal_seals_nothing_and_the_next_one_everything(store, tmp_path
             with pytest.raises(RuntimeError):
                 await h.sealer.seal_pending()
             for record in records:
-                assert await h.store.record_seal("acme", record.record_id) is None
-            assert await h.store.checkpoints("acme", "default") == []
+                assert await h.store.logs.record_seal("acme", record.record_id) is None
+            assert await h.store.logs.checkpoints("acme", "default") == []
             h.sealer.signer = original  # type: ignore[method-assign]
             (batch,) = await h.sealer.seal_pending()
             assert (batch.first_index, batch.size) == (1, 5)
-            indexes = [(await h.store.record_seal("acme", r.record_id))[1] for r in records]
+            indexes = [(await h.store.logs.record_seal("acme", r.record_id))[1] for r in records]
             assert indexes == [1, 2, 3, 4]
 
     asyncio.run(scenario())
@@ -170,30 +174,26 @@ def test_witness_cosigns_and_a_down_witness_is_caught_up_later(store, tmp_path):
                 await h.ingest("acme", "orders", 2)
                 (first,) = await h.sealer.seal_pending()
                 await h.sealer.witness(first)  # the witness is down: nothing, no exception
-                assert await h.store.cosignatures(origin, first.size) == []
+                assert await h.store.logs.cosignatures(origin, first.size) == []
 
                 up = WitnessClient(str(http.base_url), witness_key.verifier(), http=http)
                 h.sealer._witnesses = [Witness("witness.test", up)]
                 await h.ingest("acme", "orders", 2)
                 (second,) = await h.sealer.seal_pending()
                 await h.sealer.witness(second)
-                (line,) = await h.store.cosignatures(origin, second.size)
+                (line,) = await h.store.logs.cosignatures(origin, second.size)
                 assert line.startswith("— witness.test ")
 
     asyncio.run(scenario())
 
 
-def test_a_backlog_is_sealed_in_bounded_transactions(store, tmp_path, monkeypatch):
-    from recordseal.storage import base
-
-    monkeypatch.setattr(base, "SEAL_LIMIT", 3)
-
+def test_a_backlog_is_sealed_in_bounded_transactions(store, tmp_path):
     async def scenario():
-        async with Harness(store) as h:
+        async with Harness(store, seal_limit=3) as h:
             records = await h.ingest("acme", "orders", 7)
             batches = await h.sealer.seal_pending()
             assert [(b.first_index, b.size) for b in batches] == [(1, 4), (4, 7), (7, 8)]
-            indexes = [(await h.store.record_seal("acme", r.record_id))[1] for r in records]
+            indexes = [(await h.store.logs.record_seal("acme", r.record_id))[1] for r in records]
             assert indexes == list(range(1, 8))
 
     asyncio.run(scenario())

@@ -40,7 +40,7 @@ def batch(api, records, key: str | None = None, headers=None):
 def headers_of(api, stream: str = "orders") -> list[bytes]:
     async def read() -> list[bytes]:
         async with opened(open_store(api.settings)) as store:
-            return [row.header for row in await store.stream_records("acme", stream)]
+            return [row.header for row in await store.records.stream_records("acme", stream)]
 
     return asyncio.run(read())
 
@@ -242,7 +242,7 @@ class LookupBeforeTheOtherWriter:
         return getattr(self._store, name)
 
     async def get_subjects(self, tenant, indexes):
-        found = await self._store.get_subjects(tenant, indexes)
+        found = await self._store.records.get_subjects(tenant, indexes)
         if self._hidden in found:
             del found[self._hidden]
             self._hidden = None
@@ -276,7 +276,7 @@ def test_a_batch_keeps_its_order_when_a_new_subject_races_another_writer(store):
             results = await racing.ingest_batch("acme", list(items), [None] * 4)
             assert all(isinstance(r, Ingested) for r in results)
             assert [r.seq for r in results if isinstance(r, Ingested)] == [3, 4, 5, 6]
-            stored = await store.stream_records("acme", "orders")
+            stored = await store.records.stream_records("acme", "orders")
             refs = {r.seq: r.subject_ref for r in stored}
             assert refs[4] == refs[2]  # the racer's record went in under the stored subject
 

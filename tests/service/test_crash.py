@@ -14,8 +14,8 @@ import httpx
 from recordseal import chain
 from recordseal.core import leaf_hash
 from recordseal.crypto.signing import verify_header_signature
-from recordseal.ledger import tree
 from recordseal.ledger.sealer import tenant_genesis
+from recordseal.merkle import tree
 from recordseal.settings import Settings
 from recordseal.storage.sqlite import SQLiteStore
 from tests.servers import create_token, free_port, kill_service, start_service
@@ -101,7 +101,7 @@ def test_sigkill_loses_no_acknowledged_record(tmp_path: Path):
     async def rows():
         await store.open()
         try:
-            return {name: await store.stream_records("acme", name) for name in STREAMS}
+            return {name: await store.records.stream_records("acme", name) for name in STREAMS}
         finally:
             await store.close()
 

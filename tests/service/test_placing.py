@@ -3,13 +3,13 @@ both backends): what each rule refuses, in which order, and what the builder is 
 
 from __future__ import annotations
 
-from recordseal.storage.base import (
+from recordseal.storage.placing import Queued, new_subjects, place
+from recordseal.storage.rows import (
     Append,
     IdempotencyClaim,
     NewRecord,
     SubjectClaim,
 )
-from recordseal.storage.placing import Queued, new_subjects, place
 
 
 class Rows:

@@ -25,7 +25,7 @@ def record_count(api) -> int:
 def stream_headers(api, tenant: str, stream: str) -> list[bytes]:
     async def read() -> list[bytes]:
         async with opened(open_store(api.settings)) as store:
-            return [row.header for row in await store.stream_records(tenant, stream)]
+            return [row.header for row in await store.records.stream_records(tenant, stream)]
 
     return asyncio.run(read())
 

@@ -10,15 +10,8 @@ import asyncpg
 import pytest
 
 from recordseal.storage.backends import open_store
-from recordseal.storage.base import (
-    Append,
-    IdempotencyClaim,
-    KeyReused,
-    NewRecord,
-    Replayed,
-    SubjectClaim,
-    SubjectErased,
-)
+from recordseal.storage.records import AppendOutcome, KeyReused, Replayed, SubjectErased
+from recordseal.storage.rows import Append, IdempotencyClaim, NewRecord, SubjectClaim
 from tests.backends import count, opened, query
 
 
@@ -38,13 +31,20 @@ def appending(stream_id, subject, build, claim=None) -> Append:
     return Append(stream_id, subject, getattr(build, "record_id", f"r-{id(build)}"), build, claim)
 
 
-async def append_one(store, tenant, stream_id, subject, build, now, claim=None) -> NewRecord:
-    """One append through ``append_records``; its refusal raised."""
-    (outcome,) = await store.append_records(
+async def append_outcome(
+    store, tenant, stream_id, subject, build, now, claim=None
+) -> AppendOutcome:
+    """One append through ``append_records``: its record or its refusal."""
+    (outcome,) = await store.records.append_records(
         tenant, [appending(stream_id, subject, build, claim)], now, build_each
     )
-    if isinstance(outcome, Exception):
-        raise outcome
+    return outcome
+
+
+async def append_one(store, tenant, stream_id, subject, build, now, claim=None) -> NewRecord:
+    """One append that must be placed."""
+    outcome = await append_outcome(store, tenant, stream_id, subject, build, now, claim)
+    assert isinstance(outcome, NewRecord), outcome
     return outcome
 
 
@@ -63,7 +63,7 @@ class builder:
 async def stream_with_subject(store, first: str = "r1"):
     """Stream "s" of tenant "t" with one record (``first``) of subject "ref" (index b"i"):
     the stream, and the claim of that now stored subject."""
-    stream = await store.create_stream("t", "s", {}, False, bytes(32), "now")
+    stream = await store.records.create_stream("t", "s", {}, False, bytes(32), "now")
     await append_one(store, "t", stream.id, SubjectClaim(b"i", "ref", b"w"), builder(first), "now")
     return stream, SubjectClaim(b"i", "ref", None)
 
@@ -71,7 +71,7 @@ async def stream_with_subject(store, first: str = "r1"):
 def test_an_erasure_together_with_an_append_deletes_the_payload_appended(store, store_settings):
     async def scenario() -> None:
         async with opened(store):
-            stream = await store.create_stream("t", "s", {}, False, bytes(32), "now")
+            stream = await store.records.create_stream("t", "s", {}, False, bytes(32), "now")
             new = SubjectClaim(b"index", "ref", b"wrapped")
             await append_one(store, "t", stream.id, new, builder("r1"), "now")
             existing = SubjectClaim(b"index", "ref", None)
@@ -79,15 +79,14 @@ def test_an_erasure_together_with_an_append_deletes_the_payload_appended(store, 
             # outlives the erasure (on PostgreSQL the erasure waits for the append's share
             # lock on the subject, and an append after it finds the key gone).
             appended, erased = await asyncio.gather(
-                append_one(store, "t", stream.id, existing, builder("r2"), "now"),
-                store.erase_subject("t", "ref", "later"),
-                return_exceptions=True,
+                append_outcome(store, "t", stream.id, existing, builder("r2"), "now"),
+                store.records.erase_subject("t", "ref", "later"),
             )
             if isinstance(appended, NewRecord):
                 assert appended.seq == 2
                 assert erased.payloads_deleted == 2
             else:
-                assert isinstance(appended, SubjectErased)
+                assert appended == SubjectErased("ref")
                 assert erased.payloads_deleted == 1
 
     asyncio.run(scenario())
@@ -97,17 +96,17 @@ def test_an_erasure_together_with_an_append_deletes_the_payload_appended(store, 
 def test_appends_after_an_erasure_are_refused(store):
     async def scenario() -> None:
         async with opened(store):
-            stream = await store.create_stream("t", "s", {}, False, bytes(32), "now")
+            stream = await store.records.create_stream("t", "s", {}, False, bytes(32), "now")
             await append_one(
                 store, "t", stream.id, SubjectClaim(b"i", "ref", b"w"), builder("r1"), "now"
             )
             existing = SubjectClaim(b"i", "ref", None)
             first = await append_one(store, "t", stream.id, existing, builder("r2"), "now")
-            await store.erase_subject("t", "ref", "later")
-            with pytest.raises(SubjectErased):
-                await append_one(store, "t", stream.id, existing, builder("r3"), "now")
+            await store.records.erase_subject("t", "ref", "later")
+            refused = await append_outcome(store, "t", stream.id, existing, builder("r3"), "now")
+            assert refused == SubjectErased("ref")
             assert first.seq == 2
-            assert [r.seq for r in await store.stream_records("t", "s")] == [1, 2]
+            assert [r.seq for r in await store.records.stream_records("t", "s")] == [1, 2]
 
     asyncio.run(scenario())
 
@@ -115,7 +114,7 @@ def test_appends_after_an_erasure_are_refused(store):
 def test_concurrent_appends_get_dense_sequence_numbers_and_linked_heads(store):
     async def scenario() -> None:
         async with opened(store):
-            stream = await store.create_stream("t", "s", {}, False, b"\x00" * 32, "now")
+            stream = await store.records.create_stream("t", "s", {}, False, b"\x00" * 32, "now")
             claim = SubjectClaim(b"i", "ref", b"w")
             await append_one(store, "t", stream.id, claim, builder("r0"), "now")
             claim = SubjectClaim(b"i", "ref", None)
@@ -147,21 +146,24 @@ def test_concurrent_appends_get_dense_sequence_numbers_and_linked_heads(store):
 def test_an_idempotency_key_replays_its_record_and_refuses_another_request(store, store_settings):
     async def scenario() -> None:
         async with opened(store):
-            stream = await store.create_stream("t", "s", {}, False, bytes(32), "now")
+            stream = await store.records.create_stream("t", "s", {}, False, bytes(32), "now")
             claim = IdempotencyClaim("key-1", b"h" * 32)
             subject = SubjectClaim(b"i", "ref", b"w")
             first = await append_one(
                 store, "t", stream.id, subject, builder("r1"), "2026-01-01T00:00:00Z", claim
             )
             subject = SubjectClaim(b"i", "ref", None)
-            with pytest.raises(Replayed) as replayed:
-                await append_one(store, "t", stream.id, subject, builder("r2"), "now", claim)
-            assert replayed.value.record_id == first.record_id == "r1"
+            replayed = await append_outcome(
+                store, "t", stream.id, subject, builder("r2"), "now", claim
+            )
+            assert replayed == Replayed(first.record_id) == Replayed("r1")
             other = IdempotencyClaim("key-1", b"x" * 32)
-            with pytest.raises(KeyReused):
-                await append_one(store, "t", stream.id, subject, builder("r3"), "now", other)
+            reused = await append_outcome(
+                store, "t", stream.id, subject, builder("r3"), "now", other
+            )
+            assert reused == KeyReused("key-1")
             # The same key in another tenant is another key.
-            stream_u = await store.create_stream("u", "s", {}, False, bytes(32), "now")
+            stream_u = await store.records.create_stream("u", "s", {}, False, bytes(32), "now")
             await append_one(
                 store,
                 "u",
@@ -171,12 +173,12 @@ def test_an_idempotency_key_replays_its_record_and_refuses_another_request(store
                 "now",
                 claim,
             )
-            assert await store.idempotent_records("t", ["key-1", "key-2"]) == {
+            assert await store.records.idempotent_records("t", ["key-1", "key-2"]) == {
                 "key-1": (b"h" * 32, "r1")
             }
             # Old keys are forgotten by the purge, and the key can then be used again.
-            assert await store.purge_idempotency_keys("2026-06-01T00:00:00Z") == 1
-            assert await store.idempotent_records("t", ["key-1"]) == {}
+            assert await store.records.purge_idempotency_keys("2026-06-01T00:00:00Z") == 1
+            assert await store.records.idempotent_records("t", ["key-1"]) == {}
 
     asyncio.run(scenario())
     assert count(store_settings, "records") == 2
@@ -185,7 +187,7 @@ def test_an_idempotency_key_replays_its_record_and_refuses_another_request(store
 def test_twins_with_one_idempotency_key_in_one_batch_store_one_record(store, store_settings):
     async def scenario() -> None:
         async with opened(store):
-            stream = await store.create_stream("t", "s", {}, False, bytes(32), "now")
+            stream = await store.records.create_stream("t", "s", {}, False, bytes(32), "now")
             await append_one(
                 store, "t", stream.id, SubjectClaim(b"i", "ref", b"w"), builder("r0"), "now"
             )
@@ -193,10 +195,9 @@ def test_twins_with_one_idempotency_key_in_one_batch_store_one_record(store, sto
             claim = IdempotencyClaim("twin", b"h" * 32)
             results = await asyncio.gather(
                 *(
-                    append_one(store, "t", stream.id, subject, builder(f"r{i}"), "now", claim)
+                    append_outcome(store, "t", stream.id, subject, builder(f"r{i}"), "now", claim)
                     for i in range(1, 6)
-                ),
-                return_exceptions=True,
+                )
             )
             stored = [r for r in results if isinstance(r, NewRecord)]
             replays = [r for r in results if isinstance(r, Replayed)]
@@ -213,21 +214,21 @@ def test_subjects_are_looked_up_many_at_once_within_their_tenant(store):
 
     async def scenario() -> None:
         async with opened(store):
-            stream = await store.create_stream("t", "s", {}, False, bytes(32), "now")
-            other = await store.create_stream("u", "s", {}, False, bytes(32), "now")
+            stream = await store.records.create_stream("t", "s", {}, False, bytes(32), "now")
+            other = await store.records.create_stream("u", "s", {}, False, bytes(32), "now")
             appends = [
                 appending(stream.id, SubjectClaim(b"i%04d" % n, f"ref-{n}", b"w"), builder(f"r{n}"))
                 for n in range(600)
             ]
             assert all(
                 isinstance(o, NewRecord)
-                for o in await store.append_records("t", appends, "now", build_each)
+                for o in await store.records.append_records("t", appends, "now", build_each)
             )
             await append_one(store, "u", other.id, SubjectClaim(b"shared", "ref-u", b"w"),
                              builder("u1"), "now")  # fmt: skip
             await append_one(store, "t", stream.id, SubjectClaim(b"gone", "ref-gone", b"w"),
                              builder("g1"), "now")  # fmt: skip
-            await store.erase_subject("t", "ref-gone", "later")
+            await store.records.erase_subject("t", "ref-gone", "later")
 
             # The same 600 subjects again, now stored (the append checks them 500 at a time),
             # plus the erased one, refused on its own.
@@ -235,20 +236,20 @@ def test_subjects_are_looked_up_many_at_once_within_their_tenant(store):
                 appending(stream.id, SubjectClaim(b"i%04d" % n, f"ref-{n}", None), builder(f"s{n}"))
                 for n in range(600)
             ] + [appending(stream.id, SubjectClaim(b"gone", "ref-gone", None), builder("g2"))]
-            outcomes = await store.append_records("t", again, "now", build_each)
+            outcomes = await store.records.append_records("t", again, "now", build_each)
             assert [o.seq for o in outcomes[:600] if isinstance(o, NewRecord)] == list(
                 range(602, 1202)
             )
             assert isinstance(outcomes[600], SubjectErased)
 
             wanted = [b"i%04d" % n for n in range(0, 600, 2)] + [b"nobody", b"shared", b"gone"]
-            found = await store.get_subjects("t", wanted + wanted[:10])  # repeats are fine
+            found = await store.records.get_subjects("t", wanted + wanted[:10])  # repeats are fine
             assert set(found) == {b"i%04d" % n for n in range(0, 600, 2)} | {b"gone"}
             assert found[b"i0598"].subject_ref == "ref-598"
             assert (found[b"i0598"].tenant, found[b"i0598"].wrapped_key) == ("t", b"w")
             assert (found[b"gone"].wrapped_key, found[b"gone"].erased_at) == (None, "later")
-            assert set(await store.get_subjects("u", wanted)) == {b"shared"}
-            assert await store.get_subjects("t", []) == {}
+            assert set(await store.records.get_subjects("u", wanted)) == {b"shared"}
+            assert await store.records.get_subjects("t", []) == {}
 
     asyncio.run(scenario())
 
@@ -259,13 +260,13 @@ def test_one_sealer_at_a_time_and_takeover_when_it_closes(store_settings):
             opened(open_store(store_settings)) as first,
             opened(open_store(store_settings)) as second,
         ):
-            assert await first.claim_sealing()
-            assert await first.claim_sealing()  # still held
+            assert await first.logs.claim_sealing()
+            assert await first.logs.claim_sealing()  # still held
             # The sealer and the daily job may ask at the same moment.
-            assert all(await asyncio.gather(*(first.claim_sealing() for _ in range(8))))
-            assert not any(await asyncio.gather(*(second.claim_sealing() for _ in range(8))))
+            assert all(await asyncio.gather(*(first.logs.claim_sealing() for _ in range(8))))
+            assert not any(await asyncio.gather(*(second.logs.claim_sealing() for _ in range(8))))
             await first.close()
-            assert await second.claim_sealing()
+            assert await second.logs.claim_sealing()
 
     asyncio.run(scenario())
 
@@ -277,7 +278,7 @@ def test_the_purge_forgets_keys_older_than_the_retention_period(store):
 
     async def scenario() -> None:
         async with opened(store):
-            stream = await store.create_stream("t", "s", {}, False, bytes(32), "now")
+            stream = await store.records.create_stream("t", "s", {}, False, bytes(32), "now")
             subject = SubjectClaim(b"i", "ref", b"w")
             for n, created in enumerate(["2027-01-15T06:59:59.999999Z", "2027-01-15T07:00:01Z"]):
                 await append_one(store,
@@ -285,8 +286,8 @@ def test_the_purge_forgets_keys_older_than_the_retention_period(store):
                     IdempotencyClaim(f"k{n}", b"h" * 32),
                 )  # fmt: skip
                 subject = SubjectClaim(b"i", "ref", None)
-            assert await store.purge_idempotency_keys(cutoff(3600, now=1_800_000_000)) == 1
-            assert list(await store.idempotent_records("t", ["k0", "k1"])) == ["k1"]
+            assert await store.records.purge_idempotency_keys(cutoff(3600, now=1_800_000_000)) == 1
+            assert list(await store.records.idempotent_records("t", ["k0", "k1"])) == ["k1"]
 
     asyncio.run(scenario())
 
@@ -294,13 +295,13 @@ def test_the_purge_forgets_keys_older_than_the_retention_period(store):
 def test_one_call_appends_in_order_and_refuses_items_alone(store, store_settings):
     async def scenario() -> None:
         async with opened(store):
-            stream = await store.create_stream("t", "s", {}, False, bytes(32), "now")
+            stream = await store.records.create_stream("t", "s", {}, False, bytes(32), "now")
             await append_one(
                 store, "t", stream.id, SubjectClaim(b"e", "gone", b"w"), builder("e0"), "now"
             )
-            await store.erase_subject("t", "gone", "later")
+            await store.records.erase_subject("t", "gone", "later")
             claim = IdempotencyClaim("dup", b"h" * 32)
-            outcomes = await store.append_records(
+            outcomes = await store.records.append_records(
                 "t",
                 [
                     appending(stream.id, SubjectClaim(b"a", "ref-a", b"w"), builder("a1"), claim),
@@ -328,7 +329,7 @@ def test_a_new_subject_whose_only_append_is_refused_by_its_key_is_not_stored(sto
 
     async def scenario() -> None:
         async with opened(store):
-            stream = await store.create_stream("t", "s", {}, False, bytes(32), "now")
+            stream = await store.records.create_stream("t", "s", {}, False, bytes(32), "now")
             claim = IdempotencyClaim("k", b"h" * 32)
             await append_one(
                 store,
@@ -340,28 +341,28 @@ def test_a_new_subject_whose_only_append_is_refused_by_its_key_is_not_stored(sto
                 claim,
             )
             other = IdempotencyClaim("k", b"x" * 32)
-            with pytest.raises(KeyReused):
-                await append_one(
-                    store,
-                    "t",
-                    stream.id,
-                    SubjectClaim(b"b", "ref-b", b"w"),
-                    builder("b1"),
-                    "now",
-                    other,
-                )
-            with pytest.raises(Replayed):
-                await append_one(
-                    store,
-                    "t",
-                    stream.id,
-                    SubjectClaim(b"c", "ref-c", b"w"),
-                    builder("c1"),
-                    "now",
-                    claim,
-                )
+            reused = await append_outcome(
+                store,
+                "t",
+                stream.id,
+                SubjectClaim(b"b", "ref-b", b"w"),
+                builder("b1"),
+                "now",
+                other,
+            )
+            assert reused == KeyReused("k")
+            replayed = await append_outcome(
+                store,
+                "t",
+                stream.id,
+                SubjectClaim(b"c", "ref-c", b"w"),
+                builder("c1"),
+                "now",
+                claim,
+            )
+            assert replayed == Replayed("a1")
             twin, twin_other = IdempotencyClaim("j", b"h" * 32), IdempotencyClaim("j", b"x" * 32)
-            outcomes = await store.append_records(
+            outcomes = await store.records.append_records(
                 "t",
                 [
                     appending(stream.id, SubjectClaim(b"d", "ref-d", b"w"), builder("d1"), twin),
@@ -374,7 +375,7 @@ def test_a_new_subject_whose_only_append_is_refused_by_its_key_is_not_stored(sto
                 build_each,
             )
             assert [type(o).__name__ for o in outcomes] == ["NewRecord", "KeyReused", "Replayed"]
-            assert await store.get_subjects("t", [b"b", b"c", b"e", b"f"]) == {}
+            assert await store.records.get_subjects("t", [b"b", b"c", b"e", b"f"]) == {}
 
     asyncio.run(scenario())
     assert count(store_settings, "records") == 2
@@ -391,10 +392,10 @@ def test_postgres_reclaims_erased_rows_in_the_background(store, store_settings):
 
     async def scenario() -> None:
         async with opened(store):
-            stream = await store.create_stream("t", "s", {}, False, bytes(32), "now")
+            stream = await store.records.create_stream("t", "s", {}, False, bytes(32), "now")
             subject = SubjectClaim(b"i", "ref", b"wrapped-key-bytes")
             await append_one(store, "t", stream.id, subject, builder("r1"), "now")
-            erased = await store.erase_subject("t", "ref", "later")
+            erased = await store.records.erase_subject("t", "ref", "later")
             assert erased.erased_now
         # closing waits for the reclaim under way
 
@@ -423,7 +424,7 @@ def test_postgres_commits_the_appends_of_one_call_in_one_transaction(store, stor
 
             def call(prefix: str, n: int):
                 appends = [appending(stream.id, subject, builder(f"{prefix}{i}")) for i in range(n)]
-                return store.append_records("t", appends, "now", build_each)
+                return store.records.append_records("t", appends, "now", build_each)
 
             first, second = await asyncio.gather(call("a", 100), call("b", 1000))
             assert all(isinstance(o, NewRecord) for o in first + second)
@@ -559,15 +560,15 @@ def test_after_a_subject_race_the_calls_later_appends_of_that_stream_are_deferre
 
     async def scenario() -> None:
         async with opened(store):
-            orders = await store.create_stream("t", "orders", {}, False, bytes(32), "now")
-            audit = await store.create_stream("t", "audit", {}, False, bytes(32), "now")
+            orders = await store.records.create_stream("t", "orders", {}, False, bytes(32), "now")
+            audit = await store.records.create_stream("t", "audit", {}, False, bytes(32), "now")
             existing = SubjectClaim(b"e", "ref-e", b"w")
             await append_one(store, "t", orders.id, existing, builder("r0"), "now")
             existing = SubjectClaim(b"e", "ref-e", None)
             # The other writer's new subject x, committed first.
             await append_one(store, "t", audit.id, SubjectClaim(b"x", "ref-x0", b"w"),
                              builder("a0"), "now")  # fmt: skip
-            outcomes = await store.append_records(
+            outcomes = await store.records.append_records(
                 "t",
                 [
                     appending(orders.id, existing, builder("r1")),
@@ -587,7 +588,7 @@ def test_after_a_subject_race_the_calls_later_appends_of_that_stream_are_deferre
             # The stream goes on from where the race stopped it.
             again = await append_one(store, "t", orders.id, existing, builder("r2"), "now")
             assert again.seq == 3
-            stored = await store.stream_records("t", "orders")
+            stored = await store.records.stream_records("t", "orders")
             assert [(r.record_id, r.seq) for r in stored] == [("r0", 1), ("r1", 2), ("r2", 3)]
 
     asyncio.run(scenario())

@@ -26,7 +26,7 @@ async def _write(settings: Settings, root: Path, day: date) -> list[Path]:
     store = open_store(settings)  # PostgreSQL when a database URL is set, else SQLite
     await store.open()
     try:
-        return await write_day(store, root, day)
+        return await write_day(store.logs, root, day)
     finally:
         await store.close()
 

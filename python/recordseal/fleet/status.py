@@ -16,7 +16,7 @@ from typing import Literal
 from recordseal.fleet.join import ManifestState, manifest_state
 from recordseal.fleet.manifest import FleetManifest
 from recordseal.panel.tenants import FleetRef
-from recordseal.storage.base import Store
+from recordseal.storage.logs import LogStore
 
 WitnessState = Literal["no_anchor", "none_configured", "complete", "partial", "pending"]
 
@@ -39,7 +39,7 @@ class FleetStatusReader:
 
     def __init__(
         self,
-        store: Store,
+        store: LogStore,
         manifest: Callable[[], FleetManifest],
         witnesses: Sequence[str] = (),
         authorities: Sequence[str] = (),

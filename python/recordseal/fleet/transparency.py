@@ -21,9 +21,10 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
-from recordseal.ledger import tree
 from recordseal.ledger.genesis import tenant_genesis
-from recordseal.storage.base import Anchor, AnchorLog, Store
+from recordseal.merkle import tree
+from recordseal.storage.logs import LogStore
+from recordseal.storage.rows import Anchor, AnchorLog
 from recordseal.verify.transparency import (
     FORMAT,
     AnchorLine,
@@ -41,7 +42,7 @@ def log_file_path(root: Path, day: date, tenant: str | None, fleet: str) -> Path
     return folder / f"{fleet}.log" if tenant is None else folder / tenant / f"{fleet}.log"
 
 
-async def consistency(store: Store, origin: str, old_size: int, new_size: int) -> list[bytes]:
+async def consistency(store: LogStore, origin: str, old_size: int, new_size: int) -> list[bytes]:
     def compute(node: tree.NodeReader) -> list[bytes]:
         return tree.consistency_path(old_size, new_size, node)
 
@@ -49,12 +50,12 @@ async def consistency(store: Store, origin: str, old_size: int, new_size: int) -
     return compute(lambda level, index: nodes[(level, index)])
 
 
-async def _with_cosignatures(store: Store, anchor: Anchor) -> str:
+async def _with_cosignatures(store: LogStore, anchor: Anchor) -> str:
     lines = await store.cosignatures(anchor.origin, anchor.size)
     return anchor.note + "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
-async def day_file(store: Store, scope: AnchorLog, day: date) -> bytes | None:
+async def day_file(store: LogStore, scope: AnchorLog, day: date) -> bytes | None:
     """The file of ``scope`` for ``day``, or None when the log had no anchor by its end."""
     start, end = day.isoformat(), (day + timedelta(days=1)).isoformat()
     before = await store.latest_anchor(scope.tenant, scope.fleet, created_before=start)
@@ -104,7 +105,7 @@ def _write_atomically(path: Path, data: bytes) -> None:
     os.replace(temporary, path)
 
 
-async def write_day(store: Store, root: Path, day: date, *, replace: bool = True) -> list[Path]:
+async def write_day(store: LogStore, root: Path, day: date, *, replace: bool = True) -> list[Path]:
     """Write the files of ``day`` for every log; with ``replace`` False, existing files are
     kept (the in-service job), else rewritten (the CLI). Returns the paths written."""
     written = []
@@ -139,7 +140,7 @@ SETTLE = timedelta(minutes=5)
 
 
 async def run_daily(
-    store: Store,
+    store: LogStore,
     root: Path,
     is_leader: Callable[[], Awaitable[bool]],
     interval: float = 60.0,

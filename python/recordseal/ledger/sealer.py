@@ -1,7 +1,7 @@
 """The sealer: seals pending chain leaves into per-(tenant, fleet) logs, and gets witnesses
 to cosign each new checkpoint.
 
-One process at a time seals: the one whose ``store.claim_sealing()`` holds (a lock file next to
+One process at a time seals: the one whose ``logs.claim_sealing()`` holds (a lock file next to
 the SQLite database, a session advisory lock on PostgreSQL; either is released when its holder
 dies, so another process takes over). Sealing is one transaction per log (storage ``seal``,
 which also holds the log's row on PostgreSQL): a crash seals a batch entirely or not at all, and a
@@ -21,15 +21,15 @@ from dataclasses import dataclass
 from cryptography import x509
 
 from recordseal.fleet.audit import FleetAudit, FleetScope
-from recordseal.ledger import tree
 
 # Re-exported: callers that predate ledger.genesis import these from here.
 from recordseal.ledger.genesis import TENANT_GENESIS_TAG as TENANT_GENESIS_TAG
 from recordseal.ledger.genesis import log_origin as log_origin
 from recordseal.ledger.genesis import tenant_genesis as tenant_genesis
+from recordseal.merkle import tree
 from recordseal.services.clock import utc_now
-from recordseal.storage import base
-from recordseal.storage.base import SealedBatch, SealRequest, Store
+from recordseal.storage.logs import LogStore
+from recordseal.storage.rows import SEAL_LIMIT, SealedBatch, SealRequest
 from recordseal.tlog import Checkpoint, Ed25519Signer, TlogError, sign_checkpoint, tsa
 from recordseal.tlog.client import WitnessClient
 
@@ -56,14 +56,18 @@ class TimestampAuthority:
 class Sealer:
     def __init__(
         self,
-        store: Store,
+        store: LogStore,
         log_key_seed: bytes,
         service_origin: str,
         witnesses: Sequence[Witness] = (),
         authorities: Sequence[TimestampAuthority] = (),
         audit: FleetAudit | None = None,
+        seal_limit: int = SEAL_LIMIT,
     ) -> None:
+        """``seal_limit``: pending leaves per seal transaction (a larger backlog is sealed in
+        several, one checkpoint each)."""
         self._store = store
+        self._seal_limit = seal_limit
         self._audit = audit or FleetAudit()
         self._seed = log_key_seed
         self._service = service_origin
@@ -105,8 +109,9 @@ class Sealer:
             return sign_checkpoint(Checkpoint(origin, size, root), signer)
 
         while True:  # a large backlog goes in several bounded transactions
+            genesis = tenant_genesis(tenant, fleet)
             batch = await self._store.seal(
-                SealRequest(tenant, fleet, origin, tenant_genesis(tenant, fleet), sign, utc_now())
+                SealRequest(tenant, fleet, origin, genesis, sign, utc_now(), self._seal_limit)
             )
             if batch is None:
                 break
@@ -118,7 +123,7 @@ class Sealer:
                 size=batch.size,
                 root=batch.root.hex(),
             )
-            if batch.size - batch.first_index < base.SEAL_LIMIT:
+            if batch.size - batch.first_index < self._seal_limit:
                 break
         return sealed
 

@@ -13,11 +13,12 @@ from dataclasses import dataclass
 import orjson
 
 from recordseal.core import commit_record
-from recordseal.ledger import tree
 from recordseal.ledger.sealer import Sealer
+from recordseal.merkle import tree
 from recordseal.services.errors import Invalid
 from recordseal.services.records import RecordService, header_members
-from recordseal.storage.base import CheckpointRow, RecordRow, Store
+from recordseal.storage.base import Store
+from recordseal.storage.rows import CheckpointRow, RecordRow
 from recordseal.verify import build
 from recordseal.verify.bundle import Bundle, Coverage, Seal
 from recordseal.verify.paths import leaf_values
@@ -66,18 +67,18 @@ class DisclosureService:
         )
 
     async def _seal(self, tenant: str, row: RecordRow) -> Seal | None:
-        found = await self._store.record_seal(tenant, row.record_id)
+        found = await self._store.logs.record_seal(tenant, row.record_id)
         if found is None:
             return None
         origin, index = found
-        previous, sealing = await self._store.checkpoints_around(origin, index)
+        previous, sealing = await self._store.logs.checkpoints_around(origin, index)
         if sealing is None:  # the seal and its checkpoint are one transaction
             raise RuntimeError(f"{origin}: no checkpoint covers sealed index {index}")
 
         def inclusion(node: tree.NodeReader) -> list[bytes]:
             return tree.inclusion_path(index, sealing.size, node)
 
-        nodes = await self._store.log_nodes(origin, tree.nodes_needed(inclusion))
+        nodes = await self._store.logs.log_nodes(origin, tree.nodes_needed(inclusion))
         proof = inclusion(lambda level, i: nodes[(level, i)])
         return build.seal_of(
             origin,
@@ -88,12 +89,12 @@ class DisclosureService:
                 if previous
                 else ()
             ),
-            timestamps=await self._store.timestamps(origin, sealing.size),
+            timestamps=await self._store.logs.timestamps(origin, sealing.size),
         )
 
     async def _cosigned(self, origin: str, checkpoint: CheckpointRow) -> str:
         """The signed checkpoint with every stored witness cosignature line added."""
-        lines = await self._store.cosignatures(origin, checkpoint.size)
+        lines = await self._store.logs.cosignatures(origin, checkpoint.size)
         return checkpoint.note + "".join(
             line if line.endswith("\n") else line + "\n" for line in lines
         )
@@ -105,7 +106,7 @@ class DisclosureService:
                 "coverage must be a window from_seq <= the record's seq <= to_seq, from 1",
                 "coverage",
             )
-        rows = await self._store.stream_records(tenant, row.stream)
+        rows = await self._store.records.stream_records(tenant, row.stream)
         if window.to_seq > len(rows):
             raise Invalid("coverage_invalid", "coverage reaches past the stream's end", "coverage")
         return build.coverage_of(

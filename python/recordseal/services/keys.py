@@ -22,11 +22,11 @@ async def key_directory(store: Store, sealer: Sealer) -> dict[str, Any]:
                 "not_after": key.not_after,
                 "revoked_at": key.revoked_at,
             }
-            for key in await store.signing_keys()
+            for key in await store.records.signing_keys()
         ],
         "logs": [
             {"origin": origin, "vkey": sealer.signer(origin).verifier().vkey}
-            for origin in await store.log_origins()
+            for origin in await store.logs.log_origins()
         ],
     }
 

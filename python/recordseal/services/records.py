@@ -6,7 +6,7 @@ import hashlib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, assert_never, cast
 
 import orjson
 
@@ -27,21 +27,22 @@ from recordseal.services.errors import (
 )
 from recordseal.services.pipeline import Pipeline, Prepared, RecordInput, pipeline_from_seed
 from recordseal.services.subject_cache import SubjectKeyCache
-from recordseal.storage.base import (
-    Append,
-    Conflict,
+from recordseal.storage.base import Store
+from recordseal.storage.records import (
     Deferred,
-    Erasure,
-    IdempotencyClaim,
     KeyReused,
-    NewRecord,
-    RecordRow,
     Replayed,
-    Store,
-    StreamRow,
-    SubjectClaim,
     SubjectErased,
     SubjectRace,
+)
+from recordseal.storage.rows import (
+    Append,
+    Erasure,
+    IdempotencyClaim,
+    NewRecord,
+    RecordRow,
+    StreamRow,
+    SubjectClaim,
     SubjectRow,
 )
 
@@ -213,25 +214,25 @@ class RecordService:
                 "strict",
             )
         check_stream_fleet(self._manifest(), tenant, fleet)
-        try:
-            return await self._store.create_stream(
-                tenant,
-                name,
-                declarations,
-                strict,
-                chain.stream_genesis(tenant, name),
-                utc_now(),
-                fleet=fleet,
-            )
-        except Conflict:
-            raise AlreadyExists("stream_exists", "a stream with this name exists", "name") from None
+        created = await self._store.records.create_stream(
+            tenant,
+            name,
+            declarations,
+            strict,
+            chain.stream_genesis(tenant, name),
+            utc_now(),
+            fleet=fleet,
+        )
+        if created is None:
+            raise AlreadyExists("stream_exists", "a stream with this name exists", "name")
+        return created
 
     async def stream(self, tenant: str, name: str) -> StreamRow:
         return await self._stream(tenant, name)
 
     async def keys_for(self, tenant: str, subject_ref: str) -> SubjectKeys:
         """The keys of a live subject (Gone once erased)."""
-        subject = await self._store.get_subject_by_ref(tenant, subject_ref)
+        subject = await self._store.records.get_subject_by_ref(tenant, subject_ref)
         if subject is None or subject.wrapped_key is None:
             raise Gone("subject_erased", "the subject was erased", None)
         return self._keys(subject)
@@ -239,7 +240,7 @@ class RecordService:
     async def _stream(self, tenant: str, name: str) -> StreamRow:
         stream = self._streams.get((tenant, name))
         if stream is None:
-            stream = await self._store.get_stream(tenant, name)
+            stream = await self._store.records.get_stream(tenant, name)
             if stream is None:
                 raise NotFound("stream_not_found", "no stream of this name", "stream")
             self._streams[(tenant, name)] = stream
@@ -295,7 +296,7 @@ class RecordService:
                 )
                 if self._subjects.get(tenant, index) is None:
                     wanted.append(index)
-        stored = await self._store.get_subjects(tenant, wanted) if wanted else {}
+        stored = await self._store.records.get_subjects(tenant, wanted) if wanted else {}
         return _BatchSubjects(streams, indexes, stored)
 
     def _keys(self, subject: SubjectRow) -> SubjectKeys:
@@ -351,7 +352,7 @@ class RecordService:
     ) -> list[Ingested | ServiceError | _Race]:
         """Replays, checks, one pipeline call, one append: each item's result in order."""
         keys = [retry.key for retry in retries if retry is not None]
-        known = await self._store.idempotent_records(tenant, keys) if keys else {}
+        known = await self._store.records.idempotent_records(tenant, keys) if keys else {}
         subjects = await self._batch_subjects(tenant, items)
         fresh: dict[bytes, tuple[SubjectClaim, SubjectKeys]] = {}
         results: list[Ingested | ServiceError | _Race] = [_RACE] * len(items)
@@ -457,56 +458,59 @@ class RecordService:
             )
             for stage, record in prepared
         ]
-        outcomes = await self._store.append_records(tenant, appends, utc_now(), self._builder)
+        outcomes = await self._store.records.append_records(
+            tenant, appends, utc_now(), self._builder
+        )
         results: list[Ingested | ServiceError | _Race] = []
         key_id = self._pipeline.key_id
         for (stage, record), outcome in zip(prepared, outcomes, strict=True):
-            retry = stage.retry
-            if isinstance(outcome, NewRecord):
-                results.append(
-                    Ingested(
-                        record_id=record.record_id,
-                        stream=stage.stream.name,
-                        seq=outcome.seq,
-                        root=record.root,
-                        chain_leaf=outcome.chain_leaf,
-                        header=outcome.header,
-                        signature=outcome.signature,
-                        key_id=key_id,
-                        field_count=record.field_count,
+            match outcome:
+                case NewRecord():
+                    results.append(
+                        Ingested(
+                            record_id=record.record_id,
+                            stream=stage.stream.name,
+                            seq=outcome.seq,
+                            root=record.root,
+                            chain_leaf=outcome.chain_leaf,
+                            header=outcome.header,
+                            signature=outcome.signature,
+                            key_id=key_id,
+                            field_count=record.field_count,
+                        )
                     )
-                )
-            elif isinstance(outcome, SubjectErased):
-                self._subjects.forget(tenant, stage.subject.index)
-                results.append(Gone("subject_erased", "the subject was erased", "subject_id"))
-            elif isinstance(outcome, SubjectRace | Deferred):
-                results.append(_RACE)
-            elif isinstance(outcome, Replayed) and retry is not None:
-                results.append(
-                    await self._replay(tenant, retry, (retry.request_hash, outcome.record_id))
-                )
-            elif isinstance(outcome, KeyReused):
-                results.append(_key_reused())
-            else:
-                raise outcome
+                case SubjectErased():
+                    self._subjects.forget(tenant, stage.subject.index)
+                    results.append(Gone("subject_erased", "the subject was erased", "subject_id"))
+                case SubjectRace() | Deferred():
+                    results.append(_RACE)
+                case Replayed(record_id=record_id):
+                    # Only an append with a key is replayed: its key is the retry's.
+                    assert stage.retry is not None
+                    known = (stage.retry.request_hash, record_id)
+                    results.append(await self._replay(tenant, stage.retry, known))
+                case KeyReused():
+                    results.append(_key_reused())
+                case _:
+                    assert_never(outcome)
         return results
 
     async def record(self, tenant: str, record_id: str) -> RecordRow:
-        row = await self._store.get_record(tenant, record_id)
+        row = await self._store.records.get_record(tenant, record_id)
         if row is None:
             raise NotFound("record_not_found", "no record with this id", "record_id")
         return row
 
     async def seal(self, tenant: str, record_id: str) -> dict[str, Any] | None:
         """Where the record's chain leaf was sealed: its log and index, or None if pending."""
-        found = await self._store.record_seal(tenant, record_id)
+        found = await self._store.logs.record_seal(tenant, record_id)
         return None if found is None else {"log": found[0], "index": found[1]}
 
     async def payload(self, tenant: str, record_id: str) -> tuple[RecordRow, bytes]:
         """The record and its decrypted canonical payload; Gone once the subject is erased."""
         row = await self.record(tenant, record_id)
-        subject = await self._store.get_subject_by_ref(tenant, row.subject_ref)
-        sealed = await self._store.get_sealed_payload(tenant, record_id)
+        subject = await self._store.records.get_subject_by_ref(tenant, row.subject_ref)
+        sealed = await self._store.records.get_sealed_payload(tenant, record_id)
         if subject is None or subject.wrapped_key is None or sealed is None:
             raise Gone("subject_erased", "the subject was erased; the payload is gone", None)
         return row, self._keys(subject).decrypt_payload(record_id, sealed)
@@ -514,11 +518,11 @@ class RecordService:
     async def erase(self, tenant: str, subject_id: str) -> Erasure:
         _check_label(subject_id, "subject_id", MAX_SUBJECT_ID)
         index = self._wrapper.subject_index(tenant, subject_id)
-        subject = (await self._store.get_subjects(tenant, [index])).get(index)
+        subject = (await self._store.records.get_subjects(tenant, [index])).get(index)
         if subject is None:
             raise NotFound("subject_not_found", "no records for this subject", "subject_id")
         self._subjects.forget(tenant, index)
-        return await self._store.erase_subject(tenant, subject.subject_ref, utc_now())
+        return await self._store.records.erase_subject(tenant, subject.subject_ref, utc_now())
 
 
 def _key_reused() -> Invalid:

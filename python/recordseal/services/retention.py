@@ -6,7 +6,7 @@ import asyncio
 import logging
 import time
 
-from recordseal.storage.base import Store
+from recordseal.storage.records import RecordStore
 
 log = logging.getLogger("recordseal.retention")
 
@@ -17,7 +17,7 @@ def cutoff(retention_seconds: float, now: float | None = None) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime(instant))
 
 
-async def purge_loop(store: Store, retention_seconds: float, interval: float = 300.0) -> None:
+async def purge_loop(store: RecordStore, retention_seconds: float, interval: float = 300.0) -> None:
     """Every ``interval`` seconds, forget idempotency keys older than the retention period.
     Any number of processes may run it: the delete is by age, the same in each."""
     while True:

@@ -12,7 +12,7 @@ import time
 from collections import OrderedDict
 
 from recordseal.crypto.vault import SubjectKeys
-from recordseal.storage.base import SubjectClaim
+from recordseal.storage.rows import SubjectClaim
 
 
 class SubjectKeyCache:

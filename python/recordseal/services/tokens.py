@@ -9,7 +9,8 @@ import time
 
 from recordseal.services.clock import utc_now
 from recordseal.services.errors import Invalid, Unauthenticated
-from recordseal.storage.base import Store, TokenRow
+from recordseal.storage.rows import TokenRow
+from recordseal.storage.tokens import TokenStore
 
 TOKEN_PREFIX = "rs_"
 TENANT_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -46,7 +47,7 @@ def check_tenant_id(tenant: str) -> str:
 class TokenService:
     """Issues tokens and resolves a presented token to its tenant."""
 
-    def __init__(self, store: Store, cache_seconds: float = 5.0) -> None:
+    def __init__(self, store: TokenStore, cache_seconds: float = 5.0) -> None:
         self._store = store
         self._cache_seconds = cache_seconds
         self._cache: dict[bytes, tuple[str, float]] = {}

@@ -23,18 +23,16 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from recordseal.storage.base import (
-    Append,
-    BatchBuilder,
+from recordseal.storage.records import (
+    AppendOutcome,
     Deferred,
     KeyReused,
-    NewRecord,
+    Refusal,
     Replayed,
-    StoreError,
-    SubjectClaim,
     SubjectErased,
     SubjectRace,
 )
+from recordseal.storage.rows import Append, BatchBuilder, SubjectClaim
 
 
 class Lookups(Protocol):
@@ -69,7 +67,7 @@ class Placed:
     """The outcome of :func:`place`: one record or refusal per append, the new stream heads,
     and the idempotency keys of the records placed ((tenant, key) -> (hash, record id))."""
 
-    outcomes: list[NewRecord | StoreError]
+    outcomes: list[AppendOutcome]
     heads: dict[int, tuple[int, bytes]]
     keys: dict[tuple[str, str], tuple[bytes, str]] = field(default_factory=dict)
 
@@ -100,27 +98,28 @@ def new_subjects(
 
 def check(
     queued: Queued, lookups: Lookups, placed_keys: dict[tuple[str, str], tuple[bytes, str]]
-) -> None:
-    """Raise the refusal of one append by rules 1-3, or return if it may be placed."""
+) -> Refusal | None:
+    """The refusal of one append by rules 1-3, or None if it may be placed."""
     tenant, append = queued.tenant, queued.append
     claim = append.idempotency
     if claim is not None:
         known = placed_keys.get((tenant, claim.key)) or lookups.stored_key(tenant, claim.key)
         if known is not None:
             if known[0] != claim.request_hash:
-                raise KeyReused(claim.key)
-            raise Replayed(known[1])
+                return KeyReused(claim.key)
+            return Replayed(known[1])
     stored = lookups.stored_subject(tenant, append.subject)
     if stored is None or stored[0] != append.subject.subject_ref:
-        raise SubjectRace(append.subject.subject_ref)
+        return SubjectRace(append.subject.subject_ref)
     if not stored[1]:
-        raise SubjectErased(append.subject.subject_ref)
+        return SubjectErased(append.subject.subject_ref)
+    return None
 
 
 def place(items: Sequence[Queued], lookups: Lookups, build: BatchBuilder) -> Placed:
     """Decide every append in order, then build the placed ones in one ``build`` call."""
     raced: set[Hashable] = set()
-    decided: list[int | StoreError] = []  # an index into ``placed``, or the refusal
+    decided: list[int | Refusal] = []  # an index into ``placed``, or the refusal
     placed: list[Append] = []
     keys: dict[tuple[str, str], tuple[bytes, str]] = {}
     for queued in items:
@@ -128,13 +127,10 @@ def place(items: Sequence[Queued], lookups: Lookups, build: BatchBuilder) -> Pla
         if (queued.call, append.stream_id) in raced:
             decided.append(Deferred())
             continue
-        try:
-            check(queued, lookups, keys)
-        except SubjectRace as race:
-            raced.add((queued.call, append.stream_id))
-            decided.append(race)
-            continue
-        except StoreError as refusal:
+        refusal = check(queued, lookups, keys)
+        if refusal is not None:
+            if isinstance(refusal, SubjectRace):
+                raced.add((queued.call, append.stream_id))
             decided.append(refusal)
             continue
         if append.idempotency is not None:

@@ -21,14 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 import asyncpg
 
-from recordseal.storage.base import (
-    Append,
-    BatchBuilder,
-    NewRecord,
-    StoreError,
-    SubjectClaim,
-)
 from recordseal.storage.placing import Queued, new_subjects, place
+from recordseal.storage.records import AppendOutcome
+from recordseal.storage.rows import Append, BatchBuilder, NewRecord, SubjectClaim
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +43,7 @@ class Pending:
     queued: Queued  # its tenant, the append, and which ``submit`` call it came from
     build: BatchBuilder
     now: str
-    future: asyncio.Future[NewRecord]
+    future: asyncio.Future[AppendOutcome]
 
     @property
     def tenant(self) -> str:
@@ -76,16 +71,16 @@ class AppendWriter:
 
     def submit(
         self, tenant: str, appends: list[Append], now: str, build: BatchBuilder
-    ) -> list[asyncio.Future[NewRecord]]:
+    ) -> list[asyncio.Future[AppendOutcome]]:
         """Queue ``appends`` (in order) for the next transaction; a future for each."""
         if self._closing:
             raise RuntimeError("the store is closed")
         loop = asyncio.get_running_loop()
         call = next(self._calls)
-        futures: list[asyncio.Future[NewRecord]] = []
+        futures: list[asyncio.Future[AppendOutcome]] = []
         group: list[Pending] = []
         for append in appends:
-            future: asyncio.Future[NewRecord] = loop.create_future()
+            future: asyncio.Future[AppendOutcome] = loop.create_future()
             group.append(Pending(Queued(tenant, append, call), build, now, future))
             futures.append(future)
         if group:
@@ -224,7 +219,7 @@ class AppendWriter:
         # round trips come in between.
         subjects, heads, stream_logs = await _lock_rows(conn, batch)
         lookups = _Locked(known_keys, subjects, heads)
-        placed: list[NewRecord | StoreError] = []
+        placed: list[AppendOutcome] = []
         # One build for the appends of one builder (every call of one service shares it).
         for _, run in itertools.groupby(batch, key=lambda pending: pending.build):
             pendings = list(run)
@@ -238,10 +233,9 @@ class AppendWriter:
         keys: list[tuple[Any, ...]] = []
         taken: dict[int, int] = {}  # log id -> positions taken in this transaction
         for pending, record in zip(batch, placed, strict=True):
-            if isinstance(record, StoreError):
-                outcomes.append((False, record))
-                continue
             outcomes.append((True, record))
+            if not isinstance(record, NewRecord):
+                continue  # refused: nothing written for it
             append = pending.append
             log_id = stream_logs[append.stream_id]
             records.append(

@@ -63,7 +63,7 @@ MIGRATIONS: list[str] = [
     CREATE INDEX payloads_by_subject ON payloads (subject_ref);
     """,
     # 2: sealed batches. Each (tenant, fleet) has one RFC 6962 log of chain leaves, kept as
-    # complete-subtree nodes (recordseal.ledger.tree); checkpoints are its signed heads.
+    # complete-subtree nodes (recordseal.merkle.tree); checkpoints are its signed heads.
     """
     ALTER TABLE streams ADD COLUMN fleet TEXT NOT NULL DEFAULT 'default';
     ALTER TABLE records ADD COLUMN log_id INTEGER;

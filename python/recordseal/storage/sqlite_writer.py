@@ -9,7 +9,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from recordseal.storage.base import StoreError
 from recordseal.storage.sqlite_schema import connect
 
 T = TypeVar("T")
@@ -103,6 +102,15 @@ class Batch:
 Job = Callable[[sqlite3.Connection, Batch], T]
 
 
+class _Pending:
+    """A job waiting for the next transaction, and the future its caller awaits."""
+
+    __slots__ = ("future", "job", "queues_rows")
+
+    def __init__(self, job: Job[Any], queues_rows: bool, future: asyncio.Future[Any]) -> None:
+        self.job, self.queues_rows, self.future = job, queues_rows, future
+
+
 class GroupCommitWriter:
     """Group commit on the event loop: every write waiting when a batch starts joins it.
 
@@ -116,8 +124,7 @@ class GroupCommitWriter:
 
     def __init__(self, path: Path) -> None:
         self._path = path
-        #: (job, whether it defers its rows, its caller's future)
-        self._pending: list[tuple[Job[Any], bool, asyncio.Future[Any]]] = []
+        self._pending: list[_Pending] = []
         self._wakeup = asyncio.Event()
         self._closing = False
         self._checkpoint_requested = False
@@ -131,15 +138,23 @@ class GroupCommitWriter:
         """Called from a job: truncate the WAL once this transaction has committed."""
         self._checkpoint_requested = True
 
-    def submit(self, job: Job[T], *, defers_rows: bool = False) -> asyncio.Future[T]:
-        """Run ``job`` in the next transaction. A job refuses (raises a StoreError) only
-        before it writes; any other error fails the whole transaction. A job that
-        ``defers_rows`` only adds rows to the batch (appends), so the rows of consecutive
-        such jobs are written together; any other job sees every earlier row written."""
+    def submit(self, job: Job[T]) -> asyncio.Future[T]:
+        """Run ``job`` in the next transaction, after every row queued before it is written.
+        A job that raises fails the whole transaction (nobody in it is acknowledged): a job
+        answers a refusal by returning it, before it writes."""
+        return self._enqueue(job, queues_rows=False)
+
+    def submit_rows(self, job: Job[T]) -> asyncio.Future[T]:
+        """Run ``job``, which only queues rows in the batch (``Batch.records``, ``payloads``,
+        ``keys``: an append), in the next transaction: the rows of consecutive such jobs
+        are written together, by one statement per table."""
+        return self._enqueue(job, queues_rows=True)
+
+    def _enqueue(self, job: Job[T], queues_rows: bool) -> asyncio.Future[T]:
         if self._closing:
             raise RuntimeError("the store is closed")
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        self._pending.append((job, defers_rows, future))
+        self._pending.append(_Pending(job, queues_rows, future))
         self._wakeup.set()
         return future
 
@@ -158,7 +173,7 @@ class GroupCommitWriter:
                 if self._closing:
                     return
                 continue
-            batch: list[Any] = []
+            batch: list[_Pending] = []
             try:
                 # Lock first, then take the batch: whatever arrives while another process
                 # writes joins this transaction instead of waiting for the next one.
@@ -176,8 +191,8 @@ class GroupCommitWriter:
                     batch = self._pending[: self.MAX_BATCH]
                     del self._pending[: self.MAX_BATCH]
                 outcomes = [(False, exc)] * len(batch)
-            for (_, _, future), (ok, value) in zip(batch, outcomes, strict=True):
-                _settle(future, ok, value)
+            for pending, (ok, value) in zip(batch, outcomes, strict=True):
+                _settle(pending.future, ok, value)
             # Let the answered requests go out, and other processes take the lock, first.
             await asyncio.sleep(0)
 
@@ -196,7 +211,7 @@ class GroupCommitWriter:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 0.002)
 
-    def _transaction(self, batch: list[Any]) -> list[tuple[bool, Any]]:
+    def _transaction(self, batch: list[_Pending]) -> list[tuple[bool, Any]]:
         """One transaction for the batch, committed (and fsynced) before anyone is answered.
 
         It runs on the loop's thread: a hand-off to a thread and back costs up to a GIL
@@ -208,13 +223,10 @@ class GroupCommitWriter:
         try:
             conn.execute("BEGIN IMMEDIATE")
             state = Batch()
-            for job, defers_rows, _ in batch:
-                if not defers_rows:
+            for pending in batch:
+                if not pending.queues_rows:
                     state.flush_rows(conn)
-                try:
-                    outcomes.append((True, job(conn, state)))
-                except StoreError as refusal:  # raised before the job wrote anything
-                    outcomes.append((False, refusal))
+                outcomes.append((True, pending.job(conn, state)))
             state.flush(conn)
             self._commit()
         except Exception as exc:  # the transaction as a whole failed: nobody is acknowledged

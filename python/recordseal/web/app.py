@@ -38,7 +38,7 @@ from recordseal.services.retention import purge_loop
 from recordseal.services.tokens import TokenService
 from recordseal.settings import Settings
 from recordseal.storage.backends import open_store
-from recordseal.storage.base import SigningKeyRow
+from recordseal.storage.rows import SigningKeyRow
 from recordseal.verify import KeyDirectory, TrustStore, load_key_directory, load_trust_store
 from recordseal.web import batch, problems, records
 from recordseal.web.apidocs import docs_plugins
@@ -96,14 +96,14 @@ def create_app(settings: Settings | None = None) -> Litestar:
         await store.open()
         wrapper = KeyWrapper(read_or_create_secret(settings.data_dir / "keys" / "kek.key"))
         signer = HeaderSigner.load_or_create(settings.data_dir)
-        await store.register_signing_key(
+        await store.records.register_signing_key(
             SigningKeyRow(signer.key_id, "Ed25519", signer.public_key, utc_now(), None, None)
         )
         audit = FleetAudit(FileSink(settings.data_dir / "audit.jsonl"))
         witnesses = configured_witnesses(settings.witnesses)
         authorities = configured_authorities(settings.timestamp_authorities)
         sealer = Sealer(
-            store,
+            store.logs,
             read_or_create_secret(settings.data_dir / "keys" / "log-signing.ed25519"),
             settings.origin,
             witnesses,
@@ -125,7 +125,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         app.state.rate_limiter = RateLimiter(rates, settings.data_dir / RATE_LIMIT_DATABASE)
         app.state.sealer = sealer
         app.state.fleets = registry
-        app.state.tokens = TokenService(store, settings.token_cache_seconds)
+        app.state.tokens = TokenService(store.tokens, settings.token_cache_seconds)
         app.state.records = RecordService(store, wrapper, signer, lambda: registry.manifest)
         app.state.disclosure = DisclosureService(store, app.state.records, sealer)
 
@@ -154,7 +154,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             passkey_roles=passkey_store.roles(),
             epoch_file=settings.data_dir / "panel-signout-epoch",
             fleet_status=FleetStatusReader(
-                store,
+                store.logs,
                 lambda: registry.manifest,
                 [witness.client.witness.name for witness in witnesses],
                 [authority.name for authority in authorities],
@@ -166,7 +166,9 @@ def create_app(settings: Settings | None = None) -> Litestar:
         if settings.seal_interval > 0:
             tasks.append(asyncio.create_task(sealer.run(settings.seal_interval)))
         tasks.append(
-            asyncio.create_task(purge_loop(store, settings.idempotency_retention_hours * 3600))
+            asyncio.create_task(
+                purge_loop(store.records, settings.idempotency_retention_hours * 3600)
+            )
         )
         if settings.manifest_reload_interval > 0 and manifest.path is not None:
             tasks.append(
@@ -178,9 +180,9 @@ def create_app(settings: Settings | None = None) -> Litestar:
             tasks.append(
                 asyncio.create_task(
                     run_daily(
-                        store,
+                        store.logs,
                         settings.transparency_root,
-                        store.claim_sealing,
+                        store.logs.claim_sealing,
                         settings.transparency_interval,
                     )
                 )

@@ -34,7 +34,7 @@ from recordseal.services.records import (
     header_members,
 )
 from recordseal.services.tokens import TokenService
-from recordseal.storage.base import RecordRow
+from recordseal.storage.rows import RecordRow
 from recordseal.verify.bundle import encode_bundle
 from recordseal.web.bodies import decode_strict, read_json, strict_decoder
 from recordseal.web.ratelimit import enforce

@@ -1,5 +1,5 @@
 //! `grow_log`: appending leaf hashes to a log kept as complete-subtree nodes (`crate::log`),
-//! the fast path of `recordseal.ledger.log.grow`, whose fallback is `ledger.log.grow_log`.
+//! the fast path of `recordseal.merkle.log.grow`, whose fallback is `merkle.log.grow_log`.
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;

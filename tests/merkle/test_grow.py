@@ -1,5 +1,5 @@
 """Log growth: the native ``grow_log`` (``rust-core/src/log.rs``) creates the same nodes, in
-the same order, and the same root as the reference ``ledger.log.grow_log``."""
+the same order, and the same root as the reference ``merkle.log.grow_log``."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from recordseal._native import grow_log as native
 from recordseal.core import leaf_hash, merkle_root
-from recordseal.ledger import log
-from recordseal.ledger.log import Growth, LogGap, grow, grow_log
+from recordseal.merkle import log
+from recordseal.merkle.log import Growth, LogGap, grow, grow_log
 
 GrowLog = Callable[
     [int, Sequence[bytes], Mapping[tuple[int, int], bytes]],

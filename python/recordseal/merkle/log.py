@@ -2,7 +2,7 @@
 
 Records take their log positions when they are inserted (a counter per log, in the insert
 transaction), so a seal never touches a record row: it reads the leaves from the log's sealed
-size on, hashes them into the stored complete-subtree nodes (``ledger.tree``; the native core
+size on, hashes them into the stored complete-subtree nodes (``merkle.tree``; the native core
 does it when it is built) and signs a checkpoint. A backend reads the log's row, the nodes on
 its frontier and the pending leaves under its own locks, calls :func:`grow`, and writes what
 it returns.
@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from recordseal.core import leaf_hash
-from recordseal.ledger import tree
+from recordseal.merkle import tree
 
 
 def frontier(size: int) -> set[tree.NodeId]:

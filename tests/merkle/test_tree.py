@@ -14,7 +14,7 @@ from recordseal.core import (
     verify_consistency,
     verify_inclusion,
 )
-from recordseal.ledger import tree
+from recordseal.merkle import tree
 
 
 def build(leaves: list[bytes]) -> dict[tuple[int, int], bytes]:

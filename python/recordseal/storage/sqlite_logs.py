@@ -1,42 +1,61 @@
-"""The sealed-batch queries of the SQLite store: logs, nodes, checkpoints, receipts."""
+"""The logs part of the SQLite store: sealing, nodes, checkpoints, anchors, receipts."""
 
 from __future__ import annotations
 
+import fcntl
 import sqlite3
-from typing import Any
+from typing import BinaryIO
 
-from recordseal.ledger import log as ledger_log
-from recordseal.storage import base
-from recordseal.storage.base import Anchor, AnchorLog, CheckpointRow, SealedBatch, SealRequest
-from recordseal.storage.sqlite_writer import Batch, GroupCommitWriter
+from recordseal.merkle import log as merkle_log
+from recordseal.storage.rows import (
+    Anchor,
+    AnchorLog,
+    CheckpointRow,
+    SealedBatch,
+    SealRequest,
+)
+from recordseal.storage.sqlite_database import SQLiteDatabase
+from recordseal.storage.sqlite_writer import Batch
 
 
-class LedgerQueries:
-    """Mixed into SQLiteStore: ``_read`` and ``_write`` come from it."""
+class SQLiteLogs:
+    def __init__(self, db: SQLiteDatabase) -> None:
+        self._db = db
+        self._sealer_lock: BinaryIO | None = None
 
-    def _read(self, sql: str, params: tuple[Any, ...]) -> list[Any]:
-        raise NotImplementedError
+    async def claim_sealing(self) -> bool:
+        if self._sealer_lock is None:
+            # A kernel lock next to the database: released when its holder dies.
+            handle = open(self._db.path.with_name("sealer.lock"), "a+b")  # noqa: SIM115
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.close()
+                return False
+            self._sealer_lock = handle
+        return True
 
-    @property
-    def _write(self) -> GroupCommitWriter:
-        raise NotImplementedError
+    def release(self) -> None:
+        """Give the sealer claim up (the store closes)."""
+        if self._sealer_lock is not None:
+            self._sealer_lock.close()
+            self._sealer_lock = None
 
     async def unsealed_logs(self) -> list[tuple[str, str]]:
         """The (tenant, fleet) pairs that have records not yet in a sealed batch."""
-        rows = self._read(
+        rows = self._db.read(
             "SELECT l.tenant, l.fleet FROM logs l JOIN log_positions p ON p.log_id = l.id"
-            " WHERE p.next_index > max(l.size, 1) ORDER BY l.id",
-            (),
+            " WHERE p.next_index > max(l.size, 1) ORDER BY l.id"
         )
         return [(tenant, fleet) for tenant, fleet in rows]
 
     async def seal(self, request: SealRequest) -> SealedBatch | None:
         """Append the pending chain leaves of one (tenant, fleet) to its log and store the
         signed checkpoint, in one transaction: a crash seals all of them or none."""
-        return await self._write.submit(lambda conn, batch: _seal(conn, request))
+        return await self._db.writer.submit(lambda conn, batch: _seal(conn, request))
 
     async def checkpoints(self, tenant: str, fleet: str) -> list[CheckpointRow]:
-        rows = self._read(
+        rows = self._db.read(
             "SELECT l.origin, c.size, c.root, c.note, c.created_at FROM checkpoints c"
             " JOIN logs l ON l.id = c.log_id WHERE l.tenant = ? AND l.fleet = ? ORDER BY c.size",
             (tenant, fleet),
@@ -50,10 +69,10 @@ class LedgerQueries:
         (two primary-key lookups, however many checkpoints the log has)."""
         columns = "SELECT l.origin, c.size, c.root, c.note, c.created_at FROM checkpoints c"
         join = " JOIN logs l ON l.id = c.log_id WHERE l.origin = ?"
-        before = self._read(
+        before = self._db.read(
             columns + join + " AND c.size <= ? ORDER BY c.size DESC LIMIT 1", (origin, index)
         )
-        covering = self._read(
+        covering = self._db.read(
             columns + join + " AND c.size > ? ORDER BY c.size LIMIT 1", (origin, index)
         )
         return (
@@ -71,7 +90,7 @@ class LedgerQueries:
         for start in range(0, len(wanted), 400):  # bounded by SQLite's parameter limit
             chunk = wanted[start : start + 400]
             values = ", ".join("(?, ?)" for _ in chunk)
-            rows = self._read(
+            rows = self._db.read(
                 f"WITH wanted (level, idx) AS (VALUES {values})"
                 " SELECT n.level, n.idx, n.hash FROM wanted w"
                 " JOIN logs l ON l.origin = ?"
@@ -82,11 +101,11 @@ class LedgerQueries:
         return nodes
 
     async def log_origins(self) -> list[str]:
-        rows = self._read("SELECT origin FROM logs WHERE origin IS NOT NULL ORDER BY id", ())
+        rows = self._db.read("SELECT origin FROM logs WHERE origin IS NOT NULL ORDER BY id")
         return [origin for (origin,) in rows]
 
     async def anchor_logs(self) -> list[AnchorLog]:
-        rows = self._read(
+        rows = self._db.read(
             "SELECT tenant, fleet, origin FROM logs WHERE origin IS NOT NULL ORDER BY id", ()
         )
         return [AnchorLog(*row) for row in rows]
@@ -106,7 +125,7 @@ class LedgerQueries:
         if created_before is not None:
             sql += " AND c.created_at < ?"
             params.append(created_before)
-        return [Anchor(*row) for row in self._read(sql + " ORDER BY c.size", tuple(params))]
+        return [Anchor(*row) for row in self._db.read(sql + " ORDER BY c.size", tuple(params))]
 
     async def latest_anchor(
         self, tenant: str | None, fleet: str, *, created_before: str | None = None
@@ -115,12 +134,12 @@ class LedgerQueries:
         if created_before is not None:
             sql += " AND c.created_at < ?"
             params.append(created_before)
-        rows = self._read(sql + " ORDER BY c.size DESC LIMIT 1", tuple(params))
+        rows = self._db.read(sql + " ORDER BY c.size DESC LIMIT 1", tuple(params))
         return Anchor(*rows[0]) if rows else None
 
     async def record_seal(self, tenant: str, record_id: str) -> tuple[str, int] | None:
         """The log origin and index of a sealed record, or None while it is pending."""
-        rows = self._read(
+        rows = self._db.read(
             "SELECT l.origin, r.log_index FROM records r JOIN logs l ON l.id = r.log_id"
             " WHERE r.record_id = ? AND r.tenant = ? AND r.log_index < l.size",
             (record_id, tenant),
@@ -135,7 +154,7 @@ class LedgerQueries:
                 (size, witness, line, origin),
             )
 
-        await self._write.submit(job)
+        await self._db.writer.submit(job)
 
     async def add_timestamp(self, origin: str, size: int, authority: str, token: bytes) -> None:
         def job(conn: sqlite3.Connection, batch: Batch) -> None:
@@ -145,10 +164,10 @@ class LedgerQueries:
                 (size, authority, token, origin),
             )
 
-        await self._write.submit(job)
+        await self._db.writer.submit(job)
 
     async def timestamps(self, origin: str, size: int) -> list[tuple[str, bytes]]:
-        rows = self._read(
+        rows = self._db.read(
             "SELECT t.authority, t.token FROM timestamps t JOIN logs l ON l.id = t.log_id"
             " WHERE l.origin = ? AND t.size = ? ORDER BY t.authority",
             (origin, size),
@@ -156,7 +175,7 @@ class LedgerQueries:
         return [(authority, token) for authority, token in rows]
 
     async def cosignatures(self, origin: str, size: int) -> list[str]:
-        rows = self._read(
+        rows = self._db.read(
             "SELECT c.line FROM cosignatures c JOIN logs l ON l.id = c.log_id"
             " WHERE l.origin = ? AND c.size = ? ORDER BY c.witness",
             (origin, size),
@@ -172,7 +191,7 @@ _ANCHORS = (
 
 
 def _seal(conn: sqlite3.Connection, request: SealRequest) -> SealedBatch | None:
-    """One seal of ``ledger.log``: read the log, its frontier and the pending leaves, grow,
+    """One seal of ``merkle.log``: read the log, its frontier and the pending leaves, grow,
     write the new nodes, size and checkpoint."""
     conn.execute(
         "INSERT OR IGNORE INTO logs (tenant, fleet, origin, size, root) VALUES (?, ?, ?, 0, ?)",
@@ -184,7 +203,7 @@ def _seal(conn: sqlite3.Connection, request: SealRequest) -> SealedBatch | None:
     ).fetchone()
     if origin is None:  # made with the log's first stream, named by its first seal
         conn.execute("UPDATE logs SET origin = ? WHERE id = ?", (request.origin, log_id))
-    wanted = sorted(ledger_log.frontier(size))
+    wanted = sorted(merkle_log.frontier(size))
     stored = {}
     for level, index in wanted:
         (stored[(level, index)],) = conn.execute(
@@ -194,9 +213,9 @@ def _seal(conn: sqlite3.Connection, request: SealRequest) -> SealedBatch | None:
     pending = conn.execute(
         "SELECT log_index, chain_leaf FROM records WHERE log_id = ? AND log_index >= ?"
         " ORDER BY log_index LIMIT ?",
-        (log_id, ledger_log.first_pending(size), base.SEAL_LIMIT),
+        (log_id, merkle_log.first_pending(size), request.limit),
     ).fetchall()
-    growth = ledger_log.grow(size, request.genesis, pending, stored)
+    growth = merkle_log.grow(size, request.genesis, pending, stored)
     if growth is None:
         return None
     conn.executemany(

@@ -1,14 +1,19 @@
-"""The sealed-batch queries of the PostgreSQL store: logs, nodes, checkpoints, receipts."""
+"""The logs part of the PostgreSQL store: sealing (and who seals), nodes, checkpoints,
+anchors, receipts."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 import asyncpg
 
-from recordseal.ledger import log as ledger_log
-from recordseal.storage import base
-from recordseal.storage.base import Anchor, AnchorLog, CheckpointRow, SealedBatch, SealRequest
+from recordseal.merkle import log as merkle_log
+from recordseal.storage.postgres_database import PostgresDatabase
+from recordseal.storage.rows import Anchor, AnchorLog, CheckpointRow, SealedBatch, SealRequest
+
+#: Key of the advisory lock held by the sealing process.
+SEALER_LOCK = 0x7365616C6572  # "sealer"
 
 _CHECKPOINT = "SELECT l.origin, c.size, c.root, c.note, c.created_at FROM checkpoints c"
 # Null-safe scope: None matches only legacy logs (no tenant), a tenant id only its own.
@@ -22,16 +27,41 @@ if TYPE_CHECKING:
     from recordseal.storage.postgres_schema import Connection
 
 
-class PostgresLedger:
-    """Mixed into PostgresStore: ``_pool`` comes from it."""
+class PostgresLogs:
+    def __init__(self, db: PostgresDatabase) -> None:
+        self._db = db
+        self._leader: asyncpg.Connection | None = None  # holds the sealer lock, or tries to
+        self._leading = False
+        self._claiming = asyncio.Lock()
 
-    @property
-    def _pool(self) -> asyncpg.Pool:
-        raise NotImplementedError
+    async def claim_sealing(self) -> bool:
+        """Hold, or try to take, the session advisory lock of the sealer on a connection kept
+        for it (the sealer and the daily transparency job both ask; one at a time)."""
+        async with self._claiming:
+            if self._leader is not None and self._leading:
+                try:
+                    await self._leader.execute("SELECT 1")
+                    return True
+                except (asyncpg.PostgresError, asyncpg.InterfaceError, OSError):
+                    self._leader.terminate()  # the connection died: the lock went with it
+                    self._leader = None
+            if self._leader is None or self._leader.is_closed():
+                self._leader = await asyncpg.connect(self._db.url)
+            self._leading = bool(
+                await self._leader.fetchval("SELECT pg_try_advisory_lock($1)", SEALER_LOCK)
+            )
+            return self._leading
+
+    async def release(self) -> None:
+        """Give the sealer claim up (the store closes)."""
+        if self._leader is not None:
+            await self._leader.close()  # releases the sealer lock, if held
+            self._leader = None
+            self._leading = False
 
     async def unsealed_logs(self) -> list[tuple[str, str]]:
         """The (tenant, fleet) pairs that have records not yet in a sealed batch."""
-        rows = await self._pool.fetch(
+        rows = await self._db.pool.fetch(
             "SELECT l.tenant, l.fleet FROM logs l JOIN log_positions p ON p.log_id = l.id"
             " WHERE p.next_index > greatest(l.size, 1) ORDER BY l.id"
         )
@@ -41,11 +71,11 @@ class PostgresLedger:
         """Append the pending chain leaves of one (tenant, fleet) to its log and store the
         signed checkpoint, in one transaction that holds the log's row: two sealers of one
         log take turns, and the second sees the first one's leaves as sealed."""
-        async with self._pool.acquire() as conn, conn.transaction():
+        async with self._db.pool.acquire() as conn, conn.transaction():
             return await _seal(conn, request)
 
     async def checkpoints(self, tenant: str, fleet: str) -> list[CheckpointRow]:
-        rows = await self._pool.fetch(
+        rows = await self._db.pool.fetch(
             _CHECKPOINT + " JOIN logs l ON l.id = c.log_id WHERE l.tenant = $1 AND l.fleet = $2"
             " ORDER BY c.size",
             tenant,
@@ -58,10 +88,10 @@ class PostgresLedger:
     ) -> tuple[CheckpointRow | None, CheckpointRow | None]:
         """The latest checkpoint that does not include leaf ``index`` and the first that does."""
         join = " JOIN logs l ON l.id = c.log_id WHERE l.origin = $1"
-        before = await self._pool.fetchrow(
+        before = await self._db.pool.fetchrow(
             _CHECKPOINT + join + " AND c.size <= $2 ORDER BY c.size DESC LIMIT 1", origin, index
         )
-        covering = await self._pool.fetchrow(
+        covering = await self._db.pool.fetchrow(
             _CHECKPOINT + join + " AND c.size > $2 ORDER BY c.size LIMIT 1", origin, index
         )
         return (
@@ -73,7 +103,7 @@ class PostgresLedger:
         self, origin: str, ids: set[tuple[int, int]]
     ) -> dict[tuple[int, int], bytes]:
         wanted = sorted(ids)
-        rows = await self._pool.fetch(
+        rows = await self._db.pool.fetch(
             "SELECT n.level, n.idx, n.hash FROM log_nodes n JOIN logs l ON l.id = n.log_id"
             " JOIN unnest($2::integer[], $3::bigint[]) AS u(level, idx)"
             " ON n.level = u.level AND n.idx = u.idx WHERE l.origin = $1",
@@ -84,13 +114,13 @@ class PostgresLedger:
         return {(level, index): digest for level, index, digest in rows}
 
     async def log_origins(self) -> list[str]:
-        rows = await self._pool.fetch(
+        rows = await self._db.pool.fetch(
             "SELECT origin FROM logs WHERE origin IS NOT NULL ORDER BY id"
         )
         return [origin for (origin,) in rows]
 
     async def anchor_logs(self) -> list[AnchorLog]:
-        rows = await self._pool.fetch(
+        rows = await self._db.pool.fetch(
             "SELECT tenant, fleet, origin FROM logs WHERE origin IS NOT NULL ORDER BY id"
         )
         return [AnchorLog(*row) for row in rows]
@@ -110,7 +140,7 @@ class PostgresLedger:
         if created_before is not None:
             params.append(created_before)
             sql += f" AND c.created_at < ${len(params)}"
-        rows = await self._pool.fetch(sql + " ORDER BY c.size", *params)
+        rows = await self._db.pool.fetch(sql + " ORDER BY c.size", *params)
         return [Anchor(*row) for row in rows]
 
     async def latest_anchor(
@@ -120,12 +150,12 @@ class PostgresLedger:
         if created_before is not None:
             params.append(created_before)
             sql += f" AND c.created_at < ${len(params)}"
-        row = await self._pool.fetchrow(sql + " ORDER BY c.size DESC LIMIT 1", *params)
+        row = await self._db.pool.fetchrow(sql + " ORDER BY c.size DESC LIMIT 1", *params)
         return Anchor(*row) if row else None
 
     async def record_seal(self, tenant: str, record_id: str) -> tuple[str, int] | None:
         """The log origin and index of a sealed record, or None while it is pending."""
-        row = await self._pool.fetchrow(
+        row = await self._db.pool.fetchrow(
             "SELECT l.origin, r.log_index FROM records r JOIN logs l ON l.id = r.log_id"
             " WHERE r.record_id = $1 AND r.tenant = $2 AND r.log_index < l.size",
             record_id,
@@ -134,7 +164,7 @@ class PostgresLedger:
         return (row[0], row[1]) if row else None
 
     async def add_cosignature(self, origin: str, size: int, witness: str, line: str) -> None:
-        await self._pool.execute(
+        await self._db.pool.execute(
             "INSERT INTO cosignatures (log_id, size, witness, line)"
             " SELECT id, $2, $3, $4 FROM logs WHERE origin = $1"
             " ON CONFLICT (log_id, size, witness) DO UPDATE SET line = excluded.line",
@@ -145,7 +175,7 @@ class PostgresLedger:
         )
 
     async def cosignatures(self, origin: str, size: int) -> list[str]:
-        rows = await self._pool.fetch(
+        rows = await self._db.pool.fetch(
             "SELECT c.line FROM cosignatures c JOIN logs l ON l.id = c.log_id"
             " WHERE l.origin = $1 AND c.size = $2 ORDER BY c.witness",
             origin,
@@ -154,7 +184,7 @@ class PostgresLedger:
         return [line for (line,) in rows]
 
     async def add_timestamp(self, origin: str, size: int, authority: str, token: bytes) -> None:
-        await self._pool.execute(
+        await self._db.pool.execute(
             "INSERT INTO timestamps (log_id, size, authority, token)"
             " SELECT id, $2, $3, $4 FROM logs WHERE origin = $1"
             " ON CONFLICT (log_id, size, authority) DO UPDATE SET token = excluded.token",
@@ -165,7 +195,7 @@ class PostgresLedger:
         )
 
     async def timestamps(self, origin: str, size: int) -> list[tuple[str, bytes]]:
-        rows = await self._pool.fetch(
+        rows = await self._db.pool.fetch(
             "SELECT t.authority, t.token FROM timestamps t JOIN logs l ON l.id = t.log_id"
             " WHERE l.origin = $1 AND t.size = $2 ORDER BY t.authority",
             origin,
@@ -175,7 +205,7 @@ class PostgresLedger:
 
 
 async def _seal(conn: Connection, request: SealRequest) -> SealedBatch | None:
-    """One seal of ``ledger.log``, holding the log's row: read its frontier and the pending
+    """One seal of ``merkle.log``, holding the log's row: read its frontier and the pending
     leaves, grow, write the new nodes, size and checkpoint."""
     await conn.execute(
         "INSERT INTO logs (tenant, fleet, origin, size, root) VALUES ($1, $2, $3, 0, '')"
@@ -194,7 +224,7 @@ async def _seal(conn: Connection, request: SealRequest) -> SealedBatch | None:
     log_id, origin, size = row
     if origin is None:  # made with the log's first stream, named by its first seal
         await conn.execute("UPDATE logs SET origin = $1 WHERE id = $2", request.origin, log_id)
-    wanted = sorted(ledger_log.frontier(size))
+    wanted = sorted(merkle_log.frontier(size))
     rows = await conn.fetch(
         "SELECT n.level, n.idx, n.hash FROM log_nodes n"
         " JOIN unnest($2::integer[], $3::bigint[]) AS u(level, idx)"
@@ -208,10 +238,10 @@ async def _seal(conn: Connection, request: SealRequest) -> SealedBatch | None:
         "SELECT log_index, chain_leaf FROM records WHERE log_id = $1 AND log_index >= $2"
         " ORDER BY log_index LIMIT $3",
         log_id,
-        ledger_log.first_pending(size),
-        base.SEAL_LIMIT,
+        merkle_log.first_pending(size),
+        request.limit,
     )
-    growth = ledger_log.grow(size, request.genesis, [(i, leaf) for i, leaf in pending], stored)
+    growth = merkle_log.grow(size, request.genesis, [(i, leaf) for i, leaf in pending], stored)
     if growth is None:
         return None
     ids = sorted(growth.nodes)

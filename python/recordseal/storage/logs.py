@@ -1,0 +1,77 @@
+"""The logs part of the store: sealing (and who seals), checkpoints and their anchors,
+stored tree nodes, where a record was sealed, witness cosignatures and RFC 3161 tokens."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from recordseal.storage.rows import Anchor, AnchorLog, CheckpointRow, SealedBatch, SealRequest
+
+
+class LogStore(Protocol):
+    async def claim_sealing(self) -> bool:
+        """True while this process is the one sealer of the database (taken over when its
+        holder dies: the claim is a lock the operating system or the server releases)."""
+        ...
+
+    async def unsealed_logs(self) -> list[tuple[str, str]]:
+        """The (tenant, fleet) pairs that have records not yet in a sealed batch."""
+        ...
+
+    async def seal(self, request: SealRequest) -> SealedBatch | None:
+        """Append up to ``SEAL_LIMIT`` pending chain leaves of the request's log (made now,
+        with its genesis leaf, if new) and store the signed checkpoint, in one transaction
+        that two sealers of one log take in turns; None when nothing is pending."""
+        ...
+
+    async def checkpoints(self, tenant: str, fleet: str) -> list[CheckpointRow]: ...
+
+    async def checkpoints_around(
+        self, origin: str, index: int
+    ) -> tuple[CheckpointRow | None, CheckpointRow | None]:
+        """The latest checkpoint that does not include leaf ``index`` and the first that does."""
+        ...
+
+    async def log_origins(self) -> list[str]: ...
+
+    # Anchors by scope. ``tenant`` is compared null-safely (SQL ``IS`` /
+    # ``IS NOT DISTINCT FROM``): None matches only legacy logs (no tenant), a tenant id only
+    # that tenant's logs, never the legacy ones.
+    async def anchor_logs(self) -> list[AnchorLog]:
+        """Every log, legacy ones included, in creation order."""
+        ...
+
+    async def anchors(
+        self,
+        tenant: str | None,
+        fleet: str,
+        *,
+        created_from: str | None = None,
+        created_before: str | None = None,
+    ) -> list[Anchor]:
+        """The anchors of the (tenant, fleet) log by size, optionally those with
+        ``created_from <= created_at < created_before`` (RFC 3339 UTC text, or a date
+        ``YYYY-MM-DD`` for a day's start)."""
+        ...
+
+    async def latest_anchor(
+        self, tenant: str | None, fleet: str, *, created_before: str | None = None
+    ) -> Anchor | None:
+        """The largest anchor of the (tenant, fleet) log (created before ``created_before``
+        when given), or None."""
+        ...
+
+    async def log_nodes(
+        self, origin: str, ids: set[tuple[int, int]]
+    ) -> dict[tuple[int, int], bytes]:
+        """The stored complete-subtree nodes among ``ids``, in one query."""
+        ...
+
+    async def record_seal(self, tenant: str, record_id: str) -> tuple[str, int] | None:
+        """The log origin and index of a sealed record, or None while it is pending."""
+        ...
+
+    async def add_cosignature(self, origin: str, size: int, witness: str, line: str) -> None: ...
+    async def cosignatures(self, origin: str, size: int) -> list[str]: ...
+    async def add_timestamp(self, origin: str, size: int, authority: str, token: bytes) -> None: ...
+    async def timestamps(self, origin: str, size: int) -> list[tuple[str, bytes]]: ...

@@ -1,0 +1,270 @@
+"""The records part of the PostgreSQL store: signing keys, streams, subjects, appends
+(committed in groups by ``postgres_writer.py``), records, payloads and erasure."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import asyncpg
+
+from recordseal.storage.postgres_database import PostgresDatabase
+from recordseal.storage.postgres_writer import AppendWriter
+from recordseal.storage.records import AppendOutcome
+from recordseal.storage.rows import (
+    Append,
+    BatchBuilder,
+    Erasure,
+    RecordRow,
+    SigningKeyRow,
+    StreamRow,
+    SubjectRow,
+)
+
+if TYPE_CHECKING:
+    from recordseal.storage.postgres_schema import Connection
+
+log = logging.getLogger("recordseal.storage")
+
+
+class PostgresRecords:
+    def __init__(self, db: PostgresDatabase) -> None:
+        self._db = db
+        self._writer: AppendWriter | None = None
+        self._vacuum: asyncio.Task[None] | None = None
+        self._vacuum_wanted = False
+
+    def start(self) -> None:
+        """Start the append writer (on the running event loop)."""
+        self._writer = AppendWriter(self._db.url)
+
+    async def stop(self) -> None:
+        if self._vacuum is not None:
+            await self._vacuum  # a reclaim under way finishes (it is short) before the pool goes
+            self._vacuum = None
+        if self._writer is not None:
+            await self._writer.stop()
+            self._writer = None
+
+    # --- signing keys -------------------------------------------------------------------
+
+    async def register_signing_key(self, key: SigningKeyRow) -> None:
+        await self._db.pool.execute(
+            "INSERT INTO signing_keys"
+            " (key_id, algorithm, public_key, not_before, not_after, revoked_at)"
+            " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
+            key.key_id,
+            key.algorithm,
+            key.public_key,
+            key.not_before,
+            key.not_after,
+            key.revoked_at,
+        )
+
+    async def signing_keys(self) -> list[SigningKeyRow]:
+        rows = await self._db.pool.fetch(
+            "SELECT key_id, algorithm, public_key, not_before, not_after, revoked_at"
+            " FROM signing_keys ORDER BY not_before, key_id"
+        )
+        return [SigningKeyRow(*row) for row in rows]
+
+    # --- streams ------------------------------------------------------------------------
+
+    async def create_stream(
+        self,
+        tenant: str,
+        name: str,
+        declarations: dict[str, str],
+        strict: bool,
+        genesis: bytes,
+        now: str,
+        *,
+        fleet: str = "default",
+    ) -> StreamRow | None:
+        try:
+            async with self._db.pool.acquire() as conn, conn.transaction():
+                log_id = await _log_of(conn, tenant, fleet)
+                stream_id = await conn.fetchval(
+                    "INSERT INTO streams (tenant, name, declarations, strict, next_seq, head,"
+                    " created_at, fleet, log_id) VALUES ($1, $2, $3, $4, 1, $5, $6, $7, $8)"
+                    " RETURNING id",
+                    tenant,
+                    name,
+                    json.dumps(declarations),
+                    strict,
+                    genesis,
+                    now,
+                    fleet,
+                    log_id,
+                )
+        except asyncpg.UniqueViolationError:
+            return None  # the tenant has a stream of this name
+        return StreamRow(stream_id, tenant, name, declarations, strict, 1, now, fleet, log_id)
+
+    async def get_stream(self, tenant: str, name: str) -> StreamRow | None:
+        row = await self._db.pool.fetchrow(
+            "SELECT id, tenant, name, declarations, strict, next_seq, created_at, fleet, log_id"
+            " FROM streams WHERE tenant = $1 AND name = $2",
+            tenant,
+            name,
+        )
+        if row is None:
+            return None
+        id_, tenant_, name_, declarations, strict, next_seq, created_at, fleet, log_id = row
+        return StreamRow(
+            id_,
+            tenant_,
+            name_,
+            json.loads(declarations),
+            strict,
+            next_seq,
+            created_at,
+            fleet,
+            log_id,
+        )
+
+    # --- subjects -----------------------------------------------------------------------
+
+    async def get_subjects(
+        self, tenant: str, subject_indexes: Sequence[bytes]
+    ) -> dict[bytes, SubjectRow]:
+        rows = await self._db.pool.fetch(
+            "SELECT subject_index, tenant, subject_ref, wrapped_key, erased_at FROM subjects"
+            " WHERE tenant = $1 AND subject_index = ANY($2::bytea[])",
+            tenant,
+            list(dict.fromkeys(subject_indexes)),
+        )
+        return {row[0]: SubjectRow(*row[1:]) for row in rows}
+
+    async def get_subject_by_ref(self, tenant: str, subject_ref: str) -> SubjectRow | None:
+        row = await self._db.pool.fetchrow(
+            "SELECT tenant, subject_ref, wrapped_key, erased_at FROM subjects"
+            " WHERE tenant = $1 AND subject_ref = $2",
+            tenant,
+            subject_ref,
+        )
+        return SubjectRow(*row) if row else None
+
+    # --- records ------------------------------------------------------------------------
+
+    async def append_records(
+        self, tenant: str, appends: list[Append], now: str, build: BatchBuilder
+    ) -> list[AppendOutcome]:
+        assert self._writer is not None, "store is not open"
+        # A failed transaction raises here: nothing of it was acknowledged.
+        return list(await asyncio.gather(*self._writer.submit(tenant, appends, now, build)))
+
+    async def idempotent_records(
+        self, tenant: str, keys: list[str]
+    ) -> dict[str, tuple[bytes, str]]:
+        rows = await self._db.pool.fetch(
+            "SELECT key, request_hash, record_id FROM idempotency_keys"
+            " WHERE tenant = $1 AND key = ANY($2::text[])",
+            tenant,
+            keys,
+        )
+        return {key: (request_hash, record_id) for key, request_hash, record_id in rows}
+
+    async def purge_idempotency_keys(self, older_than: str) -> int:
+        status = await self._db.pool.execute(
+            "DELETE FROM idempotency_keys WHERE created_at < $1", older_than
+        )
+        return int(status.split()[-1])
+
+    _RECORD_COLUMNS = (
+        "r.record_id, r.tenant, s.name, r.seq, r.subject_ref, r.header, r.signature, r.chain_leaf"
+    )
+
+    async def get_record(self, tenant: str, record_id: str) -> RecordRow | None:
+        row = await self._db.pool.fetchrow(
+            f"SELECT {self._RECORD_COLUMNS} FROM records r JOIN streams s ON s.id = r.stream_id"
+            " WHERE r.record_id = $1 AND r.tenant = $2",
+            record_id,
+            tenant,
+        )
+        return RecordRow(*row) if row else None
+
+    async def stream_records(self, tenant: str, stream: str) -> list[RecordRow]:
+        rows = await self._db.pool.fetch(
+            f"SELECT {self._RECORD_COLUMNS} FROM records r JOIN streams s ON s.id = r.stream_id"
+            " WHERE s.tenant = $1 AND s.name = $2 ORDER BY r.seq",
+            tenant,
+            stream,
+        )
+        return [RecordRow(*row) for row in rows]
+
+    async def get_sealed_payload(self, tenant: str, record_id: str) -> bytes | None:
+        sealed: bytes | None = await self._db.pool.fetchval(
+            "SELECT p.sealed FROM payloads p JOIN records r ON r.record_id = p.record_id"
+            " WHERE p.record_id = $1 AND r.tenant = $2",
+            record_id,
+            tenant,
+        )
+        return sealed
+
+    async def erase_subject(self, tenant: str, subject_ref: str, now: str) -> Erasure:
+        """Destroy the subject's wrapped key and delete its payloads in one transaction.
+
+        The ``FOR UPDATE`` waits for appends of this subject under way (they hold it
+        ``FOR SHARE``), and the DELETE then sees their payloads; appends that come later see
+        the key gone and are refused. A VACUUM of both tables follows in the background.
+        """
+        async with self._db.pool.acquire() as conn, conn.transaction():
+            erased_at = await conn.fetchval(
+                "SELECT erased_at FROM subjects WHERE tenant = $1 AND subject_ref = $2 FOR UPDATE",
+                tenant,
+                subject_ref,
+            )
+            if erased_at is not None:
+                return Erasure(False, erased_at, 0)
+            await conn.execute(
+                "UPDATE subjects SET wrapped_key = NULL, erased_at = $1"
+                " WHERE tenant = $2 AND subject_ref = $3",
+                now,
+                tenant,
+                subject_ref,
+            )
+            status = await conn.execute("DELETE FROM payloads WHERE subject_ref = $1", subject_ref)
+        self._reclaim()
+        return Erasure(True, now, int(status.split()[-1]))
+
+    def _reclaim(self) -> None:
+        """Vacuum subjects and payloads soon, in the background, so the dead row versions of
+        an erasure are reclaimed now rather than at the next autovacuum (the answer does not
+        wait for it; erasures in quick succession share one run)."""
+        self._vacuum_wanted = True
+        if self._vacuum is None or self._vacuum.done():
+            self._vacuum = asyncio.get_running_loop().create_task(self._vacuum_loop())
+
+    async def _vacuum_loop(self) -> None:
+        while self._vacuum_wanted:
+            self._vacuum_wanted = False
+            try:
+                async with self._db.pool.acquire() as conn:
+                    await conn.execute("VACUUM subjects, payloads")
+            except (asyncpg.PostgresError, OSError) as error:  # autovacuum will do it later
+                log.warning("vacuum after erasure failed: %s", type(error).__name__)
+                return
+
+
+async def _log_of(conn: Connection, tenant: str, fleet: str) -> int:
+    """The id of the (tenant, fleet) log, its row made now if it has none yet (unnamed until
+    the sealer seals it first), with its position counter."""
+    await conn.execute(
+        "INSERT INTO logs (tenant, fleet, origin, size, root) VALUES ($1, $2, NULL, 0, '')"
+        " ON CONFLICT DO NOTHING",
+        tenant,
+        fleet,
+    )
+    log_id: int = await conn.fetchval(
+        "SELECT id FROM logs WHERE tenant = $1 AND fleet = $2", tenant, fleet
+    )
+    await conn.execute(  # a log the sealer opened first (a fleet's genesis) has no counter yet
+        "INSERT INTO log_positions (log_id, next_index)"
+        " SELECT id, greatest(size, 1) FROM logs WHERE id = $1 ON CONFLICT DO NOTHING",
+        log_id,
+    )
+    return log_id

@@ -1,0 +1,135 @@
+"""The records part of the store: signing keys, streams, subjects, appends and their
+idempotency keys, records, payloads and erasure.
+
+An append's outcome is a plain value: the record placed (:class:`NewRecord`), or why it was
+not (:data:`Refusal`); nothing is raised for a refusal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from recordseal.storage.rows import (
+    Append,
+    BatchBuilder,
+    Erasure,
+    NewRecord,
+    RecordRow,
+    SigningKeyRow,
+    StreamRow,
+    SubjectRow,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Replayed:
+    """The idempotency key was used before with the same request: its record is the answer."""
+
+    record_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class KeyReused:
+    """The idempotency key was used before with another request."""
+
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class SubjectErased:
+    """The subject's key was destroyed: nothing may be written for it any more."""
+
+    subject_ref: str
+
+
+@dataclass(frozen=True, slots=True)
+class SubjectRace:
+    """Another writer created the same new subject first, with another key: prepare the
+    record again under the stored subject."""
+
+    subject_ref: str
+
+
+@dataclass(frozen=True, slots=True)
+class Deferred:
+    """Not placed: an earlier append of the same stream in the same call met a
+    :class:`SubjectRace`. Append it again after that one, so a call's records keep their
+    order."""
+
+
+#: Why an append was not placed (nothing was written for it).
+Refusal = Replayed | KeyReused | SubjectErased | SubjectRace | Deferred
+#: What became of one append.
+AppendOutcome = NewRecord | Refusal
+
+
+class RecordStore(Protocol):
+    """Every method is one transaction (appends may share one: group commit)."""
+
+    async def register_signing_key(self, key: SigningKeyRow) -> None:
+        """Store a header-signing key (a no-op for a key id stored already)."""
+        ...
+
+    async def signing_keys(self) -> list[SigningKeyRow]: ...
+
+    async def create_stream(
+        self,
+        tenant: str,
+        name: str,
+        declarations: dict[str, str],
+        strict: bool,
+        genesis: bytes,
+        now: str,
+        *,
+        fleet: str = "default",
+    ) -> StreamRow | None:
+        """The new stream, with the (tenant, fleet) log it seals into (made now if new);
+        None when the tenant has a stream of this name already (nothing is written)."""
+        ...
+
+    async def get_stream(self, tenant: str, name: str) -> StreamRow | None: ...
+
+    async def get_subjects(
+        self, tenant: str, subject_indexes: Sequence[bytes]
+    ) -> dict[bytes, SubjectRow]:
+        """The tenant's stored subjects among ``subject_indexes`` (erased ones too, without
+        a key), by index, in one query however many are asked for."""
+        ...
+
+    async def get_subject_by_ref(self, tenant: str, subject_ref: str) -> SubjectRow | None: ...
+
+    async def append_records(
+        self, tenant: str, appends: list[Append], now: str, build: BatchBuilder
+    ) -> list[AppendOutcome]:
+        """Append records, each placed or refused on its own; the outcomes in order.
+
+        For each: create the subject if new, assign the next sequence number and link, build
+        (``build``, once for the appends placed), give it the next position of its log, and
+        insert (with the idempotency key, if any), in one transaction with the others. The
+        rules of placement, and so the refusals, are ``storage.placing``'s, for every
+        backend. Appends from several calls may share one transaction (group commit); none
+        returns before that transaction has committed. A transaction that fails raises,
+        and nothing of it is stored.
+        """
+        ...
+
+    async def idempotent_records(
+        self, tenant: str, keys: list[str]
+    ) -> dict[str, tuple[bytes, str]]:
+        """The request hash and record id stored under each of ``keys`` that is known."""
+        ...
+
+    async def purge_idempotency_keys(self, older_than: str) -> int:
+        """Forget idempotency keys created before ``older_than``; returns how many."""
+        ...
+
+    async def get_record(self, tenant: str, record_id: str) -> RecordRow | None: ...
+    async def get_sealed_payload(self, tenant: str, record_id: str) -> bytes | None: ...
+    async def stream_records(self, tenant: str, stream: str) -> list[RecordRow]: ...
+
+    async def erase_subject(self, tenant: str, subject_ref: str, now: str) -> Erasure:
+        """Destroy the stored subject's wrapped key and delete its payloads, in one
+        transaction with no append of it under way; a repeat changes nothing."""
+        ...

@@ -1,0 +1,180 @@
+"""The rows the store reads and writes, and what the services hand it (plain values)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class IdempotencyClaim:
+    """An ``Idempotency-Key`` and the SHA-256 of the request it came with."""
+
+    key: str
+    request_hash: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class SubjectClaim:
+    """The subject a record belongs to; ``new_wrapped_key`` is set when it is created now."""
+
+    index: bytes
+    subject_ref: str
+    new_wrapped_key: bytes | None
+
+
+@dataclass(frozen=True, slots=True)
+class TokenRow:
+    """An API token as listed: never the token, only an id (hex of its hash's first 8 bytes)."""
+
+    token_id: str
+    tenant: str
+    label: str
+    created_at: str
+    revoked_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class StreamRow:
+    id: int
+    tenant: str
+    name: str
+    declarations: dict[str, str]
+    strict: bool
+    next_seq: int
+    created_at: str
+    fleet: str = "default"  # the (tenant, fleet) log its records are sealed into
+    #: that log's row: a record takes its next position in the transaction that inserts it
+    log_id: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SubjectRow:
+    tenant: str
+    subject_ref: str
+    wrapped_key: bytes | None  # None once erased
+    erased_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class NewRecord:
+    """What the service builds once the store has given it a sequence number and link."""
+
+    record_id: str
+    seq: int
+    header: bytes  # RFC 8785 bytes of the signed header
+    signature: bytes
+    chain_leaf: bytes
+    sealed_payload: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class RecordRow:
+    record_id: str
+    tenant: str
+    stream: str
+    seq: int
+    subject_ref: str
+    header: bytes
+    signature: bytes
+    chain_leaf: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class SigningKeyRow:
+    key_id: str
+    algorithm: str
+    public_key: bytes
+    not_before: str
+    not_after: str | None
+    revoked_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Erasure:
+    """The outcome of an erase: ``erased_now`` is False for a repeat (a no-op)."""
+
+    erased_now: bool
+    erased_at: str
+    payloads_deleted: int
+
+
+#: Chain leaves per seal transaction: bounds how long a seal holds the write lock (ingest
+#: waits meanwhile); a larger backlog is sealed in several transactions, one checkpoint each.
+SEAL_LIMIT = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class SealRequest:
+    """Seal the pending chain leaves of (tenant, fleet) into the log ``origin``.
+
+    ``sign(size, root)`` returns the signed checkpoint note; it runs inside the transaction.
+    """
+
+    tenant: str | None  # None: a fleet with no tenant (legacy); it collects no API records
+    fleet: str
+    origin: str
+    genesis: bytes  # the tenant genesis root: leaf 0 of a new log
+    sign: Callable[[int, bytes], str]
+    now: str
+    limit: int = SEAL_LIMIT  # pending leaves sealed at most by this transaction
+
+
+@dataclass(frozen=True, slots=True)
+class SealedBatch:
+    origin: str
+    first_index: int  # index of the first leaf sealed by this batch
+    size: int
+    root: bytes
+    note: str  # the signed checkpoint
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointRow:
+    origin: str
+    size: int
+    root: bytes
+    note: str
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class AnchorLog:
+    """One (tenant, fleet) log; ``tenant`` is None for a legacy fleet (docs/fleets.md,
+    "Genesis roots and legacy fleets")."""
+
+    tenant: str | None
+    fleet: str
+    origin: str
+
+
+@dataclass(frozen=True, slots=True)
+class Anchor:
+    """A tier-4 batch anchor: one checkpoint of a (tenant, fleet) log (its root hash)."""
+
+    tenant: str | None
+    fleet: str
+    origin: str
+    size: int
+    root: bytes
+    note: str  # the signed checkpoint
+    created_at: str  # RFC 3339 UTC, as ``utc_now`` writes it
+
+
+@dataclass(frozen=True, slots=True)
+class Append:
+    """One record to append: its stream, subject, id, the builder's input for it (the
+    service's prepared record, opaque to the store) and its idempotency key, if any."""
+
+    stream_id: int
+    subject: SubjectClaim
+    record_id: str
+    prepared: object
+    idempotency: IdempotencyClaim | None = None
+
+
+#: Called once per transaction (or per call within it) under the stream locks, with the
+#: appends placed, in order: append ``i`` extends the stream head ``heads[slots[i]]`` (its
+#: next sequence number and the previous chain leaf), and ``heads`` is left at the streams'
+#: new heads. Returns the records built, in order.
+BatchBuilder = Callable[[Sequence[Append], Sequence[int], list[tuple[int, bytes]]], list[NewRecord]]

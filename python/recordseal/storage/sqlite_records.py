@@ -1,0 +1,326 @@
+"""The records part of the SQLite store: signing keys, streams, subjects, appends (by the
+rules of ``storage.placing``), records, payloads and erasure."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+
+from recordseal.storage.placing import Queued, new_subjects, place
+from recordseal.storage.records import AppendOutcome
+from recordseal.storage.rows import (
+    Append,
+    BatchBuilder,
+    Erasure,
+    NewRecord,
+    RecordRow,
+    SigningKeyRow,
+    StreamRow,
+    SubjectClaim,
+    SubjectRow,
+)
+from recordseal.storage.sqlite_database import SQLiteDatabase, in_lists
+from recordseal.storage.sqlite_writer import Batch
+
+
+class SQLiteRecords:
+    def __init__(self, db: SQLiteDatabase) -> None:
+        self._db = db
+
+    # --- signing keys -------------------------------------------------------------------
+
+    async def register_signing_key(self, key: SigningKeyRow) -> None:
+        def job(conn: sqlite3.Connection, batch: Batch) -> None:
+            conn.execute(
+                "INSERT OR IGNORE INTO signing_keys"
+                " (key_id, algorithm, public_key, not_before, not_after, revoked_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    key.key_id,
+                    key.algorithm,
+                    key.public_key,
+                    key.not_before,
+                    key.not_after,
+                    key.revoked_at,
+                ),
+            )
+
+        await self._db.writer.submit(job)
+
+    async def signing_keys(self) -> list[SigningKeyRow]:
+        rows = self._db.read(
+            "SELECT key_id, algorithm, public_key, not_before, not_after, revoked_at"
+            " FROM signing_keys ORDER BY not_before, key_id",
+            (),
+        )
+        return [SigningKeyRow(*row) for row in rows]
+
+    # --- streams ------------------------------------------------------------------------
+
+    async def create_stream(
+        self,
+        tenant: str,
+        name: str,
+        declarations: dict[str, str],
+        strict: bool,
+        genesis: bytes,
+        now: str,
+        *,
+        fleet: str = "default",
+    ) -> StreamRow | None:
+        def job(conn: sqlite3.Connection, batch: Batch) -> StreamRow | None:
+            if conn.execute(
+                "SELECT 1 FROM streams WHERE tenant = ? AND name = ?", (tenant, name)
+            ).fetchone():
+                return None
+            log_id = _log_of(conn, tenant, fleet)
+            cursor = conn.execute(
+                "INSERT INTO streams (tenant, name, declarations, strict, next_seq, head,"
+                " created_at, fleet, log_id) VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?)",
+                (tenant, name, json.dumps(declarations), int(strict), genesis, now, fleet, log_id),
+            )
+            assert cursor.lastrowid is not None
+            return StreamRow(
+                cursor.lastrowid, tenant, name, declarations, strict, 1, now, fleet, log_id
+            )
+
+        return await self._db.writer.submit(job)
+
+    async def get_stream(self, tenant: str, name: str) -> StreamRow | None:
+        rows = self._db.read(
+            "SELECT id, tenant, name, declarations, strict, next_seq, created_at, fleet, log_id"
+            " FROM streams WHERE tenant = ? AND name = ?",
+            (tenant, name),
+        )
+        if not rows:
+            return None
+        id_, tenant_, name_, declarations, strict, next_seq, created_at, fleet, log_id = rows[0]
+        return StreamRow(
+            id_,
+            tenant_,
+            name_,
+            json.loads(declarations),
+            bool(strict),
+            next_seq,
+            created_at,
+            fleet,
+            log_id,
+        )
+
+    # --- subjects -----------------------------------------------------------------------
+
+    async def get_subjects(
+        self, tenant: str, subject_indexes: Sequence[bytes]
+    ) -> dict[bytes, SubjectRow]:
+        found: dict[bytes, SubjectRow] = {}
+        for chunk, marks in in_lists(list(dict.fromkeys(subject_indexes))):
+            rows = self._db.read(
+                "SELECT subject_index, tenant, subject_ref, wrapped_key, erased_at FROM subjects"
+                f" WHERE tenant = ? AND subject_index IN ({marks})",
+                (tenant, *chunk),
+            )
+            found.update((row[0], SubjectRow(*row[1:])) for row in rows)
+        return found
+
+    async def get_subject_by_ref(self, tenant: str, subject_ref: str) -> SubjectRow | None:
+        rows = self._db.read(
+            "SELECT tenant, subject_ref, wrapped_key, erased_at FROM subjects"
+            " WHERE tenant = ? AND subject_ref = ?",
+            (tenant, subject_ref),
+        )
+        return SubjectRow(*rows[0]) if rows else None
+
+    # --- records ------------------------------------------------------------------------
+
+    async def append_records(
+        self, tenant: str, appends: list[Append], now: str, build: BatchBuilder
+    ) -> list[AppendOutcome]:
+        def job(conn: sqlite3.Connection, batch: Batch) -> list[AppendOutcome]:
+            queued = [Queued(tenant, append) for append in appends]  # a job is one call
+            keys = _stored_keys(conn, batch, tenant, appends)
+            created = new_subjects(queued, lambda _, key: keys.get(key))
+            if created:
+                conn.executemany(
+                    "INSERT OR IGNORE INTO subjects"
+                    " (tenant, subject_index, subject_ref, wrapped_key, created_at)"
+                    " VALUES (?, ?, ?, ?, ?)",
+                    [(*subject, now) for subject in created],
+                )
+            _check_subjects(conn, batch, tenant, appends)
+            placed = place(queued, _JobLookups(conn, batch, keys), build)
+            batch.heads.update(placed.heads)
+            for (tenant_, key), (request_hash, record_id) in placed.keys.items():
+                batch.keys[(tenant_, key)] = (request_hash, record_id, now)
+            for append, outcome in zip(appends, placed.outcomes, strict=True):
+                if isinstance(outcome, NewRecord):
+                    _add_rows(conn, batch, tenant, append, outcome)
+            return placed.outcomes
+
+        return await self._db.writer.submit_rows(job)
+
+    async def idempotent_records(
+        self, tenant: str, keys: list[str]
+    ) -> dict[str, tuple[bytes, str]]:
+        found: dict[str, tuple[bytes, str]] = {}
+        for chunk, marks in in_lists(keys):
+            rows = self._db.read(
+                "SELECT key, request_hash, record_id FROM idempotency_keys"
+                f" WHERE tenant = ? AND key IN ({marks})",
+                (tenant, *chunk),
+            )
+            found.update((key, (request_hash, record_id)) for key, request_hash, record_id in rows)
+        return found
+
+    async def purge_idempotency_keys(self, older_than: str) -> int:
+        def job(conn: sqlite3.Connection, batch: Batch) -> int:
+            return conn.execute(
+                "DELETE FROM idempotency_keys WHERE created_at < ?", (older_than,)
+            ).rowcount
+
+        return await self._db.writer.submit(job)
+
+    _RECORD_COLUMNS = (
+        "r.record_id, r.tenant, s.name, r.seq, r.subject_ref, r.header, r.signature, r.chain_leaf"
+    )
+
+    async def get_record(self, tenant: str, record_id: str) -> RecordRow | None:
+        rows = self._db.read(
+            f"SELECT {self._RECORD_COLUMNS} FROM records r JOIN streams s ON s.id = r.stream_id"
+            " WHERE r.record_id = ? AND r.tenant = ?",
+            (record_id, tenant),
+        )
+        return RecordRow(*rows[0]) if rows else None
+
+    async def stream_records(self, tenant: str, stream: str) -> list[RecordRow]:
+        rows = self._db.read(
+            f"SELECT {self._RECORD_COLUMNS} FROM records r JOIN streams s ON s.id = r.stream_id"
+            " WHERE s.tenant = ? AND s.name = ? ORDER BY r.seq",
+            (tenant, stream),
+        )
+        return [RecordRow(*row) for row in rows]
+
+    async def get_sealed_payload(self, tenant: str, record_id: str) -> bytes | None:
+        rows = self._db.read(
+            "SELECT p.sealed FROM payloads p JOIN records r ON r.record_id = p.record_id"
+            " WHERE p.record_id = ? AND r.tenant = ?",
+            (record_id, tenant),
+        )
+        return rows[0][0] if rows else None
+
+    async def erase_subject(self, tenant: str, subject_ref: str, now: str) -> Erasure:
+        def job(conn: sqlite3.Connection, batch: Batch) -> Erasure:
+            erased_at = conn.execute(
+                "SELECT erased_at FROM subjects WHERE tenant = ? AND subject_ref = ?",
+                (tenant, subject_ref),
+            ).fetchone()[0]
+            if erased_at is not None:
+                return Erasure(False, erased_at, 0)
+            conn.execute(
+                "UPDATE subjects SET wrapped_key = NULL, erased_at = ? WHERE subject_ref = ?",
+                (now, subject_ref),
+            )
+            deleted = conn.execute(
+                "DELETE FROM payloads WHERE subject_ref = ?", (subject_ref,)
+            ).rowcount
+            self._db.writer.request_checkpoint()
+            return Erasure(True, now, deleted)
+
+        return await self._db.writer.submit(job)
+
+
+def _stored_keys(
+    conn: sqlite3.Connection, batch: Batch, tenant: str, appends: list[Append]
+) -> dict[str, tuple[bytes, str]]:
+    """The request hash and record id of each idempotency key of a call's appends that is
+    stored, or pending in this transaction: one query per 500 keys, not one per append."""
+    found = {k: (row[0], row[1]) for (t, k), row in batch.keys.items() if t == tenant}
+    unread = [
+        a.idempotency.key for a in appends if a.idempotency and a.idempotency.key not in found
+    ]
+    for chunk, marks in in_lists(unread):
+        found.update(
+            (key, (request_hash, record_id))
+            for key, request_hash, record_id in conn.execute(
+                "SELECT key, request_hash, record_id FROM idempotency_keys"
+                f" WHERE tenant = ? AND key IN ({marks})",
+                (tenant, *chunk),
+            )
+        )
+    return found
+
+
+def _check_subjects(
+    conn: sqlite3.Connection, batch: Batch, tenant: str, appends: list[Append]
+) -> None:
+    """Read the stored subjects of a call's appends (the new ones inserted just before)
+    with one query per 500, not one each, into the transaction's subject states."""
+    wanted = list(
+        {a.subject.index for a in appends if (tenant, a.subject.index) not in batch.subjects}
+    )
+    for chunk, marks in in_lists(wanted):
+        for index, subject_ref, live in conn.execute(
+            "SELECT subject_index, subject_ref, wrapped_key IS NOT NULL FROM subjects"
+            f" WHERE tenant = ? AND subject_index IN ({marks})",
+            (tenant, *chunk),
+        ):
+            batch.subjects[(tenant, index)] = (subject_ref, bool(live))
+
+
+class _JobLookups:
+    """The placement rules' view of one SQLite transaction (``storage.placing``)."""
+
+    def __init__(
+        self, conn: sqlite3.Connection, batch: Batch, keys: dict[str, tuple[bytes, str]]
+    ) -> None:
+        """``keys``: the call's stored idempotency keys (a job is one tenant's call)."""
+        self._conn, self._batch, self._keys = conn, batch, keys
+
+    def stored_key(self, tenant: str, key: str) -> tuple[bytes, str] | None:
+        return self._keys.get(key)
+
+    def stored_subject(self, tenant: str, subject: SubjectClaim) -> tuple[str, bool] | None:
+        return self._batch.subjects.get((tenant, subject.index))
+
+    def head(self, stream_id: int) -> tuple[int, bytes]:
+        return self._batch.head(self._conn, stream_id)
+
+
+def _add_rows(
+    conn: sqlite3.Connection, batch: Batch, tenant: str, append: Append, record: NewRecord
+) -> None:
+    """Queue a placed record's rows, at the next position of its stream's log."""
+    log_id, position = batch.log_position(conn, append.stream_id)
+    batch.records.append(
+        (
+            record.record_id,
+            tenant,
+            append.stream_id,
+            record.seq,
+            append.subject.subject_ref,
+            record.header,
+            record.signature,
+            record.chain_leaf,
+            log_id,
+            position,
+        )
+    )
+    batch.payloads.append((record.record_id, append.subject.subject_ref, record.sealed_payload))
+
+
+def _log_of(conn: sqlite3.Connection, tenant: str, fleet: str) -> int:
+    """The id of the (tenant, fleet) log, its row made now if it has none yet (unnamed until
+    the sealer seals it first), with its position counter."""
+    conn.execute(
+        "INSERT OR IGNORE INTO logs (tenant, fleet, origin, size, root) VALUES (?, ?, NULL, 0, ?)",
+        (tenant, fleet, b""),
+    )
+    (log_id,) = conn.execute(
+        "SELECT id FROM logs WHERE tenant IS ? AND fleet = ?", (tenant, fleet)
+    ).fetchone()
+    conn.execute(  # a log the sealer opened first (a fleet's genesis) has no counter yet
+        "INSERT OR IGNORE INTO log_positions (log_id, next_index)"
+        " SELECT id, max(size, 1) FROM logs WHERE id = ?",
+        (log_id,),
+    )
+    return int(log_id)
