@@ -240,10 +240,12 @@ def test_every_record_api_answer_carries_attestation(service: Service) -> None:
 def test_the_openapi_schema_documents_attestation(service: Service) -> None:
     schema = service.client.get("/schema/openapi.json").json()
     text = str(schema)
-    for name in ("StreamOut", "RecordView", "PayloadOut", "ErasureOut", "RecordOut"):
-        assert "hosted-ingest" in str(schema["components"]["schemas"].get(name, text)), name
+    components = schema["components"]["schemas"]
+    for name in ("StreamOut", "RecordView", "PayloadOut", "ErasureOut", "RecordOut", "Problem"):
+        assert "hosted-ingest" in str(components.get(name, text)), name
     verify = schema["paths"]["/v1/verify"]["post"]["responses"]["200"]["content"]
-    assert "attestation" in verify["application/json"]["schema"]["properties"]
+    reference = verify["application/json"]["schema"]["$ref"]
+    assert "attestation" in components[reference.rsplit("/", 1)[-1]]["properties"]
 
 
 # --- safe pages -----------------------------------------------------------------------------

@@ -14,7 +14,6 @@ from litestar import Litestar, Response, get
 from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.exceptions import HTTPException
-from litestar.openapi import OpenAPIConfig
 
 from recordseal.crypto.keyfiles import read_or_create_secret
 from recordseal.crypto.signing import HeaderSigner
@@ -41,8 +40,8 @@ from recordseal.storage.backends import open_store
 from recordseal.storage.rows import SigningKeyRow
 from recordseal.verify import KeyDirectory, TrustStore, load_key_directory, load_trust_store
 from recordseal.web import batch, problems, records
-from recordseal.web.apidocs import docs_plugins
 from recordseal.web.headers import security_headers
+from recordseal.web.openapi import DocumentedAsPlugin, documented, openapi_config
 from recordseal.web.panel.context import PanelContext
 from recordseal.web.panel.passkeys import PASSKEY_ROUTES, passkey_context
 from recordseal.web.panel.routes import PANEL_ROUTES, panel_template_config
@@ -55,13 +54,17 @@ from recordseal.web.verify import VERIFY_ROUTES
 log = logging.getLogger("recordseal")
 
 
-@get("/health", tags=["service"])
+@get("/health", tags=["service"], **documented())
 async def health() -> Health:
     """Liveness: the process answers."""
     return Health()
 
 
-@get("/v1/keys", tags=["records"])
+@get(
+    "/v1/keys",
+    tags=["records"],
+    **documented(answers={200: (KeyDirectory, "the key directory (docs/bundle.md)")}),
+)
 async def keys(state: State) -> Response[bytes]:
     """The public key directory (docs/bundle.md): header-signing keys with their validity, and
     the note verifier key of every log."""
@@ -229,9 +232,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
         },
         lifespan=[lifespan],
         request_max_body_size=settings.max_body_bytes,
-        openapi_config=OpenAPIConfig(
-            title="recordseal", version="1.0.0", render_plugins=docs_plugins()
-        ),
+        openapi_config=openapi_config(),
+        plugins=[DocumentedAsPlugin()],
         before_send=[security_headers],
         debug=False,
     )

@@ -2,22 +2,21 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Any
 
 import msgspec
 from litestar import Request, Response, post
-from litestar.openapi.spec import OpenAPIMediaType, OpenAPIResponse, Operation, RequestBody
 
 from recordseal.services.errors import Invalid, ServiceError
 from recordseal.services.records import MAX_BATCH, RecordIn, RecordService, Retry
 from recordseal.web.bodies import read_json, strict_decoder
+from recordseal.web.openapi import documented, inline_schema, refusal
 from recordseal.web.problems import service_problem
 from recordseal.web.records import (
     IDEMPOTENCY_KEY,
     JSON,
     authenticate,
     decode_record,
-    inline_schema,
     record_in,
     record_out,
 )
@@ -31,32 +30,39 @@ _batch_decoder = strict_decoder(BatchBody)
 _encode = msgspec.json.Encoder().encode
 
 
-@dataclass
-class _BatchOperation(Operation):
-    def __post_init__(self) -> None:
-        body = inline_schema(BatchBody)
-        body["properties"]["records"] = {
-            "type": "array",
-            "minItems": 1,
-            "maxItems": MAX_BATCH,
-            "items": inline_schema(RecordBody),
-        }
-        self.request_body = RequestBody(
-            content={JSON: OpenAPIMediaType(schema=body)}, required=True
-        )
-        self.parameters = [*(self.parameters or []), IDEMPOTENCY_KEY]
-        self.responses = self.responses or {}
-        self.responses["200"] = OpenAPIResponse(
-            description="one result per record, in the order sent",
-            content={JSON: OpenAPIMediaType(schema=inline_schema(BatchOut))},
-        )
+def _batch_body() -> dict[str, Any]:
+    """``BatchBody`` with its records shaped as ``RecordBody`` (they are decoded one by one)."""
+    body: dict[str, Any] = inline_schema(BatchBody)
+    body["properties"]["records"] = {
+        "type": "array",
+        "minItems": 1,
+        "maxItems": MAX_BATCH,
+        "items": inline_schema(RecordBody),
+    }
+    return body
 
 
 @post(
     "/v1/records:batch",
     status_code=200,
     tags=["records"],
-    operation_class=_BatchOperation,
+    **documented(
+        bearer=True,
+        body=_batch_body(),
+        parameters=[IDEMPOTENCY_KEY],
+        answers={200: (BatchOut, "one result per record, in the order sent")},
+        refusals=[
+            refusal(
+                422,
+                "the batch holds no record or more than 1,000, the Idempotency-Key is"
+                " malformed, or a record's payload is not JSON the core reads (`field` names"
+                " the record)",
+                "batch_size_invalid",
+                "idempotency_key_invalid",
+                core_rules=True,
+            )
+        ],
+    ),
     request_max_body_size=MAX_BATCH_BYTES,
 )
 async def post_batch(request: Request) -> Response[bytes]:  # type: ignore[type-arg]

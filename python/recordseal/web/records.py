@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 from urllib.parse import unquote
 
 import msgspec
@@ -12,16 +11,7 @@ from litestar.datastructures import State
 from litestar.di import NamedDependency
 from litestar.enums import ParamType
 from litestar.exceptions import NotFoundException
-from litestar.openapi.datastructures import ResponseSpec
-from litestar.openapi.spec import (
-    OpenAPIMediaType,
-    OpenAPIResponse,
-    OpenAPIType,
-    Operation,
-    Parameter,
-    RequestBody,
-    Schema,
-)
+from litestar.openapi.spec import OpenAPIType, Parameter, Schema
 from litestar.params import FromPath, PathParameter
 
 from recordseal.services.disclosure import DisclosureService, Window
@@ -35,8 +25,9 @@ from recordseal.services.records import (
 )
 from recordseal.services.tokens import TokenService
 from recordseal.storage.rows import RecordRow
-from recordseal.verify.bundle import encode_bundle
+from recordseal.verify.bundle import Bundle, encode_bundle
 from recordseal.web.bodies import decode_strict, read_json, strict_decoder
+from recordseal.web.openapi import documented, refusal
 from recordseal.web.ratelimit import enforce
 from recordseal.web.schemas import (
     DisclosureIn,
@@ -67,23 +58,6 @@ IDEMPOTENCY_KEY = Parameter(
     ),
     schema=Schema(type=OpenAPIType.STRING, pattern=r"^[A-Za-z0-9._:-]{1,255}$"),
 )
-
-
-def inline_schema(struct: type) -> Any:
-    """msgspec's JSON schema of ``struct`` with its ``$defs`` inlined, for OpenAPI."""
-    generated = msgspec.json.schema(struct)
-    definitions = generated.pop("$defs", {})
-
-    def resolve(node: Any) -> Any:
-        if isinstance(node, dict):
-            if "$ref" in node:
-                return resolve(definitions[node["$ref"].rsplit("/", 1)[-1]])
-            return {key: resolve(value) for key, value in node.items()}
-        if isinstance(node, list):
-            return [resolve(item) for item in node]
-        return node
-
-    return resolve(generated)
 
 
 async def authenticate(request: Request) -> str:  # type: ignore[type-arg]
@@ -137,21 +111,38 @@ def _view(row: RecordRow) -> RecordView:
     )
 
 
-def body_operation(struct: type) -> type[Operation]:
-    """An operation class documenting a JSON body of ``struct`` that the handler reads
-    itself (strictly, web/bodies.py) instead of through the framework."""
-
-    @dataclass
-    class BodyOperation(Operation):
-        def __post_init__(self) -> None:
-            self.request_body = RequestBody(
-                content={JSON: OpenAPIMediaType(schema=inline_schema(struct))}, required=True
-            )
-
-    return BodyOperation
+#: Refusals shared by the routes that name one record.
+RECORD_NOT_FOUND = refusal(
+    404, "no record with this id in the token's tenant", "record_not_found", "not_found"
+)
+SUBJECT_ERASED = refusal(410, "the record's subject was erased", "subject_erased")
 
 
-@post("/v1/streams", status_code=201, tags=["records"], operation_class=body_operation(StreamIn))
+@post(
+    "/v1/streams",
+    status_code=201,
+    tags=["records"],
+    **documented(
+        bearer=True,
+        body=StreamIn,
+        refusals=[
+            refusal(403, "the fleet belongs to another tenant", "fleet_forbidden"),
+            refusal(409, "a stream with this name exists", "stream_exists"),
+            refusal(
+                422,
+                "the name, a declaration, `strict` or the fleet breaks a rule (`field` names it)",
+                "stream_name_invalid",
+                "declaration_invalid",
+                "unknown_kind",
+                "strict_without_declarations",
+                "fleet_invalid",
+                "fleet_unknown",
+                "fleet_without_tenant",
+                core_rules=True,
+            ),
+        ],
+    ),
+)
 async def create_stream(
     request: Request,  # type: ignore[type-arg]
     tenant: NamedDependency[str],
@@ -173,26 +164,38 @@ async def create_stream(
     )
 
 
-@dataclass
-class _RecordBodyOperation(Operation):
-    """Documents the body of ``POST /v1/records``, which the handler decodes itself."""
+#: The refusals of a record post that a batch reports per item (docs/records.md).
+RECORD_REFUSALS = [
+    refusal(404, "the stream does not exist", "stream_not_found"),
+    refusal(409, "the subject was being created concurrently: retry", "subject_busy"),
+    refusal(410, "the subject was erased: it is never re-keyed", "subject_erased"),
+    refusal(413, "the payload is larger than 256 KiB", "payload_too_large"),
+    refusal(
+        422,
+        "the envelope or the payload breaks a rule, or the Idempotency-Key is malformed or"
+        " was used with another request (`field` names the member or the committed path)",
+        "record_type_invalid",
+        "subject_id_invalid",
+        "occurred_at_invalid",
+        "idempotency_key_invalid",
+        "idempotency_key_reused",
+        core_rules=True,
+    ),
+]
 
-    def __post_init__(self) -> None:
-        schema = msgspec.json.schema(RecordBody)["$defs"]["RecordBody"]
-        self.request_body = RequestBody(
-            content={JSON: OpenAPIMediaType(schema=schema)}, required=True
-        )
-        self.parameters = [*(self.parameters or []), IDEMPOTENCY_KEY]
-        self.responses = self.responses or {}
-        self.responses["201"] = OpenAPIResponse(
-            description="the record was committed, chained and stored",
-            content={
-                JSON: OpenAPIMediaType(schema=msgspec.json.schema(RecordOut)["$defs"]["RecordOut"])
-            },
-        )
 
-
-@post("/v1/records", status_code=201, tags=["records"], operation_class=_RecordBodyOperation)
+@post(
+    "/v1/records",
+    status_code=201,
+    tags=["records"],
+    **documented(
+        bearer=True,
+        body=RecordBody,
+        parameters=[IDEMPOTENCY_KEY],
+        answers={201: (RecordOut, "the record was committed, chained and stored")},
+        refusals=RECORD_REFUSALS,
+    ),
+)
 async def post_record(request: Request) -> Response[bytes]:  # type: ignore[type-arg]
     """Commit one record: canonicalise, commit every field, sign, chain, encrypt, store.
 
@@ -225,7 +228,11 @@ def record_in(body: RecordBody) -> RecordIn:
     )
 
 
-@get("/v1/records/{record_id:str}", tags=["records"])
+@get(
+    "/v1/records/{record_id:str}",
+    tags=["records"],
+    **documented(bearer=True, refusals=[RECORD_NOT_FOUND]),
+)
 async def get_record(
     record_id: FromPath[str], tenant: NamedDependency[str], records: NamedDependency[RecordService]
 ) -> RecordView:
@@ -238,9 +245,11 @@ async def get_record(
 @get(
     "/v1/records/{record_id:str}/payload",
     tags=["records"],
-    responses={
-        200: ResponseSpec(PayloadOut, description="the decrypted payload", generate_examples=False)
-    },
+    **documented(
+        bearer=True,
+        answers={200: (PayloadOut, "the decrypted payload")},
+        refusals=[RECORD_NOT_FOUND, SUBJECT_ERASED],
+    ),
 )
 async def get_payload(
     record_id: FromPath[str], tenant: NamedDependency[str], records: NamedDependency[RecordService]
@@ -257,7 +266,23 @@ async def get_payload(
     "/v1/records/{record_id:str}/disclosure",
     status_code=200,
     tags=["records"],
-    operation_class=body_operation(DisclosureIn),
+    **documented(
+        bearer=True,
+        body=DisclosureIn,
+        answers={200: (Bundle, "the disclosure bundle (docs/bundle.md)")},
+        refusals=[
+            RECORD_NOT_FOUND,
+            SUBJECT_ERASED,
+            refusal(
+                422,
+                "a path is not a committed field of the record or is asked for twice, or the"
+                " coverage window is not one of the record's stream",
+                "unknown_field",
+                "field_repeated",
+                "coverage_invalid",
+            ),
+        ],
+    ),
 )
 async def disclose(
     request: Request,  # type: ignore[type-arg]
@@ -274,7 +299,17 @@ async def disclose(
     return Response(encode_bundle(bundle), media_type=JSON, headers=NO_STORE)
 
 
-@post("/v1/subjects/{subject_id:str}/erase", status_code=200, tags=["records"])
+@post(
+    "/v1/subjects/{subject_id:str}/erase",
+    status_code=200,
+    tags=["records"],
+    **documented(
+        bearer=True,
+        refusals=[
+            refusal(404, "no record names this subject in the token's tenant", "subject_not_found")
+        ],
+    ),
+)
 async def erase_subject(
     request: Request,  # type: ignore[type-arg]
     subject_id: Annotated[str, PathParameter(description="the subject_id used in records")],

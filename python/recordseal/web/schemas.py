@@ -2,11 +2,28 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
 
 import msgspec
 
+from recordseal.verify.bundle import Header
+from recordseal.verify.result import VerificationResult
+
 Attestation = Literal["hosted-ingest"]
+
+
+@dataclass(frozen=True)
+class DocumentedAs:
+    """``Annotated`` metadata: the OpenAPI document shows the field as ``kind``
+    (``web/openapi.py``). For members kept as exact bytes (``msgspec.Raw``) or as loose
+    mappings that hold a known shape, such as a signed header; msgspec ignores it."""
+
+    kind: Any
+
+
+#: A JSON object of any members (a payload).
+JsonObject = dict[str, Any]
 
 
 class StreamIn(msgspec.Struct, forbid_unknown_fields=True):
@@ -49,7 +66,7 @@ class RecordOut(msgspec.Struct):
     root: str
     chain_leaf: str
     #: The signed header, in its RFC 8785 form.
-    header: msgspec.Raw
+    header: Annotated[msgspec.Raw, DocumentedAs(Header)]
     signature: str
     key_id: str
     field_count: int
@@ -64,7 +81,7 @@ class RecordView(msgspec.Struct):
     seq: int
     root: str
     chain_leaf: str
-    header: dict[str, Any]
+    header: Annotated[dict[str, Any], DocumentedAs(Header)]
     signature: str
     key_id: str
     field_count: int
@@ -77,7 +94,7 @@ class PayloadOut(msgspec.Struct):
     record_id: str
     stream: str
     seq: int
-    payload: msgspec.Raw
+    payload: Annotated[msgspec.Raw, DocumentedAs(JsonObject)]
     attestation: Attestation = "hosted-ingest"
 
 
@@ -109,13 +126,20 @@ class Problem(msgspec.Struct, omit_defaults=True):
     """RFC 9457 problem details, with a stable ``code`` and the offending ``field``; like
     every answer of the record API it carries ``attestation`` (spec 1.8)."""
 
-    type: str
-    title: str
-    status: int
-    code: str
+    type: Annotated[str, msgspec.Meta(description="a URI naming the problem: its code")]
+    title: Annotated[str, msgspec.Meta(description="the HTTP status in words")]
+    status: Annotated[int, msgspec.Meta(description="the HTTP status of the answer")]
+    code: Annotated[
+        str, msgspec.Meta(description="the rule that refused the request; stable, for programs")
+    ]
     attestation: Attestation
-    detail: str | None = None
-    field: str | None = None
+    detail: Annotated[
+        str | None, msgspec.Meta(description="what to do, for people; never quotes a value")
+    ] = None
+    field: Annotated[
+        str | None,
+        msgspec.Meta(description="the offending member, header or committed path"),
+    ] = None
 
 
 class BatchBody(msgspec.Struct, forbid_unknown_fields=True):
@@ -137,4 +161,10 @@ class BatchOut(msgspec.Struct):
     accepted: int
     refused: int
     results: list[BatchResult]
+    attestation: Attestation = "hosted-ingest"
+
+
+class VerificationOut(VerificationResult, kw_only=True):
+    """``POST /v1/verify``: the verification result (docs/bundle.md) with ``attestation``."""
+
     attestation: Attestation = "hosted-ingest"

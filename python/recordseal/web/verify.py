@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,6 @@ import anyio.to_thread
 import msgspec
 from litestar import MediaType, Request, Response, get, post
 from litestar.exceptions import HTTPException
-from litestar.openapi.spec import OpenAPIMediaType, OpenAPIResponse, Operation, RequestBody
 from litestar.static_files import create_static_files_router
 from litestar.types import ControllerRouterHandler
 
@@ -38,7 +36,9 @@ from recordseal.verify import (
     verify_bundle,
 )
 from recordseal.web.bodies import check_json_text, require_json
+from recordseal.web.openapi import documented
 from recordseal.web.problems import service_error_handler
+from recordseal.web.schemas import VerificationOut
 
 #: The largest bundle either entry point verifies.
 MAX_BUNDLE_BYTES = 1 << 20
@@ -68,51 +68,16 @@ async def _verify(request: Request[Any, Any, Any], bundle: bytes) -> Verificatio
 # --- POST /v1/verify -----------------------------------------------------------------------
 
 
-def _inline_schema(kind: type) -> Any:
-    """The JSON schema of a msgspec type with its ``$defs`` inlined (they do not recurse)."""
-    schema = msgspec.json.schema(kind)
-    definitions = schema.pop("$defs", {})
-
-    def resolve(node: Any) -> Any:
-        if isinstance(node, dict):
-            reference = node.get("$ref", "")
-            if reference.startswith("#/$defs/"):
-                return resolve(definitions[reference.removeprefix("#/$defs/")])
-            return {key: resolve(value) for key, value in node.items()}
-        if isinstance(node, list):
-            return [resolve(item) for item in node]
-        return node
-
-    return resolve(schema)
-
-
-@dataclass
-class _VerifyOperation(Operation):
-    """Documents the body (a bundle) and the answer (a result) of ``POST /v1/verify``."""
-
-    def __post_init__(self) -> None:
-        bundle = _inline_schema(Bundle)
-        result = _inline_schema(VerificationResult)
-        result["properties"]["attestation"] = {"type": "string", "enum": ["hosted-ingest"]}
-        result.setdefault("required", []).append("attestation")
-        self.request_body = RequestBody(
-            content={JSON: OpenAPIMediaType(schema=bundle)},
-            required=True,
-            description="a disclosure bundle (docs/bundle.md), at most 1 MiB",
-        )
-        self.responses = self.responses or {}
-        self.responses["200"] = OpenAPIResponse(
-            description="the verification result, whatever the verdict",
-            content={JSON: OpenAPIMediaType(schema=result)},
-        )
-
-
 @post(
     "/v1/verify",
     status_code=200,
     tags=["verification"],
     request_max_body_size=MAX_BUNDLE_BYTES,
-    operation_class=_VerifyOperation,
+    **documented(
+        body=Bundle,
+        body_description="a disclosure bundle (docs/bundle.md), at most 1 MiB",
+        answers={200: (VerificationOut, "the verification result, whatever the verdict")},
+    ),
 )
 async def verify_api(request: Request[Any, Any, Any]) -> Response[bytes]:
     """Verify a bundle with the service's key directory and trust store.
