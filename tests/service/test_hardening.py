@@ -289,6 +289,8 @@ def test_the_docs_render_the_operations_without_script(service: Service) -> None
     html = service.client.get("/schema").text
     assert "<script" not in html
     assert "POST /v1/records" in html and "hosted-ingest" in html
+    assert "Authentication: <code>bearer</code> token." in html
+    assert "Codes: <code>stream_exists</code>" in html
     assert service.client.get("/schema/openapi.json").status_code == 200
 
 

@@ -8,6 +8,7 @@ the test says so when an operation has none.
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -262,6 +263,7 @@ def _provoke_refusals(live: Live) -> None:
         ),
         (live.post("/v1/subjects/nobody/erase", None), 404, "subject_not_found"),
         (live.call("GET", "/v1/nowhere", headers=live.auth), 404, "not_found"),
+        (live.call("DELETE", "/v1/keys"), 405, "method_not_allowed"),
     ]
     for answer, status, code in expected:
         assert (answer.status_code, answer.json()["code"]) == (status, code), answer.text
@@ -318,3 +320,23 @@ def test_rate_limited_answers_match_the_document(tmp_path: Path) -> None:
             assert answer.status_code == 429, (method, path)
             assert int(answer.headers["retry-after"]) > 0
         assert {(*key, 429) for key in bearer} <= service.checker.seen
+
+
+def test_the_checker_refuses_answers_the_document_does_not_describe(live: Live) -> None:
+    """The check above is not vacuous: a member, a status or a code the document does not
+    name fails it."""
+    answer = live.client.get("/health")
+    undocumented_member = copy.deepcopy(live.document)
+    del undocumented_member["components"]["schemas"]["Health"]["properties"]["status"]
+    with pytest.raises(AssertionError, match="GET /health -> 200"):
+        AnswerChecker(undocumented_member).check(answer)
+    refused = live.client.get("/v1/records/x", headers={"Authorization": "Bearer nope"})
+    unknown_code = copy.deepcopy(live.document)
+    examples = unknown_code["paths"]["/v1/records/{record_id}"]["get"]["responses"]["401"]
+    examples["content"][PROBLEM_JSON]["examples"] = {"other": {"value": {}}}
+    with pytest.raises(AssertionError, match="code 'unauthenticated' is not in"):
+        AnswerChecker(unknown_code).check(refused)
+    undeclared_status = copy.deepcopy(live.document)
+    del undeclared_status["paths"]["/v1/records/{record_id}"]["get"]["responses"]["401"]
+    with pytest.raises(AssertionError, match="-> 401"):
+        AnswerChecker(undeclared_status).check(refused)

@@ -66,6 +66,9 @@ def _operation(method: str, path: str, operation: dict[str, Any]) -> str:
     for text in (operation.get("summary"), operation.get("description")):
         if text:
             parts.append(f"<p>{escape(str(text))}</p>\n")
+    if operation.get("security"):
+        schemes = ", ".join(name for requirement in operation["security"] for name in requirement)
+        parts.append(f"<p>Authentication: <code>{escape(schemes)}</code> token.</p>\n")
     parameters = operation.get("parameters") or []
     if parameters:
         rows = "".join(
@@ -95,8 +98,17 @@ def _content(content: dict[str, Any]) -> str:
     return "".join(
         f"<p><code>{escape(media)}</code></p>\n"
         f"<pre>{escape(json.dumps(entry.get('schema', {}), indent=2))}</pre>\n"
+        + _codes(entry.get("examples") or {})
         for media, entry in content.items()
     )
+
+
+def _codes(examples: dict[str, Any]) -> str:
+    """A refusal's problem codes: the keys of its examples (``web/openapi.py``)."""
+    if not examples:
+        return ""
+    codes = ", ".join(f"<code>{escape(code)}</code>" for code in examples)
+    return f"<p>Codes: {codes}</p>\n"
 
 
 def docs_plugins() -> list[OpenAPIRenderPlugin]:
