@@ -136,8 +136,9 @@ def documented(
     """Keyword arguments for a route decorator: ``security``, ``responses`` and an
     ``operation_class`` that adds the request body, ``parameters`` and the refusals' codes
     and headers (see the module docstring)."""
-    merged = _merge([*(BEARER_REFUSALS if bearer else ()), *(BODY_REFUSALS if body else ())])
-    merged = _merge([*merged.values(), *refusals, *ALWAYS])
+    merged = _merge(
+        [*(BEARER_REFUSALS if bearer else ()), *(BODY_REFUSALS if body else ()), *refusals, *ALWAYS]
+    )
     responses: dict[int, ResponseSpec] = {
         status: ResponseSpec(kind, description=description, generate_examples=False)
         for status, (kind, description) in (answers or {}).items()
