@@ -44,10 +44,11 @@ test-rust: setup ## cargo test, clippy and fmt
 	cargo clippy --workspace --all-targets --features recordseal-core/python -- -D warnings
 	cargo test --workspace --quiet
 
-lint: build ## ruff, ruff format, mypy and stubtest
+lint: build ## ruff, ruff format, mypy, the import contract (lint-imports) and stubtest
 	$(BIN)/ruff check python tests benchmarks tools
 	$(BIN)/ruff format --check python tests benchmarks tools
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m mypy.stubtest recordseal._native
 
 test-python: build system ## pytest over every suite

@@ -15,10 +15,10 @@ import msgspec
 import pytest
 
 from payloads import DECLARATIONS_1K, record_1k
+from recordseal.clock import utc_now
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.crypto.vault import KeyWrapper
 from recordseal.ledger.sealer import Sealer
-from recordseal.services.clock import utc_now
 from recordseal.services.disclosure import DisclosureService
 from recordseal.services.keys import key_directory
 from recordseal.services.records import RecordIn, RecordService

@@ -9,7 +9,7 @@ from typing import TypeVar
 
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.crypto.vault import KeyWrapper
-from recordseal.ledger.genesis import log_origin, tenant_genesis
+from recordseal.merkle.genesis import log_origin, tenant_genesis
 from recordseal.services.records import RecordIn, RecordService
 from recordseal.storage.base import Store
 from recordseal.storage.rows import SealedBatch, SealRequest

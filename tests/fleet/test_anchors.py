@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from recordseal.core import leaf_hash
-from recordseal.ledger.genesis import tenant_genesis
+from recordseal.merkle.genesis import tenant_genesis
 from recordseal.storage.base import Store
 from recordseal.storage.sqlite import SQLiteStore
 from recordseal.storage.sqlite_schema import MIGRATIONS, connect

@@ -10,7 +10,7 @@ import pytest
 
 from recordseal.core import leaf_hash
 from recordseal.ledger import sealer
-from recordseal.ledger.genesis import TENANT_GENESIS_TAG, log_origin, tenant_genesis
+from recordseal.merkle.genesis import TENANT_GENESIS_TAG, log_origin, tenant_genesis
 
 VECTORS = json.loads((Path(__file__).parents[1] / "vectors" / "genesis.json").read_text())
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from recordseal.fleet.audit import AuditEvent, FleetAudit, FleetScope
+from recordseal.audit import AuditEvent, FleetAudit, FleetScope
 from recordseal.fleet.manifest import FleetBinding, load_manifest, parse_manifest
 from recordseal.fleet.reload import FleetRegistry, classify
 
@@ -192,7 +192,7 @@ def test_every_fleet_bound_at_start_is_audited_with_its_tenant(tmp_path: Path) -
 
 
 def test_the_file_sink_appends_one_json_line_per_event(tmp_path: Path) -> None:
-    from recordseal.fleet.audit import FileSink
+    from recordseal.audit import FileSink
 
     path = tmp_path / "audit" / "audit.jsonl"
     audit = FleetAudit(FileSink(path), clock=lambda: "2026-11-21T00:00:00.000000Z")
@@ -295,7 +295,7 @@ def test_a_fleet_removed_then_added_back_under_another_tenant_is_refused(tmp_pat
 def test_an_audit_sink_failing_during_a_reload_leaves_a_consistent_state(tmp_path: Path) -> None:
     """The new manifest and every fleet's tenant are in place before the events go out: a
     sink that fails part-way cannot let a later reload rebind a fleet it just added."""
-    from recordseal.fleet.audit import FileSink
+    from recordseal.audit import FileSink
 
     path = tmp_path / "fleets.toml"
     path.write_text(BASE)

@@ -15,7 +15,7 @@ from litestar.testing import TestClient
 from recordseal.cli import main
 from recordseal.core import leaf_hash
 from recordseal.fleet.manifest import ManifestError
-from recordseal.ledger.genesis import tenant_genesis
+from recordseal.merkle.genesis import tenant_genesis
 from recordseal.panel.cookies import COOKIE_NAME
 from recordseal.panel.sessions import LegacySession, TenantSession
 from recordseal.settings import Settings

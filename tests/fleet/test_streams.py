@@ -12,9 +12,9 @@ from litestar.testing import TestClient
 from recordseal.cli import _create_token
 from recordseal.core import leaf_hash
 from recordseal.fleet.manifest import parse_manifest
-from recordseal.fleet.streams import check_stream_fleet
-from recordseal.ledger.genesis import tenant_genesis
+from recordseal.merkle.genesis import tenant_genesis
 from recordseal.services.errors import Forbidden, Invalid, ServiceError
+from recordseal.services.streams import check_stream_fleet
 from recordseal.settings import Settings
 from recordseal.web.app import create_app
 

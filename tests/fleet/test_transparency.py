@@ -14,7 +14,7 @@ import pytest
 
 from recordseal.core import leaf_hash
 from recordseal.fleet.transparency import day_file, log_file_path, write_day
-from recordseal.ledger.genesis import tenant_genesis
+from recordseal.merkle.genesis import tenant_genesis
 from recordseal.settings import Settings
 from recordseal.storage.backends import open_store
 from recordseal.storage.base import Store

@@ -15,8 +15,8 @@ from pathlib import Path
 import asyncpg
 
 from recordseal.core import leaf_hash
-from recordseal.ledger.genesis import log_origin, tenant_genesis
 from recordseal.merkle import tree
+from recordseal.merkle.genesis import log_origin, tenant_genesis
 from recordseal.settings import Settings
 from recordseal.storage.backends import open_store
 from recordseal.storage.base import Store

@@ -11,8 +11,9 @@ import pytest
 from recordseal.core import verify_consistency, verify_inclusion
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.crypto.vault import KeyWrapper
-from recordseal.ledger.sealer import Sealer, Witness, tenant_genesis
+from recordseal.ledger.sealer import Sealer, Witness
 from recordseal.merkle import tree
+from recordseal.merkle.genesis import tenant_genesis
 from recordseal.services.records import RecordIn, RecordService
 from recordseal.storage.base import Store
 from recordseal.storage.rows import SEAL_LIMIT

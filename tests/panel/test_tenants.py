@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import msgspec
 import pytest
 
+from recordseal.identifiers import is_identifier
 from recordseal.panel import tenants
 from recordseal.panel.tenants import (
     CrossTenantAccess,
@@ -25,7 +26,8 @@ from recordseal.panel.tenants import (
     TenantNotFound,
     TenantStore,
 )
-from recordseal.services.tokens import TENANT_PATTERN
+from recordseal.services.errors import Invalid
+from recordseal.services.tokens import check_tenant_id
 
 T = TypeVar("T")
 
@@ -53,8 +55,20 @@ def test_in_memory_store_is_a_tenant_store() -> None:
     assert isinstance(InMemoryTenantStore(), TenantStore)
 
 
-def test_identifier_rule_is_the_api_tenant_rule() -> None:
-    assert tenants.IDENTIFIER.pattern == TENANT_PATTERN.pattern
+@pytest.mark.parametrize("value", ["", "-acme", "a/b", "é", "a" * 65, "a", "acme.eu_1-x", "a" * 64])
+def test_identifier_rule_is_the_api_tenant_rule(value: str) -> None:
+    """The panel's tenant ids and the API's tenant ids are one format (recordseal.identifiers)."""
+    try:
+        check_tenant_id(value)
+        api = True
+    except Invalid:
+        api = False
+    try:
+        Tenant(value, "x")
+        panel = True
+    except ValueError:
+        panel = False
+    assert api == panel == is_identifier(value)
 
 
 @pytest.mark.parametrize("bad", ["", "-acme", ".a", "a b", "a|b", "é", "a" * 65, "a/b"])

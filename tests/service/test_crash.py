@@ -14,8 +14,8 @@ import httpx
 from recordseal import chain
 from recordseal.core import leaf_hash
 from recordseal.crypto.signing import verify_header_signature
-from recordseal.ledger.sealer import tenant_genesis
 from recordseal.merkle import tree
+from recordseal.merkle.genesis import tenant_genesis
 from recordseal.settings import Settings
 from recordseal.storage.sqlite import SQLiteStore
 from tests.servers import create_token, free_port, kill_service, start_service

@@ -6,7 +6,7 @@ import time
 import unicodedata
 import uuid
 
-from recordseal.services.clock import new_record_id
+from recordseal.clock import new_record_id
 from recordseal.services.records import _has_control_character
 
 

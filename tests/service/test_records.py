@@ -461,7 +461,7 @@ def test_subject_handles_are_opaque_and_sort_by_creation():
     import re
     import time
 
-    from recordseal.services.clock import new_subject_ref
+    from recordseal.clock import new_subject_ref
 
     before = time.time_ns() // 1_000_000
     refs = [new_subject_ref() for _ in range(200)]

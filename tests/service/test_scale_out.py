@@ -20,8 +20,8 @@ import httpx
 from recordseal import chain
 from recordseal.core import leaf_hash
 from recordseal.crypto.signing import verify_header_signature
-from recordseal.ledger.sealer import tenant_genesis
 from recordseal.merkle import tree
+from recordseal.merkle.genesis import tenant_genesis
 from recordseal.settings import Settings
 from recordseal.tlog import open_checkpoint
 from recordseal.tlog.keys import Ed25519Verifier

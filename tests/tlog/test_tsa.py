@@ -15,13 +15,8 @@ import pytest
 from asn1crypto import tsp  # type: ignore[import-untyped]
 
 from recordseal.tlog import TlogError
-from recordseal.tlog.tsa import (
-    Timestamp,
-    build_request,
-    timestamp_root,
-    verify_response,
-    verify_token,
-)
+from recordseal.tlog.tsa import Timestamp, build_request, verify_response, verify_token
+from recordseal.tlog.tsa_client import timestamp_root
 
 from .tsa_support import POLICY, Authority, make_authority, openssl_reply, serve
 

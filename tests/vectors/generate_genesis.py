@@ -1,7 +1,7 @@
 """Write ``genesis.json``: genesis roots of (tenant, fleet) logs (spec panel 2.5, docs/fleets.md).
 
 The preimage is spelled out byte by byte here, independently of
-``recordseal.ledger.genesis``: tag, then for tenant and fleet a 4-byte little-endian byte
+``recordseal.merkle.genesis``: tag, then for tenant and fleet a 4-byte little-endian byte
 length and the UTF-8 bytes. ``tenant: null`` is a fleet with no tenant (empty tenant).
 Run: ``.venv/bin/python tests/vectors/generate_genesis.py``.
 """

@@ -32,7 +32,7 @@ async def _write(settings: Settings, root: Path, day: date) -> list[Path]:
 
 
 def _transparency_write(args: argparse.Namespace) -> int:
-    from recordseal.fleet.transparency import utc_today
+    from recordseal.clock import utc_today
 
     settings = Settings.from_env(
         data_dir=args.data_dir, database_url=args.database_url, transparency_dir=args.root

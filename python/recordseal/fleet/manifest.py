@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from recordseal.panel.tenants import IDENTIFIER, IDENTIFIER_RULE
+from recordseal.identifiers import IDENTIFIER, IDENTIFIER_RULE
 
 log = logging.getLogger("recordseal.fleet")
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from recordseal.fleet.audit import FleetAudit, FleetScope
+from recordseal.audit import FleetAudit, FleetScope
 from recordseal.fleet.manifest import FleetBinding, FleetManifest, ManifestError, load_manifest
 
 log = logging.getLogger("recordseal.fleet")

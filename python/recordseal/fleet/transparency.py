@@ -18,11 +18,12 @@ import asyncio
 import logging
 import os
 from collections.abc import Awaitable, Callable
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime, timedelta
 from pathlib import Path
 
-from recordseal.ledger.genesis import tenant_genesis
+from recordseal.clock import utc_datetime
 from recordseal.merkle import tree
+from recordseal.merkle.genesis import tenant_genesis
 from recordseal.storage.logs import LogStore
 from recordseal.storage.rows import Anchor, AnchorLog
 from recordseal.verify.transparency import (
@@ -126,14 +127,6 @@ async def write_day(store: LogStore, root: Path, day: date, *, replace: bool = T
     return written
 
 
-def utc_today() -> date:
-    return datetime.now(UTC).date()
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
 #: How long after 00:00 UTC the job waits before writing the day that ended: an anchor stamped
 #: 23:59:59 may still be committing at midnight, and a file, once written, is kept.
 SETTLE = timedelta(minutes=5)
@@ -144,7 +137,7 @@ async def run_daily(
     root: Path,
     is_leader: Callable[[], Awaitable[bool]],
     interval: float = 60.0,
-    now: Callable[[], datetime] = utc_now,
+    now: Callable[[], datetime] = utc_datetime,
     settle: timedelta = SETTLE,
 ) -> None:
     """The in-service job: every ``interval`` seconds, the leader writes the files of the day

@@ -20,22 +20,18 @@ from dataclasses import dataclass
 
 from cryptography import x509
 
-from recordseal.fleet.audit import FleetAudit, FleetScope
-
-# Re-exported: callers that predate ledger.genesis import these from here.
-from recordseal.ledger.genesis import TENANT_GENESIS_TAG as TENANT_GENESIS_TAG
-from recordseal.ledger.genesis import log_origin as log_origin
-from recordseal.ledger.genesis import tenant_genesis as tenant_genesis
+from recordseal.audit import FleetAudit, FleetScope
+from recordseal.clock import utc_now
+from recordseal.identifiers import DEFAULT_FLEET
 from recordseal.merkle import tree
-from recordseal.services.clock import utc_now
+from recordseal.merkle.genesis import log_origin, tenant_genesis
 from recordseal.storage.logs import LogStore
 from recordseal.storage.rows import SEAL_LIMIT, SealedBatch, SealRequest
-from recordseal.tlog import Checkpoint, Ed25519Signer, TlogError, sign_checkpoint, tsa
+from recordseal.tlog import Checkpoint, Ed25519Signer, TlogError, sign_checkpoint
 from recordseal.tlog.client import WitnessClient
+from recordseal.tlog.tsa_client import timestamp_root
 
 log = logging.getLogger("recordseal.sealer")
-
-DEFAULT_FLEET = "default"
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +161,7 @@ class Sealer:
             if self._witnessed.get(key) == batch.size:
                 continue
             try:
-                stamp = await tsa.timestamp_root(authority.url, batch.root, authority.roots)
+                stamp = await timestamp_root(authority.url, batch.root, authority.roots)
             except (TlogError, OSError) as error:
                 log.warning(
                     "time-stamping authority %s did not stamp %s@%d: %s",

@@ -21,7 +21,7 @@ from typing import Literal, TypeAlias, get_args
 
 import msgspec
 
-from recordseal.panel.tenants import check_identifier
+from recordseal.identifiers import check_identifier
 
 Role: TypeAlias = Literal["operator", "viewer"]
 ROLES: tuple[Role, ...] = get_args(Role)

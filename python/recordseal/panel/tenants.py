@@ -9,24 +9,13 @@ across the whole store (a second tenant claiming a fleet id is ``CrossTenantAcce
 from __future__ import annotations
 
 import logging
-import re
 from typing import Protocol, runtime_checkable
 
 import msgspec
 
+from recordseal.identifiers import check_identifier
+
 logger = logging.getLogger("recordseal.panel")
-
-IDENTIFIER = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-IDENTIFIER_RULE = (
-    "1 to 64 characters of letters, digits, '.', '_' and '-', starting with a letter or digit"
-)
-
-
-def check_identifier(field: str, value: str) -> str:
-    """``value`` if it is a well-formed identifier, else ValueError naming ``field``."""
-    if not IDENTIFIER.fullmatch(value):
-        raise ValueError(f"{field} {value!r} is not an identifier: {IDENTIFIER_RULE}")
-    return value
 
 
 class Tenant(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

@@ -11,12 +11,12 @@ from typing import Any, assert_never, cast
 import orjson
 
 from recordseal import chain
+from recordseal.clock import new_record_id, new_subject_ref, utc_now
 from recordseal.core import CommitError, encode_value, validate_declarations
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.crypto.vault import KeyWrapper, SubjectKeys
 from recordseal.fleet.manifest import FleetManifest
-from recordseal.fleet.streams import DEFAULT_FLEET, check_stream_fleet
-from recordseal.services.clock import new_record_id, new_subject_ref, utc_now
+from recordseal.identifiers import DEFAULT_FLEET
 from recordseal.services.errors import (
     AlreadyExists,
     Gone,
@@ -26,6 +26,7 @@ from recordseal.services.errors import (
     TooLarge,
 )
 from recordseal.services.pipeline import Pipeline, Prepared, RecordInput, pipeline_from_seed
+from recordseal.services.streams import check_stream_fleet
 from recordseal.services.subject_cache import SubjectKeyCache
 from recordseal.storage.base import Store
 from recordseal.storage.records import (

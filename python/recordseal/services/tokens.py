@@ -7,13 +7,13 @@ import re
 import secrets
 import time
 
-from recordseal.services.clock import utc_now
+from recordseal.clock import utc_now
+from recordseal.identifiers import IDENTIFIER_RULE, is_identifier
 from recordseal.services.errors import Invalid, Unauthenticated
 from recordseal.storage.rows import TokenRow
 from recordseal.storage.tokens import TokenStore
 
 TOKEN_PREFIX = "rs_"
-TENANT_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 #: RFC 6750 section 2.1: ``"Bearer" 1*SP b64token``; the scheme is case-insensitive (RFC 9110
 #: section 11.1), the token is b64token (RFC 6750) and compared exactly.
 BEARER = re.compile(r"[Bb][Ee][Aa][Rr][Ee][Rr] +([A-Za-z0-9._~+/-]+=*)")
@@ -34,13 +34,8 @@ def token_hash(token: str) -> bytes:
 
 
 def check_tenant_id(tenant: str) -> str:
-    if not TENANT_PATTERN.fullmatch(tenant):
-        raise Invalid(
-            "tenant_invalid",
-            "a tenant id is 1 to 64 characters of letters, digits, '.', '_' and '-',"
-            " starting with a letter or digit",
-            "tenant",
-        )
+    if not is_identifier(tenant):
+        raise Invalid("tenant_invalid", f"a tenant id is {IDENTIFIER_RULE}", "tenant")
     return tenant
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import asyncpg
 
+from recordseal.identifiers import DEFAULT_FLEET
 from recordseal.storage.postgres_database import PostgresDatabase
 from recordseal.storage.postgres_writer import AppendWriter
 from recordseal.storage.records import AppendOutcome
@@ -82,7 +83,7 @@ class PostgresRecords:
         genesis: bytes,
         now: str,
         *,
-        fleet: str = "default",
+        fleet: str = DEFAULT_FLEET,
     ) -> StreamRow | None:
         try:
             async with self._db.pool.acquire() as conn, conn.transaction():

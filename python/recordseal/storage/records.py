@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from recordseal.identifiers import DEFAULT_FLEET
 from recordseal.storage.rows import (
     Append,
     BatchBuilder,
@@ -83,7 +84,7 @@ class RecordStore(Protocol):
         genesis: bytes,
         now: str,
         *,
-        fleet: str = "default",
+        fleet: str = DEFAULT_FLEET,
     ) -> StreamRow | None:
         """The new stream, with the (tenant, fleet) log it seals into (made now if new);
         None when the tenant has a stream of this name already (nothing is written)."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from recordseal.identifiers import DEFAULT_FLEET
+
 
 @dataclass(frozen=True, slots=True)
 class IdempotencyClaim:
@@ -43,7 +45,7 @@ class StreamRow:
     strict: bool
     next_seq: int
     created_at: str
-    fleet: str = "default"  # the (tenant, fleet) log its records are sealed into
+    fleet: str = DEFAULT_FLEET  # the (tenant, fleet) log its records are sealed into
     #: that log's row: a record takes its next position in the transaction that inserts it
     log_id: int = 0
 

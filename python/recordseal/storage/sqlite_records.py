@@ -7,6 +7,7 @@ import json
 import sqlite3
 from collections.abc import Sequence
 
+from recordseal.identifiers import DEFAULT_FLEET
 from recordseal.storage.placing import Queued, new_subjects, place
 from recordseal.storage.records import AppendOutcome
 from recordseal.storage.rows import (
@@ -67,7 +68,7 @@ class SQLiteRecords:
         genesis: bytes,
         now: str,
         *,
-        fleet: str = "default",
+        fleet: str = DEFAULT_FLEET,
     ) -> StreamRow | None:
         def job(conn: sqlite3.Connection, batch: Batch) -> StreamRow | None:
             if conn.execute(

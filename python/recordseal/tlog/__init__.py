@@ -7,8 +7,10 @@ This package's top level holds the formats a verifier needs (no web layer, no st
 - :mod:`.checkpoint` — c2sp.org/tlog-checkpoint;
 - :mod:`.cosignature` — c2sp.org/tlog-cosignature (``cosignature/v1``).
 
-The witness (:mod:`.witness`, :mod:`.witness_app`, :mod:`.witness_cli`), the witness client
-(:mod:`.client`) and the RFC 3161 client (:mod:`.tsa`) are imported from their modules.
+RFC 3161 tokens (:mod:`.tsa`, offline verification) and the network parts — the witness
+(:mod:`.witness`, :mod:`.witness_app`, :mod:`.witness_cli`), the witness client (:mod:`.client`)
+and the RFC 3161 client (:mod:`.tsa_client`) — are imported from their modules; the verifier
+imports none of the network parts (the import contract in ``pyproject.toml``).
 Every failure is a :class:`TlogError` (docs/tlog.md).
 """
 

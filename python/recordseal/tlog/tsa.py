@@ -1,4 +1,5 @@
-"""RFC 3161 time-stamping of a 32-byte root: request, HTTP exchange, verification.
+"""RFC 3161 time-stamps of a 32-byte root: the request, and the verification of a response
+or a stored token (offline: the HTTP exchange is ``tsa_client.py``'s).
 
 The request's messageImprint is (SHA-256, root): the root is already a SHA-256-based hash,
 so the TSA sees it unchanged and learns nothing else. Verification requires status
@@ -16,7 +17,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import httpx
 from asn1crypto import cms, core, tsp  # type: ignore[import-untyped]
 from cryptography import x509
 from rfc3161_client import (
@@ -28,11 +28,8 @@ from rfc3161_client import (
 
 from .errors import TlogError
 
-QUERY_MEDIA_TYPE = "application/timestamp-query"
-REPLY_MEDIA_TYPES = frozenset({"application/timestamp-reply", "application/timestamp-response"})
 SHA256_OID = "2.16.840.1.101.3.4.2.1"
 ROOT_SIZE = 32
-MAX_RESPONSE_BYTES = 1 << 20
 
 
 class _TimeStampResp(tsp.TimeStampResp):  # type: ignore[misc]
@@ -120,42 +117,6 @@ def verify_token(
     """Verify a stored DER TimeStampToken over ``root`` (offline; no nonce to check)."""
     content_info = _load(cms.ContentInfo, token, "TimeStampToken")
     return _verify_token(content_info, root, None, trust_roots, intermediates)
-
-
-async def timestamp_root(
-    url: str,
-    root: bytes,
-    trust_roots: Sequence[x509.Certificate],
-    *,
-    intermediates: Sequence[x509.Certificate] = (),
-    http: httpx.AsyncClient | None = None,
-    timeout_seconds: float = 10.0,
-) -> Timestamp:
-    """Ask the TSA at ``url`` to time-stamp ``root``, and verify its answer."""
-    request = build_request(root)
-    headers = {"Content-Type": QUERY_MEDIA_TYPE, "Accept": "application/timestamp-reply"}
-    try:
-        if http is None:
-            async with httpx.AsyncClient(timeout=timeout_seconds) as client:
-                reply = await client.post(url, content=request.der, headers=headers)
-        else:
-            reply = await http.post(
-                url, content=request.der, headers=headers, timeout=timeout_seconds
-            )
-    except httpx.HTTPError as error:
-        raise TlogError(
-            "tsa_unavailable", f"the TSA at {url} did not answer: {error}", {"url": url}
-        ) from error
-    media_type = reply.headers.get("content-type", "").split(";")[0].strip().lower()
-    if reply.status_code != 200 or media_type not in REPLY_MEDIA_TYPES:
-        raise TlogError(
-            "tsa_unavailable",
-            f"the TSA at {url} answered {reply.status_code} {media_type or 'without a type'}",
-            {"url": url, "status": reply.status_code, "content_type": media_type},
-        )
-    if len(reply.content) > MAX_RESPONSE_BYTES:
-        raise TlogError("timestamp_malformed", "the TSA's response is larger than 1 MiB")
-    return verify_response(reply.content, request, trust_roots, intermediates)
 
 
 #: What asn1crypto and rfc3161-client raise on input they cannot parse (they parse lazily).

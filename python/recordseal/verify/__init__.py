@@ -39,9 +39,8 @@ from .bundle import (
     TrustStore,
     decode_bundle,
     encode_bundle,
-    load_key_directory,
-    load_trust_store,
 )
+from .context import load_key_directory, load_trust_store
 from .errors import BundleError
 from .result import (
     FAILED,

@@ -227,22 +227,14 @@ def encode_bundle(bundle: Bundle) -> bytes:
     return msgspec.json.encode(bundle)
 
 
-def load_key_directory(data: bytes | str) -> KeyDirectory:
-    """Parse a key directory and check its keys (key IDs, vkeys); :class:`BundleError`."""
-    from .context import Keyring  # the compiled form checks what the structs cannot
-
-    directory = _decode(data, KeyDirectory, "key directory")
-    Keyring.of(directory)
-    return directory
+def decode_key_directory(data: bytes | str) -> KeyDirectory:
+    """Parse a key directory strictly (``context.load_key_directory`` checks its keys too)."""
+    return _decode(data, KeyDirectory, "key directory")
 
 
-def load_trust_store(data: bytes | str) -> TrustStore:
-    """Parse a trust store and check its vkeys and certificates; :class:`BundleError`."""
-    from .context import Policy
-
-    store = _decode(data, TrustStore, "trust store")
-    Policy.of(store)
-    return store
+def decode_trust_store(data: bytes | str) -> TrustStore:
+    """Parse a trust store strictly (``context.load_trust_store`` checks its keys too)."""
+    return _decode(data, TrustStore, "trust store")
 
 
 def header_of(members: dict[str, Any]) -> Header:
@@ -272,8 +264,8 @@ __all__ = [
     "TrustedAuthority",
     "TrustedWitness",
     "decode_bundle",
+    "decode_key_directory",
+    "decode_trust_store",
     "encode_bundle",
     "header_of",
-    "load_key_directory",
-    "load_trust_store",
 ]

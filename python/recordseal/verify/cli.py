@@ -15,7 +15,8 @@ from typing import Any, TextIO
 
 import msgspec
 
-from .bundle import KeyDirectory, TrustStore, load_key_directory, load_trust_store
+from .bundle import KeyDirectory, TrustStore
+from .context import load_key_directory, load_trust_store
 from .errors import BundleError
 from .result import INCOMPLETE, VerificationResult
 from .verifier import verify_bundle

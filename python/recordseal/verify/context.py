@@ -10,7 +10,7 @@ from cryptography import x509
 from recordseal.crypto.signing import key_id_of
 from recordseal.tlog import CosignatureVerifier, Ed25519Verifier, TlogError
 
-from .bundle import KeyDirectory, TrustStore
+from .bundle import KeyDirectory, TrustStore, decode_key_directory, decode_trust_store
 from .encoding import format_instant, parse_instant
 from .errors import BundleError
 
@@ -129,3 +129,17 @@ def _certificates(pems: list[str], where: str) -> tuple[x509.Certificate, ...]:
             message = f"{where}[{position}] is not a PEM certificate: {error}"
             raise BundleError("trust store", message) from None
     return tuple(certificates)
+
+
+def load_key_directory(data: bytes | str) -> KeyDirectory:
+    """Parse a key directory and check its keys (key IDs, vkeys); :class:`BundleError`."""
+    directory = decode_key_directory(data)
+    Keyring.of(directory)  # the compiled form checks what the structs cannot
+    return directory
+
+
+def load_trust_store(data: bytes | str) -> TrustStore:
+    """Parse a trust store and check its vkeys and certificates; :class:`BundleError`."""
+    store = decode_trust_store(data)
+    Policy.of(store)
+    return store

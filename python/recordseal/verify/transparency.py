@@ -42,7 +42,8 @@ from typing import TypeVar
 import msgspec
 
 from recordseal.core import CommitError, leaf_hash, verify_consistency
-from recordseal.ledger.genesis import tenant_genesis
+from recordseal.identifiers import IDENTIFIER
+from recordseal.merkle.genesis import tenant_genesis
 from recordseal.tlog import (
     Checkpoint,
     CosignatureVerifier,
@@ -56,7 +57,6 @@ from recordseal.tlog import (
 T = TypeVar("T")
 
 FORMAT = "recordseal-transparency-log/v1"
-_IDENTIFIER = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _INSTANT = re.compile(
     r"(([0-9]{4}-[0-9]{2}-[0-9]{2})T[0-9]{2}:[0-9]{2}:[0-9]{2})(?:\.([0-9]{1,9}))?Z"
@@ -147,11 +147,11 @@ class LogFileName:
         if not parts or not parts[-1].endswith(".log"):
             return None
         fleet = parts[-1].removesuffix(".log")
-        if not _IDENTIFIER.fullmatch(fleet):
+        if not IDENTIFIER.fullmatch(fleet):
             return None
         if len(parts) >= 2 and _is_date(parts[-2]):
             return cls(parts[-2], None, fleet)
-        if len(parts) >= 3 and _is_date(parts[-3]) and _IDENTIFIER.fullmatch(parts[-2]):
+        if len(parts) >= 3 and _is_date(parts[-3]) and IDENTIFIER.fullmatch(parts[-2]):
             return cls(parts[-3], parts[-2], fleet)
         return None
 
@@ -285,7 +285,7 @@ def _check_header(header: Header) -> None:
     if not _is_date(header.date):
         raise TransparencyLogError("line_malformed", f"date {header.date!r} is not a date", 1)
     for name, value in (("tenant", header.tenant), ("fleet", header.fleet)):
-        if value is not None and not _IDENTIFIER.fullmatch(value):
+        if value is not None and not IDENTIFIER.fullmatch(value):
             raise TransparencyLogError("line_malformed", f"{name} is not an identifier", 1)
     if not header.origin:
         raise TransparencyLogError("line_malformed", "origin is empty", 1)

@@ -15,10 +15,11 @@ from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.exceptions import HTTPException
 
+from recordseal.audit import FileSink, FleetAudit
+from recordseal.clock import utc_now
 from recordseal.crypto.keyfiles import read_or_create_secret
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.crypto.vault import KeyWrapper
-from recordseal.fleet.audit import FileSink, FleetAudit
 from recordseal.fleet.join import panel_collisions
 from recordseal.fleet.manifest import FleetManifest, load_manifest
 from recordseal.fleet.reload import FleetRegistry, ReloadOutcome, scope_of, watch_manifest
@@ -28,7 +29,6 @@ from recordseal.ledger.sealer import Sealer, configured_authorities, configured_
 from recordseal.panel.bootstrap import store_from_env
 from recordseal.panel.cookies import CookieKeyring, SigningKey
 from recordseal.panel.sso.settings import SsoSettings
-from recordseal.services.clock import utc_now
 from recordseal.services.disclosure import DisclosureService
 from recordseal.services.errors import ServiceError
 from recordseal.services.keys import key_directory, trust_store

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+from recordseal.identifiers import DEFAULT_FLEET
 from recordseal.verify.bundle import Header
 from recordseal.verify.result import VerificationResult
 
@@ -33,7 +34,7 @@ class StreamIn(msgspec.Struct, forbid_unknown_fields=True):
     declarations: dict[str, str] | None = None
     strict: bool = False
     #: The fleet whose (tenant, fleet) log seals its records (docs/fleets.md).
-    fleet: str = "default"
+    fleet: str = DEFAULT_FLEET
 
 
 class StreamOut(msgspec.Struct):

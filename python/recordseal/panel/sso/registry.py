@@ -17,13 +17,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from recordseal.identifiers import IDENTIFIER, IDENTIFIER_RULE
 from recordseal.panel.sso.contract import PROTOCOLS, SsoProvider
 from recordseal.panel.sso.errors import DuplicateProvider, RegistrationError
 from recordseal.panel.sso.jwt_bearer import JwtBearerProvider
 from recordseal.panel.sso.oidc import OidcCodeConfig, OidcCodeProvider
 from recordseal.panel.sso.outbound import OutboundPolicy
 from recordseal.panel.sso.provider_store import ProviderConfig, ProviderStore
-from recordseal.panel.tenants import IDENTIFIER, IDENTIFIER_RULE
 
 
 def check_provider_id(provider_id: str) -> str:

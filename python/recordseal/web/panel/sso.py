@@ -42,6 +42,7 @@ from litestar import Request, Response, get, post
 from litestar.params import FromPath
 from litestar.response import Redirect as RedirectResponse
 
+from recordseal.identifiers import IDENTIFIER
 from recordseal.panel.cookies import set_cookie_header
 from recordseal.panel.sessions import PayloadError, TenantSession
 from recordseal.panel.sso.contract import Challenge
@@ -51,7 +52,6 @@ from recordseal.panel.sso.nonces import NONCE_LIFETIME, PendingLogins
 from recordseal.panel.sso.provider_store import ProviderStore
 from recordseal.panel.sso.registry import ProviderRegistry
 from recordseal.panel.sso.settings import SsoSettings
-from recordseal.panel.tenants import IDENTIFIER
 from recordseal.services.errors import ServiceError
 from recordseal.web.bodies import check_json_text, is_json_media_type
 from recordseal.web.panel.context import panel_context

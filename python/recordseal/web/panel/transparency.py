@@ -22,7 +22,7 @@ from typing import Any
 from litestar import Request, Response, get
 from litestar.params import FromPath
 
-from recordseal.panel.tenants import IDENTIFIER
+from recordseal.identifiers import IDENTIFIER
 from recordseal.web.panel.context import PanelContext, panel_context
 from recordseal.web.panel.session import PRIVATE_HEADERS, PanelPrincipal, Principal
 from recordseal.web.panel.views import check_tenant_scope, not_found

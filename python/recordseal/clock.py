@@ -1,9 +1,11 @@
-"""Time and identifiers."""
+"""The clock and the identifiers made from it: RFC 3339 text for rows, UUIDv7 record ids,
+time-ordered subject handles."""
 
 from __future__ import annotations
 
 import os
 import time
+from datetime import UTC, date, datetime
 
 _second: list[object] = [None, ""]  # the last whole second formatted, and its text
 
@@ -15,6 +17,15 @@ def utc_now() -> str:
         _second[0] = seconds
         _second[1] = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
     return f"{_second[1]}.{nanos // 1000:06d}Z"
+
+
+def utc_datetime() -> datetime:
+    """Now, as an aware datetime in UTC (for date arithmetic; rows keep :func:`utc_now`)."""
+    return datetime.now(UTC)
+
+
+def utc_today() -> date:
+    return utc_datetime().date()
 
 
 def new_record_id() -> str:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import msgspec
 
-from recordseal.services.clock import utc_now
+from recordseal.clock import utc_now
 
 audit_log = logging.getLogger("recordseal.audit")
 

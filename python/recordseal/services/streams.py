@@ -16,17 +16,15 @@ from __future__ import annotations
 import logging
 
 from recordseal.fleet.manifest import FleetManifest
-from recordseal.panel.tenants import IDENTIFIER, IDENTIFIER_RULE
+from recordseal.identifiers import DEFAULT_FLEET, IDENTIFIER_RULE, is_identifier
 from recordseal.services.errors import Forbidden, Invalid
 
 log = logging.getLogger("recordseal.fleet")
 
-DEFAULT_FLEET = "default"
-
 
 def check_stream_fleet(manifest: FleetManifest, tenant: str, fleet: str) -> None:
     """Raise a ServiceError naming the member ``fleet`` unless ``tenant`` may use ``fleet``."""
-    if not IDENTIFIER.fullmatch(fleet):
+    if not is_identifier(fleet):
         raise Invalid("fleet_invalid", f"a fleet id is {IDENTIFIER_RULE}", "fleet")
     binding = manifest.fleet(fleet)
     if binding is None:
