@@ -21,6 +21,7 @@ from recordseal.crypto.vault import KeyWrapper
 from recordseal.ledger.sealer import Sealer
 from recordseal.services.disclosure import DisclosureService
 from recordseal.services.keys import key_directory
+from recordseal.services.proofs import ProofService
 from recordseal.services.records import RecordIn, RecordService
 from recordseal.storage.rows import SigningKeyRow
 from recordseal.storage.sqlite import SQLiteStore
@@ -57,7 +58,7 @@ async def _make_bundle(tmp: Path) -> tuple[bytes, bytes, bytes]:
         await store.logs.add_cosignature(
             batch.origin, batch.size, "witness.bench", cosignature.line
         )
-        bundle = await DisclosureService(store, records, sealer).disclose(
+        bundle = await DisclosureService(store, records, ProofService(store, sealer)).disclose(
             "acme", posted[5].record_id, FIELDS, None
         )
         keys = json.dumps(await key_directory(store, sealer)).encode()

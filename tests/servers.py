@@ -142,3 +142,38 @@ def create_token(data_dir: Path, tenant: str, database_url: str | None = None) -
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     return done.stdout.strip().splitlines()[-1]
+
+
+def witness_key(data_dir: Path, name: str) -> str:
+    """``recordseal witness key``: the witness's cosignature vkey (made on first use)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "recordseal.cli", "witness", "key", "--data-dir", str(data_dir),
+         "--name", name],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return done.stdout.strip().splitlines()[-1]
+
+
+@contextmanager
+def witness_server(
+    data_dir: Path, name: str, logs: dict[str, str], port: int | None = None
+) -> Iterator[str]:
+    """A real ``recordseal witness serve`` for ``logs`` (origin -> log vkey), on ``port`` (a
+    free one unless given); yields its URL once ``/health`` answers, kills it afterwards."""
+    port = port or free_port()
+    command = [
+        sys.executable, "-m", "recordseal.cli", "witness", "serve", "--data-dir", str(data_dir),
+        "--name", name, "--port", str(port),
+    ]  # fmt: skip
+    for origin, vkey in logs.items():
+        command += ["--log", f"{origin}={vkey}"]
+    process = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_for(url + "/health")
+        yield url
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()

@@ -1,5 +1,6 @@
 """The ``recordseal`` command line: ``serve``, ``migrate``, ``token create``, ``keys export``,
-``verify``, ``panel link``, ``witness serve|key``, ``transparency write|replay``, ``fleet check``.
+``verify``, ``bundle refresh``, ``panel link``, ``witness serve|key``, ``transparency
+write|replay``, ``fleet check``.
 
 Scripts rely on its shape: ``recordseal token create`` prints the token alone on the last
 line of standard output.
@@ -15,6 +16,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from recordseal.client.cli import add_bundle_parser
 from recordseal.fleet.cli import add_fleet_parsers
 from recordseal.services.errors import ServiceError
 from recordseal.services.tokens import TokenService
@@ -107,7 +109,7 @@ async def _export_keys(settings: Settings) -> tuple[dict[str, object], dict[str,
         keys = await key_directory(store, sealer)
     finally:
         await store.close()
-    trust = trust_store(settings.witnesses, settings.timestamp_authorities)
+    trust = trust_store(settings.witnesses, settings.timestamp_authorities, settings.witness_quorum)
     return keys, trust
 
 
@@ -206,6 +208,7 @@ def parser() -> argparse.ArgumentParser:
 
     add_witness_parser(commands)
     add_verify_parser(commands)
+    add_bundle_parser(commands)
     add_fleet_parsers(commands)
     return top
 

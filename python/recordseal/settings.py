@@ -39,6 +39,15 @@ class Settings:
     seal_interval: float = 1.0
     #: Witnesses asked to cosign each checkpoint: ``[{"name", "url", "vkey"}]`` as JSON.
     witnesses: str = "[]"
+    #: How many of the witnesses and time-stamping authorities must vouch for a checkpoint
+    #: before bundles count it as witnessed (and ``keys export`` writes into the trust store).
+    witness_quorum: int = 1
+    #: The longest ``?wait=<seconds>`` a disclosure or a proof refresh may ask for.
+    max_wait_seconds: float = 60.0
+    #: The largest bundle ``POST /v1/verify``, ``/verify-record`` and ``POST /v1/proofs:refresh``
+    #: take: the largest disclosure of a record within the payload limits, with room for a
+    #: coverage window of about 10,000 records (docs/bundle.md, "Verifying online").
+    max_bundle_bytes: int = 16 * 1024 * 1024
     #: RFC 3161 time-stamping authorities given each checkpoint's root:
     #: ``[{"name", "url", "roots_pem"}]`` as JSON (``roots_pem``: the trusted root certificates).
     timestamp_authorities: str = "[]"
@@ -84,6 +93,12 @@ class Settings:
             values["seal_interval"] = float(interval)
         if witnesses := os.environ.get("RECORDSEAL_WITNESSES"):
             values["witnesses"] = witnesses
+        if quorum := os.environ.get("RECORDSEAL_WITNESS_QUORUM"):
+            values["witness_quorum"] = int(quorum)
+        if wait := os.environ.get("RECORDSEAL_MAX_WAIT_SECONDS"):
+            values["max_wait_seconds"] = float(wait)
+        if bundle_bytes := os.environ.get("RECORDSEAL_MAX_BUNDLE_BYTES"):
+            values["max_bundle_bytes"] = int(bundle_bytes)
         if authorities := os.environ.get("RECORDSEAL_TIMESTAMP_AUTHORITIES"):
             values["timestamp_authorities"] = authorities
         if manifest := os.environ.get("RECORDSEAL_PANEL_FLEET_MANIFEST"):

@@ -1,4 +1,4 @@
-"""ASGI app for the browser tests: VERIFY_ROUTES with a fixed verification context.
+"""ASGI app for the browser tests: the verify routes with a fixed verification context.
 
 The key directory and trust store are read from the files named by
 ``RECORDSEAL_VERIFY_KEYS`` and ``RECORDSEAL_VERIFY_TRUST``; ``GET /v1/keys`` serves the key
@@ -12,8 +12,9 @@ from pathlib import Path
 
 from litestar import Litestar, Response, get
 
+from recordseal.services.verification import OnlineVerifier
 from recordseal.verify import load_key_directory, load_trust_store
-from recordseal.web.verify import VERIFY_ROUTES
+from recordseal.web.verify import verify_routes
 
 KEYS_FILE = Path(os.environ["RECORDSEAL_VERIFY_KEYS"])
 KEYS = load_key_directory(KEYS_FILE.read_bytes())
@@ -25,5 +26,5 @@ async def keys() -> Response[bytes]:
     return Response(KEYS_FILE.read_bytes(), media_type="application/json")
 
 
-app = Litestar(route_handlers=[*VERIFY_ROUTES, keys])
-app.state.verification_context = lambda: (KEYS, TRUST)
+app = Litestar(route_handlers=[*verify_routes(), keys])
+app.state.verifier = OnlineVerifier.of(KEYS, TRUST)

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
+import sys
 import tracemalloc
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 import msgspec
@@ -17,10 +21,13 @@ from recordseal.client import (
     Problem,
     Receipt,
     Record,
+    Refreshed,
     Refused,
     RetryPolicy,
     Unavailable,
 )
+from recordseal.verify import BundleError
+from recordseal.verify.refresh import CONSISTENCY_HEADER, check_refresh
 from recordseal.verify.result import FAILED
 from tests.servers import create_token, free_port, kill_service, start_service
 
@@ -418,3 +425,87 @@ def test_an_idempotency_key_of_ingest_many_leaves_room_for_the_batch_number(serv
                 await client.ingest_many([record("basic", {"a": 1})] * 25, "k" * 254)
 
     asyncio.run(scenario())
+
+
+def test_disclose_waits_for_the_seal_and_refresh_brings_a_bundle_up_to_date(
+    service: Service, tmp_path: Path
+):
+    async def scenario() -> tuple[bytes, bytes, Refreshed, Refreshed]:
+        async with Client(service.url, service.token) as client:
+            await client.create_stream("waits")
+            receipt = await client.ingest(record("waits", {"amount": 7}, "dave"))
+            bundle = await client.disclose(receipt.record_id, ["o:/amount"], wait=20)
+            await client.ingest(record("waits", {"amount": 8}, "dave"))  # the log grows
+            await asyncio.sleep(0.5)  # a few sealing rounds: a newer checkpoint
+        async with Client(service.url, None) as anyone:  # no token
+            unsealed = json.loads(bundle)
+            unsealed["seal"] = None
+            from_nothing = await anyone.refresh(json.dumps(unsealed).encode())
+            newer = await anyone.refresh(bundle, wait=1)
+            keys = await anyone.key_directory()
+        return bundle, keys, from_nothing, newer
+
+    bundle, keys, from_nothing, newer = asyncio.run(scenario())
+    assert json.loads(bundle)["seal"] is not None  # asked right after ingest, with wait
+    assert from_nothing.old_size is None and from_nothing.new_size is not None
+    assert newer.old_size is not None and newer.new_size is not None
+    assert newer.new_size > newer.old_size
+    for refreshed in (from_nothing, newer):
+        result = Client.verify(refreshed.bundle, keys)
+        assert [c.status for c in result.checks][:4] == ["passed"] * 4
+
+    # The same through the command line, into a file.
+    source, out = tmp_path / "bundle.json", tmp_path / "refreshed.json"
+    source.write_bytes(bundle)
+    done = subprocess.run(
+        [sys.executable, "-m", "recordseal.cli", "bundle", "refresh", str(source),
+         "--url", service.url, "--out", str(out)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "consistent" in done.stderr
+    assert Client.verify(out.read_bytes(), keys).check(4).status == "passed"
+    unknown = subprocess.run(
+        [sys.executable, "-m", "recordseal.cli", "bundle", "refresh", str(source),
+         "--url", "http://127.0.0.1:9"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert unknown.returncode == 3
+
+
+def test_a_refreshed_bundle_is_checked_against_the_old_one(service: Service):
+    async def scenario() -> tuple[bytes, bytes, str]:
+        async with Client(service.url, service.token) as client:
+            await client.create_stream("checked")
+            receipt = await client.ingest(record("checked", {"amount": 9, "n": 1}, "erin"))
+            old = await client.disclose(receipt.record_id, ["o:/amount"], wait=20)
+            await client.ingest(record("checked", {"amount": 10}, "erin"))
+            await asyncio.sleep(0.5)
+            response = await client._http.post(
+                "/v1/proofs:refresh", content=old, headers={"Content-Type": "application/json"}
+            )
+            return old, response.content, response.headers[CONSISTENCY_HEADER]
+
+    old, new, consistency = asyncio.run(scenario())
+    checked = check_refresh(old, new, consistency)
+    assert checked.old_size is not None and checked.new_size is not None
+
+    def changed(bundle: bytes, change) -> bytes:
+        document = json.loads(bundle)
+        change(document)
+        return json.dumps(document).encode()
+
+    low, high, *hashes = consistency.split(" ")
+    refusals = {
+        "fields": (old, changed(new, lambda d: d.update(fields=[])), consistency),
+        "header": (old, changed(new, lambda d: d["header"].update(seq=99)), consistency),
+        "seal lost": (old, changed(new, lambda d: d.update(seal=None)), consistency),
+        "no proof": (old, new, None),
+        "other sizes": (old, new, " ".join([low, str(int(high) + 1), *hashes])),
+        "wrong proof": (old, new, " ".join([low, high, *reversed(hashes)]) + " " + hashes[0]),
+        "not a proof": (old, new, "x y"),
+    }
+    for name, (before, after, header) in refusals.items():
+        with pytest.raises(BundleError):
+            check_refresh(before, after, header)
+            pytest.fail(name)

@@ -11,15 +11,13 @@ import pytest
 from recordseal.core import verify_consistency, verify_inclusion
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.crypto.vault import KeyWrapper
-from recordseal.ledger.sealer import Sealer, Witness
+from recordseal.ledger.sealer import Sealer
 from recordseal.merkle import tree
 from recordseal.merkle.genesis import tenant_genesis
 from recordseal.services.records import RecordIn, RecordService
 from recordseal.storage.base import Store
 from recordseal.storage.rows import SEAL_LIMIT
-from recordseal.tlog import CosignatureSigner, open_checkpoint
-from recordseal.tlog.client import WitnessClient
-from recordseal.tlog.witness_app import create_witness_app
+from recordseal.tlog import open_checkpoint
 
 SEED = bytes(range(32))
 
@@ -147,43 +145,6 @@ def test_a_failed_seal_seals_nothing_and_the_next_one_everything(store, tmp_path
             assert (batch.first_index, batch.size) == (1, 5)
             indexes = [(await h.store.logs.record_seal("acme", r.record_id))[1] for r in records]
             assert indexes == [1, 2, 3, 4]
-
-    asyncio.run(scenario())
-
-
-def test_witness_cosigns_and_a_down_witness_is_caught_up_later(store, tmp_path):
-    from litestar.testing import AsyncTestClient
-
-    async def scenario():
-        witness_key = CosignatureSigner.generate("witness.test")
-        seed_path = tmp_path / "witness.key"
-        seed_path.write_bytes(bytes(range(1, 33)))
-        witness_key = CosignatureSigner.from_seed("witness.test", seed_path.read_bytes())
-        async with Harness(store) as h:
-            origin = h.sealer.origin("acme")
-            app = create_witness_app(
-                tmp_path / "witness-state",
-                "witness.test",
-                seed_path,
-                {origin: [h.sealer.signer(origin).verifier().vkey]},
-            )
-            async with AsyncTestClient(app) as http:
-                down = WitnessClient(
-                    "http://127.0.0.1:9", witness_key.verifier(), attempts=1, backoff_seconds=0.01
-                )
-                h.sealer._witnesses = [Witness("witness.test", down)]
-                await h.ingest("acme", "orders", 2)
-                (first,) = await h.sealer.seal_pending()
-                await h.sealer.witness(first)  # the witness is down: nothing, no exception
-                assert await h.store.logs.cosignatures(origin, first.size) == []
-
-                up = WitnessClient(str(http.base_url), witness_key.verifier(), http=http)
-                h.sealer._witnesses = [Witness("witness.test", up)]
-                await h.ingest("acme", "orders", 2)
-                (second,) = await h.sealer.seal_pending()
-                await h.sealer.witness(second)
-                (line,) = await h.store.logs.cosignatures(origin, second.size)
-                assert line.startswith("— witness.test ")
 
     asyncio.run(scenario())
 

@@ -193,6 +193,12 @@ HAPPY: dict[tuple[str, str], Callable[[Live], httpx.Response]] = {
         content=live.state["bundle"],
         headers={"Content-Type": "application/json"},
     ),
+    ("POST", "/v1/proofs:refresh"): lambda live: live.call(
+        "POST",
+        "/v1/proofs:refresh",
+        content=live.state["bundle"],
+        headers={"Content-Type": "application/json"},
+    ),
     ("POST", "/v1/subjects/{subject_id}/erase"): lambda live: live.post(
         "/v1/subjects/customer-1/erase", None
     ),

@@ -199,3 +199,18 @@ def test_trust_store_errors(world: World, edit: Any) -> None:
     edit(document)
     with pytest.raises(BundleError, match=r"^trust store: "):
         load_trust_store(json.dumps(document))
+
+
+def test_the_record_tree_gives_every_audit_path_of_the_core() -> None:
+    from recordseal.core import inclusion_proof
+    from recordseal.verify.build import RecordTree
+
+    for size in range(1, 70):
+        leaves = [bytes([i % 256, size]) * 16 for i in range(size)]
+        tree = RecordTree(leaves)
+        assert [tree.path(i) for i in range(size)] == [
+            inclusion_proof(leaves, i) for i in range(size)
+        ]
+        for outside in (-1, size):
+            with pytest.raises(ValueError, match="outside"):
+                tree.path(outside)

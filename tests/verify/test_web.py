@@ -1,4 +1,4 @@
-"""``POST /v1/verify`` and ``/verify-record`` on a minimal Litestar app with VERIFY_ROUTES."""
+"""``POST /v1/verify`` and ``/verify-record`` on a minimal Litestar app with the verify routes."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
 
-from recordseal.web.verify import MAX_BUNDLE_BYTES, VERIFY_ROUTES
+from recordseal.services.verification import OnlineVerifier
+from recordseal.verify import KeyDirectory, TrustStore
+from recordseal.web.verify import verify_routes
 
 from .conftest import tampered
 from .factory import World
@@ -23,11 +25,14 @@ FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 JSON = {"Content-Type": "application/json"}
 
 
+#: A small limit keeps the 413 tests light; the service's own is 16 MiB (test_proofs.py).
+MAX_BUNDLE_BYTES = 1 << 20
+
+
 def _app(world: World | None) -> Litestar:
-    app = Litestar(route_handlers=VERIFY_ROUTES)
-    if world is not None:
-        keys, trust = world.keys(), world.trust()
-        app.state.verification_context = lambda: (keys, trust)
+    app = Litestar(route_handlers=verify_routes(MAX_BUNDLE_BYTES))
+    keys, trust = (world.keys(), world.trust()) if world is not None else (None, None)
+    app.state.verifier = OnlineVerifier.of(keys, trust)
     return app
 
 
@@ -105,17 +110,23 @@ def test_api_without_a_context_verifies_the_bundle_alone(world: World) -> None:
     ]
 
 
-def test_an_async_context_provider_is_awaited(world: World) -> None:
-    app = Litestar(route_handlers=VERIFY_ROUTES)
+def test_the_context_is_read_once_for_known_keys(world: World) -> None:
+    app = Litestar(route_handlers=verify_routes(MAX_BUNDLE_BYTES))
     keys, trust = world.keys(), world.trust()
+    reads = []
 
-    async def context() -> object:
+    async def context() -> tuple[KeyDirectory, TrustStore]:
+        reads.append(1)
         return keys, trust
 
-    app.state.verification_context = context
+    app.state.verifier = verifier = OnlineVerifier(context)
     with TestClient(app) as test_client:
-        result = test_client.post("/v1/verify", content=world.bundle(), headers=JSON).json()
-    assert result["verdict"] == "VERIFIED"
+        for _ in range(5):
+            result = test_client.post("/v1/verify", content=world.bundle(), headers=JSON).json()
+            assert result["verdict"] == "VERIFIED"
+        form = test_client.post("/verify-record", data={"bundle": world.bundle().decode()})
+        assert "VERIFIED" in form.text
+    assert (len(reads), verifier.builds) == (1, 1)
 
 
 def test_the_api_is_documented() -> None:

@@ -2,7 +2,8 @@
 
 Ingest with bounded concurrency, batching and retries (every attempt of a request carries the
 same ``Idempotency-Key``, so a retry after a timeout never stores a second record), plus
-streams, record views, payloads, erasure, disclosure bundles and offline verification.
+streams, record views, payloads, erasure, disclosure bundles (waiting for their proof, and
+refreshing it later) and offline verification.
 """
 
 from recordseal.client.models import (
@@ -12,6 +13,7 @@ from recordseal.client.models import (
     Receipt,
     Record,
     RecordView,
+    Refreshed,
     Refused,
     Stream,
     Unavailable,
@@ -26,6 +28,7 @@ __all__ = [
     "Receipt",
     "Record",
     "RecordView",
+    "Refreshed",
     "Refused",
     "RetryPolicy",
     "Stream",

@@ -83,6 +83,16 @@ class BatchOut(msgspec.Struct, frozen=True):
     results: list[BatchResult]
 
 
+class Refreshed(msgspec.Struct, frozen=True):
+    """A refreshed bundle (its bytes, to hand on as they are) and its checkpoint sizes:
+    ``old_size`` None when the old bundle had no seal, ``new_size`` None while the record is
+    not sealed."""
+
+    bundle: bytes
+    old_size: int | None
+    new_size: int | None
+
+
 class Refused(Exception):
     """The service refused the request; ``problem`` says why (no retry helps)."""
 

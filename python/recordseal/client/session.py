@@ -22,12 +22,14 @@ from recordseal.client.models import (
     Receipt,
     Record,
     RecordView,
+    Refreshed,
     Refused,
     Stream,
     Unavailable,
 )
 from recordseal.verify import VerificationResult, load_key_directory, load_trust_store
 from recordseal.verify import verify_bundle as _verify_bundle
+from recordseal.verify.refresh import CONSISTENCY_HEADER, check_refresh
 
 T = TypeVar("T")
 
@@ -54,7 +56,8 @@ class RetryPolicy:
 
 
 class Client:
-    """A client of one recordseal service, for one tenant's API token.
+    """A client of one recordseal service, for one tenant's API token (None for the public
+    calls only: :meth:`refresh`, :meth:`key_directory`, :meth:`verify`).
 
     Use it as ``async with Client(url, token) as client: ...``. Ingest calls may run
     concurrently: at most ``concurrency`` requests are in flight at once.
@@ -63,7 +66,7 @@ class Client:
     def __init__(
         self,
         base_url: str,
-        token: str,
+        token: str | None,
         *,
         concurrency: int = 8,
         batch_size: int = 500,
@@ -75,7 +78,7 @@ class Client:
             raise ValueError(f"batch_size must be 1 to {MAX_BATCH}")
         self._http = httpx.AsyncClient(
             base_url=base_url,
-            headers={"Authorization": f"Bearer {token}"},
+            headers={"Authorization": f"Bearer {token}"} if token is not None else None,
             timeout=timeout,
             transport=transport,
             limits=httpx.Limits(max_connections=concurrency),
@@ -83,6 +86,7 @@ class Client:
         self._slots = asyncio.Semaphore(concurrency)
         self._batch_size = batch_size
         self._retry = retry or RetryPolicy()
+        self._timeout = timeout
 
     async def __aenter__(self) -> Client:
         return self
@@ -198,19 +202,46 @@ class Client:
     # --- disclosure and verification ------------------------------------------------------
 
     async def disclose(
-        self, record_id: str, fields: Sequence[str], coverage: tuple[int, int] | None = None
+        self,
+        record_id: str,
+        fields: Sequence[str],
+        coverage: tuple[int, int] | None = None,
+        *,
+        wait: float | None = None,
     ) -> bytes:
         """A disclosure bundle (docs/bundle.md) of ``fields``, optionally with the chain
-        window ``coverage`` = (from_seq, to_seq); the bundle's bytes, to hand on as they are."""
+        window ``coverage`` = (from_seq, to_seq); the bundle's bytes, to hand on as they are.
+
+        ``wait`` (seconds, bounded by the service; 60 by default) lets the service wait for
+        the record to be sealed and its checkpoint witnessed before answering, so a bundle
+        asked right after ingest can verify in full."""
         request: dict[str, Any] = {"fields": list(fields)}
         if coverage is not None:
             request["coverage"] = {"from_seq": coverage[0], "to_seq": coverage[1]}
+        path = f"/v1/records/{_segment(record_id)}/disclosure" + _wait_query(wait)
         response = await self._send(
-            "POST", f"/v1/records/{_segment(record_id)}/disclosure", msgspec.json.encode(request)
+            "POST", path, msgspec.json.encode(request), timeout=_timeout(self._timeout, wait)
         )
         if response.status_code != 200:
             raise Refused(_problem(response))
         return response.content
+
+    async def refresh(self, bundle: bytes, *, wait: float | None = None) -> Refreshed:
+        """The same bundle with the newest witnessed proof (``POST /v1/proofs:refresh``),
+        checked offline against ``bundle``: same disclosure, same log entry, consistent
+        checkpoints (:class:`BundleError` otherwise). Needs no token: anyone holding a bundle
+        may refresh it."""
+        response = await self._send(
+            "POST",
+            "/v1/proofs:refresh" + _wait_query(wait),
+            bundle,
+            timeout=_timeout(self._timeout, wait),
+        )
+        if response.status_code != 200:
+            raise Refused(_problem(response))
+        consistency = response.headers.get(CONSISTENCY_HEADER)
+        checked = check_refresh(bundle, response.content, consistency)
+        return Refreshed(response.content, checked.old_size, checked.new_size)
 
     async def key_directory(self) -> bytes:
         """The service's key directory (``GET /v1/keys``), for offline verification."""
@@ -237,6 +268,7 @@ class Client:
         body: bytes | Callable[[], bytes] | None = None,
         idempotency_key: str | None = None,
         attempts: int | None = None,
+        timeout: float | None = None,
     ) -> httpx.Response:
         """Send with retries: transport failures and the answers of RETRYABLE_STATUS are
         tried again after a backoff, with the same body and idempotency key. A callable
@@ -252,7 +284,13 @@ class Client:
             for attempt in range(tries):
                 wait = self._retry.delay(attempt)
                 try:
-                    response = await self._http.request(method, path, content=body, headers=headers)
+                    response = await self._http.request(
+                        method,
+                        path,
+                        content=body,
+                        headers=headers,
+                        timeout=timeout or self._timeout,
+                    )
                 except httpx.TransportError as error:
                     reason = type(error).__name__
                 else:
@@ -264,6 +302,15 @@ class Client:
                     await asyncio.sleep(wait)
         plural = "s" if tries > 1 else ""
         raise Unavailable(f"{method} {path}: no success in {tries} attempt{plural} ({reason})")
+
+
+def _wait_query(wait: float | None) -> str:
+    return "" if wait is None else f"?wait={wait:.6f}".rstrip("0").rstrip(".")
+
+
+def _timeout(timeout: float, wait: float | None) -> float:
+    """A request that may wait server-side gets that long on top of the usual timeout."""
+    return timeout + (wait or 0.0)
 
 
 def _busy(response: httpx.Response) -> bool:

@@ -1,13 +1,16 @@
 """The sealer: seals pending chain leaves into per-(tenant, fleet) logs, and gets witnesses
-to cosign each new checkpoint.
+to cosign (and authorities to time-stamp) each log's newest checkpoint.
 
 One process at a time seals: the one whose ``logs.claim_sealing()`` holds (a lock file next to
 the SQLite database, a session advisory lock on PostgreSQL; either is released when its holder
 dies, so another process takes over). Sealing is one transaction per log (storage ``seal``,
 which also holds the log's row on PostgreSQL): a crash seals a batch entirely or not at all, and a
 restart picks the same pending leaves up again, so no leaf is sealed twice or skipped.
-Witnesses are asked after the commit; a witness that is down delays nothing but its own
-cosignature, and it is asked again (for the newest checkpoint) on the next round.
+Witnesses are asked after the commit (``ledger.offering``): the newest checkpoint of every
+log is offered to every configured witness and authority until each has vouched for it, at
+start too, so a quiet log is cosigned as soon as a witness is configured. A witness that is
+down delays nothing but its own cosignature; it is offered the newest checkpoint again with
+backoff (consistency proofs cover the gap).
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from cryptography import x509
@@ -23,6 +27,9 @@ from cryptography import x509
 from recordseal.audit import FleetAudit, FleetScope
 from recordseal.clock import utc_now
 from recordseal.identifiers import DEFAULT_FLEET
+from recordseal.ledger import offering
+from recordseal.ledger.offering import Head, Offers
+from recordseal.ledger.witnessed import WitnessPolicy
 from recordseal.merkle import tree
 from recordseal.merkle.genesis import log_origin, tenant_genesis
 from recordseal.storage.logs import LogStore
@@ -59,18 +66,33 @@ class Sealer:
         authorities: Sequence[TimestampAuthority] = (),
         audit: FleetAudit | None = None,
         seal_limit: int = SEAL_LIMIT,
+        *,
+        quorum: int = 1,
+        retry_delays: tuple[float, float] = (offering.FIRST_DELAY, offering.MAX_DELAY),
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """``seal_limit``: pending leaves per seal transaction (a larger backlog is sealed in
-        several, one checkpoint each)."""
+        several, one checkpoint each); ``quorum``: how many of the witnesses and authorities
+        make a checkpoint witnessed; ``retry_delays``: the first and the longest wait before
+        offering a checkpoint again to a voucher that failed."""
         self._store = store
         self._seal_limit = seal_limit
         self._audit = audit or FleetAudit()
         self._seed = log_key_seed
         self._service = service_origin
-        self._witnesses = list(witnesses)
-        self._authorities = list(authorities)
-        # (origin, witness or authority) -> the size it last vouched for
-        self._witnessed: dict[tuple[str, str], int] = {}
+        self._vouchers: dict[str, Witness | TimestampAuthority] = {w.name: w for w in witnesses}
+        self._vouchers.update((a.name, a) for a in authorities)
+        self._policy = WitnessPolicy(
+            tuple(w.name for w in witnesses) + tuple(a.name for a in authorities), quorum
+        )
+        self._offers = Offers(
+            self._policy.names,
+            first_delay=retry_delays[0],
+            max_delay=retry_delays[1],
+            clock=clock,
+        )
+        # (origin, witness) -> the size it last cosigned, as far as this process knows
+        self._witness_sizes: dict[tuple[str, str], int] = {}
 
     def signer(self, origin: str) -> Ed25519Signer:
         """The log key under the log's name (C2SP: the key name is the origin)."""
@@ -112,6 +134,7 @@ class Sealer:
             if batch is None:
                 break
             sealed.append(batch)
+            self._offers.sealed(batch)
             self._audit.emit(
                 FleetScope(fleet, tenant),
                 "anchor.sealed",
@@ -130,76 +153,127 @@ class Sealer:
         nodes = await self._store.log_nodes(origin, tree.nodes_needed(compute))
         return compute(lambda level, index: nodes[(level, index)])
 
-    async def witness(self, batch: SealedBatch) -> None:
-        """Ask every witness to cosign; failures are logged and retried on the next round."""
-        for witness in self._witnesses:
-            key = (batch.origin, witness.name)
-            old = self._witnessed.get(key, 0)
-            if old == batch.size:
-                continue
+    # --- witnessing ----------------------------------------------------------------------
 
-            async def proof_for(size: int, batch: SealedBatch = batch) -> list[bytes]:
-                return await self.consistency(batch.origin, size, batch.size)
+    @property
+    def policy(self) -> WitnessPolicy:
+        """The configured vouchers and the quorum that makes a checkpoint witnessed."""
+        return self._policy
 
-            try:
-                cosignature = await witness.client.add_checkpoint(batch.note, old, proof_for)
-            except (TlogError, OSError) as error:
+    async def load_offers(self) -> None:
+        """Offer the stored newest checkpoint of every log to whoever has not vouched for it
+        (at start, and whenever this process becomes the sealing leader)."""
+        if self._vouchers:
+            self._offers.load(await self._store.latest_checkpoints())
+
+    def pending_offers(self) -> dict[str, set[str]]:
+        """Per log origin, the vouchers its newest checkpoint still waits for."""
+        return self._offers.pending()
+
+    def offer_failures(self) -> dict[tuple[str, str], tuple[int, str]]:
+        """Per (log origin, voucher) failing now: failed offers in a row and the last code."""
+        return self._offers.failures()
+
+    async def offer_due(self) -> None:
+        """Make every offer that is due now, concurrently, and wait for their outcomes."""
+        await asyncio.gather(*(self._offer(head, name) for head, name in self._offers.due()))
+
+    async def _offer(self, head: Head, name: str) -> None:
+        voucher = self._vouchers[name]
+        try:
+            if isinstance(voucher, Witness):
+                await self._cosign(voucher, head)
+            else:
+                stamp = await timestamp_root(voucher.url, head.root, voucher.roots)
+                await self._store.add_timestamp(head.origin, head.size, name, stamp.token)
+        except (TlogError, OSError) as error:
+            change = self._offers.failed(head, name, getattr(error, "code", type(error).__name__))
+            if change is not None:
                 log.warning(
-                    "witness %s did not cosign %s@%d: %s",
-                    witness.name,
-                    batch.origin,
-                    batch.size,
-                    getattr(error, "code", type(error).__name__),
+                    "%s did not vouch for %s@%d: %s (offered again with backoff, next in"
+                    " %g s; logged again only when this changes)",
+                    name,
+                    head.origin,
+                    head.size,
+                    change.code,
+                    change.retry_in,
                 )
-                continue
-            await self._store.add_cosignature(
-                batch.origin, batch.size, witness.name, cosignature.line
-            )
-            self._witnessed[key] = batch.size
-        for authority in self._authorities:
-            key = (batch.origin, authority.name)
-            if self._witnessed.get(key) == batch.size:
-                continue
-            try:
-                stamp = await timestamp_root(authority.url, batch.root, authority.roots)
-            except (TlogError, OSError) as error:
-                log.warning(
-                    "time-stamping authority %s did not stamp %s@%d: %s",
-                    authority.name,
-                    batch.origin,
-                    batch.size,
-                    getattr(error, "code", type(error).__name__),
+        except Exception:
+            self._offers.failed(head, name, "internal_error")
+            log.exception("offering %s@%d to %s failed", head.origin, head.size, name)
+        else:
+            change = self._offers.vouched(head, name)
+            if change is not None:
+                log.info(
+                    "%s vouched for %s@%d again after %d failed offers",
+                    name,
+                    head.origin,
+                    head.size,
+                    change.failures,
                 )
-                continue
-            await self._store.add_timestamp(batch.origin, batch.size, authority.name, stamp.token)
-            self._witnessed[key] = batch.size
+
+    async def _cosign(self, witness: Witness, head: Head) -> None:
+        key = (head.origin, witness.name)
+
+        async def proof_for(size: int) -> list[bytes]:
+            return await self.consistency(head.origin, size, head.size)
+
+        cosignature = await witness.client.add_checkpoint(
+            head.note, self._witness_sizes.get(key, 0), proof_for
+        )
+        await self._store.add_cosignature(head.origin, head.size, witness.name, cosignature.line)
+        self._witness_sizes[key] = head.size
 
     async def run(self, interval: float) -> None:
-        """Seal and witness every ``interval`` seconds while this process leads."""
-        latest: dict[str, SealedBatch] = {}
-        while True:
-            try:
-                if await self._store.claim_sealing():
-                    for batch in await self.seal_pending():
-                        latest[batch.origin] = batch
-                    for origin, batch in list(latest.items()):
-                        await self.witness(batch)
-                        vouchers = [w.name for w in self._witnesses]
-                        vouchers += [a.name for a in self._authorities]
-                        if all(self._witnessed.get((origin, v)) == batch.size for v in vouchers):
-                            del latest[origin]
-            except Exception:  # never let one bad round stop sealing
-                log.exception("sealing round failed")
-            await asyncio.sleep(interval)
+        """Seal every ``interval`` seconds while this process leads, and offer each log's
+        newest checkpoint to the vouchers that have not vouched for it (in the background:
+        a slow witness never delays sealing)."""
+        # httpx reports every request at INFO; a witness retried with backoff is reported
+        # here, once per change of state.
+        if logging.getLogger("httpx").level == logging.NOTSET:
+            logging.getLogger("httpx").setLevel(logging.WARNING)
+        offers: set[asyncio.Task[None]] = set()
+        leading = False
+        trouble: str | None = None
+        try:
+            while True:
+                try:
+                    if await self._store.claim_sealing():
+                        if not leading:
+                            await self.load_offers()
+                            leading = True
+                        await self.seal_pending()
+                        for head, name in self._offers.due():
+                            task = asyncio.create_task(self._offer(head, name))
+                            offers.add(task)
+                            task.add_done_callback(offers.discard)
+                    else:
+                        leading = False
+                    if trouble is not None:
+                        log.info("sealing works again")
+                        trouble = None
+                except Exception as error:  # never let one bad round stop sealing
+                    reason = f"{type(error).__name__}: {error}"
+                    if reason != trouble:
+                        log.exception("sealing round failed (logged again only when it changes)")
+                        trouble = reason
+                await asyncio.sleep(interval)
+        finally:
+            for task in list(offers):
+                task.cancel()
+            await asyncio.gather(*offers, return_exceptions=True)
 
 
 def configured_witnesses(config: str) -> list[Witness]:
     """Witnesses from ``[{"name", "url", "vkey"}]`` (the ``RECORDSEAL_WITNESSES`` setting)."""
     from recordseal.tlog import CosignatureVerifier
 
+    # Few attempts per offer (a size correction and one transient retry): the sealer itself
+    # offers again with backoff.
     return [
         Witness(
-            item["name"], WitnessClient(item["url"], CosignatureVerifier.from_vkey(item["vkey"]))
+            item["name"],
+            WitnessClient(item["url"], CosignatureVerifier.from_vkey(item["vkey"]), attempts=3),
         )
         for item in json.loads(config)
     ]

@@ -13,14 +13,13 @@ from dataclasses import dataclass
 import orjson
 
 from recordseal.core import commit_record
-from recordseal.ledger.sealer import Sealer
-from recordseal.merkle import tree
 from recordseal.services.errors import Invalid
+from recordseal.services.proofs import ProofService
 from recordseal.services.records import RecordService, header_members
 from recordseal.storage.base import Store
-from recordseal.storage.rows import CheckpointRow, RecordRow
+from recordseal.storage.rows import RecordRow
 from recordseal.verify import build
-from recordseal.verify.bundle import Bundle, Coverage, Seal
+from recordseal.verify.bundle import Bundle, Coverage
 from recordseal.verify.paths import leaf_values
 
 
@@ -31,14 +30,22 @@ class Window:
 
 
 class DisclosureService:
-    def __init__(self, store: Store, records: RecordService, sealer: Sealer) -> None:
+    def __init__(self, store: Store, records: RecordService, proofs: ProofService) -> None:
         self._store = store
         self._records = records
-        self._sealer = sealer
+        self._proofs = proofs
 
     async def disclose(
-        self, tenant: str, record_id: str, wanted: Sequence[str], window: Window | None
+        self,
+        tenant: str,
+        record_id: str,
+        wanted: Sequence[str],
+        window: Window | None,
+        *,
+        wait: float = 0.0,
     ) -> Bundle:
+        """A bundle of the ``wanted`` fields; with ``wait``, after waiting up to that many
+        seconds for the record to be sealed and its checkpoint witnessed."""
         row, payload = await self._records.payload(tenant, record_id)
         header = header_members(row.header)
         stream = await self._records.stream(tenant, row.stream)
@@ -58,46 +65,9 @@ class DisclosureService:
             raise Invalid(
                 "field_repeated", "each field may be asked for once", repeated.path
             ) from None
-        return build.build_bundle(
-            header,
-            row.signature,
-            fields,
-            await self._seal(tenant, row),
-            await self._coverage(tenant, row, window) if window else None,
-        )
-
-    async def _seal(self, tenant: str, row: RecordRow) -> Seal | None:
-        found = await self._store.logs.record_seal(tenant, row.record_id)
-        if found is None:
-            return None
-        origin, index = found
-        previous, sealing = await self._store.logs.checkpoints_around(origin, index)
-        if sealing is None:  # the seal and its checkpoint are one transaction
-            raise RuntimeError(f"{origin}: no checkpoint covers sealed index {index}")
-
-        def inclusion(node: tree.NodeReader) -> list[bytes]:
-            return tree.inclusion_path(index, sealing.size, node)
-
-        nodes = await self._store.logs.log_nodes(origin, tree.nodes_needed(inclusion))
-        proof = inclusion(lambda level, i: nodes[(level, i)])
-        return build.seal_of(
-            origin,
-            build.tlog_proof_text(index, proof, await self._cosigned(origin, sealing)),
-            previous=await self._cosigned(origin, previous) if previous else None,
-            previous_consistency=(
-                await self._sealer.consistency(origin, previous.size, sealing.size)
-                if previous
-                else ()
-            ),
-            timestamps=await self._store.logs.timestamps(origin, sealing.size),
-        )
-
-    async def _cosigned(self, origin: str, checkpoint: CheckpointRow) -> str:
-        """The signed checkpoint with every stored witness cosignature line added."""
-        lines = await self._store.logs.cosignatures(origin, checkpoint.size)
-        return checkpoint.note + "".join(
-            line if line.endswith("\n") else line + "\n" for line in lines
-        )
+        coverage = await self._coverage(tenant, row, window) if window else None
+        proof = await self._proofs.of_record(tenant, record_id, wait)
+        return build.build_bundle(header, row.signature, fields, proof.seal, coverage)
 
     async def _coverage(self, tenant: str, row: RecordRow, window: Window) -> Coverage:
         if not 1 <= window.from_seq <= row.seq <= window.to_seq:

@@ -32,6 +32,12 @@ class AlreadyExists(ServiceError):
     kind = "conflict"
 
 
+class Inconsistent(ServiceError):
+    """What was sent contradicts what the service holds (a checkpoint of a forked log)."""
+
+    kind = "conflict"
+
+
 class Gone(ServiceError):
     """The subject was erased: its data cannot be written or read by anyone."""
 

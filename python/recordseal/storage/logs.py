@@ -3,9 +3,17 @@ stored tree nodes, where a record was sealed, witness cosignatures and RFC 3161 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 
-from recordseal.storage.rows import Anchor, AnchorLog, CheckpointRow, SealedBatch, SealRequest
+from recordseal.storage.rows import (
+    Anchor,
+    AnchorLog,
+    CheckpointRow,
+    LatestCheckpoint,
+    SealedBatch,
+    SealRequest,
+)
 
 
 class LogStore(Protocol):
@@ -33,6 +41,20 @@ class LogStore(Protocol):
         ...
 
     async def log_origins(self) -> list[str]: ...
+
+    async def latest_checkpoints(self) -> list[LatestCheckpoint]:
+        """The newest checkpoint of every log, with the names that vouched for it."""
+        ...
+
+    async def newest_checkpoint(self, origin: str) -> CheckpointRow | None: ...
+    async def checkpoint_at(self, origin: str, size: int) -> CheckpointRow | None: ...
+    async def receipts_below(
+        self, origin: str, above: int, below: int | None, names: Sequence[str]
+    ) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
+        """Receipts by ``names`` on checkpoints of ``origin`` with ``above < size < below``
+        (no upper bound when None), largest size first: up to ``RECEIPT_PAGE`` (size,
+        witness) cosignatures and up to ``RECEIPT_PAGE`` (size, authority) time-stamps."""
+        ...
 
     # Anchors by scope. ``tenant`` is compared null-safely (SQL ``IS`` /
     # ``IS NOT DISTINCT FROM``): None matches only legacy logs (no tenant), a tenant id only

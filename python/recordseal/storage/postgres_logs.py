@@ -4,13 +4,22 @@ anchors, receipts."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import asyncpg
 
 from recordseal.merkle import log as merkle_log
+from recordseal.storage import rows as store_rows
 from recordseal.storage.postgres_database import PostgresDatabase
-from recordseal.storage.rows import Anchor, AnchorLog, CheckpointRow, SealedBatch, SealRequest
+from recordseal.storage.rows import (
+    Anchor,
+    AnchorLog,
+    CheckpointRow,
+    LatestCheckpoint,
+    SealedBatch,
+    SealRequest,
+)
 
 #: Key of the advisory lock held by the sealing process.
 SEALER_LOCK = 0x7365616C6572  # "sealer"
@@ -118,6 +127,58 @@ class PostgresLogs:
             "SELECT origin FROM logs WHERE origin IS NOT NULL ORDER BY id"
         )
         return [origin for (origin,) in rows]
+
+    async def latest_checkpoints(self) -> list[LatestCheckpoint]:
+        """The newest checkpoint of every log (its size is the log's), with its receipts."""
+        rows = await self._db.pool.fetch(
+            _CHECKPOINT + " JOIN logs l ON l.id = c.log_id AND c.size = l.size"
+        )
+        vouched: dict[str, set[str]] = {}
+        for origin, name in await self._db.pool.fetch(
+            "SELECT l.origin, x.witness FROM cosignatures x"
+            " JOIN logs l ON l.id = x.log_id AND x.size = l.size"
+            " UNION ALL SELECT l.origin, t.authority FROM timestamps t"
+            " JOIN logs l ON l.id = t.log_id AND t.size = l.size"
+        ):
+            vouched.setdefault(origin, set()).add(name)
+        return [
+            LatestCheckpoint(CheckpointRow(*row), frozenset(vouched.get(row[0], ())))
+            for row in rows
+        ]
+
+    async def newest_checkpoint(self, origin: str) -> CheckpointRow | None:
+        row = await self._db.pool.fetchrow(
+            _CHECKPOINT + " JOIN logs l ON l.id = c.log_id AND c.size = l.size WHERE l.origin = $1",
+            origin,
+        )
+        return CheckpointRow(*row) if row else None
+
+    async def checkpoint_at(self, origin: str, size: int) -> CheckpointRow | None:
+        row = await self._db.pool.fetchrow(
+            _CHECKPOINT + " JOIN logs l ON l.id = c.log_id WHERE l.origin = $1 AND c.size = $2",
+            origin,
+            size,
+        )
+        return CheckpointRow(*row) if row else None
+
+    async def receipts_below(
+        self, origin: str, above: int, below: int | None, names: Sequence[str]
+    ) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
+        upper = 2**63 - 1 if below is None else below
+        found = []
+        for table, who in (("cosignatures", "witness"), ("timestamps", "authority")):
+            rows = await self._db.pool.fetch(
+                f"SELECT x.size, x.{who} FROM {table} x JOIN logs l ON l.id = x.log_id"
+                f" WHERE l.origin = $1 AND x.size > $2 AND x.size < $3 AND x.{who} = ANY($4)"
+                " ORDER BY x.size DESC LIMIT $5",
+                origin,
+                above,
+                upper,
+                list(names),
+                store_rows.RECEIPT_PAGE,
+            )
+            found.append([(size, name) for size, name in rows])
+        return found[0], found[1]
 
     async def anchor_logs(self) -> list[AnchorLog]:
         rows = await self._db.pool.fetch(

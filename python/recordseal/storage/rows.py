@@ -141,6 +141,19 @@ class CheckpointRow:
 
 
 @dataclass(frozen=True, slots=True)
+class LatestCheckpoint:
+    """A log's newest checkpoint and who vouched for it: the names of the witnesses with a
+    stored cosignature and of the authorities with a stored time-stamp on it."""
+
+    checkpoint: CheckpointRow
+    vouched_by: frozenset[str]
+
+
+#: Receipts read per query when looking for the newest witnessed checkpoint.
+RECEIPT_PAGE = 512
+
+
+@dataclass(frozen=True, slots=True)
 class AnchorLog:
     """One (tenant, fleet) log; ``tenant`` is None for a legacy fleet (docs/fleets.md,
     "Genesis roots and legacy fleets")."""

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import fcntl
 import sqlite3
+from collections.abc import Sequence
 from typing import BinaryIO
 
 from recordseal.merkle import log as merkle_log
+from recordseal.storage import rows as store_rows
 from recordseal.storage.rows import (
     Anchor,
     AnchorLog,
     CheckpointRow,
+    LatestCheckpoint,
     SealedBatch,
     SealRequest,
 )
@@ -104,6 +107,52 @@ class SQLiteLogs:
         rows = self._db.read("SELECT origin FROM logs WHERE origin IS NOT NULL ORDER BY id")
         return [origin for (origin,) in rows]
 
+    async def latest_checkpoints(self) -> list[LatestCheckpoint]:
+        """The newest checkpoint of every log (its size is the log's), with its receipts."""
+        rows = self._db.read(_CHECKPOINT + " JOIN logs l ON l.id = c.log_id AND c.size = l.size")
+        vouched: dict[str, set[str]] = {}
+        for origin, name in self._db.read(
+            "SELECT l.origin, x.witness FROM cosignatures x"
+            " JOIN logs l ON l.id = x.log_id AND x.size = l.size"
+            " UNION ALL SELECT l.origin, t.authority FROM timestamps t"
+            " JOIN logs l ON l.id = t.log_id AND t.size = l.size"
+        ):
+            vouched.setdefault(origin, set()).add(name)
+        return [
+            LatestCheckpoint(CheckpointRow(*row), frozenset(vouched.get(row[0], ())))
+            for row in rows
+        ]
+
+    async def newest_checkpoint(self, origin: str) -> CheckpointRow | None:
+        rows = self._db.read(
+            _CHECKPOINT + " JOIN logs l ON l.id = c.log_id AND c.size = l.size WHERE l.origin = ?",
+            (origin,),
+        )
+        return CheckpointRow(*rows[0]) if rows else None
+
+    async def checkpoint_at(self, origin: str, size: int) -> CheckpointRow | None:
+        rows = self._db.read(
+            _CHECKPOINT + " JOIN logs l ON l.id = c.log_id WHERE l.origin = ? AND c.size = ?",
+            (origin, size),
+        )
+        return CheckpointRow(*rows[0]) if rows else None
+
+    async def receipts_below(
+        self, origin: str, above: int, below: int | None, names: Sequence[str]
+    ) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
+        marks = ", ".join("?" for _ in names)
+        upper = 2**63 - 1 if below is None else below
+        found = []
+        for table, who in (("cosignatures", "witness"), ("timestamps", "authority")):
+            rows = self._db.read(
+                f"SELECT x.size, x.{who} FROM {table} x JOIN logs l ON l.id = x.log_id"
+                f" WHERE l.origin = ? AND x.size > ? AND x.size < ? AND x.{who} IN ({marks})"
+                " ORDER BY x.size DESC LIMIT ?",
+                (origin, above, upper, *names, store_rows.RECEIPT_PAGE),
+            )
+            found.append([(size, name) for size, name in rows])
+        return found[0], found[1]
+
     async def anchor_logs(self) -> list[AnchorLog]:
         rows = self._db.read(
             "SELECT tenant, fleet, origin FROM logs WHERE origin IS NOT NULL ORDER BY id", ()
@@ -188,6 +237,9 @@ _ANCHORS = (
     "SELECT l.tenant, l.fleet, l.origin, c.size, c.root, c.note, c.created_at"
     " FROM checkpoints c JOIN logs l ON l.id = c.log_id WHERE l.tenant IS ? AND l.fleet = ?"
 )
+
+
+_CHECKPOINT = "SELECT l.origin, c.size, c.root, c.note, c.created_at FROM checkpoints c"
 
 
 def _seal(conn: sqlite3.Connection, request: SealRequest) -> SealedBatch | None:

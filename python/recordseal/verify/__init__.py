@@ -58,7 +58,7 @@ from .transparency import (
     check_days_link,
     replay_log_file,
 )
-from .verifier import verify_bundle
+from .verifier import Verifier, verify_bundle
 
 __all__ = [
     "FAILED",
@@ -88,6 +88,7 @@ __all__ = [
     "TrustedWitness",
     "UnknownField",
     "VerificationResult",
+    "Verifier",
     "build_bundle",
     "check_days_link",
     "coverage_of",

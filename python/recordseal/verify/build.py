@@ -8,10 +8,11 @@ served (an unknown or repeated path), naming the path.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from recordseal.core import CommitError, CommittedRecord, encode_value, inclusion_proof
+from recordseal.core import CommitError, CommittedRecord, encode_value, inclusion_proof, leaf_hash
 
 from .bundle import (
     Bundle,
@@ -60,6 +61,7 @@ def field_disclosures(
     leaves = committed.leaves
     position = {leaf.path: index for index, leaf in enumerate(leaves)}
     commitments = [leaf.commitment for leaf in leaves]
+    tree = RecordTree(commitments) if len(wanted) > _FEW else None
     fields: list[DisclosedField] = []
     seen: set[str] = set()
     for path in wanted:
@@ -86,10 +88,60 @@ def field_disclosures(
                 value=value,
                 salt=leaf.salt.hex(),
                 index=index,
-                proof=[node.hex() for node in inclusion_proof(commitments, index)],
+                proof=[
+                    node.hex()
+                    for node in (tree.path(index) if tree else inclusion_proof(commitments, index))
+                ],
             )
         )
     return fields
+
+
+#: Up to this many fields, each audit path is computed on its own (in the core); beyond, the
+#: record tree's subtree roots are computed once for all of them.
+_FEW = 8
+
+
+class RecordTree:
+    """The RFC 6962 tree of a record's commitments, for many audit paths: each subtree root
+    is hashed once, so every field's path costs O(log n) instead of a whole tree."""
+
+    def __init__(self, commitments: Sequence[bytes]) -> None:
+        self._leaves = [leaf_hash(commitment) for commitment in commitments]
+        self._roots: dict[tuple[int, int], bytes] = {}
+
+    def _root(self, begin: int, end: int) -> bytes:
+        if end - begin == 1:
+            return self._leaves[begin]
+        found = self._roots.get((begin, end))
+        if found is None:
+            middle = begin + _split(end - begin)
+            found = hashlib.sha256(
+                b"\x01" + self._root(begin, middle) + self._root(middle, end)
+            ).digest()
+            self._roots[(begin, end)] = found
+        return found
+
+    def path(self, index: int) -> list[bytes]:
+        """PATH(index, D[n]) of RFC 6962 2.1.1, from the leaf upwards."""
+        if not 0 <= index < len(self._leaves):
+            raise ValueError(f"index {index} is outside a tree of {len(self._leaves)} leaves")
+        siblings = []
+        begin, end = 0, len(self._leaves)
+        while end - begin > 1:
+            middle = begin + _split(end - begin)
+            if index < middle:
+                siblings.append(self._root(middle, end))
+                end = middle
+            else:
+                siblings.append(self._root(begin, middle))
+                begin = middle
+        return siblings[::-1]
+
+
+def _split(n: int) -> int:
+    """The largest power of two smaller than ``n`` (n > 1)."""
+    return 1 << ((n - 1).bit_length() - 1)
 
 
 def tlog_proof_text(index: int, proof_hashes: Sequence[bytes], signed_checkpoint: str) -> str:
@@ -149,6 +201,7 @@ def build_bundle(
 __all__ = [
     "DisclosureError",
     "DuplicateField",
+    "RecordTree",
     "UnknownField",
     "build_bundle",
     "coverage_of",

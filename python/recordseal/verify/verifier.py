@@ -1,4 +1,8 @@
-"""``verify_bundle``: decode a bundle, run the seven checks, and give the verdict."""
+"""``verify_bundle``: decode a bundle, run the seven checks, and give the verdict.
+
+A :class:`Verifier` holds one key directory and trust store in usable form (keys parsed,
+certificates loaded) for many bundles; ``verify_bundle`` makes one per call.
+"""
 
 from __future__ import annotations
 
@@ -24,6 +28,43 @@ from .result import RecordRef, TimeBracket, VerificationResult, failed, unchecke
 from .sealing import OpenedSeal, WitnessTime, open_seal
 
 
+class Verifier:
+    """Verifies bundles against one key directory and trust store (docs/bundle.md section 3).
+
+    ``keys`` enables checks 3 and 4 (and the signatures of check 6), ``trust`` check 5 and the
+    witness-backed time bracket. Both are built into their usable form once, here.
+    """
+
+    def __init__(self, keys: KeyDirectory | None = None, trust: TrustStore | None = None) -> None:
+        self._keyring, self._no_keys = _keyring(keys)
+        self._policy = _policy(trust)
+
+    def knows(self, bundle: Bundle) -> bool:
+        """Whether the key directory lists the bundle's header key and, when it is sealed,
+        its log (a service rebuilds its verifier when a bundle names keys it lacks)."""
+        if self._keyring is None:
+            return False
+        if bundle.header.key_id not in self._keyring.header_keys:
+            return False
+        return bundle.seal is None or bundle.seal.log in self._keyring.logs
+
+    def verify(self, bundle_bytes: bytes, *, now: datetime | None = None) -> VerificationResult:
+        """Verify a bundle; never raises on input (a malformed one is ``FAILED``).
+
+        ``now`` (default: the clock; naive means UTC) bounds witness times: one more than five
+        minutes after it is refused.
+        """
+        try:
+            bundle = decode_bundle(bundle_bytes)
+        except BundleError as error:
+            return malformed(str(error))
+        return self.verify_decoded(bundle, now=now)
+
+    def verify_decoded(self, bundle: Bundle, *, now: datetime | None = None) -> VerificationResult:
+        """The seven checks over a bundle that :func:`decode_bundle` produced."""
+        return _verify(bundle, self._keyring, self._no_keys, self._policy, now)
+
+
 def verify_bundle(
     bundle_bytes: bytes,
     keys: KeyDirectory | None = None,
@@ -33,15 +74,9 @@ def verify_bundle(
 ) -> VerificationResult:
     """Verify a disclosure bundle offline (docs/bundle.md section 3); never raises on input.
 
-    ``keys`` enables checks 3 and 4 (and the signatures of check 6), ``trust`` check 5 and the
-    witness-backed time bracket. ``now`` (default: the clock; naive means UTC) bounds witness
-    times: one more than five minutes after it is refused.
+    One call, one :class:`Verifier`: to verify many bundles, make one and reuse it.
     """
-    try:
-        bundle = decode_bundle(bundle_bytes)
-    except BundleError as error:
-        return malformed(str(error))
-    return verify_decoded(bundle, keys, trust, now=now)
+    return Verifier(keys, trust).verify(bundle_bytes, now=now)
 
 
 def malformed(reason: str) -> VerificationResult:
@@ -86,11 +121,19 @@ def verify_decoded(
     now: datetime | None = None,
 ) -> VerificationResult:
     """The seven checks over a bundle that :func:`decode_bundle` produced."""
+    return Verifier(keys, trust).verify_decoded(bundle, now=now)
+
+
+def _verify(
+    bundle: Bundle,
+    keyring: Keyring | None,
+    no_keys: str,
+    policy: Policy | None,
+    now: datetime | None,
+) -> VerificationResult:
     now = datetime.now(UTC) if now is None else now
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)
-    keyring, no_keys = _keyring(keys)
-    policy = _policy(trust)
     header, seal = bundle.header, bundle.seal
     canonical = header.canonical()
     opened = _open(bundle)

@@ -32,13 +32,15 @@ from recordseal.panel.sso.settings import SsoSettings
 from recordseal.services.disclosure import DisclosureService
 from recordseal.services.errors import ServiceError
 from recordseal.services.keys import key_directory, trust_store
+from recordseal.services.proofs import ProofService
 from recordseal.services.records import RecordService
 from recordseal.services.retention import purge_loop
 from recordseal.services.tokens import TokenService
+from recordseal.services.verification import OnlineVerifier
 from recordseal.settings import Settings
 from recordseal.storage.backends import open_store
 from recordseal.storage.rows import SigningKeyRow
-from recordseal.verify import KeyDirectory, TrustStore, load_key_directory, load_trust_store
+from recordseal.verify import KeyDirectory, TrustStore
 from recordseal.web import batch, problems, records
 from recordseal.web.headers import security_headers
 from recordseal.web.openapi import DocumentedAsPlugin, documented, openapi_config
@@ -46,10 +48,11 @@ from recordseal.web.panel.context import PanelContext
 from recordseal.web.panel.passkeys import PASSKEY_ROUTES, passkey_context
 from recordseal.web.panel.routes import PANEL_ROUTES, panel_template_config
 from recordseal.web.panel.sso import build_sso_context
+from recordseal.web.proofs import proof_routes
 from recordseal.web.ratelimit import DATABASE as RATE_LIMIT_DATABASE
 from recordseal.web.ratelimit import Rate, RateLimiter, Scope
 from recordseal.web.schemas import Health
-from recordseal.web.verify import VERIFY_ROUTES
+from recordseal.web.verify import verify_routes
 
 log = logging.getLogger("recordseal")
 
@@ -112,6 +115,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             witnesses,
             authorities,
             audit,
+            quorum=settings.witness_quorum,
         )
         registry = FleetRegistry(manifest, audit)
         await panel_collisions(manifest, tenants)
@@ -130,20 +134,21 @@ def create_app(settings: Settings | None = None) -> Litestar:
         app.state.fleets = registry
         app.state.tokens = TokenService(store.tokens, settings.token_cache_seconds)
         app.state.records = RecordService(store, wrapper, signer, lambda: registry.manifest)
-        app.state.disclosure = DisclosureService(store, app.state.records, sealer)
+        app.state.proofs = ProofService(store, sealer, max_wait=settings.max_wait_seconds)
+        app.state.disclosure = DisclosureService(store, app.state.records, app.state.proofs)
+
+        trust = msgspec.convert(
+            trust_store(
+                settings.witnesses, settings.timestamp_authorities, settings.witness_quorum
+            ),
+            TrustStore,
+        )
 
         async def verification_context() -> tuple[KeyDirectory, TrustStore]:
             directory = await key_directory(store, sealer)
-            return (
-                load_key_directory(msgspec.json.encode(directory)),
-                load_trust_store(
-                    msgspec.json.encode(
-                        trust_store(settings.witnesses, settings.timestamp_authorities)
-                    )
-                ),
-            )
+            return msgspec.convert(directory, KeyDirectory), trust
 
-        app.state.verification_context = verification_context
+        app.state.verifier = OnlineVerifier(verification_context)
         passkey_store = passkey_context(settings.data_dir)
         app.state.passkey_store = passkey_store
         app.state.panel = PanelContext(
@@ -212,7 +217,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
             records.erase_subject,
             records.erase_subject_with_slash,
             records.disclose,
-            *VERIFY_ROUTES,
+            *verify_routes(settings.max_bundle_bytes),
+            *proof_routes(settings.max_bundle_bytes),
             *PANEL_ROUTES,
             *PASSKEY_ROUTES,
         ],

@@ -39,6 +39,7 @@ from recordseal.web.schemas import (
     StreamIn,
     StreamOut,
 )
+from recordseal.web.waiting import WAIT_PARAMETER, wait_of
 
 _record_decoder = strict_decoder(RecordBody)
 _stream_decoder = strict_decoder(StreamIn)
@@ -275,13 +276,16 @@ async def get_payload(
             SUBJECT_ERASED,
             refusal(
                 422,
-                "a path is not a committed field of the record or is asked for twice, or the"
-                " coverage window is not one of the record's stream",
+                "a path is not a committed field of the record or is asked for twice, the"
+                " coverage window is not one of the record's stream, or `wait` is not a number"
+                " of seconds within the service's bound",
                 "unknown_field",
                 "field_repeated",
                 "coverage_invalid",
+                "wait_invalid",
             ),
         ],
+        parameters=[WAIT_PARAMETER],
     ),
 )
 async def disclose(
@@ -291,11 +295,14 @@ async def disclose(
     state: State,
 ) -> Response[bytes]:
     """A disclosure bundle (docs/bundle.md) of the chosen fields, verifiable offline. The
-    bundle's signed header carries ``attestation``; the answer is the bundle itself."""
+    bundle's signed header carries ``attestation``; the answer is the bundle itself. With
+    ``?wait=<seconds>``, the answer waits (up to that long) for the record to be sealed and
+    its checkpoint witnessed."""
+    wait = wait_of(request)
     data = read_json(request, await request.body(), _disclosure_decoder)
     service: DisclosureService = state.disclosure
     window = Window(data.coverage.from_seq, data.coverage.to_seq) if data.coverage else None
-    bundle = await service.disclose(tenant, record_id, data.fields, window)
+    bundle = await service.disclose(tenant, record_id, data.fields, window, wait=wait)
     return Response(encode_bundle(bundle), media_type=JSON, headers=NO_STORE)
 
 

@@ -1,8 +1,9 @@
 """Verification over HTTP: ``POST /v1/verify`` (JSON) and the ``/verify-record`` paste-in form.
 
 Both are unauthenticated and store nothing. They verify with the service's own key directory
-and witness trust store, from ``app.state.verification_context()`` (a ``(KeyDirectory |
-None, TrustStore | None)`` pair).
+and witness trust store through ``app.state.verifier`` (``services.verification``), which
+decodes and verifies in worker threads. Bundles up to ``max_bundle_bytes`` are taken (the
+``max_bundle_bytes`` setting; docs/bundle.md, "Verifying online").
 
 The form is server-rendered HTML that works without script (every value escaped). With
 script, ``static/verify/page.js`` takes the form over and verifies in the page with the
@@ -13,8 +14,6 @@ inline script or style, so its policy is ``script-src 'self'``.
 
 from __future__ import annotations
 
-import functools
-import inspect
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -28,68 +27,42 @@ from litestar.static_files import create_static_files_router
 from litestar.types import ControllerRouterHandler
 
 from recordseal.services.errors import ServiceError
-from recordseal.verify import (
-    Bundle,
-    KeyDirectory,
-    TrustStore,
-    VerificationResult,
-    verify_bundle,
-)
+from recordseal.services.verification import OnlineVerifier
+from recordseal.verify import Bundle, VerificationResult
 from recordseal.web.bodies import check_json_text, require_json
 from recordseal.web.openapi import documented
 from recordseal.web.problems import service_error_handler
 from recordseal.web.schemas import VerificationOut
 
-#: The largest bundle either entry point verifies.
-MAX_BUNDLE_BYTES = 1 << 20
-#: A form body percent-encodes each byte in at most three.
-_MAX_FORM_BYTES = 3 * MAX_BUNDLE_BYTES + 4096
+#: The largest bundle verified online unless the ``max_bundle_bytes`` setting says otherwise.
+MAX_BUNDLE_BYTES = 16 * 1024 * 1024
 JSON = "application/json"
 FORM = "application/x-www-form-urlencoded"
-Context = tuple[KeyDirectory | None, TrustStore | None]
 
 
-async def _context(request: Request[Any, Any, Any]) -> Context:
-    provider = getattr(request.app.state, "verification_context", None)
-    if provider is None:
-        return None, None
-    context = provider()
-    if inspect.isawaitable(context):
-        context = await context
-    keys, trust = context
-    return keys, trust
+def form_limit(max_bundle_bytes: int) -> int:
+    """The largest form body: percent-encoding writes each byte of the bundle in at most 3."""
+    return 3 * max_bundle_bytes + 4096
+
+
+def size_text(size: int) -> str:
+    """``16 MiB`` for a whole number of MiB, else the bytes."""
+    return f"{size >> 20} MiB" if size % (1 << 20) == 0 else f"{size:,} bytes"
 
 
 async def _verify(request: Request[Any, Any, Any], bundle: bytes) -> VerificationResult:
-    keys, trust = await _context(request)
-    return await anyio.to_thread.run_sync(functools.partial(verify_bundle, bundle, keys, trust))
+    verifier: OnlineVerifier = request.app.state.verifier
+    return await verifier.verify(bundle)
 
 
 # --- POST /v1/verify -----------------------------------------------------------------------
 
 
-@post(
-    "/v1/verify",
-    status_code=200,
-    tags=["verification"],
-    request_max_body_size=MAX_BUNDLE_BYTES,
-    **documented(
-        body=Bundle,
-        body_description="a disclosure bundle (docs/bundle.md), at most 1 MiB",
-        answers={200: (VerificationOut, "the verification result, whatever the verdict")},
-    ),
-)
-async def verify_api(request: Request[Any, Any, Any]) -> Response[bytes]:
-    """Verify a bundle with the service's key directory and trust store.
-
-    The body must be JSON (415 otherwise) that the core's reader accepts (400 otherwise: see
-    ``web/bodies.py``). Then the answer is 200 with the result for every bundle, one of the
-    wrong shape included (verdict ``FAILED``, reason in check 1); a body over 1 MiB is 413.
-    """
+async def _verify_json(request: Request[Any, Any, Any]) -> Response[bytes]:
     try:
         require_json(request)
         raw = await request.body()
-        check_json_text(raw)
+        await anyio.to_thread.run_sync(check_json_text, raw)
     except ServiceError as error:  # answered here: the route also serves in apps of its own
         return service_error_handler(request, error)
     result = await _verify(request, raw)
@@ -126,7 +99,7 @@ def _page(body: str) -> str:
     )
 
 
-def _form(bundle: str = "") -> str:
+def _form(max_bundle_bytes: int, bundle: str = "") -> str:
     return (
         '<h2 id="paste-heading">Paste a bundle</h2>\n'
         '<p id="mode">Paste a disclosure bundle (JSON). It is sent to this service and checked '
@@ -136,7 +109,7 @@ def _form(bundle: str = "") -> str:
         '<textarea id="bundle" name="bundle" rows="14" required spellcheck="false"'
         ' autocomplete="off" aria-describedby="bundle-help">'
         f"{escape(bundle)}</textarea>\n"
-        '<p id="bundle-help">At most 1 MiB.</p>\n'
+        f'<p id="bundle-help">At most {size_text(max_bundle_bytes)}.</p>\n'
         # Shown by page.js only: what the browser verifier takes besides the bundle.
         '<fieldset id="browser-inputs" hidden>\n<legend>Checked in this browser</legend>\n'
         '<p><label for="bundle-file">Bundle file (or drop one on the text area)</label> '
@@ -212,48 +185,42 @@ def _html(body: str, status: int = 200) -> Response[str]:
     return Response(_page(body), status_code=status, media_type=MediaType.HTML, headers=_HEADERS)
 
 
-def _refusal(message: str, status: int, bundle: str = "") -> Response[str]:
-    return _html(f'<p class="error" role="alert">{escape(message)}</p>\n{_form(bundle)}', status)
+def _refusal(message: str, status: int, limit: int, bundle: str = "") -> Response[str]:
+    return _html(
+        f'<p class="error" role="alert">{escape(message)}</p>\n{_form(limit, bundle)}', status
+    )
 
 
-@get("/verify-record", include_in_schema=False)
-async def verify_form() -> Response[str]:
-    """The paste-in form."""
-    return _html(_form())
-
-
-@post(
-    "/verify-record",
-    status_code=200,
-    include_in_schema=False,
-    request_max_body_size=_MAX_FORM_BYTES,
-)
-async def verify_form_submit(request: Request[Any, Any, Any]) -> Response[str]:
-    """Verify the pasted bundle and show the verdict, the checks and the time bracket."""
+async def _form_submit(request: Request[Any, Any, Any], limit: int) -> Response[str]:
     too_large = (
-        f"The bundle is larger than 1 MiB ({MAX_BUNDLE_BYTES:,} bytes), the limit of this "
-        "form. Verify it offline instead: recordseal verify BUNDLE --keys KEYS --trust TRUST."
+        f"The bundle is larger than {size_text(limit)}, the limit of this form. Verify it"
+        " offline instead: recordseal verify BUNDLE --keys KEYS --trust TRUST."
     )
     try:
         body = await request.body()
     except HTTPException as error:
         if error.status_code == 413:
-            return _refusal(too_large, 413)
+            return _refusal(too_large, 413, limit)
         raise
     if request.content_type[0] != FORM:
-        return _refusal("Send the form as application/x-www-form-urlencoded.", 415)
+        return _refusal("Send the form as application/x-www-form-urlencoded.", 415, limit)
     try:
-        fields = parse_qs(body.decode("ascii"), max_num_fields=8, errors="strict")
+        fields = await anyio.to_thread.run_sync(_parse_form, body)
     except (UnicodeDecodeError, ValueError):
-        return _refusal("The form could not be read: it is not valid URL-encoded UTF-8.", 400)
+        message = "The form could not be read: it is not valid URL-encoded UTF-8."
+        return _refusal(message, 400, limit)
     bundle = fields.get("bundle", [""])[0]
     if not bundle.strip():
-        return _refusal("Paste a bundle into the text area first.", 400)
+        return _refusal("Paste a bundle into the text area first.", 400, limit)
     encoded = bundle.encode("utf-8", "surrogatepass")
-    if len(encoded) > MAX_BUNDLE_BYTES:
-        return _refusal(too_large, 413)
+    if len(encoded) > limit:
+        return _refusal(too_large, 413, limit)
     result = await _verify(request, encoded)
-    return _html(_result_html(result) + _form(bundle))
+    return _html(_result_html(result) + _form(limit, bundle))
+
+
+def _parse_form(body: bytes) -> dict[str, list[str]]:
+    return parse_qs(body.decode("ascii"), max_num_fields=8, errors="strict")
 
 
 #: The browser verifier's static files; served as they are, never with a directory listing.
@@ -261,10 +228,47 @@ static_files = create_static_files_router(
     path=STATIC_PATH, directories=[STATIC_DIRECTORY], name="verify-static"
 )
 
-#: The handlers to register on the application.
-VERIFY_ROUTES: list[ControllerRouterHandler] = [
-    verify_api,
-    verify_form,
-    verify_form_submit,
-    static_files,
-]
+
+def verify_routes(max_bundle_bytes: int = MAX_BUNDLE_BYTES) -> list[ControllerRouterHandler]:
+    """The handlers to register on an application whose ``state.verifier`` is an
+    :class:`OnlineVerifier`; bundles up to ``max_bundle_bytes`` are verified."""
+
+    @post(
+        "/v1/verify",
+        status_code=200,
+        tags=["verification"],
+        request_max_body_size=max_bundle_bytes,
+        **documented(
+            body=Bundle,
+            body_description=(
+                f"a disclosure bundle (docs/bundle.md), at most {size_text(max_bundle_bytes)}"
+            ),
+            answers={200: (VerificationOut, "the verification result, whatever the verdict")},
+        ),
+    )
+    async def verify_api(request: Request[Any, Any, Any]) -> Response[bytes]:
+        """Verify a bundle with the service's key directory and trust store.
+
+        The body must be JSON (415 otherwise) that the core's reader accepts (400 otherwise:
+        see ``web/bodies.py``). Then the answer is 200 with the result for every bundle, one
+        of the wrong shape included (verdict ``FAILED``, reason in check 1); a body over the
+        limit (the ``max_bundle_bytes`` setting) is 413.
+        """
+        return await _verify_json(request)
+
+    @get("/verify-record", include_in_schema=False)
+    async def verify_form() -> Response[str]:
+        """The paste-in form."""
+        return _html(_form(max_bundle_bytes))
+
+    @post(
+        "/verify-record",
+        status_code=200,
+        include_in_schema=False,
+        request_max_body_size=form_limit(max_bundle_bytes),
+    )
+    async def verify_form_submit(request: Request[Any, Any, Any]) -> Response[str]:
+        """Verify the pasted bundle and show the verdict, the checks and the time bracket."""
+        return await _form_submit(request, max_bundle_bytes)
+
+    return [verify_api, verify_form, verify_form_submit, static_files]
