@@ -172,8 +172,11 @@ def test_a_witness_that_does_not_know_the_log_is_logged_once_while_the_sealer_ru
     assert len(warnings) == 1, [r.getMessage() for r in warnings]
     assert warnings[0].name == "recordseal.sealer"
     assert "witness_refused" in warnings[0].getMessage()
-    # httpx reports each request at INFO: not the sealer's offers (one line per attempt).
+    # httpx reports each request at INFO: not the sealer's offers (one line per attempt),
+    # and only while the sealer runs (other requests keep their lines).
     assert not [r for r in caplog.records if "add-checkpoint" in r.getMessage()]
+    assert [r for r in caplog.records if r.name == "httpx" and "/health" in r.getMessage()]
+    assert not logging.getLogger("httpx").filters
 
 
 # --- the offering rules alone --------------------------------------------------------------

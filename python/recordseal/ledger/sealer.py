@@ -19,7 +19,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from cryptography import x509
@@ -228,10 +228,10 @@ class Sealer:
         """Seal every ``interval`` seconds while this process leads, and offer each log's
         newest checkpoint to the vouchers that have not vouched for it (in the background:
         a slow witness never delays sealing)."""
-        # httpx reports every request at INFO; a witness retried with backoff is reported
-        # here, once per change of state.
-        if logging.getLogger("httpx").level == logging.NOTSET:
-            logging.getLogger("httpx").setLevel(logging.WARNING)
+        # httpx reports every request at INFO; offers to vouchers are reported here instead,
+        # once per change of state, so their request lines are left out while this runs.
+        quiet = _OffersFilter(self._vouchers.values())
+        logging.getLogger("httpx").addFilter(quiet)
         offers: set[asyncio.Task[None]] = set()
         leading = False
         trouble: str | None = None
@@ -262,6 +262,25 @@ class Sealer:
             for task in list(offers):
                 task.cancel()
             await asyncio.gather(*offers, return_exceptions=True)
+            logging.getLogger("httpx").removeFilter(quiet)
+
+
+class _OffersFilter(logging.Filter):
+    """Drops httpx's request lines for the requests made to these witnesses and
+    authorities (httpx logs ``'HTTP Request: %s %s ...'`` with the URL second)."""
+
+    def __init__(self, vouchers: Iterable[Witness | TimestampAuthority]) -> None:
+        super().__init__()
+        self._urls = tuple(
+            voucher.client.url if isinstance(voucher, Witness) else voucher.url
+            for voucher in vouchers
+        )
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args
+        if not self._urls or not isinstance(args, tuple) or len(args) < 2:
+            return True
+        return not str(args[1]).startswith(self._urls)
 
 
 def configured_witnesses(config: str) -> list[Witness]:
