@@ -66,12 +66,16 @@ bench: build ## benchmarks: pytest-benchmark (native against reference) and carg
 screenshots: build system ## refresh docs/screenshots/ from the browser tests (Chromium)
 	RECORDSEAL_SCREENSHOTS=$(abspath docs/screenshots) $(BIN)/pytest -q tests/browser tests/panel_passkeys/test_browser.py tests/panel_sso/test_browser.py
 
-DATA_DIR ?= data
-PORT     ?= 8000
-WORKERS  ?= 2
+DATA_DIR    ?= data
+WITNESS_DIR ?= demo-witness
+PORT        ?= 8000
+WORKERS     ?= 2
 
-run: build ## start the service on 127.0.0.1:8000, state in ./data (SQLite, keys made on first start)
-	$(BIN)/recordseal serve --data-dir $(DATA_DIR) --port $(PORT) --workers $(WORKERS)
+# The demo witness (docs/operations.md) is a process of its own, with its own key and state in
+# $(WITNESS_DIR): bundles reach VERIFIED on one machine. Production names independent
+# witnesses in RECORDSEAL_WITNESSES instead.
+run: build ## start the service on 127.0.0.1:8000 and a demo witness, state in ./data and ./demo-witness
+	$(BIN)/recordseal serve --data-dir $(DATA_DIR) --port $(PORT) --workers $(WORKERS) --demo-witness $(WITNESS_DIR)
 
 
 LOAD_ARGS ?=

@@ -102,7 +102,12 @@ def chromium() -> Iterator[sync_api.Browser]:
 
 
 def start_service(
-    data_dir: Path, port: int, *, workers: int = 1, env: dict[str, str] | None = None
+    data_dir: Path,
+    port: int,
+    *,
+    workers: int = 1,
+    env: dict[str, str] | None = None,
+    args: list[str] | None = None,
 ) -> subprocess.Popen[bytes]:
     """``recordseal serve`` in a process group of its own (so :func:`kill_service` reaches
     every worker), returned once ``/health`` answers 200. Its output goes to
@@ -110,7 +115,7 @@ def start_service(
     log_path = data_dir / f"server-{port}.log"
     server = subprocess.Popen(
         [sys.executable, "-m", "recordseal.cli", "serve", "--data-dir", str(data_dir),
-         "--port", str(port), "--workers", str(workers)],
+         "--port", str(port), "--workers", str(workers), *(args or [])],
         env={**os.environ, **(env or {})}, stdout=log_path.open("ab"), stderr=subprocess.STDOUT,
         start_new_session=True,
     )  # fmt: skip

@@ -48,7 +48,11 @@ AuditSink = Callable[[AuditEvent], None]
 
 
 def log_sink(event: AuditEvent) -> None:
-    audit_log.info("%s", msgspec.json.encode(event).decode())
+    fields: dict[str, Detail] = {"fleet": event.fleet, "at": event.at}
+    if event.tenant is not None:
+        fields["tenant"] = event.tenant
+    fields.update(event.details)
+    audit_log.info(f"audit.{event.event}", extra=fields)
 
 
 class FileSink:

@@ -2,8 +2,10 @@
 ``verify``, ``bundle refresh``, ``panel link``, ``witness serve|key``, ``transparency
 write|replay``, ``fleet check``.
 
-Scripts rely on its shape: ``recordseal token create`` prints the token alone on the last
-line of standard output.
+Every command that prints a result takes ``--json``. Scripts rely on the text shape too:
+``recordseal token create`` prints the token alone on the last line of standard output.
+Exit codes: 0 success, 2 a refusal or bad setting (one line on standard error), 64 a usage
+error; ``verify`` has its own (docs/bundle.md, "The command line").
 """
 
 from __future__ import annotations
@@ -11,65 +13,38 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+from recordseal import __version__, datadir
 from recordseal.client.cli import add_bundle_parser
+from recordseal.datadir import DataDirError
 from recordseal.fleet.cli import add_fleet_parsers
 from recordseal.services.errors import ServiceError
 from recordseal.services.tokens import TokenService
 from recordseal.settings import Settings
-from recordseal.storage.backends import BackendError, open_store
+from recordseal.storage.backends import BackendError, open_store, schema_status
+from recordseal.storage.schema_version import SchemaStatus, SchemaTooNew
 from recordseal.tlog.witness_cli import add_witness_parser
-from recordseal.verify.cli import add_verify_parser
+from recordseal.verify.cli import UsageParser, add_verify_parser
 
-#: Seconds a worker has to finish its requests after a stop signal before it is killed.
-WORKERS_KILL_TIMEOUT = 10
+#: Modes of the files ``keys export`` writes: public material, readable by anyone.
+EXPORT_MODE = 0o644
+
+
+def _print_json(value: Any) -> None:
+    print(json.dumps(value, indent=2))
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from granian.constants import Interfaces
-    from granian.server import Server
+    from recordseal.serve import serve
 
     settings = Settings.from_env(
         data_dir=args.data_dir, port=args.port, host=args.host, database_url=args.database_url
     )
-    open_store(settings)  # refuses a database URL of another kind before any worker starts
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    # Worker processes read their settings from the environment.
-    os.environ["RECORDSEAL_DATA_DIR"] = str(settings.data_dir.resolve())
-    if settings.database_url:
-        os.environ["RECORDSEAL_DATABASE_URL"] = settings.database_url
-        where = "PostgreSQL"
-    else:
-        where = "SQLite"
-    print(f"recordseal: keys in {settings.data_dir.resolve()}, records in {where}", flush=True)
-    print(
-        f"recordseal: listening on http://{settings.host}:{settings.port}"
-        f" ({args.workers} worker{'s' if args.workers > 1 else ''})",
-        flush=True,
-    )
-    print(
-        "recordseal: create an API token with:\n"
-        f"  recordseal token create --data-dir {settings.data_dir} --tenant <tenant>",
-        flush=True,
-    )
-    Server(
-        "recordseal.web.asgi:app",
-        address=settings.host,
-        port=settings.port,
-        interface=Interfaces.ASGI,
-        workers=args.workers,
-        log_access=False,
-        # A worker still starting when the stop signal comes can miss it (granian 2.8; about
-        # 1 in 8 stops right after start hung for good): after this many seconds it is
-        # killed. In-flight writes are never acknowledged before their commit, so nothing
-        # acknowledged is lost.
-        workers_kill_timeout=WORKERS_KILL_TIMEOUT,
-    ).serve()
-    return 0
+    return serve(settings, args.workers, args.demo_witness)
 
 
 async def _create_token(settings: Settings, tenant: str, label: str) -> str:
@@ -83,20 +58,24 @@ async def _create_token(settings: Settings, tenant: str, label: str) -> str:
 
 def _token_create(args: argparse.Namespace) -> int:
     settings = Settings.from_env(data_dir=args.data_dir, database_url=args.database_url)
+    datadir.secure(settings.data_dir)
     try:
         token = asyncio.run(_create_token(settings, args.tenant, args.label))
     except ServiceError as error:
         print(f"recordseal: {error} ({error.code})", file=sys.stderr)
         return 2
+    if args.json:
+        _print_json({"tenant": args.tenant, "label": args.label, "token": token})
+        return 0
     print(f"API token for tenant {args.tenant!r} (shown once; keep it secret):", file=sys.stderr)
     print(token)
     return 0
 
 
-async def _export_keys(settings: Settings) -> tuple[dict[str, object], dict[str, object]]:
+async def _export_keys(settings: Settings) -> dict[str, object]:
     from recordseal.crypto.keyfiles import read_or_create_secret
     from recordseal.ledger.sealer import Sealer
-    from recordseal.services.keys import key_directory, trust_store
+    from recordseal.services.keys import key_directory
 
     store = open_store(settings)
     await store.open()
@@ -106,16 +85,21 @@ async def _export_keys(settings: Settings) -> tuple[dict[str, object], dict[str,
             read_or_create_secret(settings.data_dir / "keys" / "log-signing.ed25519"),
             settings.origin,
         )
-        keys = await key_directory(store, sealer)
+        return await key_directory(store, sealer)
     finally:
         await store.close()
-    trust = trust_store(settings.witnesses, settings.timestamp_authorities, settings.witness_quorum)
-    return keys, trust
 
 
 def _migrate(args: argparse.Namespace) -> int:
-    """Apply the schema migrations (``serve`` also applies them at start)."""
+    """Apply the schema migrations (``serve`` also applies them at start), or report."""
     settings = Settings.from_env(data_dir=args.data_dir, database_url=args.database_url)
+    before = asyncio.run(schema_status(settings))
+    if args.status and (args.json or before.state != "ahead"):
+        _report_schema(before, args.json, applied=0)
+        return {"up_to_date": 0, "behind": 1, "absent": 1, "ahead": 2}[before.state]
+    if before.state == "ahead":
+        raise SchemaTooNew(before.current, before.latest)
+    datadir.secure(settings.data_dir)
 
     async def run() -> None:
         store = open_store(settings)
@@ -123,26 +107,78 @@ def _migrate(args: argparse.Namespace) -> int:
         await store.close()
 
     asyncio.run(run())
-    print(f"recordseal: schema up to date ({'PostgreSQL' if settings.database_url else 'SQLite'})")
+    after = asyncio.run(schema_status(settings))
+    _report_schema(after, args.json, applied=after.current - before.current)
     return 0
 
 
+def _report_schema(status: SchemaStatus, as_json: bool, applied: int) -> None:
+    if as_json:
+        _print_json(
+            {
+                "backend": status.backend,
+                "schema_version": status.current,
+                "latest": status.latest,
+                "pending": status.pending,
+                "applied": applied,
+                "state": status.state,
+            }
+        )
+        return
+    if applied:
+        print(f"recordseal: applied {applied} migration{'s' if applied > 1 else ''}")
+    print(f"recordseal: {status.describe()}")
+
+
 def _keys_export(args: argparse.Namespace) -> int:
+    from recordseal.services.keys import trust_store
+
     settings = Settings.from_env(data_dir=args.data_dir, database_url=args.database_url)
-    keys, trust = asyncio.run(_export_keys(settings))
-    args.keys_out.write_text(json.dumps(keys, indent=2) + "\n")
-    args.trust_out.write_text(json.dumps(trust, indent=2) + "\n")
-    print(f"key directory: {args.keys_out}\ntrust store: {args.trust_out}")
+    keys = asyncio.run(_export_keys(settings))
+    record = datadir.read_service_record(settings.data_dir)
+    if record is not None:
+        witnesses, authorities, quorum = record.trust_settings()
+        source = f"the service's configuration ({settings.data_dir / datadir.SERVICE_FILE})"
+    else:
+        witnesses, authorities = settings.witnesses, settings.timestamp_authorities
+        quorum = settings.witness_quorum
+        source = "this shell's settings (the service has not started in this data directory)"
+    trust = trust_store(witnesses, authorities, quorum)
+    for path, document in ((args.keys_out, keys), (args.trust_out, trust)):
+        path.write_text(json.dumps(document, indent=2) + "\n")
+        path.chmod(EXPORT_MODE)
+    logs: list[Any] = keys["logs"]  # type: ignore[assignment]
+    witness_names: list[str] = [w["name"] for w in trust["witnesses"]]
+    if args.json:
+        _print_json(
+            {
+                "keys": str(args.keys_out),
+                "trust": str(args.trust_out),
+                "logs": len(logs),
+                "witnesses": witness_names,
+                "quorum": quorum,
+                "source": source,
+            }
+        )
+        return 0
+    print(f"key directory: {args.keys_out} ({len(logs)} logs)")
+    names = ", ".join(witness_names) or "none: bundles will verify INCOMPLETE"
+    print(f"trust store: {args.trust_out} (witnesses: {names}; quorum {quorum})")
+    print(f"witnesses from {source}")
     return 0
 
 
 def _panel_link(args: argparse.Namespace) -> int:
     from recordseal.web.panel.passkeys import create_registration_link, passkey_context
 
-    data_dir = Settings.from_env(data_dir=args.data_dir).data_dir
+    data_dir = datadir.secure(Settings.from_env(data_dir=args.data_dir).data_dir)
     store = passkey_context(data_dir)
+    url = create_registration_link(store, role=args.role, base_url=args.base_url)
+    if args.json:
+        _print_json({"url": url, "role": args.role, "expires_in_seconds": 15 * 60})
+        return 0
     print("one-time passkey registration link (15 minutes, single use):", file=sys.stderr)
-    print(create_registration_link(store, role=args.role, base_url=args.base_url))
+    print(url)
     return 0
 
 
@@ -154,56 +190,111 @@ def _database_url_option(command: argparse.ArgumentParser) -> None:
     )
 
 
+def _data_dir_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help="the service's state directory: keys, SQLite database (RECORDSEAL_DATA_DIR; ./data)",
+    )
+
+
+def _json_option(command: argparse.ArgumentParser, what: str) -> None:
+    command.add_argument("--json", action="store_true", help=f"print {what} as JSON")
+
+
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(
+    top = UsageParser(
         prog="recordseal", description="recordseal: the record service, its tokens and witnesses"
     )
-    commands = top.add_subparsers(dest="command", required=True)
+    top.add_argument(
+        "--version", action="version", version=f"recordseal {__version__}", help="print the version"
+    )
+    commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     serve = commands.add_parser("serve", help="start the service")
-    serve.add_argument("--data-dir", type=Path, default=None, help="state directory (./data)")
-    serve.add_argument("--host", default=None, help="address to listen on (127.0.0.1)")
-    serve.add_argument("--port", type=int, default=None, help="port (8000)")
+    _data_dir_option(serve)
+    serve.add_argument(
+        "--host", default=None, help="address to listen on (RECORDSEAL_HOST; 127.0.0.1)"
+    )
+    serve.add_argument("--port", type=int, default=None, help="port (RECORDSEAL_PORT; 8000)")
     serve.add_argument("--workers", type=int, default=1, help="worker processes (1)")
+    serve.add_argument(
+        "--demo-witness",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="also run a demo witness on this machine, its key and state in DIR, for every log"
+        " of this service (make run); production names independent witnesses instead",
+    )
     _database_url_option(serve)
     serve.set_defaults(run=_serve)
 
     migrate = commands.add_parser("migrate", help="apply the database schema migrations")
-    migrate.add_argument("--data-dir", type=Path, default=None)
+    _data_dir_option(migrate)
+    migrate.add_argument(
+        "--status",
+        action="store_true",
+        help="only report the schema version (exit 0 up to date, 1 migrations to apply,"
+        " 2 newer than this recordseal)",
+    )
+    _json_option(migrate, "the schema version")
     _database_url_option(migrate)
     migrate.set_defaults(run=_migrate)
 
     token = commands.add_parser("token", help="API tokens").add_subparsers(
-        dest="token_command", required=True
+        dest="token_command", required=True, metavar="COMMAND"
     )
     create = token.add_parser("create", help="create a tenant-scoped API token")
-    create.add_argument("--data-dir", type=Path, default=None)
-    create.add_argument("--tenant", required=True)
+    _data_dir_option(create)
+    create.add_argument("--tenant", required=True, help="the tenant the token acts for")
     create.add_argument("--label", default="", help="a note on what the token is for")
+    _json_option(create, "tenant, label and token")
     _database_url_option(create)
     create.set_defaults(run=_token_create)
 
     keys = commands.add_parser("keys", help="key material").add_subparsers(
-        dest="keys_command", required=True
+        dest="keys_command", required=True, metavar="COMMAND"
     )
     export = keys.add_parser(
         "export", help="write the key directory and the witness trust store for offline use"
     )
-    export.add_argument("--data-dir", type=Path, default=None)
-    export.add_argument("--keys-out", type=Path, default=Path("recordseal-keys.json"))
-    export.add_argument("--trust-out", type=Path, default=Path("recordseal-trust.json"))
+    _data_dir_option(export)
+    export.add_argument(
+        "--keys-out",
+        type=Path,
+        default=Path("recordseal-keys.json"),
+        help="where to write the key directory (recordseal-keys.json)",
+    )
+    export.add_argument(
+        "--trust-out",
+        type=Path,
+        default=Path("recordseal-trust.json"),
+        help="where to write the trust store of the service's witnesses (recordseal-trust.json)",
+    )
+    _json_option(export, "what was written")
     _database_url_option(export)
     export.set_defaults(run=_keys_export)
 
     panel = commands.add_parser("panel", help="operator panel").add_subparsers(
-        dest="panel_command", required=True
+        dest="panel_command", required=True, metavar="COMMAND"
     )
     link = panel.add_parser(
         "link", help="print a one-time passkey registration link (the first operator's way in)"
     )
-    link.add_argument("--data-dir", type=Path, default=None)
-    link.add_argument("--role", choices=["operator", "viewer"], default="operator")
-    link.add_argument("--base-url", default="http://localhost:8000")
+    _data_dir_option(link)
+    link.add_argument(
+        "--role",
+        choices=["operator", "viewer"],
+        default="operator",
+        help="the role the passkey gets (operator)",
+    )
+    link.add_argument(
+        "--base-url",
+        default="http://localhost:8000",
+        help="the panel's address as the browser reaches it (http://localhost:8000)",
+    )
+    _json_option(link, "the link")
     link.set_defaults(run=_panel_link)
 
     add_witness_parser(commands)
@@ -214,10 +305,14 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from recordseal.demo_witness import DemoWitnessError
+    from recordseal.serve import ConfigError
+
+    datadir.owner_only()
     args = parser().parse_args(argv)
     try:
         result: int = args.run(args)
-    except BackendError as error:
+    except (BackendError, SchemaTooNew, ConfigError, DemoWitnessError, DataDirError) as error:
         print(f"recordseal: {error}", file=sys.stderr)
         return 2
     return result

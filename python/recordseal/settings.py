@@ -64,6 +64,12 @@ class Settings:
     rate_limit_failed_tokens: str = "20/60"
     rate_limit_login: str = "30/60"
     rate_limit_sso: str = "30/60"
+    #: Log lines as ``text`` (readable) or ``json`` (one object a line); docs/operations.md.
+    log_format: str = "text"
+    #: The lowest level logged: ``debug``, ``info``, ``warning`` or ``error``.
+    log_level: str = "info"
+    #: One access-log line per request (method, route template, status, duration, tenant).
+    access_log: bool = True
 
     @property
     def database_path(self) -> Path:
@@ -109,6 +115,12 @@ class Settings:
             values["transparency_dir"] = Path(transparency)
         if every := os.environ.get("RECORDSEAL_TRANSPARENCY_INTERVAL"):
             values["transparency_interval"] = float(every)
+        if log_format := os.environ.get("RECORDSEAL_LOG_FORMAT"):
+            values["log_format"] = log_format
+        if log_level := os.environ.get("RECORDSEAL_LOG_LEVEL"):
+            values["log_level"] = log_level.lower()
+        if (access_log := os.environ.get("RECORDSEAL_ACCESS_LOG")) is not None:
+            values["access_log"] = access_log.lower() not in ("off", "0", "false", "no")
         for name, variable in _RATE_LIMITS.items():
             if (rate := os.environ.get(variable)) is not None:
                 values[name] = rate

@@ -11,6 +11,7 @@ import pytest
 from recordseal.audit import AuditEvent, FleetAudit, FleetScope
 from recordseal.fleet.manifest import FleetBinding, load_manifest, parse_manifest
 from recordseal.fleet.reload import FleetRegistry, classify
+from recordseal.logs import Formatter, fields_of
 
 BASE = """\
 version = 1
@@ -124,8 +125,8 @@ def test_a_reload_with_an_unsupported_change_is_refused_as_a_whole(
     assert [c.fleet for c in outcome.refused] == ["move"]
     assert registry.manifest is running  # nothing applied, not even the added fleet
     assert any(
-        "unsupported_change" in r.getMessage() and "restart" in r.getMessage()
-        for r in caplog.records
+        "error=unsupported_change" in line and "restart" in line
+        for line in map(Formatter().format, caplog.records)
     )
     refused = [e for e in recorder.events if e.event == "fleet.rebind_refused"]
     assert [(e.fleet, e.tenant, e.details) for e in refused] == [
@@ -163,21 +164,13 @@ def test_events_of_a_fleet_with_a_tenant_carry_the_tenant_scope(
         scoped = audit.emit(FleetScope("edge", "acme"), "anchor.sealed", size=3)
         legacy = audit.emit(FleetScope("solo", None), "anchor.sealed", size=1)
     assert scoped.tenant == "acme" and legacy.tenant is None
-    lines = [json.loads(r.getMessage()) for r in caplog.records if r.name == "recordseal.audit"]
+    lines = [(r.getMessage(), fields_of(r)) for r in caplog.records if r.name == "recordseal.audit"]
     assert lines == [
-        {
-            "event": "anchor.sealed",
-            "fleet": "edge",
-            "at": "2026-11-21T00:00:00.000000Z",
-            "tenant": "acme",
-            "details": {"size": 3},
-        },
-        {
-            "event": "anchor.sealed",
-            "fleet": "solo",
-            "at": "2026-11-21T00:00:00.000000Z",
-            "details": {"size": 1},
-        },
+        (
+            "audit.anchor.sealed",
+            {"fleet": "edge", "at": "2026-11-21T00:00:00.000000Z", "tenant": "acme", "size": 3},
+        ),
+        ("audit.anchor.sealed", {"fleet": "solo", "at": "2026-11-21T00:00:00.000000Z", "size": 1}),
     ]
 
 

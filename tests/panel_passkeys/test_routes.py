@@ -7,6 +7,7 @@ py_webauthn's verify functions are replaced where a test needs a ceremony to suc
 from __future__ import annotations
 
 import base64
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -303,7 +304,10 @@ def test_a_mismatched_user_handle_is_refused(
 
 
 def test_registration_consumes_the_link_and_signs_in(
-    env: Env, client: TestClient[Litestar], monkeypatch: pytest.MonkeyPatch
+    env: Env,
+    client: TestClient[Litestar],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     calls: list[dict[str, Any]] = []
 
@@ -317,9 +321,14 @@ def test_registration_consumes_the_link_and_signs_in(
     token = env.store.create_link()
     state = client.post("/login/register/start", json={"token": token}).json()["state"]
     body = {"state": state, "credential": {"id": "x"}}
-    response = client.post("/login/register/finish", json=body)
+    with caplog.at_level(logging.DEBUG, "recordseal"):
+        response = client.post("/login/register/finish", json=body)
     assert response.status_code == 200
     assert response.json()["redirect"] == "/tenants"
+    # A registration is routine (the link was the operator's decision): INFO, not a warning.
+    registered = [r for r in caplog.records if r.getMessage() == "panel.passkey_registered"]
+    assert [r.levelno for r in registered] == [logging.INFO]
+    assert registered[0].role == "operator"
     assert calls[0]["require_user_verification"] is True
     assert env.store.link_status(token)[0] == "used"
     credential = env.store.credential(b"new-cred")

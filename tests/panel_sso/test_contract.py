@@ -15,6 +15,7 @@ import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
 
+from recordseal.logs import Formatter
 from recordseal.panel.sessions import TenantSession
 from recordseal.panel.sso.contract import (
     BeginResult,
@@ -171,7 +172,7 @@ def test_a_principal_of_another_organization_is_an_internal_error_flagged_for_es
     assert getattr(response, "content") == b""  # noqa: B009
     audit = [r for r in caplog.records if r.name == "recordseal.panel.audit"]
     assert audit[-1].levelno == logging.ERROR
-    assert "error=Internal status=500 escalate=yes" in audit[-1].getMessage()
+    assert "error=Internal status=500 escalate=yes" in Formatter().format(audit[-1])
 
 
 # -- the principal -----------------------------------------------------------------------

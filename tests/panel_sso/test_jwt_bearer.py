@@ -16,6 +16,7 @@ from joserfc.jwk import ECKey, RSAKey
 from litestar import Litestar
 from litestar.testing import TestClient
 
+from recordseal.logs import Formatter
 from recordseal.panel.sessions import TenantSession
 from recordseal.panel.sso.registration import RegistrationForm, register_provider
 from tests.panel_sso.conftest import RP_BASE, RelyingParty, build_rp, loopback_policy
@@ -117,7 +118,7 @@ def test_bad_tokens_are_refused(
     response = _through_proxy(client, token)
     assert getattr(response, "status_code") == 401  # noqa: B009
     assert getattr(response, "content") == b""  # noqa: B009
-    traces = [r.getMessage() for r in caplog.records if r.name == TRACE]
+    traces = [Formatter().format(r) for r in caplog.records if r.name == TRACE]
     assert reason in traces[-1]
 
 

@@ -13,6 +13,7 @@ import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
 
+from recordseal.logs import Formatter
 from recordseal.panel.sso.nonces import NONCE_LIFETIME, seal_stash
 from recordseal.panel.sso.oidc import new_code_verifier
 from recordseal.web.panel.sso import BINDING_COOKIE
@@ -45,14 +46,14 @@ def _refused(response: object, status: int = 401) -> None:
 def _audited(caplog: pytest.LogCaptureFixture, kind: str, status: int = 401) -> None:
     lines = [r for r in caplog.records if r.name == AUDIT and "refused" in r.getMessage()]
     assert lines, "the failure was not audited"
-    message = lines[-1].getMessage()
+    message = Formatter().format(lines[-1])
     assert f"error={kind}" in message
     assert f"status={status}" in message
     assert "reason" not in message
 
 
 def _reason(caplog: pytest.LogCaptureFixture) -> str:
-    traces = [r.getMessage() for r in caplog.records if r.name == TRACE]
+    traces = [Formatter().format(r) for r in caplog.records if r.name == TRACE]
     assert traces, "no trace line"
     return traces[-1]
 
@@ -526,7 +527,7 @@ def test_a_fault_of_the_panel_at_start_or_callback_is_an_audited_internal_error(
             _refused(response, 500)
             _audited(caplog, "Internal", 500)
             escalated = [
-                r for r in caplog.records if r.name == AUDIT and "escalate=yes" in r.getMessage()
+                r for r in caplog.records if r.name == AUDIT and getattr(r, "escalate", "") == "yes"
             ]
             assert escalated and escalated[-1].levelno == logging.ERROR
             assert "ProviderStoreError" in _reason(caplog)

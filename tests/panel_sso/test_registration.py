@@ -14,6 +14,7 @@ import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
 
+from recordseal.logs import Formatter
 from recordseal.panel.cookies import COOKIE_NAME
 from recordseal.panel.sessions import TenantSession
 from recordseal.panel.sso.errors import DuplicateProvider
@@ -391,7 +392,7 @@ def test_a_store_file_others_may_read_is_reported_and_made_private_on_write(
     path.chmod(0o644)
     caplog.set_level(logging.WARNING, logger="recordseal.panel.sso")
     rp = build_rp(tmp_path, loopback_policy(tls), store_path=path)
-    assert any("mode 644" in r.getMessage() for r in caplog.records)
+    assert any("mode=644" in Formatter().format(r) for r in caplog.records)
     register_code(rp, op)
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
 
@@ -451,13 +452,11 @@ def test_registrations_removals_and_refusals_are_audited_without_the_secret(
     assert client.post(PAGE, json=code_form(op), headers=operator(rp, client)).status_code == 201
     assert client.post(PAGE, json=code_form(op), headers=operator(rp, client)).status_code == 409
     assert client.post(f"{PAGE}/acme-okta/remove", headers=operator(rp, client)).status_code == 200
-    audit = [r.getMessage() for r in caplog.records if r.name == "recordseal.panel.audit"]
-    assert any(
-        "sso_registered provider='acme-okta'" in line and "by='root'" in line for line in audit
-    )
-    assert any("sso_registration refused" in line and "status=409" in line for line in audit)
-    assert any("sso_removed provider='acme-okta'" in line for line in audit)
-    assert all(BASIC_SECRET not in r.getMessage() for r in caplog.records)
+    audit = [Formatter().format(r) for r in caplog.records if r.name == "recordseal.panel.audit"]
+    assert any("sso_registered provider=acme-okta" in line and "by=root" in line for line in audit)
+    assert any("sso_registration_refused" in line and "status=409" in line for line in audit)
+    assert any("sso_removed provider=acme-okta" in line for line in audit)
+    assert all(BASIC_SECRET not in Formatter().format(r) for r in caplog.records)
 
 
 def test_an_idp_that_lists_no_auth_methods_offers_only_client_secret_basic(

@@ -8,6 +8,7 @@ import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
 
+from recordseal.logs import Formatter
 from recordseal.panel.tenants import InMemoryTenantStore
 from tests.panel_web.conftest import HTML, JSON, Panel, SpyStore, seeded_store
 
@@ -82,9 +83,9 @@ def test_cross_tenant_is_403_before_the_store(path: str, caplog: pytest.LogCaptu
         assert spy.calls == []
     assert panel.context.metrics["forbidden_cross_tenant"] == 2
     assert panel.context.metrics["not_found"] == 0
-    messages = [record.getMessage() for record in caplog.records]
-    assert sum("panel.denied cross_tenant" in message for message in messages) == 2
-    assert not any("panel.not_found" in message for message in messages)
+    lines = [Formatter().format(record) for record in caplog.records]
+    assert sum("panel.denied reason=cross_tenant" in line for line in lines) == 2
+    assert not any("panel.not_found" in line for line in lines)
     assert all(record.levelno == logging.INFO for record in caplog.records)
 
 
@@ -120,9 +121,9 @@ def test_missing_is_404_with_its_own_log_and_metric(
         assert "Not found" in page.text
     assert panel.context.metrics["not_found"] == 2
     assert panel.context.metrics["forbidden_cross_tenant"] == 0
-    messages = [record.getMessage() for record in caplog.records]
-    assert sum("panel.not_found" in message for message in messages) == 2
-    assert not any("panel.denied" in message for message in messages)
+    lines = [Formatter().format(record) for record in caplog.records]
+    assert sum("panel.not_found kind=" in line for line in lines) == 2
+    assert not any("panel.denied" in line for line in lines)
 
 
 def test_own_tenant_missing_org_is_404_for_tenant_session(

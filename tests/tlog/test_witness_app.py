@@ -132,7 +132,7 @@ def test_state_and_key_survive_a_new_app(tmp_path: Path, log: Log) -> None:
 def test_health_and_methods(client: TestClient[Litestar], app: Litestar) -> None:
     response = client.get("/health")
     assert response.status_code == 200
-    assert response.json() == {"status": "ok", "witness": witness_verifier(app).vkey}
+    assert response.json() == {"status": "ok", "witness": witness_verifier(app).vkey, "demo": False}
     assert client.get("/add-checkpoint").status_code == 405
 
 
@@ -142,3 +142,32 @@ def test_500_for_a_corrupt_state(app: Litestar, client: TestClient[Litestar], lo
     app.state.witness.store.path_for(log.origin).write_text("{")
     response = post(client, 5, [], log.signed())
     assert (response.status_code, response.json()["code"]) == (500, "state_corrupt")
+
+
+def test_a_log_family_covers_logs_made_later_and_nothing_else(tmp_path: Path) -> None:
+    """``--logs-under``: one key under the service's name stands for every log below it, each
+    signed under its own origin; a sibling name, the bare name, another key are refused."""
+    seed = bytes(range(32))
+    family = Ed25519Signer.from_seed("svc.example", seed).verifier().vkey
+    app = create_witness_app(
+        tmp_path / "state", WITNESS_NAME, tmp_path / "witness.key", {}, families=[family]
+    )
+    with TestClient(app) as client:
+        for origin in ("svc.example/acme/default", "svc.example/new-tenant/edge"):
+            log = Log(Ed25519Signer.from_seed(origin, seed), origin=origin)
+            log.append(3)
+            assert post(client, 0, [], log.signed()).status_code == 200, origin
+        for origin, key in (
+            ("svc.example.evil/acme/default", seed),  # not under "svc.example/"
+            ("svc.example", seed),  # the family's own name is no log of it
+        ):
+            log = Log(Ed25519Signer.from_seed(origin, key), origin=origin)
+            log.append(1)
+            response = post(client, 0, [], log.signed())
+            assert (response.status_code, response.json()["code"]) == (404, "unknown_origin")
+        stranger = Log(
+            Ed25519Signer.from_seed("svc.example/acme/x", bytes(32)), "svc.example/acme/x"
+        )
+        stranger.append(1)
+        response = post(client, 0, [], stranger.signed())
+        assert (response.status_code, response.json()["code"]) == (403, "note_unverified")

@@ -61,13 +61,13 @@ def serving(data_dir: Path, log: Log) -> Iterator[tuple[str, str]]:
     url = f"http://127.0.0.1:{port}"
     try:
         assert process.stdout is not None
-        first = process.stdout.readline()
-        assert first.startswith("recordseal witness: vkey "), first
-        vkey = first.split()[-1]
         deadline = time.monotonic() + 30
         while True:
             try:
-                if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                health = httpx.get(f"{url}/health", timeout=1)
+                if health.status_code == 200:
+                    vkey = health.json()["witness"]
+                    assert health.json()["demo"] is False
                     break
             except httpx.TransportError:
                 pass

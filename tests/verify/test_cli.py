@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -95,19 +97,25 @@ def test_bundle_from_standard_input(files: dict[str, Path]) -> None:
 
 
 @pytest.mark.parametrize(
-    ("args", "message"),
+    ("args", "message", "code"),
     [
-        (["missing.json"], "missing.json"),
-        (["BUNDLE", "--keys", "bad-keys"], "key directory: "),
-        (["BUNDLE", "--trust", "missing-trust.json"], "missing-trust.json"),
+        (["missing.json"], "missing.json", 66),
+        (["BUNDLE", "--keys", "bad-keys"], "key directory: ", 65),
+        (["BUNDLE", "--trust", "missing-trust.json"], "missing-trust.json", 66),
+        (["BUNDLE", "--frobnicate"], "unrecognized arguments: --frobnicate", 64),
+        ([], "the following arguments are required: BUNDLE", 64),
     ],
 )
-def test_unreadable_inputs_exit_3(files: dict[str, Path], args: list[str], message: str) -> None:
+def test_input_and_usage_errors_have_their_own_exit_codes(
+    files: dict[str, Path], args: list[str], message: str, code: int
+) -> None:
+    """65 invalid key directory or trust store, 66 unreadable file, 64 usage: never 2,
+    which means VERIFICATION INCOMPLETE."""
     resolved = [
         str(files["bundle"]) if arg == "BUNDLE" else str(files.get(arg, arg)) for arg in args
     ]
     done = _run(*resolved)
-    assert done.returncode == 3
+    assert done.returncode == code
     assert message in done.stderr
     assert "Traceback" not in done.stderr
 
@@ -120,3 +128,94 @@ def test_the_module_entry_point(files: dict[str, Path]) -> None:
         timeout=60,
     )
     assert done.returncode == 2
+
+
+@pytest.fixture(scope="module")
+def folder(world: World, files: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory of 24 good bundles (enough for a progress bar), with the key directory and
+    trust store inside it (which the run must skip)."""
+    folder = tmp_path_factory.mktemp("many")
+    good = files["bundle"].read_bytes()
+    for i in range(24):
+        (folder / f"b{i:02}.json").write_bytes(good)
+    (folder / "keys.json").write_bytes(files["keys"].read_bytes())
+    (folder / "trust.json").write_bytes(files["trust"].read_bytes())
+    (folder / "notes.txt").write_text("not a bundle: no .json")
+    return folder
+
+
+def test_a_directory_verifies_every_bundle_with_a_line_each_and_a_summary(folder: Path) -> None:
+    done = _run(folder, "--keys", folder / "keys.json", "--trust", folder / "trust.json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    verified = [line for line in lines if line.startswith("VERIFIED ")]
+    assert len(verified) == 24
+    assert f"{folder / 'b00.json'}  acme" in verified[0]
+    assert lines[-1] == "24 bundles: 24 VERIFIED"
+    assert done.stderr == ""  # no progress bar when standard error is no terminal
+
+
+def test_many_bundles_exit_with_the_worst_verdict(files: dict[str, Path], folder: Path) -> None:
+    trust = ("--keys", files["keys"], "--trust", files["trust"])
+    incomplete = _run(files["bundle"], files["unsealed"], *trust)
+    assert incomplete.returncode == 2
+    assert incomplete.stdout.splitlines()[-1] == "2 bundles: 1 VERIFIED, 1 VERIFICATION INCOMPLETE"
+    assert "check 4 sealed batch unchecked: " in incomplete.stdout
+    unreadable = _run(files["bundle"], files["unsealed"], "gone.json", *trust)
+    assert unreadable.returncode == 66
+    assert "UNREADABLE               gone.json  cannot be read: No such file" in unreadable.stdout
+    inside = ("--keys", folder / "keys.json", "--trust", folder / "trust.json")
+    failed = _run(folder, files["tampered"], "gone.json", files["unsealed"], *inside)
+    assert failed.returncode == 1
+    assert failed.stdout.splitlines()[-1] == (
+        "27 bundles: 24 VERIFIED, 1 FAILED, 1 VERIFICATION INCOMPLETE, 1 UNREADABLE"
+    )
+    tampered = next(line for line in failed.stdout.splitlines() if line.startswith("FAILED"))
+    assert "check 2 record tree failed: " in tampered
+
+
+def test_many_bundles_as_json(files: dict[str, Path]) -> None:
+    done = _run(files["bundle"], files["tampered"], "gone.json", "--json")
+    assert done.returncode == 1
+    summary = json.loads(done.stdout)
+    assert summary["format"] == "recordseal/verification-summary/v1"
+    assert summary["counts"] == {
+        "VERIFIED": 0,
+        "FAILED": 1,
+        "VERIFICATION INCOMPLETE": 1,
+        "UNREADABLE": 1,
+    }
+    first, second, third = summary["results"]
+    assert (
+        first["bundle"] == str(files["bundle"]) and first["format"] == "recordseal/verification/v1"
+    )
+    assert second["verdict"] == "FAILED" and len(second["checks"]) == 7
+    assert third == {"bundle": "gone.json", "verdict": "UNREADABLE", "error": third["error"]}
+
+
+def test_a_terminal_sees_a_progress_bar_on_long_runs(files: dict[str, Path], folder: Path) -> None:
+    """Standard error on a pseudo-terminal: rich draws the bar there; standard output keeps
+    the lines and the summary."""
+    import pty
+
+    primary, secondary = pty.openpty()
+    done = subprocess.run(
+        [sys.executable, "-m", "recordseal.verify.cli", str(folder),
+         "--keys", str(folder / "keys.json"), "--trust", str(folder / "trust.json")],
+        stdout=subprocess.PIPE, stderr=secondary, text=True, timeout=120,
+    )  # fmt: skip
+    os.close(secondary)
+    drawn = b""
+    with contextlib.suppress(OSError):
+        while chunk := os.read(primary, 65536):
+            drawn += chunk
+    os.close(primary)
+    assert done.returncode == 0
+    assert done.stdout.count("VERIFIED ") == 24
+    assert done.stdout.splitlines()[-1] == "24 bundles: 24 VERIFIED"
+    assert b"verifying" in drawn and b"24/24" in drawn
+
+
+def test_the_verifier_has_a_version(files: dict[str, Path]) -> None:
+    done = _run("--version")
+    assert done.returncode == 0 and done.stdout.startswith("recordseal verify ")

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import sys
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from recordseal.client.models import Refreshed, Refused, Unavailable
 from recordseal.client.session import Client
@@ -45,6 +48,11 @@ def add_bundle_parser(subparsers: Any) -> None:
     refresh.add_argument(
         "--out", type=Path, default=None, help="write the refreshed bundle here (default: stdout)"
     )
+    refresh.add_argument(
+        "--json",
+        action="store_true",
+        help="print what changed as JSON (with the refreshed bundle inside unless --out)",
+    )
     refresh.set_defaults(run=_refresh)
 
 
@@ -63,10 +71,20 @@ def _refresh(args: argparse.Namespace) -> int:
     except BundleError as error:
         print(f"recordseal bundle refresh: refused the answer: {error}", file=sys.stderr)
         return EXIT_MISMATCH
+    if args.out is not None:
+        args.out.write_bytes(refreshed.bundle)
+    if args.json:
+        summary: dict[str, Any] = {
+            "old_size": refreshed.old_size,
+            "new_size": refreshed.new_size,
+            "out": None if args.out is None else str(args.out),
+        }
+        if args.out is None:
+            summary["bundle"] = msgspec.json.decode(refreshed.bundle)
+        print(json.dumps(summary, indent=2))
+        return 0
     if args.out is None:
         sys.stdout.buffer.write(refreshed.bundle)
-    else:
-        args.out.write_bytes(refreshed.bundle)
     if refreshed.new_size is None:
         summary = "the record is not sealed yet; the bundle is unchanged"
     elif refreshed.old_size is None:

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import sys
 from datetime import date, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from recordseal.settings import Settings
+
+if TYPE_CHECKING:
+    from recordseal.verify.transparency import LogFileName, ReplayedLog
 
 
 def _day(text: str) -> date:
@@ -38,7 +42,11 @@ def _transparency_write(args: argparse.Namespace) -> int:
         data_dir=args.data_dir, database_url=args.database_url, transparency_dir=args.root
     )
     day = args.date or utc_today() - timedelta(days=1)
-    for path in asyncio.run(_write(settings, settings.transparency_root, day)):
+    written = asyncio.run(_write(settings, settings.transparency_root, day))
+    if args.json:
+        print(json.dumps({"date": day.isoformat(), "files": [str(p) for p in written]}, indent=2))
+        return 0
+    for path in written:
         print(path)
     return 0
 
@@ -69,8 +77,13 @@ def _transparency_replay(args: argparse.Namespace) -> int:
         )
     except (OSError, TransparencyLogError) as error:
         code = getattr(error, "code", "unreadable")
+        if args.json:
+            print(json.dumps({"replayed": False, "code": code, "error": str(error)}, indent=2))
         print(f"recordseal: {args.file}: does not replay ({code}): {error}", file=sys.stderr)
         return 1
+    if args.json:
+        print(json.dumps(_replayed_json(replayed, bool(log_keys), expected, args), indent=2))
+        return 0
     scope = f"tenant {replayed.tenant}" if replayed.tenant else "no tenant"
     print(f"{replayed.origin} ({scope}, fleet {replayed.fleet}) on {replayed.date}")
     print(f"genesis {replayed.genesis.hex()}")
@@ -87,14 +100,52 @@ def _transparency_replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _replayed_json(
+    replayed: ReplayedLog, signed: bool, expected: LogFileName | None, args: argparse.Namespace
+) -> dict[str, Any]:
+    return {
+        "replayed": True,
+        "origin": replayed.origin,
+        "tenant": replayed.tenant,
+        "fleet": replayed.fleet,
+        "date": replayed.date,
+        "genesis": replayed.genesis.hex(),
+        "anchors": [
+            {
+                "size": anchor.size,
+                "root": anchor.root.hex(),
+                "created_at": anchor.created_at,
+                "cosigned_by": list(anchor.cosigned_by),
+            }
+            for anchor in replayed.anchors
+        ],
+        "signatures_verified": signed,
+        "name_checked": bool(expected and not args.any_name),
+    }
+
+
 def _fleet_check(args: argparse.Namespace) -> int:
     from recordseal.fleet.manifest import ManifestError, load_manifest
 
     try:
         manifest = load_manifest(args.manifest)
     except ManifestError as error:
+        if args.json:
+            print(json.dumps({"valid": False, "error": str(error)}, indent=2))
         print(f"recordseal: {error}", file=sys.stderr)
         return 1
+    if args.json:
+        fleets = [
+            {
+                "id": fleet.id,
+                "tenant": fleet.tenant_id,
+                "preset": fleet.preset,
+                "seed_path": fleet.seed_path,
+            }
+            for fleet in manifest.fleets
+        ]
+        print(json.dumps({"valid": True, "fleets": fleets}, indent=2))
+        return 0
     for fleet in manifest.fleets:
         print(
             f"{fleet.id}: tenant {fleet.tenant_id or '-'}, preset {fleet.preset or '-'},"
@@ -110,7 +161,12 @@ def add_fleet_parsers(commands: Any) -> None:
     write = transparency.add_parser(
         "write", help="write one day's file of every (tenant, fleet) log, replacing old ones"
     )
-    write.add_argument("--data-dir", type=Path, default=None)
+    write.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help="the service's state directory (RECORDSEAL_DATA_DIR; ./data)",
+    )
     write.add_argument(
         "--database-url",
         default=None,
@@ -118,13 +174,18 @@ def add_fleet_parsers(commands: Any) -> None:
     )
     write.add_argument("--root", type=Path, default=None, help="(<data-dir>/transparency)")
     write.add_argument("--date", type=_day, default=None, help="UTC day (yesterday)")
+    write.add_argument("--json", action="store_true", help="print the files written as JSON")
     write.set_defaults(run=_transparency_write)
     replay = transparency.add_parser(
         "replay", help="replay a day's file back to its genesis root, offline"
     )
-    replay.add_argument("file", type=Path)
-    replay.add_argument("--log-vkey", action="append", default=[], help="the log's vkey")
-    replay.add_argument("--witness-vkey", action="append", default=[], help="a witness vkey")
+    replay.add_argument("file", type=Path, help="the day's file, DATE/[TENANT/]FLEET.log")
+    replay.add_argument(
+        "--log-vkey", action="append", default=[], help="the log's vkey (checks its signatures)"
+    )
+    replay.add_argument(
+        "--witness-vkey", action="append", default=[], help="a trusted witness's vkey (repeatable)"
+    )
     replay.add_argument(
         "--expect",
         default=None,
@@ -134,11 +195,13 @@ def add_fleet_parsers(commands: Any) -> None:
     replay.add_argument(
         "--any-name", action="store_true", help="do not check the file's (tenant, fleet, date)"
     )
+    replay.add_argument("--json", action="store_true", help="print what was replayed as JSON")
     replay.set_defaults(run=_transparency_replay)
 
     fleet = commands.add_parser("fleet", help="proxy fleets").add_subparsers(
         dest="fleet_command", required=True
     )
     check = fleet.add_parser("check", help="validate a fleet manifest and list its fleets")
-    check.add_argument("manifest", type=Path)
+    check.add_argument("manifest", type=Path, help="the fleet manifest (TOML)")
+    check.add_argument("--json", action="store_true", help="print the fleets as JSON")
     check.set_defaults(run=_fleet_check)

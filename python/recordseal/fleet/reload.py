@@ -100,18 +100,21 @@ class FleetRegistry:
         try:
             new = load_manifest(path)
         except ManifestError as error:
-            log.error("fleet manifest reload refused, the running manifest stays: %s", error)
+            log.error("fleet.reload_refused", extra={"error": str(error), "running": "unchanged"})
             return ReloadOutcome(False, error=str(error))
         changes = classify(self.manifest, new, self._bound)
         outcome = ReloadOutcome(not any(c.kind == "unsupported_change" for c in changes), changes)
         for change in outcome.refused:
             assert change.new is not None
             log.warning(
-                "fleet manifest reload refused: unsupported_change: fleet %r would move from"
-                " tenant %r to tenant %r; restart the service to rebind it",
-                change.fleet,
-                self._bound.get(change.fleet),
-                change.new.tenant_id,
+                "fleet.reload_refused",
+                extra={
+                    "error": "unsupported_change",
+                    "fleet": change.fleet,
+                    "from_tenant": self._bound.get(change.fleet),
+                    "to_tenant": change.new.tenant_id,
+                    "fix": "restart the service to rebind it",
+                },
             )
             self._audit.emit(
                 scope_of(change.old or FleetBinding(change.fleet, self._bound.get(change.fleet))),
@@ -129,7 +132,7 @@ class FleetRegistry:
                 continue
             binding = change.new or change.old
             assert binding is not None
-            log.info("fleet manifest reload: fleet %r %s", change.fleet, change.kind)
+            log.info("fleet.reloaded", extra={"fleet": change.fleet, "change": change.kind})
             self._audit.emit(
                 scope_of(binding), f"fleet.{change.kind}", changed=",".join(change.fields) or None
             )
@@ -161,7 +164,7 @@ async def watch_manifest(
             if outcome.applied and on_applied is not None:
                 await on_applied(outcome)
         except Exception:  # a failed reload never stops the watcher
-            log.exception("fleet manifest reload failed")
+            log.exception("fleet.reload_failed")
 
 
 def _version(path: Path) -> tuple[int, int, int] | None:

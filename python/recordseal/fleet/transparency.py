@@ -115,7 +115,7 @@ async def write_day(store: LogStore, root: Path, day: date, *, replace: bool = T
         path = log_file_path(root, day, scope.tenant, scope.fleet)
         if scope.tenant is None and path.name in tenants:
             # a legacy fleet "x" and a tenant "x.log" would share one path: never mix them
-            log.error("transparency: %s is also a tenant's folder; not written", path)
+            log.error("transparency.path_collision", extra={"path": str(path), "written": False})
             continue
         if not replace and path.exists():
             continue
@@ -149,7 +149,7 @@ async def run_daily(
                 day = (now() - settle).date() - timedelta(days=1)
                 written = await write_day(store, root, day, replace=False)
                 if written:
-                    log.info("transparency: wrote %d file(s)", len(written))
+                    log.info("transparency.written", extra={"files": len(written)})
         except Exception:  # a failed round is retried on the next one
-            log.exception("transparency round failed")
+            log.exception("transparency.round_failed")
         await asyncio.sleep(interval)

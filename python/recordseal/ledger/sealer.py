@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from cryptography import x509
 
+from recordseal import metrics
 from recordseal.audit import FleetAudit, FleetScope
 from recordseal.clock import utc_now
 from recordseal.identifiers import DEFAULT_FLEET
@@ -187,29 +188,43 @@ class Sealer:
                 stamp = await timestamp_root(voucher.url, head.root, voucher.roots)
                 await self._store.add_timestamp(head.origin, head.size, name, stamp.token)
         except (TlogError, OSError) as error:
-            change = self._offers.failed(head, name, getattr(error, "code", type(error).__name__))
+            code = getattr(error, "code", type(error).__name__)
+            failures = (
+                metrics.WITNESS_FAILURES if isinstance(voucher, Witness) else metrics.TSA_FAILURES
+            )
+            failures.labels(name, code).inc()
+            change = self._offers.failed(head, name, code)
             if change is not None:
                 log.warning(
-                    "%s did not vouch for %s@%d: %s (offered again with backoff, next in"
-                    " %g s; logged again only when this changes)",
-                    name,
-                    head.origin,
-                    head.size,
-                    change.code,
-                    change.retry_in,
+                    "voucher.failing",
+                    extra={
+                        "voucher": name,
+                        "origin": head.origin,
+                        "size": head.size,
+                        "code": change.code,
+                        "retry_in_seconds": change.retry_in,
+                        "note": "offered again with backoff; logged again only when this changes",
+                    },
                 )
         except Exception:
             self._offers.failed(head, name, "internal_error")
-            log.exception("offering %s@%d to %s failed", head.origin, head.size, name)
+            log.exception(
+                "voucher.offer_failed",
+                extra={"voucher": name, "origin": head.origin, "size": head.size},
+            )
         else:
+            if isinstance(voucher, Witness):
+                metrics.COSIGNATURES.labels(name).inc()
             change = self._offers.vouched(head, name)
             if change is not None:
                 log.info(
-                    "%s vouched for %s@%d again after %d failed offers",
-                    name,
-                    head.origin,
-                    head.size,
-                    change.failures,
+                    "voucher.vouching_again",
+                    extra={
+                        "voucher": name,
+                        "origin": head.origin,
+                        "size": head.size,
+                        "failed_offers": change.failures,
+                    },
                 )
 
     async def _cosign(self, witness: Witness, head: Head) -> None:
@@ -242,7 +257,11 @@ class Sealer:
                         if not leading:
                             await self.load_offers()
                             leading = True
-                        await self.seal_pending()
+                        started = time.time()
+                        for batch in await self.seal_pending():
+                            metrics.SEALED_RECORDS.inc(batch.size - batch.first_index)
+                        # Everything acknowledged before this round began is sealed now.
+                        metrics.SEALED_THROUGH.set(started)
                         for head, name in self._offers.due():
                             task = asyncio.create_task(self._offer(head, name))
                             offers.add(task)
@@ -250,12 +269,15 @@ class Sealer:
                     else:
                         leading = False
                     if trouble is not None:
-                        log.info("sealing works again")
+                        log.info("sealer.recovered")
                         trouble = None
                 except Exception as error:  # never let one bad round stop sealing
                     reason = f"{type(error).__name__}: {error}"
                     if reason != trouble:
-                        log.exception("sealing round failed (logged again only when it changes)")
+                        log.exception(
+                            "sealer.round_failed",
+                            extra={"note": "logged again only when the failure changes"},
+                        )
                         trouble = reason
                 await asyncio.sleep(interval)
         finally:

@@ -24,7 +24,7 @@ async def purge_loop(store: RecordStore, retention_seconds: float, interval: flo
         try:
             dropped = await store.purge_idempotency_keys(cutoff(retention_seconds))
             if dropped:
-                log.info("forgot %d idempotency keys past retention", dropped)
+                log.info("retention.idempotency_keys_forgotten", extra={"count": dropped})
         except Exception:  # never let housekeeping stop the service
-            log.exception("idempotency key purge failed")
+            log.exception("retention.purge_failed")
         await asyncio.sleep(interval)

@@ -39,9 +39,7 @@ def check_stream_fleet(manifest: FleetManifest, tenant: str, fleet: str) -> None
         )
     if binding.tenant_id != tenant:
         log.warning(
-            "cross-tenant fleet access refused: tenant %r asked for fleet %r of tenant %r",
-            tenant,
-            fleet,
-            binding.tenant_id,
+            "fleet.cross_tenant_refused",
+            extra={"tenant": tenant, "fleet": fleet, "fleet_tenant": binding.tenant_id},
         )
         raise Forbidden("fleet_forbidden", "this fleet belongs to another tenant", "fleet")

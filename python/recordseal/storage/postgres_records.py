@@ -247,7 +247,7 @@ class PostgresRecords:
                 async with self._db.pool.acquire() as conn:
                     await conn.execute("VACUUM subjects, payloads")
             except (asyncpg.PostgresError, OSError) as error:  # autovacuum will do it later
-                log.warning("vacuum after erasure failed: %s", type(error).__name__)
+                log.warning("storage.vacuum_failed", extra={"error": type(error).__name__})
                 return
 
 

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import asyncpg
 
+from recordseal.storage.schema_version import refuse_newer
+
 if TYPE_CHECKING:
     from asyncpg.pool import PoolConnectionProxy
 
@@ -174,12 +176,21 @@ MIGRATIONS: list[str] = [
 ]
 
 
+async def schema_version(conn: Connection) -> int:
+    """The newest migration applied (0: none); reads only, and creates nothing."""
+    exists = await conn.fetchval("SELECT to_regclass('schema_version') IS NOT NULL")
+    if not exists:
+        return 0
+    return int(await conn.fetchval("SELECT coalesce(max(version), 0) FROM schema_version"))
+
+
 async def migrate(conn: Connection) -> int:
     """Apply the migrations not yet applied; returns the schema version now in place."""
     await conn.execute("SELECT pg_advisory_lock($1)", MIGRATION_LOCK)
     try:
         await conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)")
         current = await conn.fetchval("SELECT coalesce(max(version), 0) FROM schema_version")
+        refuse_newer(current, len(MIGRATIONS))
         for version, script in enumerate(MIGRATIONS[current:], start=current + 1):
             async with conn.transaction():
                 await conn.execute(script)

@@ -145,7 +145,7 @@ class AppendWriter:
             except _RETRYABLE as exc:
                 if attempt == _ATTEMPTS:
                     return [(False, exc)] * len(batch)
-                log.info("append batch retried after %s", type(exc).__name__)
+                log.info("storage.append_retried", extra={"error": type(exc).__name__})
             except _CommitUnknown as unknown:
                 try:
                     committed = await self._committed(batch, unknown)
@@ -153,13 +153,15 @@ class AppendWriter:
                     return [(False, exc)] * len(batch)
                 if committed:
                     return unknown.outcomes
-                log.warning("writer connection lost during COMMIT, which did not happen: retried")
+                log.warning("storage.commit_lost", extra={"committed": False, "action": "retried"})
                 if attempt == _ATTEMPTS:
                     return [(False, unknown.__cause__ or unknown)] * len(batch)
             except Exception as exc:  # the transaction failed: nobody is acknowledged
                 if not self._lost() or attempt == _ATTEMPTS:
                     return [(False, exc)] * len(batch)
-                log.warning("writer connection lost before COMMIT: batch retried on a new one")
+                log.warning(
+                    "storage.connection_lost", extra={"action": "retried on a new connection"}
+                )
                 await asyncio.sleep(0.05 * 2**attempt)
         raise AssertionError("unreachable")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from recordseal.storage.schema_version import refuse_newer
 from recordseal.storage.sqlite_locks import enable_wal
 
 MIGRATIONS: list[str] = [
@@ -203,6 +204,25 @@ def connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
+def schema_version(path: Path) -> int:
+    """The newest migration applied to the database at ``path`` (0: none, or no file); reads
+    only, and creates nothing."""
+    if not path.exists():
+        return 0
+    conn = sqlite3.connect(path)
+    try:
+        conn.execute("PRAGMA busy_timeout = 30000")
+        known = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+        ).fetchone()
+        if known is None:
+            return 0
+        row = conn.execute("SELECT max(version) FROM schema_version").fetchone()
+        return int(row[0] or 0)
+    finally:
+        conn.close()
+
+
 def migrate(conn: sqlite3.Connection) -> None:
     """Apply the missing migrations in one transaction.
 
@@ -216,6 +236,7 @@ def migrate(conn: sqlite3.Connection) -> None:
         conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
         row = conn.execute("SELECT max(version) FROM schema_version").fetchone()
         current = row[0] or 0
+        refuse_newer(current, len(MIGRATIONS))
         for version, script in enumerate(MIGRATIONS[current:], start=current + 1):
             for statement in script.split(";"):
                 if statement.strip():

@@ -3,6 +3,11 @@
 For each configured log (origin → the log's note verifiers) the witness remembers the latest
 checkpoint it cosigned, and cosigns a new one only when it extends that one: the client names
 the size it believes the witness has (``old``) and proves consistency from it.
+
+A witness may also be given *log families*: an Ed25519 key under a name ``N`` stands for every
+log whose origin starts with ``N/``, each signing with that key under its own origin (as a
+recordseal service signs all of its (tenant, fleet) logs, docs/tlog.md). Logs a service
+creates later, such as a new tenant's, are then witnessed without a restart.
 """
 
 from __future__ import annotations
@@ -42,6 +47,11 @@ STATUS_OF = {
 }
 
 
+def family_verifiers(vkeys: Iterable[str]) -> tuple[Ed25519Verifier, ...]:
+    """Log families from vkeys: each key's name is the origin prefix of its logs."""
+    return tuple(Ed25519Verifier.from_vkey(vkey) for vkey in vkeys)
+
+
 def log_verifiers(logs: Mapping[str, Iterable[str]]) -> dict[str, tuple[NoteVerifier, ...]]:
     """Witness configuration from vkeys: origin → the log's Ed25519 verifiers."""
     return {
@@ -58,9 +68,11 @@ class Witness:
         signer: CosignatureSigner,
         logs: Mapping[str, Sequence[NoteVerifier]],
         clock: Callable[[], float] = time.time,
+        families: Sequence[Ed25519Verifier] = (),
     ) -> None:
         self.signer = signer
         self.logs = dict(logs)
+        self.families = tuple(families)
         self.store = StateStore(state_dir)
         self._clock = clock
 
@@ -78,7 +90,7 @@ class Witness:
         """
         note = parse_note(signed_checkpoint)
         checkpoint = Checkpoint.parse(note.text)
-        verifiers = self.logs.get(checkpoint.origin)
+        verifiers = self.verifiers_for(checkpoint.origin)
         if verifiers is None:
             raise TlogError(
                 "unknown_origin",
@@ -100,6 +112,16 @@ class Witness:
                 LogState(checkpoint.origin, checkpoint.size, checkpoint.root_hash, note.encode())
             )
         return cosignature
+
+    def verifiers_for(self, origin: str) -> Sequence[NoteVerifier] | None:
+        """The log's keys: configured for the origin, or its family's key under its name."""
+        configured = self.logs.get(origin)
+        if configured is not None:
+            return configured
+        for family in self.families:
+            if origin.startswith(family.name + "/"):
+                return (Ed25519Verifier(origin, family.public_key),)
+        return None
 
     def _check_extends(
         self,
@@ -123,7 +145,9 @@ class Witness:
             if proof:
                 self._refuse_proof(checkpoint, "the proof must be empty for an unchanged size")
             if checkpoint.root_hash != state.root_hash:
-                log.warning("log %s shows two roots at size %d", checkpoint.origin, old_size)
+                log.warning(
+                    "witness.two_roots", extra={"origin": checkpoint.origin, "size": old_size}
+                )
                 raise TlogError(
                     "root_mismatch",
                     f"size {old_size} has another root than the one the witness cosigned",
@@ -145,7 +169,8 @@ class Witness:
     def _refuse_proof(self, checkpoint: Checkpoint, reason: str, rule: str = "") -> NoReturn:
         # A validly signed checkpoint without a valid proof may be evidence of a forked log.
         log.warning(
-            "refused checkpoint of %s at size %d: %s", checkpoint.origin, checkpoint.size, reason
+            "witness.proof_refused",
+            extra={"origin": checkpoint.origin, "size": checkpoint.size, "reason": reason},
         )
         evidence: dict[str, str | int] = {"origin": checkpoint.origin, "size": checkpoint.size}
         if rule:

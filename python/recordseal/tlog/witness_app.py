@@ -3,7 +3,8 @@
 ``POST /add-checkpoint`` answers 200 with the cosignature line, or the protocol's refusal:
 400 malformed, 403 no trusted signature, 404 unknown log, 409 old size mismatch (body: the
 witness's size, ``text/x.tlog.size``) or a second root at one size, 422 bad proof. Other
-refusals are RFC 9457 problem documents. ``GET /health`` answers while the process runs.
+refusals are RFC 9457 problem documents. ``GET /health`` answers while the process runs, with
+the witness's vkey and whether it is a demo witness (``recordseal serve --demo-witness``).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from recordseal.crypto.keyfiles import read_or_create_secret
 from .cosignature import CosignatureSigner
 from .errors import TlogError
 from .protocol import ADD_CHECKPOINT_PATH, SIZE_MEDIA_TYPE, encode_size, parse_add_checkpoint
-from .witness import STATUS_OF, Witness, log_verifiers
+from .witness import STATUS_OF, Witness, family_verifiers, log_verifiers
 
 #: The variable through which ``witness serve`` hands its configuration to server workers.
 CONFIG_ENV = "RECORDSEAL_WITNESS_CONFIG"
@@ -39,11 +40,15 @@ class WitnessConfig(msgspec.Struct, frozen=True):
     name: str
     key_path: str
     logs: dict[str, list[str]]
+    #: vkeys of log families (docs/tlog.md, "Log families").
+    families: list[str] = []
+    demo: bool = False
 
 
 class _Health(msgspec.Struct, frozen=True):
     status: str
     witness: str
+    demo: bool
 
 
 class _Problem(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -80,15 +85,20 @@ def create_witness_app(
     witness_key_seed_path: Path,
     logs: Mapping[str, Iterable[str]],
     *,
+    families: Iterable[str] = (),
+    demo: bool = False,
     clock: Callable[[], float] = time.time,
 ) -> Litestar:
     """The witness application.
 
-    ``logs`` maps each witnessed origin to the vkeys of the log's Ed25519 keys. The witness
-    key is the 32-byte seed in ``witness_key_seed_path``, generated (mode 0600) if absent.
+    ``logs`` maps each witnessed origin to the vkeys of the log's Ed25519 keys; ``families``
+    are vkeys of log families. The witness key is the 32-byte seed in
+    ``witness_key_seed_path``, generated (mode 0600) if absent.
     """
     signer = CosignatureSigner.from_seed(witness_name, read_or_create_secret(witness_key_seed_path))
-    witness = Witness(state_dir, signer, log_verifiers(logs), clock)
+    witness = Witness(
+        state_dir, signer, log_verifiers(logs), clock, families=family_verifiers(families)
+    )
 
     @post(ADD_CHECKPOINT_PATH, status_code=200)
     async def add_checkpoint(request: Request[Any, Any, Any]) -> Response[bytes]:
@@ -107,12 +117,13 @@ def create_witness_app(
 
     @get("/health")
     async def health() -> _Health:
-        return _Health(status="ok", witness=signer.vkey)
+        return _Health(status="ok", witness=signer.vkey, demo=demo)
 
     app = Litestar(
         route_handlers=[add_checkpoint, health],
         request_max_body_size=MAX_BODY_BYTES,
         openapi_config=None,
+        logging_config=None,
     )
     app.state.witness = witness
     return app
@@ -122,5 +133,10 @@ def app_from_env() -> Litestar:
     """Factory for server workers: the configuration is JSON in ``RECORDSEAL_WITNESS_CONFIG``."""
     config = msgspec.json.decode(os.environ[CONFIG_ENV], type=WitnessConfig)
     return create_witness_app(
-        Path(config.state_dir), config.name, Path(config.key_path), config.logs
+        Path(config.state_dir),
+        config.name,
+        Path(config.key_path),
+        config.logs,
+        families=config.families,
+        demo=config.demo,
     )

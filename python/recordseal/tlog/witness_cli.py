@@ -7,24 +7,29 @@ use) and its state (``state/``) in the data directory.
 from __future__ import annotations
 
 import argparse
+import json
+import logging
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
+from recordseal import logs as logging_setup
 from recordseal.crypto.keyfiles import read_or_create_secret
 
 from .cosignature import CosignatureSigner
 from .errors import TlogError
-from .witness import log_verifiers
+from .witness import family_verifiers, log_verifiers
 from .witness_app import CONFIG_ENV, WitnessConfig
 
 KEY_FILE = "witness-key.ed25519"
 STATE_DIR = "state"
+log = logging.getLogger("recordseal.witness")
 
 
-def add_witness_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_witness_parser(subparsers: Any) -> None:
     """Add ``witness serve`` and ``witness key`` to a command line."""
     witness = subparsers.add_parser("witness", help="run a transparency-log witness")
     commands = witness.add_subparsers(dest="witness_command", required=True)
@@ -36,14 +41,36 @@ def add_witness_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentP
     serve.add_argument(
         "--log",
         action="append",
-        required=True,
+        default=[],
         metavar="ORIGIN=VKEY",
         help="a witnessed log: its origin and the vkey of its key (repeatable)",
+    )
+    serve.add_argument(
+        "--logs-under",
+        action="append",
+        default=[],
+        metavar="VKEY",
+        help="a log family: every log whose origin starts with the key's name and '/', signed"
+        " by that key under its own origin, e.g. every log of one recordseal service"
+        " (repeatable)",
+    )
+    serve.add_argument(
+        "--demo",
+        action="store_true",
+        help="label this witness a demo witness on this machine (recordseal serve"
+        " --demo-witness): it vouches only that the logs it saw were consistent",
+    )
+    serve.add_argument(
+        "--log-format",
+        choices=logging_setup.FORMATS,
+        default=None,
+        help="text or json log lines (RECORDSEAL_LOG_FORMAT; text)",
     )
     serve.set_defaults(run=_serve)
 
     key = commands.add_parser("key", help="print the witness's vkey (made on first use)")
     _common(key)
+    key.add_argument("--json", action="store_true", help="print name and vkey as JSON")
     key.set_defaults(run=_key)
 
 
@@ -70,10 +97,11 @@ def parse_logs(items: list[str]) -> dict[str, list[str]]:
 
 def _key(args: argparse.Namespace) -> int:
     try:
-        print(load_signer(args.data_dir, args.name).vkey)
+        vkey = load_signer(args.data_dir, args.name).vkey
     except TlogError as error:
         print(f"recordseal witness: {error} ({error.code})", file=sys.stderr)
         return 2
+    print(json.dumps({"name": args.name, "vkey": vkey}) if args.json else vkey)
     return 0
 
 
@@ -81,9 +109,18 @@ def _serve(args: argparse.Namespace) -> int:
     from granian.constants import Interfaces
     from granian.server import Server
 
+    log_format = args.log_format or os.environ.get("RECORDSEAL_LOG_FORMAT") or "text"
+    log_config = logging_setup.dict_config(log_format)  # type: ignore[arg-type]
+    logging_setup.configure(log_format)  # type: ignore[arg-type]
     data_dir: Path = args.data_dir.resolve()
+    if not args.log and not args.logs_under:
+        print(
+            "recordseal witness: name the logs to witness: --log or --logs-under", file=sys.stderr
+        )
+        return 2
     try:
         logs = parse_logs(args.log)
+        families = family_verifiers(args.logs_under)
         signer = load_signer(data_dir, args.name)
     except TlogError as error:
         print(f"recordseal witness: {error} ({error.code})", file=sys.stderr)
@@ -93,13 +130,25 @@ def _serve(args: argparse.Namespace) -> int:
         name=args.name,
         key_path=str(data_dir / KEY_FILE),
         logs=logs,
+        families=list(args.logs_under),
+        demo=args.demo,
     )
     # Server workers build the app from the environment (granian's factory mode).
     os.environ[CONFIG_ENV] = msgspec.json.encode(config).decode()
-    print(f"recordseal witness: vkey {signer.vkey}", flush=True)
+    if args.demo:
+        log.warning(
+            "witness.demo",
+            extra={
+                "note": "a demo witness on this machine, not an independent witness:"
+                " production names independent witnesses (RECORDSEAL_WITNESSES)"
+            },
+        )
+    log.info("witness.started", extra={"vkey": signer.vkey, "data_dir": str(data_dir)})
     for origin in logs:
-        print(f"recordseal witness: witnessing {origin}", flush=True)
-    print(f"recordseal witness: listening on http://{args.host}:{args.port}", flush=True)
+        log.info("witness.log", extra={"origin": origin})
+    for family in families:
+        log.info("witness.logs_under", extra={"prefix": family.name + "/"})
+    log.info("witness.listening", extra={"url": f"http://{args.host}:{args.port}"})
     Server(
         "recordseal.tlog.witness_app:app_from_env",
         address=args.host,
@@ -108,5 +157,6 @@ def _serve(args: argparse.Namespace) -> int:
         workers=1,
         factory=True,
         log_access=False,
+        log_dictconfig=log_config,
     ).serve()
     return 0

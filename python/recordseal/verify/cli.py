@@ -1,107 +1,230 @@
-"""``recordseal verify BUNDLE [--keys FILE] [--trust FILE] [--json]``.
+"""``recordseal verify BUNDLE… [--keys FILE] [--trust FILE] [--json]`` (also ``recordseal-verify``).
 
-Exit codes: 0 ``VERIFIED``, 1 ``FAILED``, 2 ``VERIFICATION INCOMPLETE``, 3 when an input file
-cannot be read or the key directory or trust store is invalid (argparse's own usage errors
-also exit 2, before any verification).
+One bundle file gets the full report (the seven checks, the verdict, the time bracket, the
+disclosed values); several bundles, or a directory of ``*.json`` bundles, get one line each
+and a summary, with a progress bar on standard error when it is a terminal and the run is long.
+
+Exit codes (docs/bundle.md, "The command line"): 0 every bundle ``VERIFIED``; 1 a bundle
+``FAILED``; 2 a bundle ``VERIFICATION INCOMPLETE`` (and none failed); 64 a usage error;
+65 the key directory or trust store is invalid; 66 an input file cannot be read (with
+several bundles, after the others are verified, unless one ``FAILED``).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn
 
 import msgspec
 
 from .bundle import KeyDirectory, TrustStore
 from .context import load_key_directory, load_trust_store
 from .errors import BundleError
-from .result import INCOMPLETE, VerificationResult
+from .report import (
+    Outcome,
+    summary_json,
+    write_line,
+    write_report,
+    write_summary,
+)
+from .result import FAILED, INCOMPLETE
 from .verifier import verify_bundle
 
 EXIT_CODES = {"VERIFIED": 0, "FAILED": 1, "VERIFICATION INCOMPLETE": 2}
-EXIT_INPUT = 3
+EXIT_USAGE = 64  # sysexits.h EX_USAGE
+EXIT_DATA = 65  # EX_DATAERR: an invalid key directory or trust store
+EXIT_NO_INPUT = 66  # EX_NOINPUT: an input file that cannot be read
+#: From this many bundles on, a terminal shows a progress bar.
+PROGRESS_FROM = 20
+STDIN = "-"
+
+
+class UsageParser(argparse.ArgumentParser):
+    """An argument parser whose usage errors exit 64 (EX_USAGE), never 2: for ``verify``,
+    2 means VERIFICATION INCOMPLETE."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
 def add_verify_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``verify`` command to an ``add_subparsers()`` object."""
     command: argparse.ArgumentParser = subparsers.add_parser(
         "verify",
-        help="verify a disclosure bundle offline",
-        description="Verify a disclosure bundle offline (docs/bundle.md). Exit code 0 "
-        "VERIFIED, 1 FAILED, 2 VERIFICATION INCOMPLETE, 3 unreadable input.",
+        help="verify disclosure bundles offline",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     configure(command)
     return command
 
 
+DESCRIPTION = "Verify disclosure bundles offline (docs/bundle.md)."
+EPILOG = (
+    "exit codes: 0 VERIFIED, 1 FAILED, 2 VERIFICATION INCOMPLETE (nothing failed, but a check"
+    "\ncould not be done: no key directory, trust store or witness cosignature), 64 usage error,"
+    "\n65 invalid key directory or trust store, 66 unreadable input file"
+)
+
+
 def configure(command: argparse.ArgumentParser) -> None:
-    command.add_argument("bundle", help="the bundle file ('-' for standard input)")
-    command.add_argument("--keys", type=Path, help="key directory (recordseal keys export)")
-    command.add_argument("--trust", type=Path, help="witness trust store")
-    command.add_argument("--json", action="store_true", help="print the result as JSON")
+    command.add_argument(
+        "bundles",
+        nargs="+",
+        metavar="BUNDLE",
+        help="bundle files, directories of *.json bundles, or '-' for standard input",
+    )
+    command.add_argument(
+        "--keys", type=Path, help="the key directory (written by 'recordseal keys export')"
+    )
+    command.add_argument(
+        "--trust",
+        type=Path,
+        help="the trust store: witnesses and time-stamping authorities you trust, and a quorum",
+    )
+    command.add_argument(
+        "--json", action="store_true", help="print the result (or every result) as JSON"
+    )
     command.set_defaults(run=run)
 
 
+def _expand(names: Sequence[str], skip: set[Path]) -> tuple[list[str], bool]:
+    """The bundle names to verify, and whether the run is over several of them."""
+    expanded: list[str] = []
+    several = len(names) > 1
+    for name in names:
+        path = Path(name)
+        if name != STDIN and path.is_dir():
+            several = True
+            expanded += [
+                str(found)
+                for found in sorted(path.glob("*.json"))
+                if found.is_file() and found.resolve() not in skip
+            ]
+        else:
+            expanded.append(name)
+    return expanded, several
+
+
 def _read(name: str) -> bytes:
-    return sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes()
+    return sys.stdin.buffer.read() if name == STDIN else Path(name).read_bytes()
+
+
+def _verify(name: str, keys: KeyDirectory | None, trust: TrustStore | None) -> Outcome:
+    try:
+        data = _read(name)
+    except OSError as error:
+        return Outcome(name, error=f"cannot be read: {error.strerror or error}")
+    return Outcome(name, verify_bundle(data, keys, trust))
 
 
 def run(args: argparse.Namespace) -> int:
     keys: KeyDirectory | None = None
     trust: TrustStore | None = None
     try:
-        bundle = _read(args.bundle)
         if args.keys is not None:
             keys = load_key_directory(args.keys.read_bytes())
         if args.trust is not None:
             trust = load_trust_store(args.trust.read_bytes())
-    except (OSError, BundleError) as error:
+    except OSError as error:
         print(f"recordseal verify: {error}", file=sys.stderr)
-        return EXIT_INPUT
-    result = verify_bundle(bundle, keys, trust)
+        return EXIT_NO_INPUT
+    except BundleError as error:
+        print(f"recordseal verify: {error}", file=sys.stderr)
+        return EXIT_DATA
+    skip = {path.resolve() for path in (args.keys, args.trust) if path is not None}
+    names, several = _expand(args.bundles, skip)
+    if not several:
+        return _one(_verify(names[0], keys, trust), args.json)
+    outcomes: list[Outcome] = []
+    with _progress(len(names)) as advance:
+        for name in names:
+            outcome = _verify(name, keys, trust)
+            outcomes.append(outcome)
+            if not args.json:
+                write_line(outcome, sys.stdout)
+            advance()
     if args.json:
-        sys.stdout.write(msgspec.json.format(result.to_json(), indent=2).decode() + "\n")
+        sys.stdout.write(msgspec.json.format(msgspec.json.encode(summary_json(outcomes))).decode())
+        sys.stdout.write("\n")
     else:
-        write_report(result, sys.stdout)
-    return EXIT_CODES[result.verdict]
+        write_summary(outcomes, sys.stdout)
+    return exit_code(outcomes)
 
 
-def write_report(result: VerificationResult, out: TextIO) -> None:
-    """The human-readable report: record, the seven checks, verdict, time bracket."""
-    record = result.record
-    if record is not None:
-        out.write(
-            f"record      {record.tenant} / {record.stream} / seq {record.seq}"
-            f" ({record.record_id})\n\n"
-        )
-    width = max(len(check.name) for check in result.checks)
-    out.write(f"  #  {'check':<{width}}  {'status':<9}  detail\n")
-    for check in result.checks:
-        out.write(f"  {check.number}  {check.name:<{width}}  {check.status:<9}  {check.detail}\n")
-    open_checks = [str(check.number) for check in result.checks if check.status == "unchecked"]
-    note = f" (unchecked: {', '.join(open_checks)})" if result.verdict == INCOMPLETE else ""
-    out.write(f"\nverdict     {result.verdict}{note}\n")
-    bracket = result.time_bracket
-    out.write(f"not before  {_when(bracket.not_before, bracket.not_before_by)}\n")
-    out.write(f"not after   {_when(bracket.not_after, bracket.not_after_by)}\n")
-    if result.disclosed:
-        out.write("\ndisclosed\n")
-        for path, value in result.disclosed.items():
-            out.write(f"  {path} = {msgspec.json.encode(value).decode()}\n")
+def _one(outcome: Outcome, as_json: bool) -> int:
+    if outcome.result is None:
+        print(f"recordseal verify: {outcome.name}: {outcome.error}", file=sys.stderr)
+        return EXIT_NO_INPUT
+    if as_json:
+        sys.stdout.write(msgspec.json.format(outcome.result.to_json(), indent=2).decode() + "\n")
+    else:
+        write_report(outcome.result, sys.stdout)
+    return EXIT_CODES[outcome.result.verdict]
 
 
-def _when(moment: str | None, by: str | None) -> str:
-    return "unknown" if moment is None else f"{moment} ({by})"
+def exit_code(outcomes: Sequence[Outcome]) -> int:
+    """FAILED wins over an unreadable file, which wins over INCOMPLETE."""
+    verdicts = {outcome.verdict for outcome in outcomes}
+    if FAILED in verdicts:
+        return EXIT_CODES[FAILED]
+    if any(outcome.result is None for outcome in outcomes):
+        return EXIT_NO_INPUT
+    if INCOMPLETE in verdicts:
+        return EXIT_CODES[INCOMPLETE]
+    return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="recordseal verify", description=__doc__)
+@contextmanager
+def _progress(total: int) -> Iterator[Any]:
+    """A rich progress bar for long runs on a terminal; else nothing. On the terminal of
+    standard output the lines print above the bar; with standard output redirected, the bar
+    goes to standard error's terminal and the lines, untouched, to the file."""
+    on_stdout = sys.stdout.isatty()
+    if total < PROGRESS_FROM or not (on_stdout or sys.stderr.isatty()):
+        yield lambda: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    columns = ("verifying", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(
+        *columns,
+        console=Console(stderr=not on_stdout),
+        transient=True,
+        redirect_stdout=on_stdout,
+        redirect_stderr=False,
+    ) as progress:
+        task = progress.add_task("verify", total=total)
+        yield lambda: progress.advance(task)
+
+
+def main(argv: Sequence[str] | None = None, prog: str = "recordseal verify") -> int:
+    """The standalone command (``recordseal-verify``, ``python -m recordseal.verify``)."""
+    from recordseal import __version__
+
+    parser = UsageParser(
+        prog=prog,
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"{prog} {__version__}", help="print the version"
+    )
     configure(parser)
-    args = parser.parse_args(argv)
-    return run(args)
+    return int(run(parser.parse_args(argv)))
+
+
+def standalone() -> int:
+    """The ``recordseal-verify`` console script."""
+    return main(prog="recordseal-verify")
 
 
 if __name__ == "__main__":

@@ -43,7 +43,9 @@ from recordseal.storage.rows import SigningKeyRow
 from recordseal.verify import KeyDirectory, TrustStore
 from recordseal.web import batch, problems, records
 from recordseal.web.headers import security_headers
+from recordseal.web.observe import RequestObserver
 from recordseal.web.openapi import DocumentedAsPlugin, documented, openapi_config
+from recordseal.web.ops import OPS_ROUTES, READY_STATE
 from recordseal.web.panel.context import PanelContext
 from recordseal.web.panel.passkeys import PASSKEY_ROUTES, passkey_context
 from recordseal.web.panel.routes import PANEL_ROUTES, panel_template_config
@@ -51,16 +53,9 @@ from recordseal.web.panel.sso import build_sso_context
 from recordseal.web.proofs import proof_routes
 from recordseal.web.ratelimit import DATABASE as RATE_LIMIT_DATABASE
 from recordseal.web.ratelimit import Rate, RateLimiter, Scope
-from recordseal.web.schemas import Health
 from recordseal.web.verify import verify_routes
 
 log = logging.getLogger("recordseal")
-
-
-@get("/health", tags=["service"], **documented())
-async def health() -> Health:
-    """Liveness: the process answers."""
-    return Health()
 
 
 @get(
@@ -195,9 +190,11 @@ def create_app(settings: Settings | None = None) -> Litestar:
                     )
                 )
             )
+        app.state[READY_STATE] = True
         try:
             yield
         finally:
+            app.state[READY_STATE] = False
             for task in tasks:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -205,9 +202,9 @@ def create_app(settings: Settings | None = None) -> Litestar:
             app.state.rate_limiter.close()
             await store.close()
 
-    return Litestar(
+    app = Litestar(
         route_handlers=[
-            health,
+            *OPS_ROUTES,
             keys,
             records.create_stream,
             records.post_record,
@@ -241,5 +238,10 @@ def create_app(settings: Settings | None = None) -> Litestar:
         openapi_config=openapi_config(),
         plugins=[DocumentedAsPlugin()],
         before_send=[security_headers],
+        # One logging setup for every process (recordseal.logs), not Litestar's own.
+        logging_config=None,
         debug=False,
     )
+    # Outside the router, so requests no route matches are logged and counted too.
+    app.asgi_handler = RequestObserver(app.asgi_handler, access_log=settings.access_log)
+    return app

@@ -10,6 +10,7 @@ from litestar import Request, Response
 from litestar.exceptions import HTTPException
 
 from recordseal.services.errors import ServiceError, TooManyRequests
+from recordseal.web.observe import note_problem
 from recordseal.web.schemas import Problem
 
 log = logging.getLogger("recordseal.web")
@@ -91,7 +92,8 @@ def problem_response(
     )
 
 
-def service_error_handler(_: Request, error: ServiceError) -> Response[bytes]:  # type: ignore[type-arg]
+def service_error_handler(request: Request, error: ServiceError) -> Response[bytes]:  # type: ignore[type-arg]
+    note_problem(request.scope, error.code)
     headers = None
     if isinstance(error, TooManyRequests):
         headers = {"Retry-After": str(error.retry_after)}
@@ -115,24 +117,25 @@ def validation_problem(error: msgspec.ValidationError) -> Problem:
     return problem(400, "request_invalid", rule, field)
 
 
-def _respond(body: Problem) -> Response[bytes]:
+def _respond(request: Request, body: Problem) -> Response[bytes]:  # type: ignore[type-arg]
+    note_problem(request.scope, body.code)
     return Response(msgspec.json.encode(body), status_code=body.status, media_type=MEDIA_TYPE)
 
 
-def validation_error_handler(_: Request, error: msgspec.ValidationError) -> Response[bytes]:  # type: ignore[type-arg]
-    return _respond(validation_problem(error))
+def validation_error_handler(request: Request, error: msgspec.ValidationError) -> Response[bytes]:  # type: ignore[type-arg]
+    return _respond(request, validation_problem(error))
 
 
-def decode_error_handler(_: Request, error: msgspec.DecodeError) -> Response[bytes]:  # type: ignore[type-arg]
-    return problem_response(400, "request_not_json", "the request body is not valid JSON")
+def decode_error_handler(request: Request, error: msgspec.DecodeError) -> Response[bytes]:  # type: ignore[type-arg]
+    return _respond(request, problem(400, "request_not_json", "the request body is not valid JSON"))
 
 
-def unreadable_handler(_: Request, error: Exception) -> Response[bytes]:  # type: ignore[type-arg]
+def unreadable_handler(request: Request, error: Exception) -> Response[bytes]:  # type: ignore[type-arg]
     """What msgspec raises for invalid UTF-8 (``UnicodeDecodeError``) or absurd nesting
     (``RecursionError``) in a body the gate (``web/bodies.py``) did not see first: a
     malformed request, never a 500."""
-    log.info("unreadable request: %s", type(error).__name__)
-    return problem_response(400, "request_not_json", "the request body is not valid JSON")
+    log.info("request.unreadable", extra={"error": type(error).__name__})
+    return _respond(request, problem(400, "request_not_json", "the request body is not valid JSON"))
 
 
 #: Litestar's words when the server reports the client gone while the body was read: the
@@ -140,10 +143,11 @@ def unreadable_handler(_: Request, error: Exception) -> Response[bytes]:  # type
 CLIENT_GONE = "client disconnected prematurely"
 
 
-def http_error_handler(_: Request, error: HTTPException) -> Response[bytes]:  # type: ignore[type-arg]
+def http_error_handler(request: Request, error: HTTPException) -> Response[bytes]:  # type: ignore[type-arg]
     status = error.status_code
     if status == 500 and error.detail == CLIENT_GONE:
-        log.info("request body ended before it was complete")
+        log.info("request.incomplete_body")
+        note_problem(request.scope, "request_incomplete")
         return problem_response(400, "request_incomplete", "the request body is incomplete")
     code = {
         400: "request_invalid",
@@ -155,10 +159,12 @@ def http_error_handler(_: Request, error: HTTPException) -> Response[bytes]:  # 
         429: "too_many_requests",
     }.get(status, "error")
     detail = error.detail if status < 500 else None
+    note_problem(request.scope, code)
     return problem_response(status, code, detail)
 
 
-def internal_error_handler(_: Request, error: Exception) -> Response[bytes]:  # type: ignore[type-arg]
+def internal_error_handler(request: Request, error: Exception) -> Response[bytes]:  # type: ignore[type-arg]
     # The log names the error class only: messages may quote customer data.
-    log.error("internal error: %s", type(error).__name__, exc_info=False)
+    log.error("request.internal_error", extra={"error": type(error).__name__})
+    note_problem(request.scope, "internal_error")
     return problem_response(500, "internal_error")

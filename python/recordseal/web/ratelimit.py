@@ -100,7 +100,7 @@ class RateLimiter:
         try:
             count = self._count(scope, address, window)
         except sqlite3.Error as error:
-            log.warning("rate limit store unavailable (%s): request let through", error)
+            log.warning("rate_limit.store_unavailable", extra={"error": type(error).__name__})
             return None
         if count <= rate.limit:
             return None
@@ -110,7 +110,10 @@ class RateLimiter:
         """:meth:`hit`, raising ``TooManyRequests`` past the limit."""
         retry_after = self.hit(scope, address)
         if retry_after is not None:
-            log.info("rate limit scope=%s address=%s retry_after=%d", scope, address, retry_after)
+            log.info(
+                "rate_limit.refused",
+                extra={"scope": scope, "address": address, "retry_after": retry_after},
+            )
             raise TooManyRequests(
                 "rate_limited",
                 f"too many requests from this address; retry after {retry_after} s",

@@ -14,6 +14,7 @@ from litestar.exceptions import NotFoundException
 from litestar.openapi.spec import OpenAPIType, Parameter, Schema
 from litestar.params import FromPath, PathParameter
 
+from recordseal import metrics
 from recordseal.services.disclosure import DisclosureService, Window
 from recordseal.services.errors import Unauthenticated
 from recordseal.services.records import (
@@ -27,6 +28,7 @@ from recordseal.services.tokens import TokenService
 from recordseal.storage.rows import RecordRow
 from recordseal.verify.bundle import Bundle, encode_bundle
 from recordseal.web.bodies import decode_strict, read_json, strict_decoder
+from recordseal.web.observe import note_tenant
 from recordseal.web.openapi import documented, refusal
 from recordseal.web.ratelimit import enforce
 from recordseal.web.schemas import (
@@ -66,10 +68,12 @@ async def authenticate(request: Request) -> str:  # type: ignore[type-arg]
     often (web/ratelimit.py). A valid token is always served: only failures are counted."""
     tokens: TokenService = request.app.state.tokens
     try:
-        return await tokens.tenant_of(request.headers.get("authorization"))
+        tenant = await tokens.tenant_of(request.headers.get("authorization"))
     except Unauthenticated:
         enforce(request, "bearer")
         raise
+    note_tenant(request.scope, tenant)
+    return tenant
 
 
 async def tenant_of(request: Request) -> str:  # type: ignore[type-arg]
@@ -210,7 +214,13 @@ async def post_record(request: Request) -> Response[bytes]:  # type: ignore[type
     body = read_json(request, raw, _record_decoder, payload_steps=1)
     retry = Retry.of(request.headers.get("idempotency-key"), raw)
     result = await records.ingest(tenant, record_in(body), retry)
+    count_ingested(tenant, result)
     return Response(_encode(record_out(result)), status_code=201, media_type=JSON)
+
+
+def count_ingested(tenant: str, result: Ingested) -> None:
+    """The ingest metrics: a stored record, or the replay of one stored before."""
+    (metrics.RECORDS_REPLAYED if result.replayed else metrics.RECORDS_INGESTED).labels(tenant).inc()
 
 
 def decode_record(raw: bytes) -> RecordBody:

@@ -139,7 +139,10 @@ class SsoLogins:
     async def _start(self, provider_ref: str, return_url: str | None, binding: str) -> Started:
         provider = self.registry.resolve(provider_ref)
         if provider is None:
-            audit.info("sso.start unknown_provider provider=%r status=404", provider_ref)
+            audit.info(
+                "sso.start_refused",
+                extra={"error": "unknown_provider", "provider": provider_ref, "status": 404},
+            )
             raise UnknownProvider(provider_ref)
         target = safe_return_url(return_url)
         nonce = self.pending.new_nonce()
@@ -207,12 +210,14 @@ class SsoLogins:
             raise InvalidCallback(f"subject refused: {exc}") from None
         role = role_for(principal.groups, self.operator_groups)
         audit.info(
-            "sso.login ok provider=%r tenant=%r org=%r subject=%r role=%s",
-            provider_ref,
-            principal.tenant_id,
-            principal.organization_id,
-            principal.subject_id,
-            role,
+            "sso.login",
+            extra={
+                "provider": provider_ref,
+                "tenant": principal.tenant_id,
+                "org": principal.organization_id,
+                "subject": principal.subject_id,
+                "role": role,
+            },
         )
         return SignedIn(principal, role, pending.return_url)
 
@@ -220,21 +225,20 @@ class SsoLogins:
         """Audit a refusal (the reason only to the trace log)."""
         if isinstance(error, Internal):
             audit.error(
-                "sso.login refused provider=%r error=%s status=%d escalate=yes",
-                provider_ref,
-                error.kind,
-                error.status,
+                "sso.login_refused",
+                extra={
+                    "provider": provider_ref,
+                    "error": error.kind,
+                    "status": error.status,
+                    "escalate": "yes",
+                },
             )
         else:
             audit.warning(
-                "sso.login refused provider=%r error=%s status=%d",
-                provider_ref,
-                error.kind,
-                error.status,
+                "sso.login_refused",
+                extra={"provider": provider_ref, "error": error.kind, "status": error.status},
             )
         trace.debug(
-            "sso.login refused provider=%r error=%s reason=%s",
-            provider_ref,
-            error.kind,
-            error.reason,
+            "sso.login_refused",
+            extra={"provider": provider_ref, "error": error.kind, "reason": error.reason},
         )

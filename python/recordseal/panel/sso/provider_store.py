@@ -74,9 +74,8 @@ class ProviderStore:
         mode = stat.S_IMODE(self.path.stat().st_mode)
         if mode & 0o077:
             log.warning(
-                "provider store %s has mode %o: it holds client secrets, make it 0600",
-                self.path,
-                mode,
+                "sso.provider_store_readable_by_others",
+                extra={"path": str(self.path), "mode": f"{mode:o}", "fix": "chmod 0600"},
             )
         try:
             raw = self.path.read_bytes()

@@ -210,7 +210,7 @@ def _sign_in(request: Request[Any, Any, Any], user_id: str, role: Role) -> Respo
     context.passkey_roles[user_id] = role
     exp = int(context.clock()) + SESSION_LIFETIME
     token = context.keyring.issue(LegacySession(user_id, exp, epoch=context.current_epoch()))
-    log.info("panel.passkey_signin subject=%r role=%s", user_id, role)
+    log.info("panel.passkey_signin", extra={"subject": user_id, "role": role})
     return _json(
         {"ok": True, "redirect": AFTER_SIGN_IN},
         cookie=set_cookie_header(token, SESSION_LIFETIME),
@@ -246,7 +246,7 @@ async def authenticate_start(request: Request[Any, Any, Any]) -> Response[Any]:
         _expected_origin(request, config)
         _require_json(request)
     except _Refused as refused:
-        log.info("panel.passkey refused: %s", refused.reason)
+        log.info("panel.passkey_refused", extra={"reason": refused.reason})
         return _empty(refused.status)
     options = generate_authentication_options(
         rp_id=config.rp_id,
@@ -292,7 +292,7 @@ async def authenticate_finish(request: Request[Any, Any, Any]) -> Response[Any]:
         if user_handle is not None and user_handle != credential.user_id.encode("utf-8"):
             raise _Refused(401, "user handle does not match the credential")
     except _Refused as refused:
-        log.info("panel.passkey refused: %s", refused.reason)
+        log.info("panel.passkey_refused", extra={"reason": refused.reason})
         return _empty(refused.status)
     store.update_sign_count(credential.credential_id, verified.new_sign_count)
     return _sign_in(request, credential.user_id, credential.role)
@@ -328,7 +328,7 @@ async def register_start(request: Request[Any, Any, Any]) -> Response[Any]:
         _expected_origin(request, config)
         body: _StartRegistration = await _json_body(request, _StartRegistration)
     except _Refused as refused:
-        log.info("panel.passkey refused: %s", refused.reason)
+        log.info("panel.passkey_refused", extra={"reason": refused.reason})
         return _empty(refused.status)
     status, role = store.link_status(body.token)
     if status != "valid" or role is None:
@@ -363,11 +363,11 @@ async def register_finish(request: Request[Any, Any, Any]) -> Response[Any]:
         origin = _expected_origin(request, config)
         body: _Finish = await _json_body(request, _Finish)
     except _Refused as refused:
-        log.info("panel.passkey refused: %s", refused.reason)
+        log.info("panel.passkey_refused", extra={"reason": refused.reason})
         return _empty(refused.status)
     pending = store.take_challenge(body.state, "register")
     if pending is None or pending.user_id is None or pending.token_hash is None:
-        log.info("panel.passkey refused: unknown, used or expired registration state")
+        log.info("panel.passkey_refused", extra={"reason": "unknown, used or expired state"})
         return _empty(401)
     try:
         verified = verify_registration_response(
@@ -378,7 +378,7 @@ async def register_finish(request: Request[Any, Any, Any]) -> Response[Any]:
             require_user_verification=True,
         )
     except (WebAuthnException, ValueError, TypeError, KeyError) as exc:
-        log.info("panel.passkey refused: attestation rejected: %s", exc)
+        log.info("panel.passkey_refused", extra={"reason": f"attestation rejected: {exc}"})
         return _empty(401)
     try:
         role = store.register_with_link(
@@ -391,7 +391,7 @@ async def register_finish(request: Request[Any, Any, Any]) -> Response[Any]:
     except LinkGone as gone:
         code, _title, detail = _link_problem(gone.status)
         return _json({"error": gone.status, "detail": detail}, status=code)
-    log.warning("panel.passkey_registered subject=%r role=%s", pending.user_id, role)
+    log.info("panel.passkey_registered", extra={"subject": pending.user_id, "role": role})
     return _sign_in(request, pending.user_id, role)
 
 

@@ -43,9 +43,11 @@ from litestar.di import NamedDependency
 from litestar.params import SkipValidation
 from litestar.response import Redirect, Template
 
+from recordseal import metrics
 from recordseal.panel.cookies import COOKIE_NAME, CookieKeyring, clear_cookie_header
 from recordseal.panel.roles import can_mutate
 from recordseal.panel.sessions import LegacySession, Role, Session
+from recordseal.web.observe import note_problem, note_tenant
 from recordseal.web.panel.context import PanelContext, panel_context
 from recordseal.web.problems import problem_response
 
@@ -155,20 +157,27 @@ async def panel_principal(request: Request[Any, Any, Any]) -> PanelPrincipal:
             401, "unauthenticated", "sign in to use the panel", clear_cookie=bool(cookie)
         )
     principal = principal_of(context, cookie, session)
+    note_tenant(request.scope, principal.tenant_id)
     if request.method.upper() in MUTATING_METHODS:
         if not await _csrf_ok(request, principal.csrf_token):
             context.count("csrf_rejected")
-            log.info("panel.denied csrf path=%r subject=%r", request.url.path, principal.subject)
+            log.info(
+                "panel.denied",
+                extra={"reason": "csrf", "path": request.url.path, "subject": principal.subject},
+            )
             raise PanelDenied(
                 403, "csrf_invalid", "missing or wrong CSRF token", principal=principal
             )
         if not principal.is_operator and not request.route_handler.opt.get(VIEWER_MAY_MUTATE):
             context.count("forbidden_role")
             log.info(
-                "panel.denied role path=%r subject=%r role=%s",
-                request.url.path,
-                principal.subject,
-                principal.role,
+                "panel.denied",
+                extra={
+                    "reason": "role",
+                    "path": request.url.path,
+                    "subject": principal.subject,
+                    "role": principal.role,
+                },
             )
             raise PanelDenied(
                 403, "forbidden_role", "this action needs the operator role", principal=principal
@@ -189,6 +198,8 @@ async def _csrf_ok(request: Request[Any, Any, Any], expected: str) -> bool:
 
 def panel_denied_handler(request: Request[Any, Any, Any], error: PanelDenied) -> Response[Any]:
     """Exception handler: problem+json for API clients, a redirect or HTML page for browsers."""
+    metrics.PANEL_DENIALS.labels(str(error.status), error.code).inc()
+    note_problem(request.scope, error.code)
     response: Response[Any]
     if wants_json(request):
         response = problem_response(error.status, error.code, error.detail)

@@ -54,7 +54,10 @@ def _signed_out(request: Request[Any, Any, Any], body: dict[str, Any]) -> Respon
 )
 async def logout(request: Request[Any, Any, Any], panel_principal: Principal) -> Response[Any]:
     """Clears this browser's session cookie."""
-    log.info("panel.signout subject=%r kind=%s", panel_principal.subject, panel_principal.kind)
+    log.info(
+        "panel.signout",
+        extra={"subject": panel_principal.subject, "kind": panel_principal.kind},
+    )
     return _signed_out(request, {"signed_out": True})
 
 
@@ -72,9 +75,8 @@ async def logout_everywhere(
     context = panel_context(request)
     context.bump_epoch()
     log.warning(
-        "panel.signout_everywhere subject=%r new_epoch=%d",
-        panel_principal.subject,
-        context.signout_epoch,
+        "panel.signout_everywhere",
+        extra={"subject": panel_principal.subject, "new_epoch": context.signout_epoch},
     )
     return _signed_out(request, {"signed_out": True, "signout_epoch": context.signout_epoch})
 

@@ -128,7 +128,10 @@ def _check_manager(
     dependency)."""
     if principal.org_id is None or principal.org_id == organization.id:
         if not tenant.active:
-            log.info("panel.denied tenant_inactive tenant=%r path=%r", tenant.id, request.url.path)
+            log.info(
+                "panel.denied",
+                extra={"reason": "tenant_inactive", "tenant": tenant.id, "path": request.url.path},
+            )
             raise PanelDenied(
                 409,
                 "tenant_inactive",
@@ -138,11 +141,14 @@ def _check_manager(
         return
     panel_context(request).count("forbidden_organization")
     log.info(
-        "panel.denied organization subject=%r session_org=%r requested_org=%r path=%r",
-        principal.subject,
-        principal.org_id,
-        organization.id,
-        request.url.path,
+        "panel.denied",
+        extra={
+            "reason": "organization",
+            "subject": principal.subject,
+            "session_org": principal.org_id,
+            "requested_org": organization.id,
+            "path": request.url.path,
+        },
     )
     raise PanelDenied(
         403,
@@ -269,11 +275,13 @@ async def sso_register(
         wrapped = RegistrationError("issuer", f"discovery failed: {error.reason}")
         return _refused(request, panel_principal, tenant, organization, status, wrapped, entered)
     audit.info(
-        "panel.sso_registered provider=%r tenant=%r org=%r by=%r",
-        provider.id,
-        tenant.id,
-        organization.id,
-        panel_principal.subject,
+        "panel.sso_registered",
+        extra={
+            "provider": provider.id,
+            "tenant": tenant.id,
+            "org": organization.id,
+            "by": panel_principal.subject,
+        },
     )
     if wants_json(request):
         return Response(
@@ -295,11 +303,8 @@ def _refused(
     entered: dict[str, str],
 ) -> Response[Any]:
     audit.info(
-        "panel.sso_registration refused tenant=%r org=%r field=%s status=%d",
-        tenant.id,
-        organization.id,
-        error.field,
-        status,
+        "panel.sso_registration_refused",
+        extra={"tenant": tenant.id, "org": organization.id, "field": error.field, "status": status},
     )
     if wants_json(request):
         response = problem_response(status, _code_for(status), error.message, error.field)
@@ -338,7 +343,12 @@ async def sso_remove(
         # Registered in code at process start (SAML, ...): every worker registered it and a
         # restart registers it again, so removing it here would only split the workers.
         log.info(
-            "panel.denied provider_built_in provider=%r path=%r", provider_id, request.url.path
+            "panel.denied",
+            extra={
+                "reason": "provider_built_in",
+                "provider": provider_id,
+                "path": request.url.path,
+            },
         )
         raise PanelDenied(
             409,
@@ -348,11 +358,13 @@ async def sso_remove(
         )
     registry.remove(provider_id)
     audit.info(
-        "panel.sso_removed provider=%r tenant=%r org=%r by=%r",
-        provider_id,
-        tenant.id,
-        organization.id,
-        panel_principal.subject,
+        "panel.sso_removed",
+        extra={
+            "provider": provider_id,
+            "tenant": tenant.id,
+            "org": organization.id,
+            "by": panel_principal.subject,
+        },
     )
     if wants_json(request):
         return Response(

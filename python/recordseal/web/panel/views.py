@@ -3,8 +3,8 @@
 A tenant-scoped session sees only its own tenant; a legacy session sees all. Asking for
 another tenant's id is refused with 403 *before* the store is consulted, so the answer is
 no oracle for which tenants exist. A missing tenant or organization is 404. The two stay
-apart in logs (``panel.denied cross_tenant`` / ``panel.not_found``, both INFO) and in the
-``forbidden_cross_tenant`` / ``not_found`` counters of ``PanelContext.metrics``.
+apart in logs (``panel.denied`` with ``reason=cross_tenant`` / ``panel.not_found``, both INFO)
+and in the metric ``recordseal_panel_denials_total`` (``status`` 403 / 404).
 
 Each route answers JSON when the client prefers ``application/json`` and HTML otherwise.
 """
@@ -79,11 +79,14 @@ def check_tenant_scope(
     if principal.tenant_id is not None and principal.tenant_id != tenant_id:
         context.count("forbidden_cross_tenant")
         log.info(
-            "panel.denied cross_tenant subject=%r session_tenant=%r requested_tenant=%r path=%r",
-            principal.subject,
-            principal.tenant_id,
-            tenant_id,
-            path,
+            "panel.denied",
+            extra={
+                "reason": "cross_tenant",
+                "subject": principal.subject,
+                "session_tenant": principal.tenant_id,
+                "requested_tenant": tenant_id,
+                "path": path,
+            },
         )
         raise PanelDenied(403, "forbidden_tenant", detail, principal=principal)
 
@@ -92,7 +95,7 @@ def not_found(
     context: PanelContext, principal: PanelPrincipal, what: str, path: str
 ) -> PanelDenied:
     context.count("not_found")
-    log.info("panel.not_found kind=%s subject=%r path=%r", what, principal.subject, path)
+    log.info("panel.not_found", extra={"kind": what, "subject": principal.subject, "path": path})
     return PanelDenied(404, f"{what}_not_found", f"no such {what}", principal=principal)
 
 

@@ -1,0 +1,88 @@
+"""The demo witness of ``recordseal serve --demo-witness DIR`` (``make run`` uses it).
+
+A witness is only worth something when someone independent runs it; a first run on one
+machine still deserves bundles that reach ``VERIFIED``. So ``serve`` can start a witness as a
+process of its own, with its own key and state in ``DIR``, labelled everywhere as a *demo
+witness on this machine*: its trust-store name says so, its ``/health`` answers ``"demo":
+true``, and it logs a warning at start. It witnesses every log of the service, including
+logs created later (new tenants, new fleets), through a log family (docs/tlog.md): the
+service's log key under the service's origin. It stops with ``serve``, and dies with it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+#: The witness's key name, and its name in the service's witness list and trust stores.
+KEY_NAME = "demo-witness.localhost"
+LABEL = "demo witness on this machine"
+START_SECONDS = 30
+_PR_SET_PDEATHSIG = 1
+
+
+class DemoWitnessError(RuntimeError):
+    """The demo witness did not start."""
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child before exec
+    """Linux: the witness gets SIGTERM when ``serve`` dies, even by SIGKILL."""
+    with suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+@contextmanager
+def demo_witness(directory: Path, family_vkey: str, log_format: str) -> Iterator[dict[str, Any]]:
+    """Run the demo witness for the logs under ``family_vkey``; yield its entry for
+    ``RECORDSEAL_WITNESSES`` once it answers; stop it on exit."""
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    command = [
+        sys.executable, "-m", "recordseal.cli", "witness", "serve", "--demo",
+        "--data-dir", str(directory), "--name", KEY_NAME, "--host", "127.0.0.1",
+        "--port", str(port), "--logs-under", family_vkey, "--log-format", log_format,
+    ]  # fmt: skip
+    process = subprocess.Popen(command, preexec_fn=_die_with_parent)
+    try:
+        vkey = _wait_for_health(process, url)
+        yield {"name": LABEL, "url": url, "vkey": vkey}
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _wait_for_health(process: subprocess.Popen[bytes], url: str) -> str:
+    import httpx
+
+    deadline = time.monotonic() + START_SECONDS
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise DemoWitnessError(f"the demo witness exited with status {process.returncode}")
+        try:
+            answer = httpx.get(f"{url}/health", timeout=1)
+            if answer.status_code == 200:
+                vkey: str = answer.json()["witness"]
+                return vkey
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+    raise DemoWitnessError(f"the demo witness did not answer on {url} within {START_SECONDS} s")

@@ -1,0 +1,121 @@
+"""One logging setup for the service, its worker processes and the witness (docs/operations.md).
+
+Every line goes to standard error, as text by default or, with ``RECORDSEAL_LOG_FORMAT=json``,
+as one JSON object per line: ``time`` (UTC, RFC 3339), ``level``, ``logger``, ``event``, then
+the event's fields. Code logs an event name and passes its fields through ``extra``::
+
+    log.warning("witness.cosign_failed", extra={"witness": name, "code": code})
+
+which reads ``2026-05-01T10:00:00.123Z WARNING recordseal.sealer: witness.cosign_failed
+witness=demo code=unknown_origin`` as text. Lines of other libraries (granian, httpx) keep their
+message as the event. Only standard-library logging is used, so any module may log without
+importing this one; only the entry points (``recordseal serve``, ``witness serve``, the ASGI
+factories) call :func:`configure`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import logging.config
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+LogFormat = Literal["text", "json"]
+FORMATS: tuple[LogFormat, ...] = ("text", "json")
+LEVELS = ("debug", "info", "warning", "error")
+
+#: Attributes every LogRecord has: whatever else a record carries came through ``extra``.
+_STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
+    "message",
+    "asctime",
+    "taskName",
+}
+#: Libraries whose INFO lines are per request or per connection: only their warnings are kept.
+_QUIET = ("httpx", "httpcore", "asyncio", "hpack", "multipart")
+
+
+def fields_of(record: logging.LogRecord) -> dict[str, Any]:
+    """The fields a record was given through ``extra`` (private names left out)."""
+    return {
+        key: value
+        for key, value in vars(record).items()
+        if key not in _STANDARD and not key.startswith("_")
+    }
+
+
+def _text_value(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    if text == "" or any(c.isspace() or not c.isprintable() or c in '"=' for c in text):
+        return json.dumps(text)
+    return text
+
+
+class Formatter(logging.Formatter):
+    """Text (``time LEVEL logger: event key=value …``) or JSON lines (one object a line)."""
+
+    def __init__(self, log_format: LogFormat = "text") -> None:
+        super().__init__()
+        if log_format not in FORMATS:
+            raise ValueError(f"log format {log_format!r} is not one of {', '.join(FORMATS)}")
+        self.log_format = log_format
+
+    def format(self, record: logging.LogRecord) -> str:
+        moment = datetime.fromtimestamp(record.created, UTC)
+        time = moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        fields = fields_of(record)
+        if record.exc_info:
+            fields["exception"] = self.formatException(record.exc_info)
+        elif record.exc_text:
+            fields["exception"] = record.exc_text
+        event = record.getMessage()
+        if self.log_format == "json":
+            line = {
+                "time": time,
+                "level": record.levelname.lower(),
+                "logger": record.name,
+                "event": event,
+            }
+            line.update((k, v) for k, v in fields.items() if k not in line)
+            return json.dumps(line, default=str, ensure_ascii=False)
+        exception = fields.pop("exception", None)
+        text = f"{time} {record.levelname:<7} {record.name}: {event}"
+        if fields:
+            text += " " + " ".join(f"{k}={_text_value(v)}" for k, v in fields.items())
+        if exception:
+            text += "\n" + exception
+        return text
+
+
+def dict_config(log_format: LogFormat = "text", level: str = "info") -> dict[str, Any]:
+    """The ``logging.config.dictConfig`` of every recordseal process; granian applies it to
+    its supervisor and to each worker (``Server(log_dictconfig=…)``)."""
+    if log_format not in FORMATS:
+        raise ValueError(f"log format {log_format!r} is not one of {', '.join(FORMATS)}")
+    if level not in LEVELS:
+        raise ValueError(f"log level {level!r} is not one of {', '.join(LEVELS)}")
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {"recordseal": {"()": "recordseal.logs.Formatter", "log_format": log_format}},
+        "handlers": {
+            "stderr": {
+                "class": "logging.StreamHandler",
+                "stream": "ext://sys.stderr",
+                "formatter": "recordseal",
+            }
+        },
+        "root": {"handlers": ["stderr"], "level": level.upper()},
+        "loggers": {
+            # granian's own lines go through the root handler, in the same format.
+            "_granian": {"handlers": [], "propagate": True},
+            # recordseal writes its own access log (web/observe.py): without query strings.
+            "granian.access": {"handlers": [], "propagate": False, "level": "CRITICAL"},
+            **{name: {"level": "WARNING"} for name in _QUIET},
+        },
+    }
+
+
+def configure(log_format: LogFormat = "text", level: str = "info") -> None:
+    """Apply :func:`dict_config` to this process."""
+    logging.config.dictConfig(dict_config(log_format, level))

@@ -1,0 +1,169 @@
+"""``recordseal serve``: prepare once, then run the workers (granian) with one logging setup.
+
+Before any worker starts: logging is configured (``RECORDSEAL_LOG_FORMAT``), the data directory
+is made owner-only, the schema is migrated (a database newer than the code is refused), the
+metric files get a fresh directory (prometheus_client's multiprocess mode), the demo witness
+starts if asked, and ``service.json`` records the witnesses and quorum in force. Workers read
+their settings from the environment this process sets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import shutil
+import sys
+import tempfile
+from contextlib import ExitStack
+from pathlib import Path
+
+from recordseal import datadir, logs
+from recordseal.settings import Settings
+from recordseal.storage.backends import open_store
+
+#: Seconds a worker has to finish its requests after a stop signal before it is killed.
+WORKERS_KILL_TIMEOUT = 10
+METRICS_ENV = "PROMETHEUS_MULTIPROC_DIR"
+log = logging.getLogger("recordseal.serve")
+
+
+class ConfigError(ValueError):
+    """A setting that cannot be used; the message names it."""
+
+
+async def _migrate(settings: Settings) -> None:
+    store = open_store(settings)
+    await store.open()  # opening migrates, or refuses a newer schema
+    await store.close()
+
+
+def _metrics_directory(stack: ExitStack) -> None:
+    """A fresh directory for the workers' metric files (before prometheus_client loads)."""
+    if "prometheus_client" in sys.modules:
+        raise RuntimeError("prometheus_client was imported before its multiprocess directory")
+    configured = os.environ.get(METRICS_ENV)
+    if configured:
+        directory = Path(configured)
+        directory.mkdir(parents=True, exist_ok=True)
+        for stale in directory.glob("*.db"):  # files of an earlier run would be added up
+            stale.unlink()
+    else:
+        directory = Path(tempfile.mkdtemp(prefix="recordseal-metrics-"))
+        stack.callback(shutil.rmtree, directory, ignore_errors=True)
+    os.environ[METRICS_ENV] = str(directory)
+
+
+def _witnesses(settings: Settings) -> list[dict[str, object]]:
+    from recordseal.tlog import CosignatureVerifier, TlogError
+
+    try:
+        witnesses = json.loads(settings.witnesses)
+        if not isinstance(witnesses, list):
+            raise TypeError("not a list")
+        for witness in witnesses:
+            if not isinstance(witness["name"], str) or not isinstance(witness["url"], str):
+                raise TypeError("name and url are strings")
+            CosignatureVerifier.from_vkey(witness["vkey"])
+    except (ValueError, TypeError, KeyError, TlogError) as error:
+        raise ConfigError(
+            f'RECORDSEAL_WITNESSES: not a JSON list of {{"name", "url", "vkey"}} ({error})'
+        ) from None
+    return witnesses
+
+
+def _family_vkey(settings: Settings, data_dir: Path) -> str:
+    """The service's log key under its origin: the demo witness's log family."""
+    from recordseal.crypto.keyfiles import read_or_create_secret
+    from recordseal.tlog import Ed25519Signer
+
+    seed = read_or_create_secret(data_dir / "keys" / "log-signing.ed25519")
+    return Ed25519Signer.from_seed(settings.origin, seed).verifier().vkey
+
+
+def serve(settings: Settings, workers: int, demo_witness_dir: Path | None) -> int:
+    from granian.constants import Interfaces
+    from granian.server import Server
+
+    from recordseal.services.clock import utc_now
+
+    try:
+        log_config = logs.dict_config(settings.log_format, settings.log_level)  # type: ignore[arg-type]
+    except ValueError as error:
+        raise ConfigError(f"RECORDSEAL_LOG_FORMAT or RECORDSEAL_LOG_LEVEL: {error}") from None
+    if settings.witness_quorum < 1:
+        raise ConfigError("RECORDSEAL_WITNESS_QUORUM: must be 1 or more")
+    with ExitStack() as stack:
+        _metrics_directory(stack)  # first: before anything imports prometheus_client
+        logs.configure(settings.log_format, settings.log_level)  # type: ignore[arg-type]
+        witnesses = _witnesses(settings)
+        open_store(settings)  # refuses a database URL of another kind before anything starts
+        data_dir = datadir.secure(settings.data_dir)
+        os.environ["RECORDSEAL_DATA_DIR"] = str(data_dir)
+        if settings.database_url:
+            os.environ["RECORDSEAL_DATABASE_URL"] = settings.database_url
+        asyncio.run(_migrate(settings))
+        if demo_witness_dir is not None:
+            from recordseal.demo_witness import demo_witness
+
+            entry = stack.enter_context(
+                demo_witness(
+                    datadir.secure(demo_witness_dir),
+                    _family_vkey(settings, data_dir),
+                    settings.log_format,
+                )
+            )
+            witnesses.append(entry)
+            os.environ["RECORDSEAL_WITNESSES"] = json.dumps(witnesses)
+        datadir.write_service_record(
+            data_dir,
+            datadir.ServiceRecord(
+                format=datadir.SERVICE_FORMAT,
+                witnesses=[dict(w) for w in witnesses],
+                timestamp_authorities=json.loads(settings.timestamp_authorities),
+                quorum=settings.witness_quorum,
+                started_at=utc_now(),
+            ),
+        )
+        _announce(settings, data_dir, workers, witnesses)
+        Server(
+            "recordseal.web.asgi:app",
+            address=settings.host,
+            port=settings.port,
+            interface=Interfaces.ASGI,
+            workers=workers,
+            log_access=False,
+            log_dictconfig=log_config,
+            # A worker still starting when the stop signal comes can miss it (granian 2.8;
+            # about 1 in 8 stops right after start hung for good): after this many seconds
+            # it is killed. In-flight writes are never acknowledged before their commit, so
+            # nothing acknowledged is lost.
+            workers_kill_timeout=WORKERS_KILL_TIMEOUT,
+        ).serve()
+    return 0
+
+
+def _announce(
+    settings: Settings, data_dir: Path, workers: int, witnesses: list[dict[str, object]]
+) -> None:
+    store = "PostgreSQL" if settings.database_url else "SQLite"
+    log.info("serve.starting", extra={"data_dir": str(data_dir), "store": store})
+    for witness in witnesses:
+        log.info("serve.witness", extra={"witness": witness["name"], "url": witness["url"]})
+    if not witnesses:
+        log.warning(
+            "serve.no_witness",
+            extra={
+                "note": "no witness cosigns checkpoints: bundles verify INCOMPLETE"
+                " (set RECORDSEAL_WITNESSES, or --demo-witness on one machine)"
+            },
+        )
+    log.info(
+        "serve.listening",
+        extra={"url": f"http://{settings.host}:{settings.port}", "workers": workers},
+    )
+    log.info(
+        "serve.hint",
+        extra={"next": f"recordseal token create --data-dir {settings.data_dir} --tenant <tenant>"},
+    )

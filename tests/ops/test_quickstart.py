@@ -1,0 +1,114 @@
+"""The README's quick start, as a new user runs it: ``make run`` (its recipe, without the
+build step the test run already did), then the README's shell block, unchanged but for the
+port, in another directory. It must end in VERIFIED, for a tenant that exists before the
+first record and for one that comes later (the demo witness covers every log)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.servers import ROOT, free_port
+
+MARKER = "<!-- quick start: tests/ops/test_quickstart.py runs this block against `make run` -->"
+
+
+def readme_block() -> str:
+    """The shell block right after the marker in README.md."""
+    text = (ROOT / "README.md").read_text()
+    assert MARKER in text, "the README lost its quick start marker"
+    match = re.match(r"\s*```sh\n(.*?)\n```", text.split(MARKER, 1)[1], re.DOTALL)
+    assert match, "no ```sh block after the quick start marker"
+    return match.group(1)
+
+
+@pytest.fixture(scope="module")
+def make_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, int]]:
+    """``make run`` on a free port, state in a temporary directory that also holds a link to
+    the repository's virtualenv, so the README's relative paths (``.venv/bin``, ``data``)
+    hold there."""
+    home = tmp_path_factory.mktemp("quickstart")
+    (home / ".venv").symlink_to(ROOT / ".venv")
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RECORDSEAL_", "MAKE"))}
+    log = (home / "make-run.log").open("wb")
+    make = subprocess.Popen(
+        ["make", "--no-print-directory", "-C", str(ROOT), "-o", "build", "run",
+         f"DATA_DIR={home / 'data'}", f"WITNESS_DIR={home / 'demo-witness'}", f"PORT={port}"],
+        stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if make.poll() is not None or time.monotonic() > deadline:
+                pytest.fail("make run did not start:\n" + (home / "make-run.log").read_text())
+            time.sleep(0.2)
+        yield home, port
+    finally:
+        if make.poll() is None:
+            os.killpg(make.pid, signal.SIGTERM)
+            try:
+                make.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(make.pid, signal.SIGKILL)
+                make.wait()
+        log.close()
+
+
+def run_block(home: Path, port: int, tenant: str) -> subprocess.CompletedProcess[str]:
+    script = readme_block().replace("localhost:8000", f"localhost:{port}")
+    script = script.replace("--tenant acme", f"--tenant {tenant}")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RECORDSEAL_")}
+    return subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script],
+        cwd=home, env=env, capture_output=True, text=True, timeout=180, check=False,
+    )  # fmt: skip
+
+
+def test_the_readme_quick_start_ends_verified(make_run: tuple[Path, int]) -> None:
+    home, port = make_run
+    done = run_block(home, port, "acme")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "\nverdict     VERIFIED\n" in done.stdout
+    assert (
+        "passed     1 trusted witness vouches (quorum 1): demo witness on this machine"
+        in done.stdout
+    )
+    trust = json.loads((home / "recordseal-trust.json").read_text())
+    assert [w["name"] for w in trust["witnesses"]] == ["demo witness on this machine"]
+    assert trust["quorum"] == 1
+
+
+def test_a_tenant_that_comes_later_is_witnessed_too(make_run: tuple[Path, int]) -> None:
+    home, port = make_run
+    done = run_block(home, port, "globex")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "record      globex / orders / seq 1" in done.stdout
+    assert "\nverdict     VERIFIED\n" in done.stdout
+
+
+def test_the_demo_witness_is_its_own_process_and_says_it_is_a_demo(
+    make_run: tuple[Path, int],
+) -> None:
+    home, _ = make_run
+    service = json.loads((home / "data" / "service.json").read_text())
+    (witness,) = service["witnesses"]
+    health = httpx.get(f"{witness['url']}/health").json()
+    assert health == {"status": "ok", "witness": witness["vkey"], "demo": True}
+    assert health["witness"].startswith("demo-witness.localhost+")
+    assert (home / "demo-witness" / "witness-key.ed25519").stat().st_mode & 0o777 == 0o600
+    assert not (home / "data" / "witness-key.ed25519").exists()
