@@ -13,7 +13,7 @@ import signal
 import subprocess
 from pathlib import Path
 
-from recordseal.cli import WORKERS_KILL_TIMEOUT
+from recordseal.serve import WORKERS_KILL_TIMEOUT
 from tests.servers import free_port, kill_service, start_service
 
 
