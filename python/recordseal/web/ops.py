@@ -46,8 +46,8 @@ def _metrics_documented() -> dict[str, Any]:
     declared = documented()
     declared["responses"][200] = ResponseSpec(
         str,
-        description="Prometheus text exposition format 0.0.4 (docs/operations.md, Metrics)",
-        media_type=metrics.CONTENT_TYPE,
+        description="the Prometheus text exposition format (docs/operations.md, Metrics)",
+        media_type="text/plain",
         generate_examples=False,
     )
     return declared
@@ -71,7 +71,7 @@ async def readyz(state: State) -> Response[bytes]:
     if not state.get(READY_STATE):
         return problem_response(503, "not_ready", "keys: the service is starting or stopping")
     try:
-        await asyncio.wait_for(state.store.log_origins(), READY_TIMEOUT)
+        await asyncio.wait_for(state.store.logs.log_origins(), READY_TIMEOUT)
     except Exception as error:  # any failure of the store means: not ready
         log.warning("readiness.store_unavailable", extra={"error": type(error).__name__})
         return problem_response(503, "not_ready", "store: the database does not answer")
