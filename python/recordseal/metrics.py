@@ -6,8 +6,10 @@ any process imports prometheus_client, each worker writes its values to files th
 ``GET /metrics`` sums them (:func:`exposition`). A process without that variable (tests that
 build the app in process) keeps its values in memory and shows them alone.
 
-Labels never carry a customer value: routes are templates (``/v1/records/{record_id:str}``),
-refusals are codes, tenants and witnesses are configuration.
+Labels never carry a customer value: routes are templates (``/v1/records/{record_id}``),
+refusals are codes, witnesses and authorities are public configuration. No label names a
+tenant: ``/metrics`` needs no credentials, and which tenants exist is not public (the panel
+answers no such oracle either).
 """
 
 from __future__ import annotations
@@ -48,12 +50,10 @@ REQUEST_SECONDS = Histogram(
 RECORDS_INGESTED = Counter(
     "recordseal_records_ingested",
     "Records stored (a replayed Idempotency-Key stores nothing and is counted apart)",
-    ["tenant"],
 )
 RECORDS_REPLAYED = Counter(
     "recordseal_records_replayed",
     "Ingest requests answered with the record an earlier request with the same key stored",
-    ["tenant"],
 )
 RECORDS_REFUSED = Counter(
     "recordseal_records_refused",

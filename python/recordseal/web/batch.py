@@ -98,19 +98,19 @@ async def post_batch(request: Request) -> Response[bytes]:  # type: ignore[type-
             results.append(BatchResult(index=index, status=problem.status, problem=problem))
         else:
             results.append(BatchResult(index=index, status=201, record=record_out(outcome)))
-    _count(tenant, results)
+    _count(results)
     accepted = sum(1 for result in results if result.status == 201)
     body = BatchOut(accepted=accepted, refused=len(results) - accepted, results=results)
     return Response(_encode(body), status_code=200, media_type=JSON)
 
 
-def _count(tenant: str, results: list[BatchResult]) -> None:
+def _count(results: list[BatchResult]) -> None:
     """The ingest metrics of a batch, one update per series."""
     stored = Counter(bool(r.record.replayed) for r in results if r.record is not None)
     refused = Counter(r.problem.code for r in results if r.problem is not None)
     if stored[False]:
-        metrics.RECORDS_INGESTED.labels(tenant).inc(stored[False])
+        metrics.RECORDS_INGESTED.inc(stored[False])
     if stored[True]:
-        metrics.RECORDS_REPLAYED.labels(tenant).inc(stored[True])
+        metrics.RECORDS_REPLAYED.inc(stored[True])
     for code, count in refused.items():
         metrics.RECORDS_REFUSED.labels(code).inc(count)
