@@ -86,7 +86,7 @@ def serve(settings: Settings, workers: int, demo_witness_dir: Path | None) -> in
     from granian.constants import Interfaces
     from granian.server import Server
 
-    from recordseal.services.clock import utc_now
+    from recordseal.clock import utc_now
 
     try:
         log_config = logs.dict_config(settings.log_format, settings.log_level)  # type: ignore[arg-type]
