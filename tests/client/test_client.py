@@ -465,6 +465,16 @@ def test_disclose_waits_for_the_seal_and_refresh_brings_a_bundle_up_to_date(
     assert done.returncode == 0, done.stderr
     assert "consistent" in done.stderr
     assert Client.verify(out.read_bytes(), keys).check(4).status == "passed"
+    as_json = subprocess.run(
+        [sys.executable, "-m", "recordseal.cli", "bundle", "refresh", str(source),
+         "--url", service.url, "--json"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert as_json.returncode == 0, as_json.stderr
+    changed = json.loads(as_json.stdout)
+    assert changed["new_size"] >= changed["old_size"] and changed["out"] is None
+    embedded = json.dumps(changed["bundle"]).encode()
+    assert Client.verify(embedded, keys).check(4).status == "passed"
     unknown = subprocess.run(
         [sys.executable, "-m", "recordseal.cli", "bundle", "refresh", str(source),
          "--url", "http://127.0.0.1:9"],

@@ -74,14 +74,14 @@ def _refresh(args: argparse.Namespace) -> int:
     if args.out is not None:
         args.out.write_bytes(refreshed.bundle)
     if args.json:
-        summary: dict[str, Any] = {
+        changed: dict[str, Any] = {
             "old_size": refreshed.old_size,
             "new_size": refreshed.new_size,
             "out": None if args.out is None else str(args.out),
         }
         if args.out is None:
-            summary["bundle"] = msgspec.json.decode(refreshed.bundle)
-        print(json.dumps(summary, indent=2))
+            changed["bundle"] = msgspec.json.decode(refreshed.bundle)
+        print(json.dumps(changed, indent=2))
         return 0
     if args.out is None:
         sys.stdout.buffer.write(refreshed.bundle)
