@@ -15,13 +15,18 @@ help: ## list the targets
 
 APT_GET := $(if $(filter 0,$(shell id -u)),,sudo) apt-get
 # Debian packages the tests and tools run for real: openssl (a local RFC 3161 time-stamping
-# authority), wrk (the load script), chromium (browser tests, driven by Playwright), and
-# postgresql (the tests start a throwaway cluster of their own: tests/pg_cluster.py).
+# authority), wrk (the load script), chromium (browser tests, driven by Playwright),
+# postgresql (the tests start a throwaway cluster of their own: tests/pg_cluster.py), and Go
+# with golang.org/x/mod's source (tests/interop checks the checkpoints and proofs with Go's
+# sumdb packages, built offline in GOPATH mode from /usr/share/gocode).
 SYSTEM_TOOLS := openssl wrk chromium
+GO_MOD_SOURCE := /usr/share/gocode/src/golang.org/x/mod/sumdb/tlog
 
 system: ## install the Debian packages the tests use, when missing
 	@missing=""; for tool in $(SYSTEM_TOOLS); do command -v $$tool >/dev/null || missing="$$missing $$tool"; done; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
+	command -v go >/dev/null || missing="$$missing golang-go"; \
+	[ -d $(GO_MOD_SOURCE) ] || missing="$$missing golang-golang-x-mod-dev"; \
 	if [ -n "$$missing" ]; then \
 	  $(APT_GET) update -qq && DEBIAN_FRONTEND=noninteractive $(APT_GET) install -y -qq $$missing; \
 	fi
