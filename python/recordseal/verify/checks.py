@@ -22,6 +22,7 @@ from .bundle import Coverage, DisclosedField, Header, Seal
 from .context import Keyring, Policy
 from .encoding import format_instant, parse_instant
 from .errors import BundleError
+from .memo import Memo, remembered
 from .paths import path_problem
 from .result import CheckResult, TimeBracket, failed, passed, unchecked
 from .sealing import (
@@ -98,9 +99,14 @@ def recompute(fields: Sequence[DisclosedField]) -> tuple[list[bytes], list[str]]
     return commitments, problems
 
 
+Recomputed = tuple[list[bytes], list[str]]
+
+
 @guarded(1)
-def check_field_commitments(fields: Sequence[DisclosedField]) -> CheckResult:
-    _, problems = recompute(fields)
+def check_field_commitments(
+    fields: Sequence[DisclosedField], recomputed: Recomputed | None = None
+) -> CheckResult:
+    _, problems = recompute(fields) if recomputed is None else recomputed
     if problems:
         return failed(1, _joined(problems))
     if not fields:
@@ -112,10 +118,13 @@ def check_field_commitments(fields: Sequence[DisclosedField]) -> CheckResult:
 
 
 @guarded(2)
-def check_record_tree(header: Header, fields: Sequence[DisclosedField]) -> CheckResult:
-    commitments, problems = recompute(fields)
+def check_record_tree(
+    header: Header, fields: Sequence[DisclosedField], recomputed: Recomputed | None = None
+) -> CheckResult:
+    commitments, problems = recompute(fields) if recomputed is None else recomputed
     if problems:
         return unchecked(2, "not run: the field commitments could not be recomputed (check 1)")
+    problems = []
     root = bytes.fromhex(header.root)
     for disclosed, commitment in zip(fields, commitments, strict=True):
         proof = [bytes.fromhex(node) for node in disclosed.proof]
@@ -174,6 +183,7 @@ def check_sealed_batch(
     seal: Seal | None,
     opened: OpenedSeal | BundleError | None,
     keyring: Keyring | None,
+    memo: Memo | None = None,
 ) -> CheckResult:
     if seal is None or opened is None:
         return unchecked(4, f"{NO_INCLUSION_PROOF}: the record is not in a sealed batch yet")
@@ -187,8 +197,14 @@ def check_sealed_batch(
     checkpoint = opened.checkpoint
     if checkpoint.origin != seal.log:
         return failed(4, f"the checkpoint is of {checkpoint.origin!r}, not of {seal.log!r}")
+    note = opened.note
     try:
-        verify_note(opened.note, verifiers)
+        remembered(
+            memo,
+            "sealing",
+            (seal.log, opened.proof.checkpoint),
+            lambda: verify_note(note, verifiers),
+        )
     except TlogError as error:
         return failed(4, f"the checkpoint's log signature is refused ({error.code}): {error}")
     index = opened.proof.index
@@ -215,7 +231,11 @@ class Receipts:
 
 
 def gather_receipts(
-    seal: Seal | None, opened: OpenedSeal | BundleError | None, policy: Policy | None, now: datetime
+    seal: Seal | None,
+    opened: OpenedSeal | BundleError | None,
+    policy: Policy | None,
+    now: datetime,
+    memo: Memo | None = None,
 ) -> Receipts | None:
     """None when there is nothing to check (no seal, no parsed proof, or no trust store)."""
     if seal is None or not isinstance(opened, OpenedSeal) or policy is None:
@@ -223,9 +243,9 @@ def gather_receipts(
     latest = now + CLOCK_SKEW
     text, root = opened.note.text, opened.checkpoint.root_hash
     cosigned, problems = cosignature_times(
-        text, opened.note.signatures, policy, int(latest.timestamp())
+        text, opened.note.signatures, policy, int(latest.timestamp()), memo
     )
-    stamped, token_problems = timestamp_times(seal.timestamps, root, policy, latest)
+    stamped, token_problems = timestamp_times(seal.timestamps, root, policy, latest, memo)
     return Receipts(cosigned + stamped, problems + token_problems)
 
 
@@ -373,6 +393,7 @@ def previous_bound(
     keyring: Keyring | None,
     policy: Policy | None,
     now: datetime,
+    memo: Memo | None = None,
 ) -> tuple[list[WitnessTime], str]:
     """Trusted times on ``seal.previous`` (see :func:`sealing.previous_times`).
 
@@ -384,4 +405,5 @@ def previous_bound(
     verifiers = keyring.logs.get(seal.log, ()) if keyring is not None else ()
     if not verifiers:
         return [], "no log key to check the previous checkpoint"
-    return previous_times(seal, opened, verifiers, policy, int((now + CLOCK_SKEW).timestamp()))
+    latest = int((now + CLOCK_SKEW).timestamp())
+    return previous_times(seal, opened, verifiers, policy, latest, memo)

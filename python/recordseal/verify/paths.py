@@ -6,6 +6,7 @@ have produced. The builder needs the leaves of a parsed payload, keyed by their 
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterator
@@ -16,8 +17,10 @@ _INDEX = re.compile("0|[1-9][0-9]*")
 _TOKEN = re.compile("(?:[^~]|~[01])*")
 
 
+@functools.lru_cache(maxsize=8192)
 def path_problem(path: str) -> str | None:
-    """Why ``path`` is not a committed path, or None when it is one."""
+    """Why ``path`` is not a committed path, or None when it is one (remembered: bundles of
+    one stream disclose the same paths)."""
     try:
         size = len(path.encode())
     except UnicodeEncodeError:

@@ -10,11 +10,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 
 from recordseal.core import CommitError, verify_consistency
 from recordseal.tlog import (
     Checkpoint,
     Cosignature,
+    CosignatureVerifier,
     Ed25519Verifier,
     Note,
     NoteSignature,
@@ -28,6 +30,7 @@ from .bundle import Seal, TimestampReceipt
 from .context import Policy
 from .encoding import b64decode
 from .errors import BundleError
+from .memo import Memo, remembered
 from .tlogproof import TlogProof, parse_tlog_proof
 
 
@@ -49,15 +52,21 @@ class OpenedSeal:
     checkpoint: Checkpoint
 
 
-def open_seal(seal: Seal) -> OpenedSeal:
+def open_seal(seal: Seal, memo: Memo | None = None) -> OpenedSeal:
     """Parse ``seal.proof`` and the checkpoint inside; :class:`BundleError` when malformed."""
     proof = parse_tlog_proof(seal.proof)
+    note, checkpoint = remembered(
+        memo, "checkpoint", proof.checkpoint, lambda: _checkpoint_of(proof.checkpoint)
+    )
+    return OpenedSeal(proof, note, checkpoint)
+
+
+def _checkpoint_of(signed: str) -> tuple[Note, Checkpoint]:
     try:
-        note = parse_note(proof.checkpoint)
-        checkpoint = Checkpoint.parse(note.text)
+        note = parse_note(signed)
+        return note, Checkpoint.parse(note.text)
     except TlogError as error:
         raise BundleError("tlog proof", f"the checkpoint is malformed: {error}") from None
-    return OpenedSeal(proof, note, checkpoint)
 
 
 def cosignature_times(
@@ -65,6 +74,7 @@ def cosignature_times(
     signatures: Iterable[NoteSignature],
     policy: Policy,
     max_timestamp: int,
+    memo: Memo | None = None,
 ) -> tuple[list[WitnessTime], list[str]]:
     """Valid trusted cosignatures on a checkpoint, and what is wrong with the invalid ones."""
     known = policy.witness_names()
@@ -75,9 +85,17 @@ def cosignature_times(
         if found is None:
             continue  # the log's own signature, or a witness nobody trusts here
         name, verifier = found
+        key = (checkpoint_text, signature.name, signature.key_id, signature.signature)
         try:
-            cosignature = Cosignature.from_note_signature(signature)
-            verifier.verify_cosignature(checkpoint_text, cosignature, max_timestamp=max_timestamp)
+            cosignature, invalid = remembered(
+                memo, "cosignature", key, partial(_checked, verifier, checkpoint_text, signature)
+            )
+            if cosignature.timestamp > max_timestamp:  # refused as in the future, as ever
+                verifier.verify_cosignature(
+                    checkpoint_text, cosignature, max_timestamp=max_timestamp
+                )
+            if invalid is not None:
+                raise invalid
         except TlogError as error:
             problems.append(f"the cosignature of {name} does not verify ({error.code}): {error}")
         else:
@@ -85,8 +103,25 @@ def cosignature_times(
     return times, problems
 
 
+def _checked(
+    verifier: CosignatureVerifier, checkpoint_text: str, signature: NoteSignature
+) -> tuple[Cosignature, TlogError | None]:
+    """The cosignature (TlogError when malformed) and why it does not verify, if it does not,
+    whatever the clock says."""
+    cosignature = Cosignature.from_note_signature(signature)
+    try:
+        verifier.verify_cosignature(checkpoint_text, cosignature)
+    except TlogError as error:
+        return cosignature, error
+    return cosignature, None
+
+
 def timestamp_times(
-    receipts: Iterable[TimestampReceipt], root: bytes, policy: Policy, latest: datetime
+    receipts: Iterable[TimestampReceipt],
+    root: bytes,
+    policy: Policy,
+    latest: datetime,
+    memo: Memo | None = None,
 ) -> tuple[list[WitnessTime], list[str]]:
     """Valid tokens from listed authorities over ``root``, and the problems of the others."""
     times: list[WitnessTime] = []
@@ -100,7 +135,12 @@ def timestamp_times(
             problems.append(f"the token of {authority.name} is not base64")
             continue
         try:
-            stamp = verify_token(token, root, authority.roots, authority.intermediates)
+            stamp = remembered(
+                memo,
+                "token",
+                (authority.name, token, root),
+                partial(verify_token, token, root, authority.roots, authority.intermediates),
+            )
         except TlogError as error:
             reason = f"does not verify ({error.code}): {error}"
             problems.append(f"the token of {authority.name} {reason}")
@@ -118,6 +158,7 @@ def previous_times(
     verifiers: tuple[Ed25519Verifier, ...],
     policy: Policy | None,
     max_timestamp: int,
+    memo: Memo | None = None,
 ) -> tuple[list[WitnessTime], str]:
     """Trusted witness times on ``seal.previous``, or none and the reason it cannot be used.
 
@@ -128,8 +169,14 @@ def previous_times(
         return [], "no previous checkpoint in the seal"
     if policy is None:
         return [], "no trust store for the previous checkpoint's witnesses"
+    signed = seal.previous
     try:
-        previous, _ = open_checkpoint(seal.previous, verifiers)
+        previous, note = remembered(
+            memo,
+            "previous",
+            (seal.log, signed),
+            lambda: (open_checkpoint(signed, verifiers)[0], parse_note(signed)),
+        )
     except TlogError as error:
         return [], f"the previous checkpoint is not usable ({error.code}): {error}"
     sealing = opened.checkpoint
@@ -144,8 +191,7 @@ def previous_times(
         )
     except CommitError as error:
         return [], f"the previous checkpoint is not consistent with the sealing one: {error}"
-    note = parse_note(seal.previous)
-    times, _ = cosignature_times(note.text, note.signatures, policy, max_timestamp)
+    times, _ = cosignature_times(note.text, note.signatures, policy, max_timestamp, memo)
     if not times:
         return [], "no trusted witness time on the previous checkpoint"
     return times, ""

@@ -21,9 +21,11 @@ from .checks import (
     check_witness_receipts,
     gather_receipts,
     previous_bound,
+    recompute,
 )
 from .context import Keyring, Policy
 from .errors import BundleError
+from .memo import Memo
 from .result import RecordRef, TimeBracket, VerificationResult, failed, unchecked, verdict_of
 from .sealing import OpenedSeal, WitnessTime, open_seal
 
@@ -32,12 +34,15 @@ class Verifier:
     """Verifies bundles against one key directory and trust store (docs/bundle.md section 3).
 
     ``keys`` enables checks 3 and 4 (and the signatures of check 6), ``trust`` check 5 and the
-    witness-backed time bracket. Both are built into their usable form once, here.
+    witness-backed time bracket. Both are built into their usable form once, here; the
+    checkpoints, cosignatures and time-stamp tokens that bundles of one log share are parsed
+    and verified once, and remembered by their exact bytes (``verify.memo``).
     """
 
     def __init__(self, keys: KeyDirectory | None = None, trust: TrustStore | None = None) -> None:
         self._keyring, self._no_keys = _keyring(keys)
         self._policy = _policy(trust)
+        self._memo = Memo()
 
     def knows(self, bundle: Bundle) -> bool:
         """Whether the key directory lists the bundle's header key and, when it is sealed,
@@ -62,7 +67,7 @@ class Verifier:
 
     def verify_decoded(self, bundle: Bundle, *, now: datetime | None = None) -> VerificationResult:
         """The seven checks over a bundle that :func:`decode_bundle` produced."""
-        return _verify(bundle, self._keyring, self._no_keys, self._policy, now)
+        return _verify(bundle, self._keyring, self._no_keys, self._policy, now, self._memo)
 
 
 def verify_bundle(
@@ -104,11 +109,11 @@ def _policy(trust: TrustStore | None) -> Policy | None:
         return None
 
 
-def _open(bundle: Bundle) -> OpenedSeal | BundleError | None:
+def _open(bundle: Bundle, memo: Memo) -> OpenedSeal | BundleError | None:
     if bundle.seal is None:
         return None
     try:
-        return open_seal(bundle.seal)
+        return open_seal(bundle.seal, memo)
     except BundleError as error:
         return error
 
@@ -130,33 +135,35 @@ def _verify(
     no_keys: str,
     policy: Policy | None,
     now: datetime | None,
+    memo: Memo,
 ) -> VerificationResult:
     now = datetime.now(UTC) if now is None else now
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)
     header, seal = bundle.header, bundle.seal
     canonical = header.canonical()
-    opened = _open(bundle)
+    opened = _open(bundle, memo)
     try:
-        receipts = gather_receipts(seal, opened, policy, now)
+        receipts = gather_receipts(seal, opened, policy, now, memo)
     except Exception as error:  # reported by check 5; the verifier never raises on input
         receipts = Receipts(problems=[f"internal error: {type(error).__name__}: {error}"])
 
-    sealed = check_sealed_batch(canonical, seal, opened, keyring)
+    sealed = check_sealed_batch(canonical, seal, opened, keyring, memo)
     included = sealed.status == "passed"
     previous: list[WitnessTime] = []
     previous_reason = ""
     if included:
         try:
-            previous, previous_reason = previous_bound(seal, opened, keyring, policy, now)
+            previous, previous_reason = previous_bound(seal, opened, keyring, policy, now, memo)
         except Exception as error:  # the lower bound then falls back to ingested_at
             previous_reason = f"the previous checkpoint could not be read: {error}"
     sealing_times = receipts.times if receipts is not None else []
     bracket = bracket_of(header, included, sealing_times, previous)
 
+    recomputed = recompute(bundle.fields)
     checks = [
-        check_field_commitments(bundle.fields),
-        check_record_tree(header, bundle.fields),
+        check_field_commitments(bundle.fields, recomputed),
+        check_record_tree(header, bundle.fields, recomputed),
         check_header_signature(
             header, canonical, bytes.fromhex(bundle.signature), keyring, no_keys
         ),

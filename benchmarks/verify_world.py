@@ -1,0 +1,117 @@
+"""Bundles of one log for the verification benchmarks, made by the service's own classes.
+
+One stream of records sealed over several rounds (so bundles carry a ``previous``
+checkpoint), each newest checkpoint cosigned by a real witness core when ``witnessed``; every
+bundle discloses all fields of its record and proves against the newest witnessed checkpoint
+(``services.proofs``), as the service answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from recordseal.clock import utc_now
+from recordseal.crypto.signing import HeaderSigner
+from recordseal.crypto.vault import KeyWrapper
+from recordseal.ledger.sealer import Sealer
+from recordseal.services.disclosure import DisclosureService
+from recordseal.services.keys import key_directory
+from recordseal.services.proofs import ProofService
+from recordseal.services.records import RecordIn, RecordService
+from recordseal.storage.rows import SigningKeyRow
+from recordseal.storage.sqlite import SQLiteStore
+from recordseal.tlog import CosignatureSigner
+from recordseal.tlog.witness import Witness
+from recordseal.verify import encode_bundle
+
+WITNESS = "witness.bench"
+
+
+@dataclass(frozen=True)
+class Bundles:
+    bundles: list[bytes]
+    keys: bytes  # the key directory (JSON)
+    trust: bytes  # the trust store (JSON): the witness, quorum 1
+
+
+async def _make(
+    tmp: Path,
+    payload: bytes,
+    declarations: dict[str, str],
+    count: int,
+    rounds: int,
+    witnessed: bool,
+) -> Bundles:
+    store = SQLiteStore(tmp / "db.sqlite3")
+    await store.open()
+    try:
+        signer = HeaderSigner.from_seed(bytes(32))
+        await store.records.register_signing_key(
+            SigningKeyRow(signer.key_id, "Ed25519", signer.public_key, utc_now(), None, None)
+        )
+        records = RecordService(store, KeyWrapper(bytes(32)), signer)
+        witness_key = CosignatureSigner.from_seed(WITNESS, bytes(range(1, 33)))
+        sealer = Sealer(store.logs, bytes(range(32)), "bench.local")
+        witness = None
+        await records.create_stream("acme", "orders", declarations, False)
+        posted = []
+        for round_ in range(rounds):
+            for _ in range(count // rounds + (round_ < count % rounds)):
+                subject = f"c{len(posted) % 7}"
+                posted.append(
+                    await records.ingest(
+                        "acme",
+                        RecordIn("orders", "order", "2026-11-21T08:00:00Z", subject, payload),
+                    )
+                )
+            for batch in await sealer.seal_pending():
+                if not witnessed:
+                    continue
+                if witness is None:
+                    log_key = sealer.signer(batch.origin).verifier()
+                    witness = Witness(tmp / "witness", witness_key, {batch.origin: [log_key]})
+                old = witness.latest(batch.origin)
+                size = old.size if old else 0
+                proof = await sealer.consistency(batch.origin, size, batch.size) if size else []
+                line = witness.add_checkpoint(size, proof, batch.note).line
+                await store.logs.add_cosignature(batch.origin, batch.size, WITNESS, line)
+        disclosure = DisclosureService(store, records, ProofService(store, sealer))
+        bundles = []
+        for receipt in posted:
+            fields = [leaf for leaf in _paths(payload)]
+            bundle = await disclosure.disclose("acme", receipt.record_id, fields, None)
+            bundles.append(encode_bundle(bundle))
+        keys = json.dumps(await key_directory(store, sealer)).encode()
+    finally:
+        await store.close()
+    trust = json.dumps(
+        {
+            "format": "recordseal/trust/v1",
+            "quorum": 1,
+            "witnesses": [{"name": WITNESS, "vkey": witness_key.vkey}],
+        }
+    ).encode()
+    return Bundles(bundles, keys, trust)
+
+
+def _paths(payload: bytes) -> list[str]:
+    from recordseal.verify import leaf_values
+
+    return list(leaf_values(json.loads(payload)))
+
+
+def make_bundles(
+    payload: bytes,
+    declarations: dict[str, str],
+    count: int,
+    *,
+    rounds: int = 4,
+    witnessed: bool = True,
+) -> Bundles:
+    """``count`` bundles of one log, each disclosing every field of its record."""
+    with tempfile.TemporaryDirectory() as tmp:
+        return asyncio.run(_make(Path(tmp), payload, declarations, count, rounds, witnessed))

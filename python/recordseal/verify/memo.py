@@ -1,0 +1,60 @@
+"""What a :class:`~recordseal.verify.Verifier` remembers between bundles.
+
+Bundles of one log share their checkpoints: the sealing checkpoint (every bundle proves
+against the log's freshest witnessed one), the ``previous`` ones, and their cosignatures and
+time-stamp tokens. Their parsing and verification depend only on their exact bytes (and on the
+verifier's keys, fixed for its life), so each is done once and its outcome, success or
+refusal, remembered by those bytes. Anything that depends on the clock (a witness time in the
+future) is decided after, on every bundle.
+
+A memo holds at most ``size`` outcomes per kind; the oldest goes first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import TypeVar
+
+from recordseal.tlog import TlogError
+
+from .errors import BundleError
+
+T = TypeVar("T")
+
+
+class _Raised:
+    """A remembered refusal."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: TlogError | BundleError) -> None:
+        self.error = error
+
+
+class Memo:
+    def __init__(self, size: int = 4096) -> None:
+        self._size = size
+        self._tables: dict[str, dict[Hashable, object]] = {}
+
+    def __call__(self, kind: str, key: Hashable, compute: Callable[[], T]) -> T:
+        """``compute()``'s outcome for ``key``: computed once, then remembered; a
+        :class:`TlogError` or :class:`BundleError` it raises is remembered and raised again."""
+        table = self._tables.setdefault(kind, {})
+        try:
+            found = table[key]
+        except KeyError:
+            try:
+                found = compute()
+            except (TlogError, BundleError) as error:
+                found = _Raised(error)
+            if len(table) >= self._size:
+                del table[next(iter(table))]
+            table[key] = found
+        if isinstance(found, _Raised):
+            raise found.error
+        return found  # type: ignore[return-value]
+
+
+def remembered(memo: Memo | None, kind: str, key: Hashable, compute: Callable[[], T]) -> T:
+    """``compute()`` through ``memo``, or directly without one."""
+    return compute() if memo is None else memo(kind, key, compute)
