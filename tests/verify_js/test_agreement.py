@@ -1,7 +1,8 @@
 """The browser verifier agrees with the Python one, check by check.
 
 Every bundle of the verifier tests (tests/verify/factory.py's variants, every mutation of
-tests/verify/test_tamper.py, every malformed document of tests/verify/test_malformed.py) is
+tests/verify/test_tamper.py, every case of the documented outcomes of
+tests/verify/test_outcomes.py, every malformed document of tests/verify/test_malformed.py) is
 verified by both, with the same key directory, trust store and clock; the statuses of the
 seven checks, the verdict, the record, the disclosed fields and the time bracket must be
 equal. RFC 3161 tokens are left out here: the browser does not check them (see
@@ -21,6 +22,7 @@ from recordseal.verify import load_key_directory, load_trust_store, verify_bundl
 from tests.verify.conftest import tampered
 from tests.verify.factory import RECORDS, TARGET_SEQ, World
 from tests.verify.test_malformed import EDITS, RAW
+from tests.verify.test_outcomes import cases as outcome_cases
 from tests.verify.test_tamper import (
     COVERAGE_TAMPERING,
     FIELD_TAMPERING,
@@ -124,6 +126,17 @@ def _cases(world: World) -> Iterator[Case]:
         "offset not_before", world.bundle(coverage=None), world.keys_document(not_before=plus_one)
     )
     yield Case("cosigned in the future", good, keys, trust, world.sealed_at - timedelta(minutes=10))
+    # every case of the documented outcomes (docs/bundle.md section 3) the browser checks
+    for number, outcome in outcome_cases(world):
+        if outcome.browser:
+            assert isinstance(outcome.keys, dict | None)
+            yield Case(
+                f"rule {number}: {outcome.name}",
+                outcome.bundle,
+                outcome.keys,
+                outcome.trust,
+                outcome.now or now,
+            )
     # every malformed document of test_malformed.py
     for name, edit in EDITS.items():
         yield case(f"malformed: {name}", tampered(good, edit))
