@@ -32,7 +32,7 @@ from .report import (
     write_summary,
 )
 from .result import FAILED, INCOMPLETE
-from .verifier import verify_bundle
+from .verifier import Verifier
 
 EXIT_CODES = {"VERIFIED": 0, "FAILED": 1, "VERIFICATION INCOMPLETE": 2}
 EXIT_USAGE = 64  # sysexits.h EX_USAGE
@@ -116,12 +116,12 @@ def _read(name: str) -> bytes:
     return sys.stdin.buffer.read() if name == STDIN else Path(name).read_bytes()
 
 
-def _verify(name: str, keys: KeyDirectory | None, trust: TrustStore | None) -> Outcome:
+def _verify(name: str, verifier: Verifier) -> Outcome:
     try:
         data = _read(name)
     except OSError as error:
         return Outcome(name, error=f"cannot be read: {error.strerror or error}")
-    return Outcome(name, verify_bundle(data, keys, trust))
+    return Outcome(name, verifier.verify(data))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -140,12 +140,15 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_DATA
     skip = {path.resolve() for path in (args.keys, args.trust) if path is not None}
     names, several = _expand(args.bundles, skip)
+    # One verifier for every bundle: the key material built once, and what bundles of one
+    # log share (checkpoints, cosignatures) verified once (docs/bundle.md, "Verifier").
+    verifier = Verifier(keys, trust)
     if not several:
-        return _one(_verify(names[0], keys, trust), args.json)
+        return _one(_verify(names[0], verifier), args.json)
     outcomes: list[Outcome] = []
     with _progress(len(names)) as advance:
         for name in names:
-            outcome = _verify(name, keys, trust)
+            outcome = _verify(name, verifier)
             outcomes.append(outcome)
             if not args.json:
                 write_line(outcome, sys.stdout)
