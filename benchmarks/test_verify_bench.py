@@ -86,36 +86,25 @@ def _expect(result, witnessed: bool) -> None:
         assert statuses == ["passed"] * 4 + ["unchecked", "passed", "unchecked"], statuses
 
 
-def test_20_fields_one_bundle_witnessed(benchmark, witnessed_20):
-    _one(benchmark, witnessed_20, True, "verify 20 fields")
+#: (case, the fixture of its bundles, whether they are witnessed, the benchmark group)
+CASES = [
+    ("20 fields, witnessed", "witnessed_20", True, "verify 20 fields"),
+    ("20 fields, no witness", "plain_20", False, "verify 20 fields"),
+    ("4096 fields, witnessed", "witnessed_4096", True, "verify 4096 fields"),
+    ("4096 fields, no witness", "plain_4096", False, "verify 4096 fields"),
+]
 
 
-def test_20_fields_many_bundles_witnessed(benchmark, witnessed_20):
-    _many(benchmark, witnessed_20, True, "verify 20 fields")
+@pytest.mark.parametrize(("fixture", "witnessed", "group"), [c[1:] for c in CASES],
+                         ids=[c[0] for c in CASES])  # fmt: skip
+def test_one_bundle(benchmark, request, fixture, witnessed, group):
+    _one(benchmark, request.getfixturevalue(fixture), witnessed, group)
 
 
-def test_20_fields_one_bundle_without_witnesses(benchmark, plain_20):
-    _one(benchmark, plain_20, False, "verify 20 fields")
-
-
-def test_20_fields_many_bundles_without_witnesses(benchmark, plain_20):
-    _many(benchmark, plain_20, False, "verify 20 fields")
-
-
-def test_4096_fields_one_bundle_witnessed(benchmark, witnessed_4096):
-    _one(benchmark, witnessed_4096, True, "verify 4096 fields")
-
-
-def test_4096_fields_many_bundles_witnessed(benchmark, witnessed_4096):
-    _many(benchmark, witnessed_4096, True, "verify 4096 fields")
-
-
-def test_4096_fields_one_bundle_without_witnesses(benchmark, plain_4096):
-    _one(benchmark, plain_4096, False, "verify 4096 fields")
-
-
-def test_4096_fields_many_bundles_without_witnesses(benchmark, plain_4096):
-    _many(benchmark, plain_4096, False, "verify 4096 fields")
+@pytest.mark.parametrize(("fixture", "witnessed", "group"), [c[1:] for c in CASES],
+                         ids=[c[0] for c in CASES])  # fmt: skip
+def test_many_bundles_of_one_log(benchmark, request, fixture, witnessed, group):
+    _many(benchmark, request.getfixturevalue(fixture), witnessed, group)
 
 
 def test_reference_one_ed25519_verification(benchmark):

@@ -130,21 +130,10 @@ class PostgresLogs:
 
     async def latest_checkpoints(self) -> list[LatestCheckpoint]:
         """The newest checkpoint of every log (its size is the log's), with its receipts."""
-        rows = await self._db.pool.fetch(
-            _CHECKPOINT + " JOIN logs l ON l.id = c.log_id AND c.size = l.size"
+        return store_rows.latest_checkpoints(
+            await self._db.pool.fetch(store_rows.LATEST_CHECKPOINTS),
+            await self._db.pool.fetch(store_rows.LATEST_RECEIPTS),
         )
-        vouched: dict[str, set[str]] = {}
-        for origin, name in await self._db.pool.fetch(
-            "SELECT l.origin, x.witness FROM cosignatures x"
-            " JOIN logs l ON l.id = x.log_id AND x.size = l.size"
-            " UNION ALL SELECT l.origin, t.authority FROM timestamps t"
-            " JOIN logs l ON l.id = t.log_id AND t.size = l.size"
-        ):
-            vouched.setdefault(origin, set()).add(name)
-        return [
-            LatestCheckpoint(CheckpointRow(*row), frozenset(vouched.get(row[0], ())))
-            for row in rows
-        ]
 
     async def newest_checkpoint(self, origin: str) -> CheckpointRow | None:
         row = await self._db.pool.fetchrow(

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from recordseal.identifiers import DEFAULT_FLEET
 
@@ -151,6 +152,31 @@ class LatestCheckpoint:
 
 #: Receipts read per query when looking for the newest witnessed checkpoint.
 RECEIPT_PAGE = 512
+#: Every log's newest checkpoint (the log's size is its newest checkpoint's), and the names
+#: of the receipts on it: the same SQL for both backends.
+LATEST_CHECKPOINTS = (
+    "SELECT l.origin, c.size, c.root, c.note, c.created_at FROM checkpoints c"
+    " JOIN logs l ON l.id = c.log_id AND c.size = l.size"
+)
+LATEST_RECEIPTS = (
+    "SELECT l.origin, x.witness FROM cosignatures x"
+    " JOIN logs l ON l.id = x.log_id AND x.size = l.size"
+    " UNION ALL SELECT l.origin, t.authority FROM timestamps t"
+    " JOIN logs l ON l.id = t.log_id AND t.size = l.size"
+)
+
+
+def latest_checkpoints(
+    checkpoints: Iterable[Any], receipts: Iterable[Any]
+) -> list[LatestCheckpoint]:
+    """The rows of LATEST_CHECKPOINTS with the names of LATEST_RECEIPTS."""
+    vouched: dict[str, set[str]] = {}
+    for origin, name in receipts:
+        vouched.setdefault(origin, set()).add(name)
+    return [
+        LatestCheckpoint(CheckpointRow(*row), frozenset(vouched.get(row[0], ())))
+        for row in checkpoints
+    ]
 
 
 @dataclass(frozen=True, slots=True)

@@ -109,19 +109,10 @@ class SQLiteLogs:
 
     async def latest_checkpoints(self) -> list[LatestCheckpoint]:
         """The newest checkpoint of every log (its size is the log's), with its receipts."""
-        rows = self._db.read(_CHECKPOINT + " JOIN logs l ON l.id = c.log_id AND c.size = l.size")
-        vouched: dict[str, set[str]] = {}
-        for origin, name in self._db.read(
-            "SELECT l.origin, x.witness FROM cosignatures x"
-            " JOIN logs l ON l.id = x.log_id AND x.size = l.size"
-            " UNION ALL SELECT l.origin, t.authority FROM timestamps t"
-            " JOIN logs l ON l.id = t.log_id AND t.size = l.size"
-        ):
-            vouched.setdefault(origin, set()).add(name)
-        return [
-            LatestCheckpoint(CheckpointRow(*row), frozenset(vouched.get(row[0], ())))
-            for row in rows
-        ]
+        return store_rows.latest_checkpoints(
+            self._db.read(store_rows.LATEST_CHECKPOINTS),
+            self._db.read(store_rows.LATEST_RECEIPTS),
+        )
 
     async def newest_checkpoint(self, origin: str) -> CheckpointRow | None:
         rows = self._db.read(
