@@ -13,10 +13,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from recordseal import __version__, datadir
 from recordseal.client.cli import add_bundle_parser
@@ -24,7 +27,14 @@ from recordseal.datadir import DataDirError
 from recordseal.fleet.cli import add_fleet_parsers
 from recordseal.services.errors import ServiceError
 from recordseal.services.tokens import TokenService
-from recordseal.settings import Settings
+from recordseal.settings import (
+    AuthoritySetting,
+    Settings,
+    SettingsError,
+    WitnessSetting,
+    from_env,
+    unknown_variables,
+)
 from recordseal.storage.backends import BackendError, open_store, schema_status
 from recordseal.storage.schema_version import SchemaStatus, SchemaTooNew
 from recordseal.tlog.witness_cli import add_witness_parser
@@ -40,10 +50,19 @@ def _print_json(value: Any) -> None:
 
 def _serve(args: argparse.Namespace) -> int:
     from recordseal.serve import serve
+    from recordseal.web.preflight import preflight
+    from recordseal.web.supervision import SUPERVISOR_VARIABLE
 
-    settings = Settings.from_env(
+    for warning in unknown_variables():
+        print(f"recordseal: warning: {warning}", file=sys.stderr)
+    settings = from_env(
         data_dir=args.data_dir, port=args.port, host=args.host, database_url=args.database_url
     )
+    refusal = preflight(settings)
+    if refusal is not None:
+        print(f"recordseal: {refusal.message}", file=sys.stderr)
+        return refusal.exit_code
+    os.environ[SUPERVISOR_VARIABLE] = str(os.getpid())  # workers end with this process
     return serve(settings, args.workers, args.demo_witness)
 
 
@@ -57,7 +76,7 @@ async def _create_token(settings: Settings, tenant: str, label: str) -> str:
 
 
 def _token_create(args: argparse.Namespace) -> int:
-    settings = Settings.from_env(data_dir=args.data_dir, database_url=args.database_url)
+    settings = from_env(data_dir=args.data_dir, database_url=args.database_url)
     datadir.secure(settings.data_dir)
     try:
         token = asyncio.run(_create_token(settings, args.tenant, args.label))
@@ -92,7 +111,7 @@ async def _export_keys(settings: Settings) -> dict[str, object]:
 
 def _migrate(args: argparse.Namespace) -> int:
     """Apply the schema migrations (``serve`` also applies them at start), or report."""
-    settings = Settings.from_env(data_dir=args.data_dir, database_url=args.database_url)
+    settings = from_env(data_dir=args.data_dir, database_url=args.database_url)
     before = asyncio.run(schema_status(settings))
     if args.status and (args.json or before.state != "ahead"):
         _report_schema(before, args.json, applied=0)
@@ -130,14 +149,25 @@ def _report_schema(status: SchemaStatus, as_json: bool, applied: int) -> None:
     print(f"recordseal: {status.describe()}")
 
 
+def _trust_of(
+    record: datadir.ServiceRecord,
+) -> tuple[tuple[WitnessSetting, ...], tuple[AuthoritySetting, ...], int]:
+    """The witnesses, authorities and quorum a service recorded at its start."""
+    return (
+        msgspec.convert(record.witnesses, tuple[WitnessSetting, ...]),
+        msgspec.convert(record.timestamp_authorities, tuple[AuthoritySetting, ...]),
+        record.quorum,
+    )
+
+
 def _keys_export(args: argparse.Namespace) -> int:
     from recordseal.services.keys import trust_store
 
-    settings = Settings.from_env(data_dir=args.data_dir, database_url=args.database_url)
+    settings = from_env(data_dir=args.data_dir, database_url=args.database_url)
     keys = asyncio.run(_export_keys(settings))
     record = datadir.read_service_record(settings.data_dir)
     if record is not None:
-        witnesses, authorities, quorum = record.trust_settings()
+        witnesses, authorities, quorum = _trust_of(record)
         source = f"the service's configuration ({settings.data_dir / datadir.SERVICE_FILE})"
     else:
         witnesses, authorities = settings.witnesses, settings.timestamp_authorities
@@ -148,7 +178,7 @@ def _keys_export(args: argparse.Namespace) -> int:
         path.write_text(json.dumps(document, indent=2) + "\n")
         path.chmod(EXPORT_MODE)
     logs: list[Any] = keys["logs"]  # type: ignore[assignment]
-    witness_names: list[str] = [w["name"] for w in trust["witnesses"]]
+    witness_names: list[str] = [w.name for w in witnesses]
     if args.json:
         _print_json(
             {
@@ -171,7 +201,7 @@ def _keys_export(args: argparse.Namespace) -> int:
 def _panel_link(args: argparse.Namespace) -> int:
     from recordseal.web.panel.passkeys import create_registration_link, passkey_context
 
-    data_dir = datadir.secure(Settings.from_env(data_dir=args.data_dir).data_dir)
+    data_dir = datadir.secure(from_env(data_dir=args.data_dir).data_dir)
     store = passkey_context(data_dir)
     url = create_registration_link(store, role=args.role, base_url=args.base_url)
     if args.json:
@@ -312,7 +342,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         result: int = args.run(args)
-    except (BackendError, SchemaTooNew, ConfigError, DemoWitnessError, DataDirError) as error:
+    except (
+        SettingsError,  # one line naming the variable and the rule
+        BackendError,
+        SchemaTooNew,
+        ConfigError,
+        DemoWitnessError,
+        DataDirError,
+    ) as error:
         print(f"recordseal: {error}", file=sys.stderr)
         return 2
     return result

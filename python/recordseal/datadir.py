@@ -12,7 +12,6 @@ running service, not of the shell it is typed in (docs/operations.md, "Quick sta
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from pathlib import Path
@@ -34,10 +33,6 @@ class ServiceRecord(msgspec.Struct, forbid_unknown_fields=True):
     timestamp_authorities: list[dict[str, Any]]
     quorum: int
     started_at: str
-
-    def trust_settings(self) -> tuple[str, str, int]:
-        """As the settings hold them: witnesses and authorities as JSON, and the quorum."""
-        return json.dumps(self.witnesses), json.dumps(self.timestamp_authorities), self.quorum
 
 
 class DataDirError(RuntimeError):

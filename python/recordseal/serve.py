@@ -19,7 +19,9 @@ import tempfile
 from contextlib import ExitStack
 from pathlib import Path
 
-from recordseal import datadir, logs
+import msgspec
+
+from recordseal import core, datadir, logs
 from recordseal.settings import Settings
 from recordseal.storage.backends import open_store
 
@@ -56,21 +58,9 @@ def _metrics_directory(stack: ExitStack) -> None:
 
 
 def _witnesses(settings: Settings) -> list[dict[str, object]]:
-    from recordseal.tlog import CosignatureVerifier, TlogError
-
-    try:
-        witnesses = json.loads(settings.witnesses)
-        if not isinstance(witnesses, list):
-            raise TypeError("not a list")
-        for witness in witnesses:
-            if not isinstance(witness["name"], str) or not isinstance(witness["url"], str):
-                raise TypeError("name and url are strings")
-            CosignatureVerifier.from_vkey(witness["vkey"])
-    except (ValueError, TypeError, KeyError, TlogError) as error:
-        raise ConfigError(
-            f'RECORDSEAL_WITNESSES: not a JSON list of {{"name", "url", "vkey"}} ({error})'
-        ) from None
-    return witnesses
+    """The witnesses of the settings (checked as they were read) as the service record and
+    the workers' ``RECORDSEAL_WITNESSES`` hold them."""
+    return [msgspec.to_builtins(witness) for witness in settings.witnesses]
 
 
 def _family_vkey(settings: Settings, data_dir: Path) -> str:
@@ -121,7 +111,7 @@ def serve(settings: Settings, workers: int, demo_witness_dir: Path | None) -> in
             datadir.ServiceRecord(
                 format=datadir.SERVICE_FORMAT,
                 witnesses=[dict(w) for w in witnesses],
-                timestamp_authorities=json.loads(settings.timestamp_authorities),
+                timestamp_authorities=msgspec.to_builtins(settings.timestamp_authorities),
                 quorum=settings.witness_quorum,
                 started_at=utc_now(),
             ),
@@ -148,7 +138,10 @@ def _announce(
     settings: Settings, data_dir: Path, workers: int, witnesses: list[dict[str, object]]
 ) -> None:
     store = "PostgreSQL" if settings.database_url else "SQLite"
-    log.info("serve.starting", extra={"data_dir": str(data_dir), "store": store})
+    log.info(
+        "serve.starting",
+        extra={"data_dir": str(data_dir), "store": store, "core": core.BACKEND},
+    )
     for witness in witnesses:
         log.info("serve.witness", extra={"witness": witness["name"], "url": witness["url"]})
     if not witnesses:

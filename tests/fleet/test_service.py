@@ -18,7 +18,7 @@ from recordseal.fleet.manifest import ManifestError
 from recordseal.merkle.genesis import tenant_genesis
 from recordseal.panel.cookies import COOKIE_NAME
 from recordseal.panel.sessions import LegacySession, TenantSession
-from recordseal.settings import Settings
+from recordseal.settings import Settings, from_env
 from recordseal.web.app import create_app
 
 MANIFEST = """\
@@ -68,7 +68,7 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_settings_read_the_fleet_variables(env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RECORDSEAL_TRANSPARENCY_DIR", str(env / "public"))
     monkeypatch.setenv("RECORDSEAL_FLEET_MANIFEST_RELOAD_INTERVAL", "0")
-    settings = Settings.from_env()
+    settings = from_env()
     assert settings.fleet_manifest == env / "fleets.toml"
     assert settings.transparency_root == env / "public"
     assert (settings.manifest_reload_interval, settings.transparency_interval) == (0.0, 0.0)

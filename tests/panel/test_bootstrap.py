@@ -10,12 +10,7 @@ from typing import Any
 
 import pytest
 
-from recordseal.panel.bootstrap import (
-    TENANT_SEED_ENV,
-    BootstrapError,
-    load_seed,
-    store_from_env,
-)
+from recordseal.panel.bootstrap import BootstrapError, load_seed, store_from_seed
 from recordseal.panel.tenants import (
     CrossTenantAccess,
     Duplicate,
@@ -26,6 +21,7 @@ from recordseal.panel.tenants import (
     Tenant,
     TenantNotFound,
 )
+from recordseal.settings import from_env
 
 
 def seed() -> dict[str, Any]:
@@ -222,20 +218,20 @@ def test_empty_arrays_give_an_empty_store(tmp_path: Path) -> None:
     assert asyncio.run(store.list_tenants()) == []
 
 
-@pytest.mark.parametrize("environ", [{}, {TENANT_SEED_ENV: ""}, {TENANT_SEED_ENV: "  "}])
+SEED = "RECORDSEAL_PANEL_TENANT_SEED"
+
+
+@pytest.mark.parametrize("environ", [{}, {SEED: ""}, {SEED: "  "}])
 def test_unset_variable_gives_an_empty_store(environ: dict[str, str]) -> None:
-    assert asyncio.run(store_from_env(environ).list_tenants()) == []
+    store = store_from_seed(from_env(environ).panel_tenant_seed)
+    assert asyncio.run(store.list_tenants()) == []
 
 
 def test_variable_names_the_seed_file(tmp_path: Path) -> None:
-    store = store_from_env({TENANT_SEED_ENV: str(write(tmp_path, seed()))})
+    store = store_from_seed(from_env({SEED: str(write(tmp_path, seed()))}).panel_tenant_seed)
     assert len(asyncio.run(store.list_tenants())) == 2
 
 
 def test_variable_naming_a_missing_file_fails(tmp_path: Path) -> None:
     with pytest.raises(BootstrapError):
-        store_from_env({TENANT_SEED_ENV: str(tmp_path / "nope.json")})
-
-
-def test_variable_name_carries_the_project_prefix() -> None:
-    assert TENANT_SEED_ENV == "RECORDSEAL_PANEL_TENANT_SEED"
+        store_from_seed(from_env({SEED: str(tmp_path / "nope.json")}).panel_tenant_seed)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from recordseal.panel.roles import OPERATOR_GROUPS_ENV, can_mutate, operator_groups, role_for
+from recordseal.panel.roles import can_mutate, role_for
 from recordseal.panel.sessions import LegacySession, TenantSession
+from recordseal.settings import from_env
 
 
 @pytest.mark.parametrize(
@@ -22,16 +23,14 @@ from recordseal.panel.sessions import LegacySession, TenantSession
     ],
 )
 def test_operator_groups_parsing(raw: str, groups: set[str]) -> None:
-    assert operator_groups({OPERATOR_GROUPS_ENV: raw}) == groups
+    settings = from_env({"RECORDSEAL_PANEL_SSO_OPERATOR_GROUPS": raw})
+    assert set(settings.panel_sso_operator_groups) == groups
 
 
 def test_unset_means_no_operator_groups() -> None:
-    assert operator_groups({}) == frozenset()
-    assert role_for(["ops", "admins"], operator_groups({})) == "viewer"
-
-
-def test_variable_name_carries_the_project_prefix() -> None:
-    assert OPERATOR_GROUPS_ENV == "RECORDSEAL_PANEL_SSO_OPERATOR_GROUPS"
+    groups = from_env({}).panel_sso_operator_groups
+    assert groups == ()
+    assert role_for(["ops", "admins"], groups) == "viewer"
 
 
 @pytest.mark.parametrize(

@@ -10,15 +10,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from recordseal.settings import Settings
+from recordseal.settings import from_env
 from recordseal.web.app import create_app
-from recordseal.web.panel.passkeys import PASSKEY_ROUTES, PasskeyConfig, passkey_context
+from recordseal.web.panel.passkeys import PASSKEY_ROUTES, passkey_context
 
 DATA_DIR = Path(os.environ["RECORDSEAL_DATA_DIR"])
 
-app = create_app(Settings(data_dir=DATA_DIR, seal_interval=0))
+app = create_app(from_env(data_dir=DATA_DIR, seal_interval=0))
 if not any(route.path == "/login" for route in app.routes):
     for handler in PASSKEY_ROUTES:
         app.register(handler)
 app.state.passkey_store = passkey_context(DATA_DIR)
-app.state.passkey_config = PasskeyConfig.from_env(os.environ)

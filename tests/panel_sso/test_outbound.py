@@ -20,6 +20,7 @@ import pytest
 
 from recordseal.panel.sso.outbound import OutboundError, OutboundPolicy, fetch
 from recordseal.panel.sso.settings import SsoSettings
+from recordseal.settings import SettingsError, from_env
 from tests.panel_sso.op_server import OpenIdProvider
 from tests.panel_sso.tls import LocalTls
 
@@ -186,13 +187,15 @@ def test_the_time_is_bounded(server: str) -> None:
 
 
 def test_settings_read_the_environment(tmp_path: Path) -> None:
-    settings = SsoSettings.from_env(
-        {
-            "RECORDSEAL_PANEL_SSO_OUTBOUND_ALLOW": " 127.0.0.1/32, 10.0.0.0/8 ",
-            "RECORDSEAL_PANEL_SSO_CA_FILE": str(tmp_path / "ca.pem"),
-            "RECORDSEAL_PANEL_PROVIDER_STORE_PATH": str(tmp_path / "providers.json"),
-            "RECORDSEAL_PANEL_SSO_OPERATOR_GROUPS": "ops; admins,  ",
-        }
+    settings = SsoSettings.of(
+        from_env(
+            {
+                "RECORDSEAL_PANEL_SSO_OUTBOUND_ALLOW": " 127.0.0.1/32, 10.0.0.0/8 ",
+                "RECORDSEAL_PANEL_SSO_CA_FILE": str(tmp_path / "ca.pem"),
+                "RECORDSEAL_PANEL_PROVIDER_STORE_PATH": str(tmp_path / "providers.json"),
+                "RECORDSEAL_PANEL_SSO_OPERATOR_GROUPS": "ops; admins,  ",
+            }
+        )
     )
     assert settings.outbound.allowed_networks == (
         ipaddress.ip_network("127.0.0.1/32"),
@@ -201,15 +204,15 @@ def test_settings_read_the_environment(tmp_path: Path) -> None:
     assert settings.outbound.ca_file == tmp_path / "ca.pem"
     assert settings.provider_store_path == tmp_path / "providers.json"
     assert settings.operator_groups == frozenset({"ops", "admins"})
-    unset = SsoSettings.from_env({})
+    unset = SsoSettings.of(from_env({}))
     assert unset.outbound.allowed_networks == ()
     assert unset.provider_store_path is None
     assert unset.operator_groups == frozenset()
 
 
 def test_a_bad_network_in_the_allow_list_is_a_clear_error() -> None:
-    with pytest.raises(ValueError, match="RECORDSEAL_PANEL_SSO_OUTBOUND_ALLOW: 'not-a-net'"):
-        OutboundPolicy.from_env({"RECORDSEAL_PANEL_SSO_OUTBOUND_ALLOW": "not-a-net"})
+    with pytest.raises(SettingsError, match=r"RECORDSEAL_PANEL_SSO_OUTBOUND_ALLOW .*'not-a-net'"):
+        from_env({"RECORDSEAL_PANEL_SSO_OUTBOUND_ALLOW": "10.0.0.0/8, not-a-net"})
 
 
 class _Named(BaseHTTPRequestHandler):

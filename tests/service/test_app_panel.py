@@ -12,7 +12,7 @@ from litestar.testing import TestClient
 from recordseal.panel.bootstrap import BootstrapError
 from recordseal.panel.cookies import COOKIE_NAME
 from recordseal.panel.sessions import LegacySession
-from recordseal.settings import Settings
+from recordseal.settings import from_env
 from recordseal.web.app import create_app
 
 
@@ -38,7 +38,7 @@ def seeded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_panel_routes_are_served_by_the_app(seeded: Path):
-    with TestClient(create_app(Settings(data_dir=seeded / "data", seal_interval=0))) as client:
+    with TestClient(create_app(from_env(data_dir=seeded / "data", seal_interval=0))) as client:
         api = client.get("/tenants", headers={"Accept": "application/json"})
         assert (api.status_code, api.json()["code"]) == (401, "unauthenticated")
         browser = client.get("/tenants", headers={"Accept": "text/html"}, follow_redirects=False)
@@ -55,7 +55,7 @@ def test_panel_routes_are_served_by_the_app(seeded: Path):
 
 
 def test_operators_create_and_revoke_api_tokens_from_the_panel(seeded: Path):
-    with TestClient(create_app(Settings(data_dir=seeded / "data", seal_interval=0))) as client:
+    with TestClient(create_app(from_env(data_dir=seeded / "data", seal_interval=0))) as client:
         panel = client.app.state.panel
         panel.passkey_roles["op"] = "operator"
         operator = panel.keyring.issue(LegacySession("op", int(time.time()) + 600))
@@ -107,7 +107,7 @@ def test_operators_create_and_revoke_api_tokens_from_the_panel(seeded: Path):
 
 
 def test_a_frozen_tenant_gets_no_new_api_token(seeded: Path):
-    with TestClient(create_app(Settings(data_dir=seeded / "data", seal_interval=0))) as client:
+    with TestClient(create_app(from_env(data_dir=seeded / "data", seal_interval=0))) as client:
         panel = client.app.state.panel
         panel.passkey_roles["op"] = "operator"
         client.cookies.set(
@@ -140,4 +140,4 @@ def test_a_dangling_organization_in_the_seed_aborts_startup_naming_it(
     )
     monkeypatch.setenv("RECORDSEAL_PANEL_TENANT_SEED", str(seed))
     with pytest.raises(BootstrapError, match="nobody"):
-        create_app(Settings(data_dir=tmp_path / "data", seal_interval=0))
+        create_app(from_env(data_dir=tmp_path / "data", seal_interval=0))

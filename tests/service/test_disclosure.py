@@ -11,11 +11,12 @@ import sys
 import time
 from pathlib import Path
 
+import msgspec
 import pytest
 from litestar.testing import TestClient
 
 from recordseal.cli import _create_token
-from recordseal.settings import Settings
+from recordseal.settings import AuthoritySetting, Settings, WitnessSetting
 from recordseal.verify import (
     FAILED,
     INCOMPLETE,
@@ -132,7 +133,7 @@ def test_a_sealed_witnessed_record_verifies_offline(tmp_path: Path, witness, sto
     )
     witness_process, witness_url = start_witness(witness_dir, [(log_origin, log_vkey)])
     try:
-        witnesses = json.dumps([{"name": "witness.test", "url": witness_url, "vkey": witness_vkey}])
+        witnesses = (WitnessSetting("witness.test", witness_url, witness_vkey),)
         settings = Settings(
             data_dir=data,
             database_url=store_settings.database_url,
@@ -211,7 +212,11 @@ def test_a_sealed_witnessed_record_verifies_offline(tmp_path: Path, witness, sto
     assert result.disclosed == {"o:/amount": 102, "o:/note": "n2"}
 
     # The same offline, through the command line: keys export, then verify.
-    env = {**os.environ, "RECORDSEAL_ORIGIN": ORIGIN, "RECORDSEAL_WITNESSES": witnesses}
+    env = {
+        **os.environ,
+        "RECORDSEAL_ORIGIN": ORIGIN,
+        "RECORDSEAL_WITNESSES": msgspec.json.encode(witnesses).decode(),
+    }
     if store_settings.database_url:
         env["RECORDSEAL_DATABASE_URL"] = store_settings.database_url
     bundle_file = tmp_path / "bundle.json"
@@ -256,9 +261,7 @@ def test_time_stamping_authority_receipts_verify(tmp_path: Path, store_settings)
     roots_pem = authority.ca.public_bytes(Encoding.PEM).decode()
     data = tmp_path / "service"
     with serve(authority) as tsa_url:
-        authorities = json.dumps(
-            [{"name": "tsa.local", "url": f"{tsa_url}/tsa", "roots_pem": roots_pem}]
-        )
+        authorities = (AuthoritySetting("tsa.local", f"{tsa_url}/tsa", roots_pem),)
         settings = Settings(
             data_dir=data,
             database_url=store_settings.database_url,
@@ -300,7 +303,7 @@ def test_time_stamping_authority_receipts_verify(tmp_path: Path, store_settings)
     env = {
         **os.environ,
         "RECORDSEAL_ORIGIN": ORIGIN,
-        "RECORDSEAL_TIMESTAMP_AUTHORITIES": authorities,
+        "RECORDSEAL_TIMESTAMP_AUTHORITIES": msgspec.json.encode(authorities).decode(),
     }
     export_keys(data, tmp_path, env)
     trust = load_trust_store((tmp_path / "trust.json").read_bytes())

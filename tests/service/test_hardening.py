@@ -18,9 +18,9 @@ from litestar.testing import TestClient
 from recordseal.cli import _create_token
 from recordseal.panel.cookies import COOKIE_NAME
 from recordseal.panel.sessions import LegacySession
-from recordseal.settings import Settings
+from recordseal.settings import Rate, Settings
 from recordseal.web.app import create_app
-from recordseal.web.ratelimit import Rate, RateLimiter
+from recordseal.web.ratelimit import RateLimiter
 
 ENVELOPE = (
     '{"stream":"orders","record_type":"t","occurred_at":"2026-01-01T00:00:00Z",'

@@ -10,7 +10,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from recordseal.settings import Settings
+from recordseal.settings import Settings, from_env
 
 if TYPE_CHECKING:
     from recordseal.verify.transparency import LogFileName, ReplayedLog
@@ -38,7 +38,7 @@ async def _write(settings: Settings, root: Path, day: date) -> list[Path]:
 def _transparency_write(args: argparse.Namespace) -> int:
     from recordseal.clock import utc_today
 
-    settings = Settings.from_env(
+    settings = from_env(
         data_dir=args.data_dir, database_url=args.database_url, transparency_dir=args.root
     )
     day = args.date or utc_today() - timedelta(days=1)

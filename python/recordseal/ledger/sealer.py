@@ -16,7 +16,6 @@ backoff (consistency proofs cover the gap).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -33,9 +32,16 @@ from recordseal.ledger.offering import Head, Offers
 from recordseal.ledger.witnessed import WitnessPolicy
 from recordseal.merkle import tree
 from recordseal.merkle.genesis import log_origin, tenant_genesis
+from recordseal.settings import AuthoritySetting, WitnessSetting
 from recordseal.storage.logs import LogStore
 from recordseal.storage.rows import SEAL_LIMIT, SealedBatch, SealRequest
-from recordseal.tlog import Checkpoint, Ed25519Signer, TlogError, sign_checkpoint
+from recordseal.tlog import (
+    Checkpoint,
+    CosignatureVerifier,
+    Ed25519Signer,
+    TlogError,
+    sign_checkpoint,
+)
 from recordseal.tlog.client import WitnessClient
 from recordseal.tlog.tsa_client import timestamp_root
 
@@ -305,26 +311,16 @@ class _OffersFilter(logging.Filter):
         return not str(args[1]).startswith(self._urls)
 
 
-def configured_witnesses(config: str) -> list[Witness]:
-    """Witnesses from ``[{"name", "url", "vkey"}]`` (the ``RECORDSEAL_WITNESSES`` setting)."""
-    from recordseal.tlog import CosignatureVerifier
-
+def configured_witnesses(witnesses: Sequence[WitnessSetting]) -> list[Witness]:
+    """Witnesses of the ``RECORDSEAL_WITNESSES`` setting, each with its client."""
     # Few attempts per offer (a size correction and one transient retry): the sealer itself
     # offers again with backoff.
     return [
-        Witness(
-            item["name"],
-            WitnessClient(item["url"], CosignatureVerifier.from_vkey(item["vkey"]), attempts=3),
-        )
-        for item in json.loads(config)
+        Witness(w.name, WitnessClient(w.url, CosignatureVerifier.from_vkey(w.vkey), attempts=3))
+        for w in witnesses
     ]
 
 
-def configured_authorities(config: str) -> list[TimestampAuthority]:
-    """Authorities from ``[{"name", "url", "roots_pem"}]``."""
-    return [
-        TimestampAuthority(
-            item["name"], item["url"], x509.load_pem_x509_certificates(item["roots_pem"].encode())
-        )
-        for item in json.loads(config)
-    ]
+def configured_authorities(authorities: Sequence[AuthoritySetting]) -> list[TimestampAuthority]:
+    """Authorities of the ``RECORDSEAL_TIMESTAMP_AUTHORITIES`` setting."""
+    return [TimestampAuthority(a.name, a.url, a.roots()) for a in authorities]

@@ -8,7 +8,7 @@ file, the row and the offending identifier. An empty or unset variable means an 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -23,8 +23,6 @@ from recordseal.panel.tenants import (
     Tenant,
     TenantNotFound,
 )
-
-TENANT_SEED_ENV = "RECORDSEAL_PANEL_TENANT_SEED"
 
 Row = TypeVar("Row", Tenant, Organization, FleetRef)
 
@@ -54,10 +52,9 @@ def load_seed(path: str | Path) -> InMemoryTenantStore:
     return store
 
 
-def store_from_env(environ: Mapping[str, str]) -> InMemoryTenantStore:
-    """The seeded store when ``RECORDSEAL_PANEL_TENANT_SEED`` names a file, else an empty one."""
-    path = environ.get(TENANT_SEED_ENV, "").strip()
-    return load_seed(path) if path else InMemoryTenantStore()
+def store_from_seed(path: Path | None) -> InMemoryTenantStore:
+    """The seeded store when the seed setting names a file, else an empty one."""
+    return load_seed(path) if path is not None else InMemoryTenantStore()
 
 
 def _read(path: Path) -> Seed:

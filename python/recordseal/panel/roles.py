@@ -1,20 +1,11 @@
-"""Roles of panel sessions (spec 3): operator groups from the environment, fail closed."""
+"""Roles of panel sessions (docs/panel.md, "Sessions"): operator groups from the settings, fail
+closed."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable
 
 from recordseal.panel.sessions import LegacySession, Role, Session
-
-OPERATOR_GROUPS_ENV = "RECORDSEAL_PANEL_SSO_OPERATOR_GROUPS"
-_SEPARATORS = re.compile(r"[,;]")
-
-
-def operator_groups(environ: Mapping[str, str]) -> frozenset[str]:
-    """Group names separated by commas or semicolons, trimmed; unset or blank: none."""
-    raw = environ.get(OPERATOR_GROUPS_ENV, "")
-    return frozenset(name for part in _SEPARATORS.split(raw) if (name := part.strip()))
 
 
 def role_for(groups: Iterable[str], operator_groups: Collection[str]) -> Role:

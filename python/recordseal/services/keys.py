@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import json
+from collections.abc import Sequence
 from typing import Any
 
 from recordseal.ledger.sealer import Sealer
+from recordseal.settings import AuthoritySetting, WitnessSetting
 from recordseal.storage.base import Store
 
 
@@ -31,15 +32,18 @@ async def key_directory(store: Store, sealer: Sealer) -> dict[str, Any]:
     }
 
 
-def trust_store(witnesses: str, authorities: str = "[]", quorum: int = 1) -> dict[str, Any]:
-    """The configured witnesses and time-stamping authorities (their settings, as JSON) as a
-    verifier's trust store."""
+def trust_store(
+    witnesses: Sequence[WitnessSetting],
+    authorities: Sequence[AuthoritySetting] = (),
+    quorum: int = 1,
+) -> dict[str, Any]:
+    """The configured witnesses and time-stamping authorities as a verifier's trust store."""
     return {
         "format": "recordseal/trust/v1",
-        "witnesses": [{"name": w["name"], "vkey": w["vkey"]} for w in json.loads(witnesses)],
+        "witnesses": [{"name": w.name, "vkey": w.vkey} for w in witnesses],
         "timestamp_authorities": [
-            {"name": a["name"], "roots": _pem_blocks(a["roots_pem"]), "intermediates": []}
-            for a in json.loads(authorities)
+            {"name": a.name, "roots": _pem_blocks(a.roots_pem), "intermediates": []}
+            for a in authorities
         ],
         "quorum": quorum,
     }

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -26,7 +25,7 @@ from recordseal.fleet.reload import FleetRegistry, ReloadOutcome, scope_of, watc
 from recordseal.fleet.status import FleetStatusReader
 from recordseal.fleet.transparency import run_daily
 from recordseal.ledger.sealer import Sealer, configured_authorities, configured_witnesses
-from recordseal.panel.bootstrap import store_from_env
+from recordseal.panel.bootstrap import store_from_seed
 from recordseal.panel.cookies import CookieKeyring, SigningKey
 from recordseal.panel.sso.settings import SsoSettings
 from recordseal.services.disclosure import DisclosureService
@@ -37,7 +36,7 @@ from recordseal.services.records import RecordService
 from recordseal.services.retention import purge_loop
 from recordseal.services.tokens import TokenService
 from recordseal.services.verification import OnlineVerifier
-from recordseal.settings import Settings
+from recordseal.settings import Rate, Settings, from_env
 from recordseal.storage.backends import open_store
 from recordseal.storage.rows import SigningKeyRow
 from recordseal.verify import KeyDirectory, TrustStore
@@ -47,12 +46,12 @@ from recordseal.web.observe import RequestObserver
 from recordseal.web.openapi import DocumentedAsPlugin, documented, openapi_config
 from recordseal.web.ops import OPS_ROUTES, READY_STATE
 from recordseal.web.panel.context import PanelContext
-from recordseal.web.panel.passkeys import PASSKEY_ROUTES, passkey_context
+from recordseal.web.panel.passkeys import PASSKEY_ROUTES, PasskeyConfig, passkey_context
 from recordseal.web.panel.routes import PANEL_ROUTES, panel_template_config
 from recordseal.web.panel.sso import build_sso_context
 from recordseal.web.proofs import proof_routes
 from recordseal.web.ratelimit import DATABASE as RATE_LIMIT_DATABASE
-from recordseal.web.ratelimit import Rate, RateLimiter, Scope
+from recordseal.web.ratelimit import RateLimiter, Scope
 from recordseal.web.verify import verify_routes
 
 log = logging.getLogger("recordseal")
@@ -74,21 +73,20 @@ async def keys(state: State) -> Response[bytes]:
 
 def create_app(settings: Settings | None = None) -> Litestar:
     """The application; state (store, keys, services) is opened in its lifespan."""
-    settings = settings or Settings.from_env()
+    settings = settings or from_env()
     # Read now, not in the lifespan: an inconsistent seed file stops the start at once, with a
     # BootstrapError naming the file and the identifier (spec panel 2.4).
-    tenants = store_from_env(os.environ)
+    tenants = store_from_seed(settings.panel_tenant_seed)
     # Likewise the fleet manifest: an invalid one stops the start with a ManifestError naming
     # the file, the line and the key (spec panel 2.5).
     manifest = (
         load_manifest(settings.fleet_manifest) if settings.fleet_manifest else FleetManifest()
     )
-    sso_settings = SsoSettings.from_env(os.environ)
-    # Parsed now: a malformed limit stops the start.
+    sso_settings = SsoSettings.of(settings)
     rates: dict[Scope, Rate | None] = {
-        "bearer": Rate.parse(settings.rate_limit_failed_tokens),
-        "login": Rate.parse(settings.rate_limit_login),
-        "sso": Rate.parse(settings.rate_limit_sso),
+        "bearer": settings.rate_limit_failed_tokens,
+        "login": settings.rate_limit_login,
+        "sso": settings.rate_limit_sso,
     }
 
     @asynccontextmanager
@@ -146,6 +144,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         app.state.verifier = OnlineVerifier(verification_context)
         passkey_store = passkey_context(settings.data_dir)
         app.state.passkey_store = passkey_store
+        app.state.passkey_config = PasskeyConfig.of(settings)
         app.state.panel = PanelContext(
             tenants=tenants,
             keyring=CookieKeyring(

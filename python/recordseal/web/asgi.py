@@ -2,6 +2,8 @@
 
 from recordseal.web.app import create_app
 from recordseal.web.gc_tuning import tune_collector
+from recordseal.web.supervision import exit_with_supervisor
 
+exit_with_supervisor()
 tune_collector()
 app = create_app()

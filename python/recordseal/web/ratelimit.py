@@ -25,13 +25,13 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from litestar.connection import ASGIConnection
 
 from recordseal.services.errors import TooManyRequests
+from recordseal.settings import Rate
 
 log = logging.getLogger("recordseal.web")
 
@@ -39,29 +39,6 @@ Scope = Literal["bearer", "login", "sso"]
 DATABASE = "ratelimit.sqlite3"
 #: Purge windows that ended this many hits ago (every process, on its own count).
 _PURGE_EVERY = 1000
-
-
-@dataclass(frozen=True)
-class Rate:
-    """``limit`` requests per ``seconds``."""
-
-    limit: int
-    seconds: int
-
-    @classmethod
-    def parse(cls, text: str) -> Rate | None:
-        """``"20/60"`` (20 per 60 s); ``"off"`` or ``"0"`` turns the limit off."""
-        text = text.strip().lower()
-        if text in ("off", "0", ""):
-            return None
-        count, _, seconds = text.partition("/")
-        try:
-            rate = cls(int(count), int(seconds or "60"))
-        except ValueError:
-            raise ValueError(f"a rate limit is written N/SECONDS or off, not {text!r}") from None
-        if rate.limit < 1 or rate.seconds < 1:
-            raise ValueError(f"a rate limit needs N >= 1 and SECONDS >= 1, not {text!r}")
-        return rate
 
 
 class RateLimiter:

@@ -34,7 +34,6 @@ import certifi
 import httpx
 
 ALLOW_ENV = "RECORDSEAL_PANEL_SSO_OUTBOUND_ALLOW"
-CA_FILE_ENV = "RECORDSEAL_PANEL_SSO_CA_FILE"
 DEFAULT_TIMEOUT = 5.0
 DEFAULT_MAX_BYTES = 1024 * 1024
 
@@ -61,21 +60,6 @@ class OutboundPolicy:
         if self.ca_file is None:
             return ssl.create_default_context(cafile=certifi.where())
         return ssl.create_default_context(cafile=str(self.ca_file))
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str]) -> OutboundPolicy:
-        raw = environ.get(ALLOW_ENV, "")
-        networks: list[IPNetwork] = []
-        for part in raw.split(","):
-            if part.strip():
-                try:
-                    networks.append(ipaddress.ip_network(part.strip(), strict=False))
-                except ValueError:
-                    raise ValueError(
-                        f"{ALLOW_ENV}: {part.strip()!r} is not an IP network (CIDR)"
-                    ) from None
-        ca_file = environ.get(CA_FILE_ENV, "").strip()
-        return cls(tuple(networks), ca_file=Path(ca_file) if ca_file else None)
 
     def explicitly_allowed(self, address: IPAddress) -> bool:
         return any(address in network for network in self.allowed_networks)

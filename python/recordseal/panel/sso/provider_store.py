@@ -33,7 +33,7 @@ from recordseal.panel.sso.oidc import OidcCodeConfig
 
 log = logging.getLogger("recordseal.panel.sso")
 
-PROVIDER_STORE_ENV = "RECORDSEAL_PANEL_PROVIDER_STORE_PATH"
+
 FORMAT_VERSION = 1
 
 ProviderConfig: TypeAlias = OidcCodeConfig | JwtBearerConfig

@@ -1,4 +1,4 @@
-"""Sign-on settings, read from the environment in one place.
+"""Sign-on settings, taken from the service's settings (docs/configuration.md).
 
 - ``RECORDSEAL_PANEL_SSO_OPERATOR_GROUPS``: IdP groups whose members sign in as operators,
   separated by commas or semicolons; unset means every sso login is a viewer (fail closed).
@@ -12,13 +12,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from recordseal.panel.roles import operator_groups
 from recordseal.panel.sso.outbound import OutboundPolicy
-from recordseal.panel.sso.provider_store import PROVIDER_STORE_ENV
+from recordseal.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -28,10 +26,11 @@ class SsoSettings:
     outbound: OutboundPolicy = field(default_factory=OutboundPolicy)
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str]) -> SsoSettings:
-        path = environ.get(PROVIDER_STORE_ENV, "").strip()
+    def of(cls, settings: Settings) -> SsoSettings:
         return cls(
-            operator_groups=operator_groups(environ),
-            provider_store_path=Path(path) if path else None,
-            outbound=OutboundPolicy.from_env(environ),
+            operator_groups=frozenset(settings.panel_sso_operator_groups),
+            provider_store_path=settings.panel_provider_store_path,
+            outbound=OutboundPolicy(
+                settings.panel_sso_outbound_allow, ca_file=settings.panel_sso_ca_file
+            ),
         )

@@ -24,8 +24,8 @@ request (scheme and ``Host``) and accepted only if it is listed in
 relying party id (any port; plain http only for ``localhost``).
 
 Wiring: ``app.state.passkey_store`` holds the ``PasskeyStore`` (``passkey_context``);
-``app.state.passkey_config`` may hold a ``PasskeyConfig`` (else it is read from the
-environment). All POST routes here take JSON only (a cross-site form cannot send it without
+``app.state.passkey_config`` holds its ``PasskeyConfig`` (``PasskeyConfig.of(settings)``).
+All POST routes here take JSON only (a cross-site form cannot send it without
 a CORS preflight; another media type is 415), and the browser's origin is checked again inside
 the signed client data. Every ceremony request counts against the ``login`` rate limit of its
 address (web/ratelimit.py; 429 problem+json with ``Retry-After`` past it).
@@ -34,9 +34,7 @@ address (web/ratelimit.py; 429 problem+json with ``Retry-After`` past it).
 from __future__ import annotations
 
 import logging
-import os
 import secrets
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -69,6 +67,7 @@ from recordseal.panel.passkey_store import (
 )
 from recordseal.panel.sessions import LegacySession, Role
 from recordseal.services.errors import ServiceError
+from recordseal.settings import Settings
 from recordseal.web.bodies import check_json_text, is_json_media_type
 from recordseal.web.panel.context import panel_context
 from recordseal.web.panel.session import PRIVATE_HEADERS
@@ -79,8 +78,6 @@ log = logging.getLogger("recordseal.panel.web")
 SESSION_LIFETIME = 8 * 3600
 AFTER_SIGN_IN = "/tenants"
 RP_NAME = "recordseal operator panel"
-RP_ID_ENV = "RECORDSEAL_PANEL_RP_ID"
-ORIGINS_ENV = "RECORDSEAL_PANEL_ORIGINS"
 CEREMONY_TIMEOUT_MS = 120_000
 
 __all__ = [
@@ -99,14 +96,9 @@ class PasskeyConfig:
     origins: frozenset[str] = field(default_factory=frozenset)
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str]) -> PasskeyConfig:
-        rp_id = environ.get(RP_ID_ENV, "").strip() or "localhost"
-        origins = frozenset(
-            part.strip().rstrip("/")
-            for part in environ.get(ORIGINS_ENV, "").split(",")
-            if part.strip()
-        )
-        return cls(rp_id, origins)
+    def of(cls, settings: Settings) -> PasskeyConfig:
+        origins = frozenset(origin.rstrip("/") for origin in settings.panel_origins)
+        return cls(settings.panel_rp_id, origins)
 
     def accepts(self, origin: str) -> bool:
         if self.origins:
@@ -153,7 +145,11 @@ def _store(request: Request[Any, Any, Any]) -> PasskeyStore:
 
 def _config(request: Request[Any, Any, Any]) -> PasskeyConfig:
     config = getattr(request.app.state, "passkey_config", None)
-    return config if isinstance(config, PasskeyConfig) else PasskeyConfig.from_env(os.environ)
+    if not isinstance(config, PasskeyConfig):
+        raise RuntimeError(
+            "app.state.passkey_config is not a PasskeyConfig: set it in the lifespan"
+        )
+    return config
 
 
 def _expected_origin(request: Request[Any, Any, Any], config: PasskeyConfig) -> str:

@@ -1,0 +1,196 @@
+"""Every setting of the service: its type, default, variable and one line of help.
+
+To add a setting, add one field here: ``name: Annotated[type, setting("...")] = default``; its
+variable is ``RECORDSEAL_<NAME>`` (``setting(..., variable=...)`` names another), its text is
+parsed by its type (``environment.py``), and ``docs/configuration.md`` lists it once
+regenerated (``python -m recordseal.settings > docs/configuration.md``; a test compares).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import msgspec
+from msgspec import Meta
+
+from recordseal.settings.values import AuthoritySetting, IPNetwork, Rate, WitnessSetting
+
+DEFAULT_DATA_DIR = Path("data")
+
+
+def setting(
+    text: str, *, variable: str | None = None, rule: str | None = None, **limits: Any
+) -> Meta:
+    """A field's one line of help; ``variable`` when it is not ``RECORDSEAL_<NAME>``, ``rule``
+    when its type does not say it all, ``limits`` as msgspec's (``ge``, ``gt``, ``le``)."""
+    extra = {key: value for key, value in (("variable", variable), ("rule", rule)) if value}
+    return Meta(description=text, extra=extra, **limits)
+
+
+Seconds = Annotated[float, Meta(ge=0)]
+
+
+class Settings(msgspec.Struct, frozen=True, kw_only=True):
+    """Where the service keeps its state, how it listens, whom it asks to vouch for its logs,
+    and the panel's sign-in. Read once, from ``RECORDSEAL_*`` variables (``from_env``)."""
+
+    data_dir: Annotated[
+        Path,
+        setting("state directory: keys, audit log, and the SQLite database when no URL is set"),
+    ] = DEFAULT_DATA_DIR
+    database_url: Annotated[
+        str | None,
+        setting(
+            "PostgreSQL database of the records (SQLite in the data directory when unset)",
+            rule="a postgresql:// or postgres:// URL",
+            pattern="^postgres(ql)?://",
+        ),
+    ] = None
+    host: Annotated[str, setting("address to listen on", rule="an IP address or host name")] = (
+        "127.0.0.1"
+    )
+    port: Annotated[int, setting("port to listen on", ge=1, le=65535)] = 8000
+    max_body_bytes: Annotated[
+        int,
+        setting(
+            "largest request body accepted, in bytes (a 256 KiB payload and its envelope)", ge=1024
+        ),
+    ] = 512 * 1024
+    token_cache_seconds: Annotated[
+        float,
+        setting("seconds a verified API token is trusted before the store is asked again", ge=0),
+    ] = 5.0
+    idempotency_retention_hours: Annotated[
+        float, setting("hours an Idempotency-Key is remembered", gt=0)
+    ] = 24.0
+    origin: Annotated[
+        str,
+        setting(
+            "names the service in log origins `<origin>/<tenant>/<fleet>`",
+            rule="a host-like name: letters, digits, '.', '-', ':'",
+            pattern="^[A-Za-z0-9][A-Za-z0-9.:-]{0,252}$",
+        ),
+    ] = "recordseal.local"
+    seal_interval: Annotated[
+        float, setting("seconds between sealing rounds (0 turns the sealer off)", ge=0)
+    ] = 1.0
+    witnesses: Annotated[
+        tuple[WitnessSetting, ...],
+        setting(
+            "witnesses asked to cosign each checkpoint",
+            rule='a JSON list of {"name", "url", "vkey"} objects',
+        ),
+    ] = ()
+    timestamp_authorities: Annotated[
+        tuple[AuthoritySetting, ...],
+        setting(
+            "RFC 3161 authorities given each checkpoint's root",
+            rule='a JSON list of {"name", "url", "roots_pem"} objects',
+        ),
+    ] = ()
+    witness_quorum: Annotated[
+        int,
+        setting(
+            "witnesses and authorities that must vouch for a checkpoint before bundles count it"
+            " witnessed (and keys export writes into the trust store)",
+            ge=1,
+        ),
+    ] = 1
+    max_wait_seconds: Annotated[
+        float, setting("longest ?wait=<seconds> a disclosure or a proof refresh may ask for", ge=0)
+    ] = 60.0
+    max_bundle_bytes: Annotated[
+        int,
+        setting(
+            "largest bundle /v1/verify, /verify-record and /v1/proofs:refresh take, in bytes",
+            ge=1024,
+        ),
+    ] = 16 * 1024 * 1024
+    fleet_manifest: Annotated[
+        Path | None,
+        setting(
+            "the proxy fleet manifest, TOML (docs/fleets.md)",
+            variable="RECORDSEAL_PANEL_FLEET_MANIFEST",
+        ),
+    ] = None
+    manifest_reload_interval: Annotated[
+        float,
+        setting(
+            "seconds between checks of the manifest for a reload (0: never)",
+            variable="RECORDSEAL_FLEET_MANIFEST_RELOAD_INTERVAL",
+            ge=0,
+        ),
+    ] = 5.0
+    transparency_dir: Annotated[
+        Path | None, setting("root of the daily transparency log files (`<data dir>/transparency`)")
+    ] = None
+    transparency_interval: Annotated[
+        float, setting("seconds between checks for yesterday's transparency files (0: off)", ge=0)
+    ] = 60.0
+    rate_limit_failed_tokens: Annotated[
+        Rate | None, setting("failed bearer-token attempts per client address (docs/security.md)")
+    ] = Rate(20, 60)
+    rate_limit_login: Annotated[
+        Rate | None, setting("passkey ceremony requests per client address")
+    ] = Rate(30, 60)
+    rate_limit_sso: Annotated[
+        Rate | None, setting("sign-on starts and callbacks per client address")
+    ] = Rate(30, 60)
+    panel_tenant_seed: Annotated[
+        Path | None,
+        setting("JSON file of the panel's tenants, organizations and fleets (docs/panel.md)"),
+    ] = None
+    panel_rp_id: Annotated[
+        str, setting("WebAuthn relying party id of the panel's passkeys (its host name)")
+    ] = "localhost"
+    panel_origins: Annotated[
+        tuple[str, ...],
+        setting(
+            "browser origins accepted for passkeys (default: `https://<rp id>`, http for localhost)"
+        ),
+    ] = ()
+    panel_sso_operator_groups: Annotated[
+        tuple[str, ...], setting("IdP groups whose members sign in as operators (else viewers)")
+    ] = ()
+    panel_provider_store_path: Annotated[
+        Path | None, setting("JSON file of sign-on providers registered in the panel (else memory)")
+    ] = None
+    panel_sso_outbound_allow: Annotated[
+        tuple[IPNetwork, ...],
+        setting("non-public networks (CIDR) the panel may call for sign-on (docs/sso.md)"),
+    ] = ()
+    panel_sso_ca_file: Annotated[
+        Path | None, setting("PEM file of CAs trusted for identity providers' TLS (else certifi)")
+    ] = None
+    log_format: Annotated[
+        str,
+        setting(
+            "log lines as text (readable) or json (one object a line; docs/operations.md)",
+            rule="text or json",
+            pattern="^(text|json)$",
+        ),
+    ] = "text"
+    log_level: Annotated[
+        str,
+        setting(
+            "the lowest level logged",
+            rule="debug, info, warning or error",
+            pattern="^(debug|info|warning|error)$",
+        ),
+    ] = "info"
+    access_log: Annotated[
+        bool, setting("one access-log line per request (method, route, status, duration)")
+    ] = True
+    allow_reference_core: Annotated[
+        bool,
+        setting("serve with the pure-Python core when the native extension is missing (slower)"),
+    ] = False
+
+    @property
+    def database_path(self) -> Path:
+        return self.data_dir / "recordseal.sqlite3"
+
+    @property
+    def transparency_root(self) -> Path:
+        return self.transparency_dir or self.data_dir / "transparency"

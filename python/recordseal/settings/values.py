@@ -1,0 +1,95 @@
+"""The structured values some settings hold, each parsed from its variable's text."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+import msgspec
+from cryptography import x509
+
+from recordseal.identifiers import check_identifier
+from recordseal.tlog import CosignatureVerifier, TlogError
+
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+@dataclass(frozen=True)
+class Rate:
+    """``limit`` requests per ``seconds``."""
+
+    limit: int
+    seconds: int
+
+    RULE = "N/SECONDS with N and SECONDS >= 1, or off"
+
+    @classmethod
+    def parse(cls, text: str) -> Rate | None:
+        """``"20/60"`` (20 per 60 s); ``"off"`` or ``"0"`` turns the limit off."""
+        text = text.strip().lower()
+        if text in ("off", "0", ""):
+            return None
+        count, _, seconds = text.partition("/")
+        try:
+            rate = cls(int(count), int(seconds or "60"))
+        except ValueError:
+            raise ValueError(f"a rate limit is {cls.RULE}") from None
+        if rate.limit < 1 or rate.seconds < 1:
+            raise ValueError(f"a rate limit is {cls.RULE}")
+        return rate
+
+
+def _http_url(url: str) -> None:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("url must be an http:// or https:// URL")
+
+
+class WitnessSetting(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A witness asked to cosign each checkpoint: its name, URL and note verifier key."""
+
+    name: str
+    url: str
+    vkey: str
+
+    def __post_init__(self) -> None:
+        check_identifier("name", self.name)
+        _http_url(self.url)
+        try:
+            CosignatureVerifier.from_vkey(self.vkey)
+        except TlogError as error:
+            raise ValueError(f"vkey is not a cosignature verifier key: {error}") from None
+
+
+class AuthoritySetting(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """An RFC 3161 time-stamping authority: its name, URL and trusted root certificates."""
+
+    name: str
+    url: str
+    roots_pem: str
+
+    def __post_init__(self) -> None:
+        check_identifier("name", self.name)
+        _http_url(self.url)
+        try:
+            roots = x509.load_pem_x509_certificates(self.roots_pem.encode())
+        except ValueError:
+            raise ValueError("roots_pem holds no PEM certificate") from None
+        if not roots:
+            raise ValueError("roots_pem holds no PEM certificate")
+
+    def roots(self) -> list[x509.Certificate]:
+        return x509.load_pem_x509_certificates(self.roots_pem.encode())
+
+
+def parse_network(text: str) -> IPNetwork:
+    try:
+        return ipaddress.ip_network(text, strict=False)
+    except ValueError:
+        raise ValueError(f"{text!r} is not an IP network (CIDR)") from None
+
+
+#: List items: separated by commas (and semicolons, for group names that hold commas rarely).
+LIST_SEPARATORS = re.compile(r"[,;]")
