@@ -19,7 +19,7 @@ from litestar.testing import TestClient
 from recordseal.cli import _create_token
 from recordseal.core import verify_consistency
 from recordseal.crypto.keyfiles import read_or_create_secret
-from recordseal.settings import Settings
+from recordseal.settings import Settings, WitnessSetting
 from recordseal.tlog import Checkpoint, Ed25519Signer, sign_checkpoint
 from recordseal.verify import (
     INCOMPLETE,
@@ -84,8 +84,8 @@ def post_records(client: TestClient, headers: dict[str, str], payloads: list[dic
     return ids
 
 
-def witnesses_setting(url: str, vkey: str) -> str:
-    return json.dumps([{"name": WITNESS, "url": url, "vkey": vkey}])
+def witnesses_setting(url: str, vkey: str) -> tuple[WitnessSetting, ...]:
+    return (WitnessSetting(WITNESS, url, vkey),)
 
 
 def trust_of(vkey: str) -> bytes:
