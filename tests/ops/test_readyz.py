@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
+import msgspec
 from litestar.testing import TestClient
 
 from recordseal.settings import Settings
@@ -11,7 +10,9 @@ from recordseal.web.app import create_app
 
 
 def test_ready_then_not_once_the_store_is_gone(store_settings: Settings) -> None:
-    app = create_app(replace(store_settings, seal_interval=0, transparency_interval=0))
+    app = create_app(
+        msgspec.structs.replace(store_settings, seal_interval=0, transparency_interval=0)
+    )
     with TestClient(app) as client:
         ready = client.get("/readyz")
         assert ready.status_code == 200

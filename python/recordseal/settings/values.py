@@ -10,7 +10,6 @@ from urllib.parse import urlsplit
 import msgspec
 from cryptography import x509
 
-from recordseal.identifiers import check_identifier
 from recordseal.tlog import CosignatureVerifier, TlogError
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -41,6 +40,12 @@ class Rate:
         return rate
 
 
+def _name(name: str) -> None:
+    """A witness's or authority's name as verification results show it."""
+    if not 1 <= len(name) <= 128 or any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
+        raise ValueError("name must be 1 to 128 characters without control characters")
+
+
 def _http_url(url: str) -> None:
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -55,7 +60,7 @@ class WitnessSetting(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     vkey: str
 
     def __post_init__(self) -> None:
-        check_identifier("name", self.name)
+        _name(self.name)
         _http_url(self.url)
         try:
             CosignatureVerifier.from_vkey(self.vkey)
@@ -71,7 +76,7 @@ class AuthoritySetting(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     roots_pem: str
 
     def __post_init__(self) -> None:
-        check_identifier("name", self.name)
+        _name(self.name)
         _http_url(self.url)
         try:
             roots = x509.load_pem_x509_certificates(self.roots_pem.encode())

@@ -2,8 +2,12 @@
 killer), its worker processes must not live on as orphans still answering on its port, where
 a restart would run old and new workers side by side.
 
-On Linux the kernel delivers SIGTERM to the worker when its parent dies
-(``prctl(PR_SET_PDEATHSIG)``); elsewhere a thread watches the parent and ends the worker.
+Two mechanisms, so neither a missed signal nor a slow start keeps a worker alive: on Linux
+the kernel sends the worker SIGTERM when its parent dies (``prctl(PR_SET_PDEATHSIG)``), which
+lets it finish its requests; and a thread watches the parent and, should the worker still be
+running ``GRACE`` seconds after the parent is gone (a worker still starting may not act on
+SIGTERM), ends it. Nothing acknowledged is lost either way: no request is answered before its
+commit.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ import time
 
 #: Set by ``recordseal serve`` for its workers: the pid of the supervisor they belong to.
 SUPERVISOR_VARIABLE = "RECORDSEAL_SUPERVISOR_PID"
+#: Seconds a worker has, once its supervisor is gone, to finish after SIGTERM.
+GRACE = 5.0
 _PR_SET_PDEATHSIG = 1
 
 
@@ -26,10 +32,11 @@ def exit_with_supervisor() -> None:
     if not text or not text.isdigit():
         return
     supervisor = int(text)
-    if not (sys.platform.startswith("linux") and _set_parent_death_signal()):
-        threading.Thread(target=_watch, args=(supervisor,), daemon=True).start()
-    if os.getppid() != supervisor:  # it died before the signal was armed
-        os.kill(os.getpid(), signal.SIGTERM)
+    if sys.platform.startswith("linux"):
+        _set_parent_death_signal()
+    if os.getppid() != supervisor:  # it died before anything was armed: nothing started yet
+        os._exit(1)
+    threading.Thread(target=_watch, args=(supervisor,), daemon=True, name="supervisor").start()
 
 
 def _set_parent_death_signal() -> bool:
@@ -43,4 +50,6 @@ def _set_parent_death_signal() -> bool:
 def _watch(supervisor: int) -> None:
     while os.getppid() == supervisor:
         time.sleep(0.5)
-    os.kill(os.getpid(), signal.SIGTERM)
+    os.kill(os.getpid(), signal.SIGTERM)  # as the kernel does on Linux; elsewhere the first
+    time.sleep(GRACE)
+    os._exit(1)
