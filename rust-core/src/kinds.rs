@@ -278,7 +278,7 @@ fn push_nfc(text: &str, out: &mut Vec<u8>) {
     }
 }
 
-static CURRENCY_LIST: &str = include_str!("../../python/recordseal/core/data/iso4217.txt");
+static CURRENCY_LIST: &str = include_str!("../data/iso4217.txt");
 
 /// Three ASCII letters in either case, upper-cased, that the embedded list holds.
 fn currency_code(text: &str) -> Option<[u8; 3]> {

@@ -60,3 +60,9 @@ def test_other_codes_are_refused(impl: ModuleType, code: str) -> None:
     with pytest.raises(CommitError) as refused:
         impl.encode_value("currency", code)
     assert refused.value.code == "currency_invalid"
+
+
+def test_the_native_core_builds_from_its_own_copy_of_the_list() -> None:
+    """rust-core holds its own copy (so the crate builds alone, without python/); it must be
+    the reference's byte for byte."""
+    assert (ROOT / "rust-core" / "data" / "iso4217.txt").read_bytes() == DATA.read_bytes()

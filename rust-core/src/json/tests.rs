@@ -158,3 +158,26 @@ fn members_come_out_in_rfc8785_order() {
     let names: Vec<&str> = members.iter().map(|m| m.name.as_ref()).collect();
     assert_eq!(names, ["a", "b", "😀", "\u{e000}"]);
 }
+
+/// `serde_fault` tells serde_json's errors apart by their text (serde_json is pinned exactly
+/// in Cargo.toml for that): the messages it relies on, as the pinned version writes them.
+#[test]
+fn serde_json_messages_the_codes_rely_on() {
+    let text = |input: &str| {
+        serde_json::from_str::<serde_json::Value>(input)
+            .unwrap_err()
+            .to_string()
+    };
+    assert!(
+        text("1e400").starts_with("number out of range"),
+        "{}",
+        text("1e400")
+    );
+    let lone = text(r#""\ud800\u0041""#);
+    assert!(
+        lone.starts_with("lone leading surrogate in hex escape"),
+        "{lone}"
+    );
+    let cut = text(r#""\ud800x""#);
+    assert!(cut.starts_with("unexpected end of hex escape"), "{cut}");
+}
