@@ -1,4 +1,5 @@
-"""Audit events of proxy fleets (spec panel 6.1): every event of a fleet that has a tenant
+"""Audit events of proxy fleets (docs/fleets.md, "Audit events"): every event of a fleet that has a
+tenant
 carries that tenant scope.
 
 An event is stamped from the fleet's scope (its id and tenant), never by the caller, so no

@@ -1,8 +1,9 @@
-"""Joining the manifest's fleets to the panel's fleet references (spec panel 1.1, 6.4).
+"""Joining the manifest's fleets to the panel's fleet references (docs/panel.md).
 
 The panel's seed file says which tenant and organization a fleet id belongs to; the manifest
 says which tenant the proxy binds it to. A fleet id that both name, under two different
-tenants, is a cross-tenant fleet id collision: logged at WARN (spec 6.4), and the panel shows
+tenants, is a cross-tenant fleet id collision: logged at WARN (docs/fleets.md, "Audit events"), and
+the panel shows
 no manifest parameters for it (``ManifestState`` ``other_tenant``).
 """
 

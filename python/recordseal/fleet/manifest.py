@@ -1,4 +1,4 @@
-"""The proxy fleet manifest (spec panel 2.5, 9.1), a TOML file::
+"""The proxy fleet manifest (docs/fleets.md, "The manifest"), a TOML file::
 
     version = 1
 
@@ -231,7 +231,8 @@ class _Reader:
                 seen[fleet.id] = (index, fleet)
                 continue
             if first[1].tenant_id != fleet.tenant_id:
-                # spec panel 6.4, 7: a collision across tenants is not a plain duplicate
+                # docs/fleets.md, "Audit events": a collision across tenants is not a plain
+                # duplicate
                 log.warning(
                     "cross-tenant fleet id collision in the fleet manifest: fleet %r is bound"
                     " to %s and again to %s",

@@ -1,4 +1,4 @@
-"""Manifest reloads (spec panel 6.5): each change is classified, and a reload that would
+"""Manifest reloads (docs/fleets.md, "Reloads"): each change is classified, and a reload that would
 rebind a fleet to another tenant is refused as a whole until the process restarts.
 
 Classes of change, per fleet id:

@@ -1,4 +1,4 @@
-"""What the panel's organization page shows of each fleet (spec panel 1.1): its latest anchor
+"""What the panel's organization page shows of each fleet (docs/panel.md): its latest anchor
 and its witness status.
 
 A fleet shown under tenant T has the anchors of the log (T, fleet) — never the legacy log

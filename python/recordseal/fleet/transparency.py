@@ -1,4 +1,5 @@
-"""The daily transparency log job (spec panel 6.3): one file per (tenant, fleet) log per day.
+"""The daily transparency log job (docs/fleets.md, "Transparency log files"): one file per
+(tenant, fleet) log per day.
 
 Layout under the root (``RECORDSEAL_TRANSPARENCY_DIR``, default ``<data_dir>/transparency``):
 

@@ -116,7 +116,8 @@ class Sealer:
         return sealed
 
     async def open_fleet_logs(self, scopes: Sequence[FleetScope]) -> list[SealedBatch]:
-        """Start the log of every fleet from its genesis root (spec panel 2.5): a log that
+        """Start the log of every fleet from its genesis root (docs/fleets.md, "Genesis roots and
+        legacy fleets"): a log that
         does not exist yet is created with leaf 0 and its first anchor (size 1)."""
         sealed = []
         for scope in scopes:

@@ -1,4 +1,5 @@
-"""Genesis roots of the per-(tenant, fleet) logs (spec panel 2.5, 9.2).
+"""Genesis roots of the per-(tenant, fleet) logs (docs/fleets.md, "Genesis roots and legacy
+fleets").
 
 Pure hashing: the offline replayer (``recordseal.verify.transparency``) imports this module,
 so it must import neither storage nor the web layer.

@@ -1,7 +1,9 @@
-"""The bootstrap file named by ``RECORDSEAL_PANEL_TENANT_SEED`` (spec 2.4).
+"""The bootstrap file named by ``RECORDSEAL_PANEL_TENANT_SEED`` (docs/panel.md, "Tenants,
+organizations, fleets").
 
 The file is one JSON object with exactly the members ``tenants``, ``organizations`` and
-``fleets``, each an array of objects with the fields of spec 2.1-2.3. Rows are inserted in
+``fleets``, each an array of objects with the fields of docs/panel.md, "Tenants, organizations,
+fleets". Rows are inserted in
 that order; the first inconsistency aborts start with a ``BootstrapError`` that names the
 file, the row and the offending identifier. An empty or unset variable means an empty store.
 """

@@ -1,4 +1,4 @@
-"""Signed session cookies with key rotation (spec 2.8, 9.3).
+"""Signed session cookies with key rotation (docs/panel.md, "Sessions").
 
 Token format (all ASCII)::
 

@@ -1,10 +1,11 @@
-"""Persistent passkey state of the operator panel (spec 3, 4.4): ``<data_dir>/panel.sqlite3``.
+"""Persistent passkey state of the operator panel (docs/panel.md, "Sessions"):
+``<data_dir>/panel.sqlite3``.
 
 Three tables, in one SQLite file (WAL journal, ``synchronous=FULL``) created on first use:
 
 - ``credentials``: one row per registered passkey (user id, credential id, COSE public key,
   sign count, role ``operator`` or ``viewer``, created_at). The role is the per-passkey role
-  store of spec 3.
+  store of docs/panel.md, "Sessions".
 - ``links``: one-time registration links. Only SHA-256 of the random token is stored (the
   token is 256 random bits, so a plain hash suffices); a link expires 15 minutes after it is
   made, is single use, and names the role it grants.

@@ -1,4 +1,4 @@
-"""Session cookie payloads and their wire form (spec 2.7, 2.8, 9.3).
+"""Session cookie payloads and their wire form (docs/panel.md, "Sessions").
 
 Wire form: fields separated by ``|``, then optional trailing tags ``r=<role>`` and
 ``g=<epoch>`` (each at most once, in any order; issued as ``r=`` then ``g=``). The shape is

@@ -1,4 +1,5 @@
-"""The tenant store: tenants, their organizations and the fleets joined to them (spec 2.1-2.4, 7).
+"""The tenant store: tenants, their organizations and the fleets joined to them (docs/panel.md,
+"Tenants, organizations, fleets").
 
 Identifiers of tenants, organizations and fleets share one format, the one of the API's
 tenant ids: 1 to 64 characters of ASCII letters, digits, ``.``, ``_`` and ``-``, starting with
@@ -57,7 +58,7 @@ class FleetRef(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class PanelStoreError(Exception):
-    """Base of every tenant store error (spec 7)."""
+    """Base of every tenant store error (docs/panel.md, "Views and errors")."""
 
 
 class TenantNotFound(PanelStoreError):
@@ -128,7 +129,7 @@ class TenantStore(Protocol):
 
 
 class InMemoryTenantStore:
-    """Process-lifetime store (spec 1.5). Lists come back in insert order.
+    """Process-lifetime store (docs/panel.md). Lists come back in insert order.
 
     The ``insert_*`` methods are the synchronous core, used by the bootstrap loader at start;
     the async methods of ``TenantStore`` delegate to them.
@@ -217,7 +218,7 @@ class InMemoryTenantStore:
 
     async def find_fleet(self, tenant: str, fleet_id: str) -> FleetRef:
         """The fleet of ``tenant``; one held by another tenant is reported as not found,
-        so this lookup is no oracle for other tenants' fleets (spec 5.3)."""
+        so this lookup is no oracle for other tenants' fleets (docs/panel.md, "Sessions")."""
         self._organizations_of(tenant)
         found = self._fleets.get(fleet_id)
         if found is None or found.tenant_id != tenant:

@@ -126,7 +126,8 @@ MIGRATIONS: list[str] = [
     ) WITHOUT ROWID;
     CREATE INDEX idempotency_keys_by_age ON idempotency_keys (created_at);
     """,
-    # 5: anchors with an optional tenant (spec panel 6.2, 9.4). logs.tenant becomes nullable
+    # 5: anchors with an optional tenant (docs/fleets.md, "Audit events"). logs.tenant becomes
+    # nullable
     # (NULL: a legacy fleet with no tenant), which SQLite can only do by rebuilding the table.
     # Ids are kept, so log_nodes, checkpoints and records still point at their log (migrate
     # checks every foreign key before COMMIT). UNIQUE (tenant, fleet) would let two NULL-tenant

@@ -41,7 +41,7 @@ from .bundle import (
     encode_bundle,
 )
 from .context import load_key_directory, load_trust_store
-from .errors import BundleError
+from .errors import BundleError, VerificationError
 from .result import (
     FAILED,
     INCOMPLETE,
@@ -87,6 +87,7 @@ __all__ = [
     "TrustedAuthority",
     "TrustedWitness",
     "UnknownField",
+    "VerificationError",
     "VerificationResult",
     "Verifier",
     "build_bundle",

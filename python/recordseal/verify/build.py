@@ -24,11 +24,12 @@ from .bundle import (
     header_of,
 )
 from .encoding import b64encode
+from .errors import VerificationError
 from .paths import leaf_values
 from .tlogproof import format_tlog_proof
 
 
-class DisclosureError(ValueError):
+class DisclosureError(VerificationError):
     """A disclosure that cannot be built; ``path`` names the field."""
 
     def __init__(self, path: str, message: str) -> None:
@@ -125,7 +126,9 @@ class RecordTree:
     def path(self, index: int) -> list[bytes]:
         """PATH(index, D[n]) of RFC 6962 2.1.1, from the leaf upwards."""
         if not 0 <= index < len(self._leaves):
-            raise ValueError(f"index {index} is outside a tree of {len(self._leaves)} leaves")
+            raise VerificationError(
+                f"index {index} is outside a tree of {len(self._leaves)} leaves"
+            )
         siblings = []
         begin, end = 0, len(self._leaves)
         while end - begin > 1:

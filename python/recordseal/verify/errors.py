@@ -1,14 +1,21 @@
-"""The one exception class of the verifier's inputs.
+"""The exceptions of ``recordseal.verify``: one root, :class:`VerificationError`.
 
-Every parse failure of a bundle, a key directory or a trust store is a :class:`BundleError`
-(never a raw ``ValueError`` from below), so a caller catches one class. ``verify_bundle``
-itself never raises on bad input: it reports the error in check 1 of a ``FAILED`` result.
+Everything the package raises is a :class:`VerificationError` (a ``ValueError``): a refused
+input document (:class:`BundleError`), a disclosure that cannot be built
+(``build.DisclosureError``), a transparency log file that does not replay
+(``transparency.TransparencyLogError``, with the expected and computed values when a hash
+disagrees). ``verify_bundle`` itself never raises on bad input: it reports the error in
+check 1 of a ``FAILED`` result.
 """
 
 from __future__ import annotations
 
 
-class BundleError(ValueError):
+class VerificationError(ValueError):
+    """The root of every error ``recordseal.verify`` raises."""
+
+
+class BundleError(VerificationError):
     """A refused verifier input: ``what`` names the document, the message says where and why."""
 
     what: str

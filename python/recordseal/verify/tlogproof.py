@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .encoding import b64decode, b64encode
-from .errors import BundleError
+from .errors import BundleError, VerificationError
 
 HEADER = "c2sp.org/tlog-proof@v1"
 _INDEX = re.compile("index (0|[1-9][0-9]{0,18})")
@@ -71,11 +71,11 @@ def format_tlog_proof(
 ) -> str:
     """The proof text; ``checkpoint`` is the signed checkpoint note, ending in a newline."""
     if not 0 <= index <= _MAX_INDEX:
-        raise ValueError(f"index {index} is outside 0..2^63-1")
+        raise VerificationError(f"index {index} is outside 0..2^63-1")
     if any(len(node) != _HASH_SIZE for node in hashes):
-        raise ValueError("every proof hash must be 32 bytes")
+        raise VerificationError("every proof hash must be 32 bytes")
     if not checkpoint.endswith("\n") or checkpoint.startswith("\n"):
-        raise ValueError("the checkpoint must be a signed note ending in a newline")
+        raise VerificationError("the checkpoint must be a signed note ending in a newline")
     lines = [HEADER]
     if extra is not None:
         lines.append(f"extra {b64encode(extra)}")

@@ -54,6 +54,8 @@ from recordseal.tlog import (
     verify_note,
 )
 
+from .errors import VerificationError
+
 T = TypeVar("T")
 
 FORMAT = "recordseal-transparency-log/v1"
@@ -63,14 +65,24 @@ _INSTANT = re.compile(
 )
 
 
-class TransparencyLogError(ValueError):
+class TransparencyLogError(VerificationError):
     """A file that does not replay: ``code`` names the rule, ``line`` is 1-based (0: the
-    whole file)."""
+    whole file); when a hash disagrees, ``expected`` and ``computed`` hold both."""
 
-    def __init__(self, code: str, message: str, line: int = 0) -> None:
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        line: int = 0,
+        *,
+        expected: bytes | None = None,
+        computed: bytes | None = None,
+    ) -> None:
         super().__init__(f"line {line}: {message}" if line else message)
         self.code = code
         self.line = line
+        self.expected = expected
+        self.computed = computed
 
 
 class PreviousAnchor(msgspec.Struct, forbid_unknown_fields=True):
@@ -192,12 +204,15 @@ def replay_log_file(
             1,
         )
     genesis = tenant_genesis(header.tenant, header.fleet)
-    if _bytes(header.genesis, "genesis", 1) != genesis:
+    stated = _bytes(header.genesis, "genesis", 1)
+    if stated != genesis:
         raise TransparencyLogError(
             "genesis_mismatch",
             f"the genesis is not the genesis root of tenant {header.tenant!r}, fleet"
             f" {header.fleet!r} (expected {b64(genesis)})",
             1,
+            expected=genesis,
+            computed=stated,
         )
     size, root = 1, leaf_hash(genesis)
     previous = None

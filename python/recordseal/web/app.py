@@ -75,10 +75,11 @@ def create_app(settings: Settings | None = None) -> Litestar:
     """The application; state (store, keys, services) is opened in its lifespan."""
     settings = settings or from_env()
     # Read now, not in the lifespan: an inconsistent seed file stops the start at once, with a
-    # BootstrapError naming the file and the identifier (spec panel 2.4).
+    # BootstrapError naming the file and the identifier (docs/panel.md, "Tenants, organizations,
+    # fleets").
     tenants = store_from_seed(settings.panel_tenant_seed)
     # Likewise the fleet manifest: an invalid one stops the start with a ManifestError naming
-    # the file, the line and the key (spec panel 2.5).
+    # the file, the line and the key (docs/fleets.md, "The manifest").
     manifest = (
         load_manifest(settings.fleet_manifest) if settings.fleet_manifest else FleetManifest()
     )

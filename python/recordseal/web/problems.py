@@ -31,7 +31,7 @@ STATUS = {
     "too_many_requests": 429,
 }
 #: Refusals of the payload as a whole: the core names no path, the problem names the member
-#: (spec 7.1: a refusal names the offending field).
+#: (docs/records.md, "Errors": a refusal names the offending field).
 PAYLOAD_LEVEL = frozenset(
     {"payload_not_object", "payload_empty", "payload_too_large", "too_many_fields"}
 )

@@ -125,7 +125,7 @@ class Health(msgspec.Struct):
 
 class Problem(msgspec.Struct, omit_defaults=True):
     """RFC 9457 problem details, with a stable ``code`` and the offending ``field``; like
-    every answer of the record API it carries ``attestation`` (spec 1.8)."""
+    every answer of the record API it carries ``attestation`` (docs/records.md, "Endpoints")."""
 
     type: Annotated[str, msgspec.Meta(description="a URI naming the problem: its code")]
     title: Annotated[str, msgspec.Meta(description="the HTTP status in words")]

@@ -67,7 +67,9 @@ async def _verify_json(request: Request[Any, Any, Any]) -> Response[bytes]:
         return service_error_handler(request, error)
     result = await _verify(request, raw)
     answer = msgspec.json.decode(result.to_json())
-    answer["attestation"] = "hosted-ingest"  # spec 1.8: every answer of the record API
+    answer["attestation"] = (
+        "hosted-ingest"  # docs/records.md, "Endpoints": every answer of the record API
+    )
     return Response(msgspec.json.encode(answer), media_type=JSON)
 
 

@@ -47,7 +47,7 @@ _TIMESTAMP_PATTERN = re.compile(
     r"(?:[Zz]|([+-])([0-9]{2}):([0-9]{2}))"
 )
 _HYPHENATED = f"{_HEX}{{8}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}"
-# The four spellings of spec 3.3; exactly one group holds the hexadecimal digits.
+# The four spellings of docs/spec.md 3.3; exactly one group holds the hexadecimal digits.
 _UUID_PATTERN = re.compile(
     rf"({_HYPHENATED})|\{{({_HYPHENATED})\}}|[uU][rR][nN]:[uU][uU][iI][dD]:({_HYPHENATED})"
     rf"|({_HEX}{{32}})"
@@ -77,7 +77,7 @@ def encode(kind: str, value: object, field: str | None) -> bytes:
         raise CommitError("unknown_kind", f"unknown field kind; the kinds are {KINDS}", field)
     number = _number(value, field)
     if isinstance(value, str) and kind in _STRING_TAKERS and _SURROGATE.search(value):
-        # A Python str may hold lone surrogates, which no JSON text can carry (spec 1.1).
+        # A Python str may hold lone surrogates, which no JSON text can carry (docs/spec.md 1.1).
         raise CommitError("lone_surrogate", "a string holds a lone surrogate", field)
     if kind == "free":
         return _free(value, number, field).encode("utf-8")
@@ -100,7 +100,8 @@ def _number(value: object, field: str | None) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     try:
-        # Every JSON number is read as the nearest double (spec 1.4); an int past the largest
+        # Every JSON number is read as the nearest double (docs/spec.md 1.4); an int past the
+        # largest
         # double rounds to infinity, which float() reports as OverflowError.
         number = float(value)
     except OverflowError:

@@ -59,7 +59,7 @@ class CommittedRecord:
 
 
 def validate_declarations(declarations: Mapping[str, str]) -> None:
-    """Check path patterns and kinds of a stream's declarations (spec 6.1).
+    """Check path patterns and kinds of a stream's declarations (docs/spec.md 6.1).
 
     Patterns are checked in the UTF-8 order of their text; for each, the pattern first, then
     its kind.
@@ -131,7 +131,7 @@ def commit_record(
     salt_key: bytes,
     record_id: str,
 ) -> CommittedRecord:
-    """Parse, check and commit one payload, in the order of checks of spec 6.2."""
+    """Parse, check and commit one payload, in the order of checks of docs/spec.md 6.2."""
     if len(payload) > MAX_PAYLOAD_BYTES:
         message = f"payload has {len(payload)} bytes; the limit is {MAX_PAYLOAD_BYTES}"
         raise CommitError("payload_too_large", message)

@@ -1,4 +1,5 @@
-"""Number text: ECMAScript ``Number::toString`` (docs/spec.md 1.4) and coordinates (spec 3.4)."""
+"""Number text: ECMAScript ``Number::toString`` (docs/spec.md 1.4) and coordinates (docs/spec.md
+3.4)."""
 
 from __future__ import annotations
 

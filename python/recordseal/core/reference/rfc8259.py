@@ -8,7 +8,7 @@ name. The methods follow the grammar of RFC 8259 sections 2 to 7, one production
 Objects become ``dict`` (members in document order), arrays ``list``, numbers ``float`` (the
 nearest double: ``float()`` of the exact token is correctly rounded), and the literals ``True``,
 ``False`` and ``None``. The first fault met reading left to right is raised as
-:class:`CommitError`, with the ``field`` of spec 1.2.
+:class:`CommitError`, with the ``field`` of docs/spec.md 1.2.
 """
 
 from __future__ import annotations

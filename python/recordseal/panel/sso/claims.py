@@ -1,4 +1,4 @@
-"""From verified ID-token claims to a principal (spec 2.7) and its groups (spec 2.9 rule 3).
+"""From verified ID-token claims to a principal (docs/sso.md) and its groups (docs/sso.md).
 
 Groups claim rules: with no claim name configured, the top-level ``groups`` claim is read (an
 array of strings, or one string). With a configured, IdP-specific claim name, that claim is
@@ -47,7 +47,7 @@ def _as_text(value: Any) -> str:
 def principal_from(
     claims: dict[str, Any], tenant_id: str, organization_id: str, groups_claim: str | None
 ) -> Principal:
-    """The principal of verified claims; InvalidCallback when ``sub`` breaks spec 2.7."""
+    """The principal of verified claims; InvalidCallback when ``sub`` breaks docs/sso.md."""
     subject = claims.get("sub")
     email = claims.get("email")
     name = claims.get("name")

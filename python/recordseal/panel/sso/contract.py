@@ -1,4 +1,4 @@
-"""The provider contract (spec 2.6) and the authenticated principal (spec 2.7).
+"""The provider contract (docs/sso.md) and the authenticated principal (docs/sso.md).
 
 A provider has an id (the organization's ``sso_provider_ref``), a protocol, and the tenant and
 organization it signs people into. It exposes two steps:
@@ -7,8 +7,8 @@ organization it signs people into. It exposes two steps:
   per-attempt ``stash``, kept server-side beside the nonce and never sent to the browser) or a
   ``Challenge`` (WebAuthn-via-provider).
 - ``complete_login(callback_data, state_nonce, stash)`` answers a ``Principal`` or raises one
-  of the ``LoginError`` kinds of spec 7. A provider embeds ``state_nonce`` in the IdP state
-  parameter and raises ``InvalidNonce`` when the echoed value differs (spec 5.4).
+  of the ``LoginError`` kinds of docs/sso.md. A provider embeds ``state_nonce`` in the IdP state
+  parameter and raises ``InvalidNonce`` when the echoed value differs (docs/sso.md).
 """
 
 from __future__ import annotations
@@ -24,11 +24,11 @@ PROTOCOLS: tuple[ProtocolName, ...] = ("saml", "oidc", "webauthn")
 
 
 class PrincipalError(ValueError):
-    """A principal field breaks a rule of spec 2.7; the message names the field."""
+    """A principal field breaks a rule of docs/sso.md; the message names the field."""
 
 
 class Principal(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """Who signed in (spec 2.7). ``claims`` serialise with sorted keys (``claims_json``)."""
+    """Who signed in (docs/sso.md). ``claims`` serialise with sorted keys (``claims_json``)."""
 
     subject_id: str
     tenant_id: str
@@ -72,7 +72,7 @@ BeginResult: TypeAlias = Redirect | Challenge
 
 @runtime_checkable
 class SsoProvider(Protocol):
-    """What every sso provider implements (spec 2.6)."""
+    """What every sso provider implements (docs/sso.md)."""
 
     @property
     def id(self) -> str: ...

@@ -1,4 +1,4 @@
-"""Login errors of spec 7 with their HTTP status.
+"""Login errors of docs/sso.md with their HTTP status.
 
 ``reason`` is for the trace log only: it never reaches a response body, and it must never
 quote a secret, a code, a token or text written by the identity provider.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 
 class LoginError(Exception):
-    """Base of the five login errors; ``status`` is the HTTP status of spec 7."""
+    """Base of the five login errors; ``status`` is the HTTP status of docs/sso.md."""
 
     status = 500
     kind = "Internal"
@@ -63,7 +63,7 @@ class RegistrationError(ValueError):
 
 
 class DuplicateProvider(RegistrationError):
-    """A provider with this id is already registered (spec 3, 7 rule 4)."""
+    """A provider with this id is already registered (docs/panel.md, "Sessions")."""
 
     def __init__(self, provider_id: str) -> None:
         super().__init__("id", f"a provider {provider_id!r} is already registered")

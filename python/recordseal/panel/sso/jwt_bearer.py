@@ -1,4 +1,4 @@
-"""OIDC JWT bearer (spec 2.9): an identity-aware proxy in front of the panel signs the person in
+"""OIDC JWT bearer (docs/sso.md): an identity-aware proxy in front of the panel signs the person in
 with the IdP and forwards a verified ID token; the panel checks it again.
 
 - ``begin_login`` redirects to the panel's own callback, ``/sso/<id>/callback?state=<nonce>``,

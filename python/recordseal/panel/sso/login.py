@@ -1,4 +1,5 @@
-"""Sign-on attempts: start, and the one completion path of both callback shapes (spec 4.2).
+"""Sign-on attempts: start, and the one completion path of both callback shapes (docs/sso.md,
+"Flows").
 
 ``SsoLogins.start`` resolves the provider (``UnknownProvider`` -> 404), guards the return URL,
 asks the provider to begin, and stores a single-use nonce with the provider reference, the
@@ -17,7 +18,8 @@ return URL and the provider's stash. ``SsoLogins.complete`` runs, in this order:
 7. map the principal's groups to a role (operator when a group is an operator group, else
    viewer) and answer what the web layer needs to issue the tenant-scoped cookie.
 
-Browser binding (decision, beyond spec 4.2; RFC 6749 section 10.12, OAuth 2.0 Security BCP
+Browser binding (decision, beyond docs/sso.md, "Flows"; RFC 6749 section 10.12, OAuth 2.0 Security
+BCP
 section 4.7): ``start`` receives a random binding value that the web layer keeps in a cookie
 of the starting browser, and the pending map keeps its hash beside the nonce. A callback must
 present the same value. Without it, someone could start a login, sign in at the IdP as
@@ -63,11 +65,11 @@ RETURN_URL_MAX_CHARS = 2048
 
 
 class UnknownProvider(Exception):
-    """No provider is registered under this reference (spec 7 rule 1: 404)."""
+    """No provider is registered under this reference (docs/sso.md: 404)."""
 
 
 def safe_return_url(value: str | None) -> str:
-    """``value`` if it is a panel-local path, else ``/dashboard`` (spec 4.2).
+    """``value`` if it is a panel-local path, else ``/dashboard`` (docs/sso.md, "Flows").
 
     Local means: starts with one ``/`` (not ``//``), no scheme or host, no backslash, no
     whitespace or control character (browsers drop or reinterpret those), at most 2048

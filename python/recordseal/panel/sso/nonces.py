@@ -1,4 +1,5 @@
-"""Pending sso logins (spec 3, 8): single-use state nonces that expire after 10 minutes.
+"""Pending sso logins (docs/panel.md, "Sessions"): single-use state nonces that expire after 10
+minutes.
 
 ``start`` stores a fresh nonce (256 random bits, base64url) with the provider reference, the
 return URL and the provider's ``stash``; ``take`` removes it and answers what was stored, so a
@@ -115,7 +116,8 @@ def _create_table(db: sqlite3.Connection) -> None:
 
 
 class PendingLogins:
-    """The pending map of spec 3, in one SQLite file shared by worker processes."""
+    """The pending map of docs/panel.md, "Sessions", in one SQLite file shared by worker
+    processes."""
 
     def __init__(self, path: str | Path, clock: Callable[[], float] = time.time) -> None:
         self.path = Path(path)

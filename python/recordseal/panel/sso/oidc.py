@@ -1,4 +1,4 @@
-"""OIDC code exchange (spec 2.9): the panel is the OpenID Connect client.
+"""OIDC code exchange (docs/sso.md): the panel is the OpenID Connect client.
 
 - ``begin_login`` redirects to the authorization endpoint with ``response_type=code``,
   ``state`` and ``nonce`` set to the panel's state nonce, and PKCE S256 with a fresh verifier

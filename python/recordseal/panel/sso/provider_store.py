@@ -1,4 +1,4 @@
-"""The provider store file named by ``RECORDSEAL_PANEL_PROVIDER_STORE_PATH`` (spec 2.9).
+"""The provider store file named by ``RECORDSEAL_PANEL_PROVIDER_STORE_PATH`` (docs/sso.md).
 
 Format (JSON, written with mode 0600 because it holds client secrets)::
 

@@ -1,4 +1,4 @@
-"""Provider registration through the panel's form (spec 2.9, 4.3).
+"""Provider registration through the panel's form (docs/sso.md).
 
 ``register_provider`` checks the submitted fields, runs OIDC Discovery against the issuer and
 loads its key set (so a wrong issuer fails here, not at first login), then adds the provider

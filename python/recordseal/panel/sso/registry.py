@@ -1,4 +1,4 @@
-"""The provider registry (spec 2.6, 3, 7 rule 4), keyed by provider id.
+"""The provider registry (docs/sso.md), keyed by provider id.
 
 Two kinds of entries share one id space:
 

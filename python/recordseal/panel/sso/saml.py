@@ -4,10 +4,10 @@ A SAML provider is any ``SsoProvider`` whose ``protocol`` is ``"saml"``. Its ``b
 answers a ``Redirect`` to the IdP's SSO service carrying the panel's ``state_nonce`` as
 ``RelayState``; its ``complete_login`` receives the POST callback's ``callback_data`` (the
 base64 ``SAMLResponse`` as posted by the browser, form-urlencoded with ``RelayState``), must
-raise ``InvalidNonce`` when ``RelayState`` differs from ``state_nonce`` (spec 5.4), and
+raise ``InvalidNonce`` when ``RelayState`` differs from ``state_nonce`` (docs/sso.md), and
 answers a principal whose ``subject_id`` is the assertion's NameID.
 
-Operator steps (spec 2.9), written out in ``docs/sso.md``:
+Operator steps (docs/sso.md), written out in ``docs/sso.md``:
 
 1. obtain the IdP's SAML metadata (entity id, SSO service URL, signing certificate);
 2. configure a provider in a build that enables a SAML implementation (a build-time feature:

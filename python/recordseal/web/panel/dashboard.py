@@ -1,5 +1,6 @@
 """``GET /dashboard``: where a sign-on lands when its return URL was missing or not local
-(spec 4.2). A tenant-scoped session goes to its tenant's page, a legacy one to ``/tenants``."""
+(docs/sso.md, "Flows"). A tenant-scoped session goes to its tenant's page, a legacy one to
+``/tenants``."""
 
 from __future__ import annotations
 

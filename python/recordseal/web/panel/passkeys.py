@@ -1,4 +1,4 @@
-"""Passkey sign-in of the operator panel (spec 1.4, 2.8, 3, 4.4, 5).
+"""Passkey sign-in of the operator panel (docs/panel.md).
 
 Routes (``PASSKEY_ROUTES``):
 
@@ -14,7 +14,8 @@ Both finish steps answer ``{"ok": true, "redirect": "/tenants"}`` with a legacy 
 session cookie ``<user_id>|<exp>|g=<epoch>`` valid 8 hours, and set
 ``PanelContext.passkey_roles[user_id]`` to the passkey's stored role so the session guard
 applies it. Any failure of an authentication finish (unknown, used or expired state, unknown
-credential, bad signature or origin) answers 401 with an empty body (spec 7).
+credential, bad signature or origin) answers 401 with an empty body (docs/panel.md, "Views and
+errors").
 
 The ceremonies are py_webauthn's; user verification is required. Challenges are kept in the
 ``PasskeyStore`` under a random state id, single use, 5 minutes. The relying party id is

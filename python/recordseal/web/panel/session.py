@@ -1,4 +1,4 @@
-"""The panel's session requirement, role gate and CSRF check (spec 5.1-5.3, 7 rules 2-3).
+"""The panel's session requirement, role gate and CSRF check (docs/panel.md, "Sessions").
 
 Every panel handler takes the ``panel_principal`` dependency (``Provide(panel_principal)``).
 It reads the cookie ``COOKIE_NAME`` and verifies it with the keyring at the context's current

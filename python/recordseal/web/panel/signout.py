@@ -1,4 +1,4 @@
-"""Sign-out (spec 2.8): ``POST /logout`` and ``POST /logout/everywhere``.
+"""Sign-out (docs/sso.md): ``POST /logout`` and ``POST /logout/everywhere``.
 
 Both pass the session dependency, so both need the CSRF token (form field ``csrf_token`` or
 header ``X-CSRF-Token``, see ``session``). ``/logout`` is open to every role and clears this

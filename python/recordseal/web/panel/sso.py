@@ -1,4 +1,4 @@
-"""Single sign-on routes (spec 4.2, 7): ``SSO_ROUTES``, outside the session requirement.
+"""Single sign-on routes (docs/sso.md, "Flows"): ``SSO_ROUTES``, outside the session requirement.
 
 - ``GET /sso?provider=<id>``: the login page's organization form; 303 to the start below.
 - ``GET /sso/{provider_ref}/start?return_url=...``: unknown provider 404 (problem+json);
@@ -20,8 +20,9 @@ a callback from a browser without it (login CSRF, see ``recordseal.panel.sso.log
 Start and both callback shapes count against the ``sso`` rate limit of the client's address
 (web/ratelimit.py; 429 problem+json with ``Retry-After`` past it).
 
-Both shapes go through ``SsoLogins.complete`` (spec 4.2's seven steps). Failures answer the
-status of spec 7 with an empty body; a body that is not a JSON object with string members
+Both shapes go through ``SsoLogins.complete`` (docs/sso.md, "Flows" seven steps). Failures answer
+the
+status of docs/sso.md with an empty body; a body that is not a JSON object with string members
 answers 400 (``InvalidProtocol``) before any nonce is read. Sessions are tenant-scoped
 (``<subject>|<tenant>|<org>|<exp>|r=<role>|g=<epoch>``) and last ``SESSION_LIFETIME``.
 """

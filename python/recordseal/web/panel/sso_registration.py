@@ -1,4 +1,4 @@
-"""Provider registration form of an organization (spec 2.9, 4.3), behind the panel session.
+"""Provider registration form of an organization (docs/sso.md), behind the panel session.
 
 - ``GET /tenants/{tenant}/orgs/{org}/sso``: the organization's providers (id, flavour, issuer,
   client id or audience, auth method; never a secret) and the registration form.
@@ -16,14 +16,15 @@
   here (409 ``provider_built_in``): each worker holds it and a restart brings it back.
 
 The cross-tenant rule runs before the store is consulted, as on every tenant view. Who may
-register or remove (decision; the organization is the sign-on boundary of spec 1.1): an
+register or remove (decision; the organization is the sign-on boundary of docs/panel.md): an
 operator with a legacy (passkey) session, for any organization, or an operator with an sso
 session, for its own organization only; an sso operator of another organization of the same
 tenant may look at the page but gets 403 ``forbidden_organization`` on a mutation, so one
 organization cannot put its own identity provider in front of another's people. An id that
 another organization declares as its ``sso_provider_ref`` is refused (422 on ``id``), so no
 organization can take over the sign-on link of another one before that one registers.
-A tenant with ``active`` false is frozen read-only (spec 3): its providers are neither
+A tenant with ``active`` false is frozen read-only (docs/panel.md, "Sessions"): its providers are
+neither
 registered nor removed (409 ``tenant_inactive``); its people still sign in and read.
 """
 

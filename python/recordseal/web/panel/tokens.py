@@ -4,7 +4,8 @@
 id, label and dates). ``POST`` there creates one and shows it once; ``POST
 /tenants/{tenant}/tokens/{token_id}/revoke`` revokes one. Both mutations pass the panel's
 session, CSRF and operator checks (``panel_principal``), and the cross-tenant rule runs
-before anything is looked up. A frozen tenant (``active`` false, spec 3) gets no new token
+before anything is looked up. A frozen tenant (``active`` false, docs/panel.md, "Sessions") gets no
+new token
 (409 ``tenant_inactive``); its tokens can still be revoked, since that only takes access
 away. A revoked token stops working at once in this process and within the token cache time
 (5 s) in the others.

@@ -1,4 +1,5 @@
-"""The daily transparency log files over HTTP (spec panel 4.5, 6.3), behind the panel's
+"""The daily transparency log files over HTTP (docs/fleets.md, "Transparency log files"), behind
+the panel's
 sign-on and tenant scope.
 
 - ``GET /transparency/{date}/{tenant}/{fleet}.log``: a tenant's fleet. A tenant-scoped

@@ -1,4 +1,5 @@
-"""Tenant views (spec 4.1, 5.3, 7): ``/tenants``, ``/tenants/{id}``, ``/tenants/{id}/orgs/{org}``.
+"""Tenant views (docs/panel.md, "Views and errors"): ``/tenants``, ``/tenants/{id}``,
+``/tenants/{id}/orgs/{org}``.
 
 A tenant-scoped session sees only its own tenant; a legacy session sees all. Asking for
 another tenant's id is refused with 403 *before* the store is consulted, so the answer is
