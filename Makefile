@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 export PYO3_PYTHON := $(abspath $(PY))
 export CARGO_TERM_COLOR := never
 
-.PHONY: help system setup build run load test test-rust test-python lint bench screenshots clean
+.PHONY: help system setup build run load test test-rust test-python lint bench screenshots verify-dist clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -82,6 +82,13 @@ WORKERS     ?= 2
 run: build ## start the service on 127.0.0.1:8000 and a demo witness, state in ./data and ./demo-witness
 	$(BIN)/recordseal serve --data-dir $(DATA_DIR) --port $(PORT) --workers $(WORKERS) --demo-witness $(WITNESS_DIR)
 
+
+# The verifier alone (packaging/recordseal-verify): a pure-Python wheel built from the same
+# sources, installable with no compiler (docs/operations.md). tests/verify_dist builds it and
+# verifies bundles with it in a fresh virtualenv as part of `make test`.
+verify-dist: setup ## build the verifier-only wheel recordseal-verify into dist/
+	$(PY) -m pip wheel --quiet --no-deps -w dist packaging/recordseal-verify
+	@ls -l dist/recordseal_verify-*.whl
 
 LOAD_ARGS ?=
 load: build system ## load script: ingest throughput and latency against a trivial-endpoint ceiling (LOAD_ARGS="--backend postgres --batch 100")

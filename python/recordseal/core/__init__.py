@@ -1,7 +1,8 @@
 """The commitment core: canonical JSON, field commitments and RFC 6962 trees (docs/spec.md).
 
 The native core (``rust-core/``) is used when it is built; otherwise the pure-Python reference,
-which gives the same results and errors, more slowly. ``BACKEND`` says which one is in use.
+which gives the same results and refusals (code, field and message), more slowly. ``BACKEND``
+says which one is in use.
 Every refusal is a :class:`CommitError`.
 """
 

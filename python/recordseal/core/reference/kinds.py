@@ -74,24 +74,25 @@ def encode_value(kind: str, value: object) -> bytes:
 def encode(kind: str, value: object, field: str | None) -> bytes:
     """``enc(value)``; every refusal carries ``field``."""
     if kind not in KINDS:
-        raise CommitError("unknown_kind", f"unknown field kind; the kinds are {KINDS}", field)
+        raise CommitError("unknown_kind", "unknown field kind", field)
     number = _number(value, field)
     if isinstance(value, str) and kind in _STRING_TAKERS and _SURROGATE.search(value):
         # A Python str may hold lone surrogates, which no JSON text can carry (docs/spec.md 1.1).
-        raise CommitError("lone_surrogate", "a string holds a lone surrogate", field)
+        message = "the string holds a lone surrogate and has no UTF-8 form"
+        raise CommitError("lone_surrogate", message, field)
     if kind == "free":
         return _free(value, number, field).encode("utf-8")
     if kind in _NUMBER_RULES:
         if number is None:
-            raise _value_type(kind, "a number", field)
+            raise _value_type(kind, field)
         return _NUMBER_RULES[kind](number, field).encode("utf-8")
     if kind in _STRING_RULES:
         if not isinstance(value, str):
-            raise _value_type(kind, "a string", field)
+            raise _value_type(kind, field)
         return _STRING_RULES[kind](value, field).encode("utf-8")
     # The one kind left is boolean.
     if not isinstance(value, bool):
-        raise _value_type(kind, "a boolean", field)
+        raise _value_type(kind, field)
     return b"bool:true" if value else b"bool:false"
 
 
@@ -101,22 +102,25 @@ def _number(value: object, field: str | None) -> float | None:
         return None
     try:
         # Every JSON number is read as the nearest double (docs/spec.md 1.4); an int past the
-        # largest
-        # double rounds to infinity, which float() reports as OverflowError.
+        # largest double has none, which float() reports as OverflowError.
         number = float(value)
     except OverflowError:
-        number = math.inf
+        message = "the integer is too large for an IEEE-754 double"
+        raise CommitError("number_out_of_range", message, field) from None
     if not math.isfinite(number):
-        raise CommitError("number_out_of_range", "a JSON number must be finite", field)
+        raise CommitError("number_out_of_range", "numbers must be finite", field)
     if abs(value) > MAX_SAFE_INTEGER:
-        message = f"number magnitude above 2^53-1 = {MAX_SAFE_INTEGER}; send minor units or text"
+        message = (
+            "numbers must be at most 2^53-1 in magnitude; send larger values as minor units"
+            " or strings"
+        )
         raise CommitError("integer_out_of_range", message, field)
     # Exact: every integer up to 2^53 - 1 is a double.
     return number
 
 
-def _value_type(kind: str, takes: str, field: str | None) -> CommitError:
-    return CommitError("value_type", f"kind {kind} takes {takes}", field)
+def _value_type(kind: str, field: str | None) -> CommitError:
+    return CommitError("value_type", f"the kind {kind} takes another JSON type", field)
 
 
 def _free(value: object, number: float | None, field: str | None) -> str:
@@ -133,13 +137,14 @@ def _free(value: object, number: float | None, field: str | None) -> str:
         return "obj:{}"
     if isinstance(value, list) and not value:
         return "arr:[]"
-    raise _value_type("free", "a JSON scalar, an empty object or an empty array", field)
+    message = "only scalars and empty objects or arrays are field values"
+    raise CommitError("value_type", message, field)
 
 
 def _whole(code: str, tag: str) -> Callable[[float, str | None], str]:
     def rule(number: float, field: str | None) -> str:
         if not number.is_integer():
-            raise CommitError(code, f"kind {tag} takes a whole number", field)
+            raise CommitError(code, "the number must be a whole number", field)
         return f"{tag}:{number_text(number)}"
 
     return rule
@@ -152,7 +157,7 @@ def _decimal(number: float, field: str | None) -> str:
 def _coordinate(tag: str, limit: int, decimals: int) -> Callable[[float, str | None], str]:
     def rule(number: float, field: str | None) -> str:
         if not -limit <= number <= limit:
-            message = f"kind {tag} takes a number from -{limit} to {limit}"
+            message = f"the coordinate must lie between -{limit} and {limit}"
             raise CommitError("coordinate_out_of_range", message, field)
         return f"{tag}:{coordinate_text(number, decimals)}"
 
@@ -171,7 +176,7 @@ _NUMBER_RULES: dict[str, Callable[[float, str | None], str]] = {
 
 def _currency(text: str, field: str | None) -> str:
     if _CURRENCY_PATTERN.fullmatch(text) is None or text.upper() not in _CURRENCIES:
-        message = "kind currency takes an ISO 4217 alphabetic code"
+        message = "the value must be an ISO 4217 code of three ASCII letters"
         raise CommitError("currency_invalid", message, field)
     return "cur:" + text.upper()
 
@@ -194,14 +199,18 @@ def _is_date(year: int, month: int, day: int) -> bool:
 def _date(text: str, field: str | None) -> str:
     match = _DATE_PATTERN.fullmatch(text)
     if match is None or not _is_date(*map(int, match.groups())):
-        raise CommitError("date_invalid", "kind date takes an existing date YYYY-MM-DD", field)
+        message = "the value must be an existing date YYYY-MM-DD"
+        raise CommitError("date_invalid", message, field)
     return "date:" + text
 
 
 def _timestamp(text: str, field: str | None) -> str:
     """Spec 3.2: RFC 3339 date-time, written in UTC with the fraction kept (trailing zeros off)."""
     refusal = CommitError(
-        "timestamp_invalid", "kind timestamp takes an RFC 3339 date-time (seconds 00-59)", field
+        "timestamp_invalid",
+        "the value must be an RFC 3339 date-time without leap second, in years 0001-9999 once"
+        " in UTC",
+        field,
     )
     match = _TIMESTAMP_PATTERN.fullmatch(text)
     if match is None:
@@ -245,7 +254,7 @@ def _shift_day(year: int, month: int, day: int, shift: int) -> tuple[int, int, i
 def _uuid(text: str, field: str | None) -> str:
     match = _UUID_PATTERN.fullmatch(text)
     if match is None:
-        message = "kind uuid takes 8-4-4-4-12 hexadecimal digits, braced, urn:uuid: or bare"
+        message = "the value must be a UUID in one of the four accepted spellings"
         raise CommitError("uuid_invalid", message, field)
     digits = next(group for group in match.groups() if group).replace("-", "").lower()
     return f"uuid:{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}"
@@ -258,7 +267,7 @@ def _text(text: str, field: str | None) -> str:
 def _digest(text: str, field: str | None) -> str:
     match = _DIGEST_PATTERN.fullmatch(text)
     if match is None:
-        message = "kind digest takes sha256: and 64 hexadecimal digits"
+        message = "the value must be sha256: and 64 hexadecimal digits"
         raise CommitError("digest_invalid", message, field)
     return "digest:sha256:" + match.group(1).lower()
 

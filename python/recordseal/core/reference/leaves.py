@@ -67,13 +67,12 @@ def validate_declarations(declarations: Mapping[str, str]) -> None:
     for pattern in sorted(declarations, key=_utf8_order):
         if not _is_pattern(pattern):
             message = (
-                "a pattern is a committed path of at most 512 bytes, every array step '*' "
-                "and every member step a JSON Pointer token without control characters"
+                "a pattern is a committed path whose array steps are all *, at most 512 bytes,"
+                " with escaped member names free of control characters"
             )
             raise CommitError("declaration_invalid", message, pattern)
         if declarations[pattern] not in KINDS:
-            message = f"pattern {pattern} names an unknown kind; the kinds are {KINDS}"
-            raise CommitError("unknown_kind", message, pattern)
+            raise CommitError("unknown_kind", "unknown field kind", pattern)
 
 
 def _utf8_order(text: str) -> bytes:
@@ -110,11 +109,12 @@ def _salt(salt_key: bytes, record_id: str, path: str) -> bytes:
 
 def _check_salt_inputs(salt_key: bytes, record_id: str) -> None:
     if len(salt_key) != SALT_KEY_SIZE:
-        message = f"salt key has {len(salt_key)} bytes, not {SALT_KEY_SIZE}"
-        raise CommitError("salt_key_invalid", message)
+        raise CommitError("salt_key_invalid", "the salt key must be exactly 32 bytes")
     # A lone surrogate has no UTF-8 form, so it cannot be part of the HMAC message.
-    if not record_id or "\x00" in record_id or _SURROGATE.search(record_id):
-        message = "record id must be non-empty UTF-8 text without U+0000"
+    if _SURROGATE.search(record_id):
+        raise CommitError("record_id_invalid", "the record id has no UTF-8 form")
+    if not record_id or "\x00" in record_id:
+        message = "the record id must be a non-empty string without U+0000"
         raise CommitError("record_id_invalid", message)
 
 
@@ -133,8 +133,7 @@ def commit_record(
 ) -> CommittedRecord:
     """Parse, check and commit one payload, in the order of checks of docs/spec.md 6.2."""
     if len(payload) > MAX_PAYLOAD_BYTES:
-        message = f"payload has {len(payload)} bytes; the limit is {MAX_PAYLOAD_BYTES}"
-        raise CommitError("payload_too_large", message)
+        raise CommitError("payload_too_large", f"the payload exceeds {MAX_PAYLOAD_BYTES} bytes")
     declared = dict(declarations or {})
     validate_declarations(declared)
     _check_salt_inputs(salt_key, record_id)
@@ -142,7 +141,7 @@ def commit_record(
     if not isinstance(document, dict):
         raise CommitError("payload_not_object", "the payload must be a JSON object")
     if not document:
-        raise CommitError("payload_empty", "the payload must have at least one member")
+        raise CommitError("payload_empty", "the payload object has no member")
     fields = _Walk(declared, strict).record(document)
     leaves = []
     for path, kind, encoded in sorted(fields, key=lambda field: field[0].encode("utf-8")):
@@ -177,20 +176,24 @@ class _Walk:
         """The checks of 6.2.5 at one value; ``name`` is the member name that reached it."""
         field = path.text
         if name is not None and _CONTROL.search(name):
-            message = "member names must not contain control characters (Unicode Cc)"
+            message = "a member name holds a control character (Unicode category Cc)"
             raise CommitError("control_character", message, field)
         if len(field.encode("utf-8")) > MAX_PATH_BYTES:
-            message = f"committed path is longer than {MAX_PATH_BYTES} bytes"
+            message = f"the committed path exceeds {MAX_PATH_BYTES} bytes"
             raise CommitError("path_too_long", message, field)
         kind = self.declared.get(path.pattern)
         if isinstance(value, dict | list) and value:
             if kind not in (None, "free"):
-                message = f"{field} is declared {kind}, which takes no object or array"
+                message = (
+                    "a path declared with a kind other than free holds a non-empty object or array"
+                )
                 raise CommitError("value_type", message, field)
             self.children(value, path, free_above or kind == "free")
             return
         if len(self.fields) == MAX_FIELDS:
-            raise CommitError("too_many_fields", f"a record commits at most {MAX_FIELDS} fields")
+            message = f"the payload has more than {MAX_FIELDS} fields"
+            raise CommitError("too_many_fields", message)
         if self.strict and kind is None and not free_above:
-            raise CommitError("undeclared_field", f"{field} is not declared", field)
+            message = "the stream is strict and no declaration covers this field"
+            raise CommitError("undeclared_field", message, field)
         self.fields.append((field, kind or "free", encode(kind or "free", value, field)))

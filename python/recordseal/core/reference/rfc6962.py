@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from ..errors import CommitError
 
 HASH_SIZE = 32
+#: The largest tree size (as in the native core, whose sizes are 64-bit).
+MAX_SIZE = 2**64 - 1
 
 
 def _sha256(data: bytes) -> bytes:
@@ -47,8 +49,7 @@ def merkle_root(leaves: Sequence[bytes]) -> bytes:
 def inclusion_proof(leaves: Sequence[bytes], index: int) -> list[bytes]:
     """PATH(m, D[n]) (section 2.1.1): the audit path of ``leaves[index]``, leaf upwards."""
     if not 0 <= index < len(leaves):
-        message = f"index {index} is outside a tree of {len(leaves)} leaves"
-        raise CommitError("index_out_of_range", message)
+        raise CommitError("index_out_of_range", "the index must lie in 0..len(leaves)")
     return _path(index, leaves)
 
 
@@ -65,8 +66,7 @@ def _path(m: int, leaves: Sequence[bytes]) -> list[bytes]:
 def consistency_proof(leaves: Sequence[bytes], old_size: int) -> list[bytes]:
     """PROOF(m, D[n]) (section 2.1.2), from the first ``old_size`` leaves to all of them."""
     if not 0 <= old_size <= len(leaves):
-        message = f"old size {old_size} is not between 0 and the tree size {len(leaves)}"
-        raise CommitError("size_invalid", message)
+        raise CommitError("size_invalid", "old_size must lie in 0..=len(leaves)")
     if old_size == 0:
         return []
     return _subproof(old_size, leaves, True)
@@ -87,19 +87,19 @@ def verify_inclusion(
     leaf: bytes, index: int, size: int, proof: Sequence[bytes], root: bytes
 ) -> None:
     """RFC 9162 2.1.3.2: raise CommitError unless ``proof`` puts ``leaf`` at ``index``."""
+    # In the order of docs/spec.md section 5: a negative index, a negative size, index >= size.
     if index < 0:
-        raise CommitError("index_out_of_range", f"index {index} is negative")
+        raise CommitError("index_out_of_range", "the index must be below the tree size")
     if size < 0:
-        raise CommitError("size_invalid", f"tree size {size} is negative")
+        raise CommitError("size_invalid", "the tree size must not be negative")
     if index >= size:
-        message = f"index {index} is outside a tree of {size} leaves"
-        raise CommitError("index_out_of_range", message)
-    _check_nodes(proof)
+        raise CommitError("index_out_of_range", "the index must be below the tree size")
+    if size > MAX_SIZE:
+        raise _beyond_max_size()
+    _check_nodes(proof, _path_length(index, size))
     fn, sn = index, size - 1
     r = leaf_hash(leaf)
     for p in proof:
-        if sn == 0:
-            raise _wrong_length("inclusion")
         if fn & 1 or fn == sn:
             r = node_hash(p, r)
             while not fn & 1 and fn != 0:
@@ -107,8 +107,6 @@ def verify_inclusion(
         else:
             r = node_hash(r, p)
         fn, sn = fn >> 1, sn >> 1
-    if sn != 0:
-        raise _wrong_length("inclusion")
     _check_root("root", root, r)
 
 
@@ -117,32 +115,35 @@ def verify_consistency(
 ) -> None:
     """RFC 9162 2.1.4.2: raise CommitError unless the old tree is a prefix of the new one."""
     if old_size < 0 or new_size < 0 or old_size > new_size:
-        message = f"sizes {old_size} and {new_size}: need 0 <= old size <= new size"
-        raise CommitError("size_invalid", message)
+        raise CommitError("size_invalid", "old_size must not exceed new_size")
     if old_size == 0:
         # Every tree extends the empty tree, whatever roots are given.
-        if proof:
-            raise _wrong_length("consistency")
+        _check_nodes(proof, 0)
         return
     if old_size == new_size:
-        if proof:
-            raise _wrong_length("consistency")
+        _check_nodes(proof, 0)
         _check_root("new root", new_root, old_root)
         return
-    if not proof:
-        raise _wrong_length("consistency")
-    _check_nodes(proof)
+    if new_size > MAX_SIZE:
+        raise _beyond_max_size()
+    power_of_two = old_size & (old_size - 1) == 0
+    # The proof is the end of the audit path of leaf old_size - 1, from the level of the
+    # largest complete subtree the old tree ends with; that subtree's root starts it (given
+    # as the old root when the old tree is that subtree).
+    shift = (old_size & -old_size).bit_length() - 1
+    needed = _path_length(old_size - 1, new_size) - shift + (0 if power_of_two else 1)
+    _check_nodes(proof, needed)
     path = list(proof)
-    if old_size & (old_size - 1) == 0:
+    if power_of_two:
         # A power of two: the old tree is itself a node of the new tree.
+        if len(old_root) != HASH_SIZE:
+            _check_root("old root", old_root, b"")
         path.insert(0, old_root)
     fn, sn = old_size - 1, new_size - 1
     while fn & 1:
         fn, sn = fn >> 1, sn >> 1
     fr = sr = path[0]
     for c in path[1:]:
-        if sn == 0:
-            raise _wrong_length("consistency")
         if fn & 1 or fn == sn:
             fr = node_hash(c, fr)
             sr = node_hash(c, sr)
@@ -151,24 +152,35 @@ def verify_consistency(
         else:
             sr = node_hash(sr, c)
         fn, sn = fn >> 1, sn >> 1
-    if sn != 0:
-        raise _wrong_length("consistency")
     _check_root("old root", old_root, fr)
     _check_root("new root", new_root, sr)
 
 
-def _check_nodes(proof: Sequence[bytes]) -> None:
-    for position, node in enumerate(proof):
-        if len(node) != HASH_SIZE:
-            message = f"proof node {position} has {len(node)} bytes, not {HASH_SIZE}"
-            raise CommitError("proof_invalid", message)
+def _path_length(index: int, size: int) -> int:
+    """How many nodes the audit path of ``index`` in a tree of ``size`` leaves has: those
+    below the level where the paths to ``index`` and to the last leaf part (inner), and one
+    per level above it where ``index`` is a right child (border)."""
+    inner = (index ^ (size - 1)).bit_length()
+    return inner + bin(index >> inner).count("1")
 
 
-def _wrong_length(kind: str) -> CommitError:
-    return CommitError("proof_invalid", f"{kind} proof has the wrong number of nodes")
+def _check_nodes(proof: Sequence[bytes], needed: int) -> None:
+    """The node count the sizes call for, then the size of every node."""
+    if len(proof) != needed:
+        message = f"the proof has {len(proof)} nodes where {needed} are needed"
+        raise CommitError("proof_invalid", message)
+    if any(len(node) != HASH_SIZE for node in proof):
+        raise CommitError("proof_invalid", "every proof node must be 32 bytes")
+
+
+def _beyond_max_size() -> CommitError:
+    return CommitError("proof_invalid", "tree sizes are limited to 2^64 - 1 leaves")
 
 
 def _check_root(name: str, expected: bytes, computed: bytes) -> None:
     if computed != expected:
-        message = f"{name} mismatch: expected {expected.hex()}, computed {computed.hex()}"
+        message = (
+            f"the proof does not reproduce the {name}: expected {expected.hex()},"
+            f" computed {computed.hex()}"
+        )
         raise CommitError("root_mismatch", message)

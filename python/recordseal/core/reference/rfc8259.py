@@ -53,8 +53,8 @@ def decode_utf8(data: bytes) -> str:
         raise TypeError(f"expected bytes, got {type(data).__name__}")
     try:
         return bytes(data).decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise CommitError("invalid_utf8", f"input is not UTF-8 at byte {error.start}") from None
+    except UnicodeDecodeError:
+        raise CommitError("invalid_utf8", "the input is not valid UTF-8") from None
 
 
 def parse(text: str) -> JsonValue:
@@ -116,7 +116,8 @@ class _Parser:
         if repeated is not None:
             # Reported at the close, so after every fault inside the object.
             field = committed_path([*self.steps, repeated])
-            raise CommitError("duplicate_member", f"member {field} appears twice", field)
+            message = "an object has two members of this name"
+            raise CommitError("duplicate_member", message, field)
         return members
 
     def array(self, level: int) -> list[JsonValue]:
@@ -136,7 +137,7 @@ class _Parser:
         """Step over an opening bracket, unless it opens a level deeper than the limit."""
         if level > MAX_DEPTH:
             field = committed_path(self.steps)
-            message = f"{field} opens nesting level {level}; the limit is {MAX_DEPTH}"
+            message = f"arrays and objects nest deeper than {MAX_DEPTH} levels"
             raise CommitError("depth_exceeded", message, field)
         self.pos += 1
         self.skip_whitespace()
@@ -157,7 +158,7 @@ class _Parser:
         value = float(match.group())
         if math.isinf(value):
             field = committed_path(self.steps) if self.steps else None
-            message = f"number at {field or 'the document'} is beyond the range of a double"
+            message = "a number is too large for an IEEE-754 double"
             raise CommitError("number_out_of_range", message, field)
         self.pos = match.end()
         return value
@@ -165,7 +166,6 @@ class _Parser:
     def string(self) -> str:
         """``string = quotation-mark *char quotation-mark`` (section 7)."""
         text = self.text
-        start = self.pos
         self.pos += 1
         chunks: list[str] = []
         while True:
@@ -178,13 +178,13 @@ class _Parser:
                 self.pos += 1
                 return "".join(chunks)
             if char == "\\":
-                chunks.append(self.escape(start))
+                chunks.append(self.escape())
             elif char == "":
                 self.invalid("unterminated string")
             else:
                 self.invalid("control character in a string must be escaped")
 
-    def escape(self, string_start: int) -> str:
+    def escape(self) -> str:
         """One ``escape`` sequence; a ``\\uXXXX`` surrogate must be half of a pair."""
         letter = self.text[self.pos + 1 : self.pos + 2]
         if letter in _SHORT_ESCAPES:
@@ -201,9 +201,8 @@ class _Parser:
                 return chr(0x10000 + ((unit - 0xD800) << 10) + (int(low.group(1), 16) - 0xDC00))
         if 0xD800 <= unit <= 0xDFFF:
             # Known as soon as the escape is read, so before any later fault in the string.
-            raise CommitError(
-                "lone_surrogate", f"string at character {string_start} has a lone surrogate"
-            )
+            message = "a string holds a \\u surrogate escape that is not part of a pair"
+            raise CommitError("lone_surrogate", message)
         return chr(unit)
 
     def hex4(self, pos: int) -> int:
@@ -230,4 +229,6 @@ class _Parser:
             self.invalid(f"{char!r} was expected")
 
     def invalid(self, rule: str) -> NoReturn:
-        raise CommitError("invalid_json", f"invalid JSON at character {self.pos}: {rule}")
+        """Refuse the text; ``rule`` says what the grammar wanted, for readers of this code
+        (the message is the native core's, which does not say where)."""
+        raise CommitError("invalid_json", "the input is not RFC 8259 JSON")
