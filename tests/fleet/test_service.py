@@ -83,7 +83,7 @@ def test_an_invalid_manifest_stops_the_start(env: Path) -> None:
 
 def test_start_binds_the_manifest_and_opens_each_fleet_log_from_its_genesis(env: Path) -> None:
     with TestClient(create_app()) as client:
-        store = client.app.state.store
+        store = client.app.state.services.store
         with client.portal() as portal:
             anchors = portal.call(store.logs.anchors, "acme", "f1")
             solo = portal.call(store.logs.anchors, "globex", "solo")

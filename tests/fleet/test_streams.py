@@ -98,7 +98,7 @@ def test_records_of_a_fleet_stream_are_sealed_into_the_tenants_fleet_log(
                 },
             )
             assert posted.status_code == 201
-        store, sealer = client.app.state.store, client.app.state.sealer
+        store, sealer = client.app.state.services.store, client.app.state.services.sealer
         with client.portal() as portal:
             portal.call(sealer.seal_pending)
             anchors = portal.call(store.logs.anchors, "acme", "edge")

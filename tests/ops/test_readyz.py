@@ -18,7 +18,7 @@ def test_ready_then_not_once_the_store_is_gone(store_settings: Settings) -> None
         assert ready.status_code == 200
         assert ready.json() == {"status": "ready", "checks": {"keys": "ok", "store": "ok"}}
         assert client.get("/health").json() == {"status": "ok"}
-        client.blocking_portal.call(app.state.store.close)  # the database goes away
+        client.blocking_portal.call(app.state.services.store.close)  # the database goes away
         gone = client.get("/readyz")
         assert gone.status_code == 503
         assert gone.headers["content-type"] == "application/problem+json"

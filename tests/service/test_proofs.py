@@ -231,7 +231,7 @@ def test_online_verification_reads_keys_again_only_when_a_bundle_names_new_ones(
 ) -> None:
     data = tmp_path / "service"
     with service(settings_of(data, store_settings)) as (client, headers):
-        store = client.app.state.store.logs
+        store = client.app.state.services.store.logs
         reads = []
         original = store.log_origins
 

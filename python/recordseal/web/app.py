@@ -52,6 +52,7 @@ from recordseal.web.panel.sso import build_sso_context
 from recordseal.web.proofs import proof_routes
 from recordseal.web.ratelimit import DATABASE as RATE_LIMIT_DATABASE
 from recordseal.web.ratelimit import RateLimiter, Scope
+from recordseal.web.services import AppServices, services_in
 from recordseal.web.verify import verify_routes
 
 log = logging.getLogger("recordseal")
@@ -66,7 +67,9 @@ async def keys(state: State) -> Response[bytes]:
     """The public key directory (docs/bundle.md): header-signing keys with their validity, and
     the note verifier key of every log."""
     return Response(
-        msgspec.json.encode(await key_directory(state.store, state.sealer)),
+        msgspec.json.encode(
+            await key_directory(services_in(state).store, services_in(state).sealer)
+        ),
         media_type="application/json",
     )
 
@@ -122,14 +125,18 @@ def create_app(settings: Settings | None = None) -> Litestar:
                 [scope_of(c.new) for c in outcome.changes if c.kind == "added" and c.new]
             )
 
-        app.state.store = store
         app.state.rate_limiter = RateLimiter(rates, settings.data_dir / RATE_LIMIT_DATABASE)
-        app.state.sealer = sealer
         app.state.fleets = registry
-        app.state.tokens = TokenService(store.tokens, settings.token_cache_seconds)
-        app.state.records = RecordService(store, wrapper, signer, lambda: registry.manifest)
-        app.state.proofs = ProofService(store, sealer, max_wait=settings.max_wait_seconds)
-        app.state.disclosure = DisclosureService(store, app.state.records, app.state.proofs)
+        records = RecordService(store, wrapper, signer, lambda: registry.manifest)
+        proofs = ProofService(store, sealer, max_wait=settings.max_wait_seconds)
+        app.state.services = AppServices(
+            store=store,
+            sealer=sealer,
+            tokens=TokenService(store.tokens, settings.token_cache_seconds),
+            records=records,
+            proofs=proofs,
+            disclosure=DisclosureService(store, records, proofs),
+        )
 
         trust = msgspec.convert(
             trust_store(

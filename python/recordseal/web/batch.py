@@ -10,7 +10,7 @@ from litestar import Request, Response, post
 
 from recordseal import metrics
 from recordseal.services.errors import Invalid, ServiceError
-from recordseal.services.records import MAX_BATCH, RecordIn, RecordService, Retry
+from recordseal.services.records import MAX_BATCH, RecordIn, Retry
 from recordseal.web.bodies import read_json, strict_decoder
 from recordseal.web.openapi import documented, inline_schema, refusal
 from recordseal.web.problems import service_problem
@@ -23,6 +23,7 @@ from recordseal.web.records import (
     record_out,
 )
 from recordseal.web.schemas import BatchBody, BatchOut, BatchResult, RecordBody
+from recordseal.web.services import services_of
 
 #: A batch may carry up to 1,000 records of up to 256 KiB each; bodies above this are refused
 #: (413) before they are read: send large records in smaller batches.
@@ -72,7 +73,7 @@ async def post_batch(request: Request) -> Response[bytes]:  # type: ignore[type-
     and the results come back in the order sent. With an ``Idempotency-Key``, item ``i`` is
     keyed ``<key>#<i>``: a retried batch returns the stored records and stores nothing new."""
     tenant = await authenticate(request)
-    records: RecordService = request.app.state.records
+    records = services_of(request).records
     batch = read_json(request, await request.body(), _batch_decoder, payload_steps=3)
     if not 1 <= len(batch.records) <= MAX_BATCH:
         raise Invalid("batch_size_invalid", f"a batch holds 1 to {MAX_BATCH} records", "records")

@@ -21,6 +21,7 @@ from recordseal import metrics
 from recordseal.web.openapi import documented, refusal
 from recordseal.web.problems import problem_response
 from recordseal.web.schemas import Health
+from recordseal.web.services import services_in
 
 log = logging.getLogger("recordseal.web")
 
@@ -71,7 +72,7 @@ async def readyz(state: State) -> Response[bytes]:
     if not state.get(READY_STATE):
         return problem_response(503, "not_ready", "keys: the service is starting or stopping")
     try:
-        await asyncio.wait_for(state.store.logs.log_origins(), READY_TIMEOUT)
+        await asyncio.wait_for(services_in(state).store.logs.log_origins(), READY_TIMEOUT)
     except Exception as error:  # any failure of the store means: not ready
         log.warning("readiness.store_unavailable", extra={"error": type(error).__name__})
         return problem_response(503, "not_ready", "store: the database does not answer")

@@ -16,13 +16,13 @@ import anyio.to_thread
 from litestar import Request, Response, post
 from litestar.types import ControllerRouterHandler
 
-from recordseal.services.proofs import ProofService
 from recordseal.verify import Bundle
 from recordseal.verify.bundle import encode_bundle
 from recordseal.verify.refresh import CONSISTENCY_HEADER, Consistency
 from recordseal.web.bodies import check_json_text, decode_strict, require_json, strict_decoder
 from recordseal.web.openapi import documented, refusal
 from recordseal.web.records import JSON, NO_STORE
+from recordseal.web.services import services_of
 from recordseal.web.waiting import WAIT_PARAMETER, wait_of
 
 _bundle_decoder = strict_decoder(Bundle)
@@ -91,7 +91,7 @@ def proof_routes(max_bundle_bytes: int) -> list[ControllerRouterHandler]:
         wait = wait_of(request)
         require_json(request)
         bundle = await anyio.to_thread.run_sync(_decode, await request.body())
-        proofs: ProofService = request.app.state.proofs
+        proofs = services_of(request).proofs
         refreshed = await proofs.refresh(bundle, wait)
         headers = {**NO_STORE, **consistency_header(refreshed.consistency)}
         body = await anyio.to_thread.run_sync(encode_bundle, refreshed.bundle)

@@ -15,7 +15,7 @@ from litestar.openapi.spec import OpenAPIType, Parameter, Schema
 from litestar.params import FromPath, PathParameter
 
 from recordseal import metrics
-from recordseal.services.disclosure import DisclosureService, Window
+from recordseal.services.disclosure import Window
 from recordseal.services.errors import Unauthenticated
 from recordseal.services.records import (
     Ingested,
@@ -24,7 +24,6 @@ from recordseal.services.records import (
     Retry,
     header_members,
 )
-from recordseal.services.tokens import TokenService
 from recordseal.storage.rows import RecordRow
 from recordseal.verify.bundle import Bundle, encode_bundle
 from recordseal.web.bodies import decode_strict, read_json, strict_decoder
@@ -41,6 +40,7 @@ from recordseal.web.schemas import (
     StreamIn,
     StreamOut,
 )
+from recordseal.web.services import services_in, services_of
 from recordseal.web.waiting import WAIT_PARAMETER, wait_of
 
 _record_decoder = strict_decoder(RecordBody)
@@ -66,7 +66,7 @@ IDEMPOTENCY_KEY = Parameter(
 async def authenticate(request: Request) -> str:  # type: ignore[type-arg]
     """The tenant of the bearer token: 401 otherwise, 429 once this address has failed too
     often (web/ratelimit.py). A valid token is always served: only failures are counted."""
-    tokens: TokenService = request.app.state.tokens
+    tokens = services_of(request).tokens
     try:
         tenant = await tokens.tenant_of(request.headers.get("authorization"))
     except Unauthenticated:
@@ -82,7 +82,7 @@ async def tenant_of(request: Request) -> str:  # type: ignore[type-arg]
 
 
 def records_of(state: State) -> RecordService:
-    service: RecordService = state.records
+    service = services_in(state).records
     return service
 
 
@@ -209,7 +209,7 @@ async def post_record(request: Request) -> Response[bytes]:  # type: ignore[type
     core's checks) and the services come straight from the application state.
     """
     tenant = await authenticate(request)
-    records: RecordService = request.app.state.records
+    records = services_of(request).records
     raw = await request.body()
     body = read_json(request, raw, _record_decoder, payload_steps=1)
     retry = Retry.of(request.headers.get("idempotency-key"), raw)
@@ -310,7 +310,7 @@ async def disclose(
     its checkpoint witnessed."""
     wait = wait_of(request)
     data = read_json(request, await request.body(), _disclosure_decoder)
-    service: DisclosureService = state.disclosure
+    service = services_in(state).disclosure
     window = Window(data.coverage.from_seq, data.coverage.to_seq) if data.coverage else None
     bundle = await service.disclose(tenant, record_id, data.fields, window, wait=wait)
     return Response(encode_bundle(bundle), media_type=JSON, headers=NO_STORE)

@@ -10,7 +10,7 @@ from litestar.enums import ParamType
 from litestar.openapi.spec import OpenAPIType, Parameter, Schema
 
 from recordseal.services.errors import Invalid
-from recordseal.services.proofs import ProofService
+from recordseal.web.services import services_of
 
 _SECONDS = re.compile(r"[0-9]{1,6}(\.[0-9]{1,6})?")
 
@@ -30,7 +30,7 @@ WAIT_PARAMETER = Parameter(
 def wait_of(request: Request[Any, Any, Any]) -> float:
     """The ``wait`` query parameter in seconds (0 when absent); 422 ``wait_invalid`` for
     anything but one decimal number of seconds within the service's bound."""
-    proofs: ProofService = request.app.state.proofs
+    proofs = services_of(request).proofs
     values = request.query_params.getall("wait", [])
     if not values:
         return 0.0

@@ -21,11 +21,11 @@ from litestar.params import FromPath
 
 from recordseal.panel.tenants import Tenant
 from recordseal.services.errors import ServiceError
-from recordseal.services.tokens import TokenService
 from recordseal.web.bodies import check_json_text, is_json_media_type
 from recordseal.web.panel.context import panel_context
 from recordseal.web.panel.session import PanelDenied, PanelPrincipal, Principal
 from recordseal.web.panel.views import check_tenant_scope, not_found, render, tenant_or_404
+from recordseal.web.services import services_of
 
 MAX_LABEL = 128
 
@@ -55,7 +55,7 @@ async def _page(
     status: int = 200,
 ) -> Response[Any]:
     """The token page of a tenant the caller's scope was already checked for."""
-    tokens: TokenService = request.app.state.tokens
+    tokens = services_of(request).tokens
     response = render(
         request,
         principal,
@@ -103,7 +103,7 @@ async def create_token(
             f"a label is at most {MAX_LABEL} characters, no control characters",
             principal=panel_principal,
         )
-    tokens: TokenService = request.app.state.tokens
+    tokens = services_of(request).tokens
     try:
         token = await tokens.create(tenant_id, label)
     except ServiceError as error:
@@ -125,7 +125,7 @@ async def revoke_token(
     """Revoke a token (operators); 404 when the tenant has no live token with this id."""
     context = panel_context(request)
     check_tenant_scope(context, panel_principal, tenant_id, request.url.path)
-    tokens: TokenService = request.app.state.tokens
+    tokens = services_of(request).tokens
     if not await tokens.revoke(tenant_id, token_id):
         raise not_found(context, panel_principal, "token", request.url.path)
     tenant = await tenant_or_404(context, panel_principal, tenant_id, request.url.path)
