@@ -18,7 +18,8 @@ from __future__ import annotations
 import json
 import logging
 import logging.config
-from datetime import UTC, datetime
+import re
+import time
 from typing import Any, Literal
 
 LogFormat = Literal["text", "json"]
@@ -44,11 +45,29 @@ def fields_of(record: logging.LogRecord) -> dict[str, Any]:
     }
 
 
+#: What makes a text value need quotes: a space of any kind, a quote, ``=``, a control character.
+_NEEDS_QUOTES = re.compile(r'[\s"=\x00-\x1f\x7f-\x9f]')
+
+
 def _text_value(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
-    if text == "" or any(c.isspace() or not c.isprintable() or c in '"=' for c in text):
-        return json.dumps(text)
+    if isinstance(value, str):
+        text = value
+    elif value is None or isinstance(value, bool):
+        text = "null" if value is None else ("true" if value else "false")
+    elif isinstance(value, int | float):
+        text = repr(value)
+    else:
+        text = json.dumps(value, default=str)
+    if not text or _NEEDS_QUOTES.search(text):
+        return json.dumps(text, ensure_ascii=False)
     return text
+
+
+def _utc(created: float) -> str:
+    """RFC 3339 in UTC with milliseconds, e.g. ``2026-11-21T08:00:00.123Z``."""
+    seconds = int(created)
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+    return f"{stamp}.{int((created - seconds) * 1000):03d}Z"
 
 
 class Formatter(logging.Formatter):
@@ -61,8 +80,7 @@ class Formatter(logging.Formatter):
         self.log_format = log_format
 
     def format(self, record: logging.LogRecord) -> str:
-        moment = datetime.fromtimestamp(record.created, UTC)
-        time = moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        when = _utc(record.created)
         fields = fields_of(record)
         if record.exc_info:
             fields["exception"] = self.formatException(record.exc_info)
@@ -71,7 +89,7 @@ class Formatter(logging.Formatter):
         event = record.getMessage()
         if self.log_format == "json":
             line = {
-                "time": time,
+                "time": when,
                 "level": record.levelname.lower(),
                 "logger": record.name,
                 "event": event,
@@ -79,7 +97,7 @@ class Formatter(logging.Formatter):
             line.update((k, v) for k, v in fields.items() if k not in line)
             return json.dumps(line, default=str, ensure_ascii=False)
         exception = fields.pop("exception", None)
-        text = f"{time} {record.levelname:<7} {record.name}: {event}"
+        text = f"{when} {record.levelname:<7} {record.name}: {event}"
         if fields:
             text += " " + " ".join(f"{k}={_text_value(v)}" for k, v in fields.items())
         if exception:
