@@ -1,7 +1,8 @@
 """The store the services use: one part per concern, each its own interface.
 
-``store.records`` (:class:`RecordStore`), ``store.logs`` (:class:`LogStore`) and
-``store.tokens`` (:class:`TokenStore`) share one database and its connections; a service
+``store.records`` (:class:`RecordStore`), ``store.logs`` (:class:`LogStore`),
+``store.tokens`` (:class:`TokenStore`) and ``store.panel`` (:class:`PanelStore`, the operator
+panel's state) share one database and its connections; a service
 takes the parts it needs. Backends: SQLite (``sqlite.py``, the embedded default) and
 PostgreSQL (``postgres.py``, for production and several service processes on one database);
 each holds the SQL of every part, while the rules those parts apply live above them
@@ -13,6 +14,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from recordseal.storage.logs import LogStore
+from recordseal.storage.panel import PanelStore
 from recordseal.storage.records import RecordStore
 from recordseal.storage.tokens import TokenStore
 
@@ -26,6 +28,11 @@ class Store(Protocol):
 
     @property
     def tokens(self) -> TokenStore: ...
+
+    @property
+    def panel(self) -> PanelStore:
+        """The operator panel's state (``storage/panel.py``)."""
+        ...
 
     async def open(self) -> None:
         """Connect, and bring the schema to the latest migration."""

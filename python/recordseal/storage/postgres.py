@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from recordseal.storage.postgres_database import PostgresDatabase
 from recordseal.storage.postgres_logs import PostgresLogs
+from recordseal.storage.postgres_panel import PostgresPanelStore
 from recordseal.storage.postgres_records import PostgresRecords
 from recordseal.storage.postgres_tokens import PostgresTokens
 
@@ -24,6 +25,7 @@ class PostgresStore:
         self._db = PostgresDatabase(url, pool_size)
         self.records = PostgresRecords(self._db)
         self.logs = PostgresLogs(self._db)
+        self.panel = PostgresPanelStore(self._db)
         self.tokens = PostgresTokens(self._db)
 
     async def open(self) -> None:

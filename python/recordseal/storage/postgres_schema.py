@@ -173,6 +173,72 @@ MIGRATIONS: list[str] = [
     DROP INDEX records_unsealed;
     CREATE UNIQUE INDEX records_by_log ON records (log_id, log_index);
     """,
+    # 5: the operator panel's state, as SQLite's migration 7 (storage/panel.py).
+    """
+    CREATE TABLE panel_passkeys (
+        credential_id  bytea PRIMARY KEY,
+        user_id        text NOT NULL,
+        public_key     bytea NOT NULL,
+        sign_count     bigint NOT NULL,
+        role           text NOT NULL CHECK (role IN ('operator', 'viewer')),
+        created_at     double precision NOT NULL
+    );
+    CREATE INDEX panel_passkeys_by_user ON panel_passkeys (user_id);
+    CREATE TABLE panel_links (
+        token_hash  bytea PRIMARY KEY,
+        role        text NOT NULL CHECK (role IN ('operator', 'viewer')),
+        created_at  double precision NOT NULL,
+        expires_at  double precision NOT NULL,
+        used_at     double precision
+    );
+    CREATE TABLE panel_ceremonies (
+        state_id    text PRIMARY KEY,
+        kind        text NOT NULL CHECK (kind IN ('register', 'authenticate')),
+        challenge   bytea NOT NULL,
+        user_id     text,
+        token_hash  bytea,
+        expires_at  double precision NOT NULL
+    );
+    CREATE INDEX panel_ceremonies_by_expiry ON panel_ceremonies (expires_at);
+    CREATE TABLE panel_pending_logins (
+        nonce_hash    bytea PRIMARY KEY,
+        provider_ref  text NOT NULL,
+        return_url    text NOT NULL,
+        stash         bytea,
+        binding       bytea,
+        expires_at    double precision NOT NULL
+    );
+    CREATE INDEX panel_pending_logins_by_expiry ON panel_pending_logins (expires_at);
+    CREATE TABLE panel_providers (
+        id             text PRIMARY KEY,
+        tenant         text NOT NULL,
+        organization   text NOT NULL,
+        config         bytea NOT NULL,
+        secret         bytea,
+        registered_at  double precision NOT NULL,
+        removed_at     double precision
+    );
+    CREATE TABLE panel_signout (
+        scope  text PRIMARY KEY,
+        epoch  bigint NOT NULL
+    );
+    CREATE TABLE fleet_audit (
+        id      bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        key     text UNIQUE,
+        at      text NOT NULL,
+        event   text NOT NULL,
+        tenant  text,
+        fleet   text NOT NULL,
+        line    text NOT NULL
+    );
+    CREATE INDEX fleet_audit_by_tenant ON fleet_audit (tenant, id);
+    CREATE TABLE fleet_manifest_head (
+        id       integer PRIMARY KEY CHECK (id = 1),
+        digest   text,
+        refused  text
+    );
+    INSERT INTO fleet_manifest_head (id, digest, refused) VALUES (1, NULL, NULL);
+    """,
 ]
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from recordseal.storage.sqlite_database import SQLiteDatabase
 from recordseal.storage.sqlite_logs import SQLiteLogs
+from recordseal.storage.sqlite_panel import SQLitePanelStore
 from recordseal.storage.sqlite_records import SQLiteRecords
 from recordseal.storage.sqlite_tokens import SQLiteTokens
 
@@ -26,6 +27,7 @@ class SQLiteStore:
         self._db = SQLiteDatabase(path)
         self.records = SQLiteRecords(self._db)
         self.logs = SQLiteLogs(self._db)
+        self.panel = SQLitePanelStore(self._db)
         self.tokens = SQLiteTokens(self._db)
 
     async def open(self) -> None:

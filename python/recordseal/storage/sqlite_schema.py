@@ -191,6 +191,74 @@ MIGRATIONS: list[str] = [
     DROP INDEX records_unsealed;
     CREATE UNIQUE INDEX records_by_log ON records (log_id, log_index);
     """,
+    # 7: the operator panel's state (storage/panel.py, docs/panel.md): passkeys, links,
+    # ceremonies, pending sso sign-ins, providers, sign-out epochs, and the fleet audit
+    # stream with the manifest head its events are recorded against.
+    """
+    CREATE TABLE panel_passkeys (
+        credential_id  BLOB PRIMARY KEY,
+        user_id        TEXT NOT NULL,
+        public_key     BLOB NOT NULL,
+        sign_count     INTEGER NOT NULL,
+        role           TEXT NOT NULL CHECK (role IN ('operator', 'viewer')),
+        created_at     REAL NOT NULL
+    );
+    CREATE INDEX panel_passkeys_by_user ON panel_passkeys (user_id);
+    CREATE TABLE panel_links (
+        token_hash  BLOB PRIMARY KEY,
+        role        TEXT NOT NULL CHECK (role IN ('operator', 'viewer')),
+        created_at  REAL NOT NULL,
+        expires_at  REAL NOT NULL,
+        used_at     REAL
+    );
+    CREATE TABLE panel_ceremonies (
+        state_id    TEXT PRIMARY KEY,
+        kind        TEXT NOT NULL CHECK (kind IN ('register', 'authenticate')),
+        challenge   BLOB NOT NULL,
+        user_id     TEXT,
+        token_hash  BLOB,
+        expires_at  REAL NOT NULL
+    );
+    CREATE INDEX panel_ceremonies_by_expiry ON panel_ceremonies (expires_at);
+    CREATE TABLE panel_pending_logins (
+        nonce_hash    BLOB PRIMARY KEY,
+        provider_ref  TEXT NOT NULL,
+        return_url    TEXT NOT NULL,
+        stash         BLOB,
+        binding       BLOB,
+        expires_at    REAL NOT NULL
+    );
+    CREATE INDEX panel_pending_logins_by_expiry ON panel_pending_logins (expires_at);
+    CREATE TABLE panel_providers (
+        id             TEXT PRIMARY KEY,
+        tenant         TEXT NOT NULL,
+        organization   TEXT NOT NULL,
+        config         BLOB NOT NULL,
+        secret         BLOB,
+        registered_at  REAL NOT NULL,
+        removed_at     REAL
+    );
+    CREATE TABLE panel_signout (
+        scope  TEXT PRIMARY KEY,
+        epoch  INTEGER NOT NULL
+    );
+    CREATE TABLE fleet_audit (
+        id      INTEGER PRIMARY KEY,
+        key     TEXT UNIQUE,
+        at      TEXT NOT NULL,
+        event   TEXT NOT NULL,
+        tenant  TEXT,
+        fleet   TEXT NOT NULL,
+        line    TEXT NOT NULL
+    );
+    CREATE INDEX fleet_audit_by_tenant ON fleet_audit (tenant, id);
+    CREATE TABLE fleet_manifest_head (
+        id       INTEGER PRIMARY KEY CHECK (id = 1),
+        digest   TEXT,
+        refused  TEXT
+    );
+    INSERT INTO fleet_manifest_head (id, digest, refused) VALUES (1, NULL, NULL);
+    """,
 ]
 
 
