@@ -53,39 +53,44 @@ def wait_for(url: str, seconds: float = 30) -> None:
 
 
 @contextmanager
-def asgi_server(app: str, probe: str, env: dict[str, str]) -> Iterator[int]:
-    """Serve the ASGI ``module:attribute`` with granian on a free port; yield the port once
-    ``probe`` (a path) answers 200; stop the server afterwards. Fails the test, with the
-    server's output, when it does not start."""
+def asgi_server(app: str, probe: str, env: dict[str, str], workers: int = 2) -> Iterator[int]:
+    """Serve the ASGI ``module:attribute`` with granian (``workers`` processes, two by default
+    as ``make run`` starts the service) on a free port; yield the port once ``probe`` (a path)
+    answers 200; stop the server afterwards. Fails the test, with the server's output (kept
+    in a temporary file, so a chatty server never blocks on a full pipe), when it does not
+    start."""
     port = free_port()
     command = [
         sys.executable, "-m", "granian", "--interface", "asgi", "--host", "127.0.0.1",
-        "--port", str(port), "--workers", "1", app,
+        "--port", str(port), "--workers", str(workers), app,
     ]  # fmt: skip
-    process = subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-    )
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}{probe}", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                process.kill()
-                output = process.stdout.read().decode() if process.stdout else ""
-                pytest.fail(f"the server did not start:\n{output}")
-            time.sleep(0.1)
-        yield port
-    finally:
-        process.terminate()
+    with tempfile.TemporaryFile() as output:
+        process = subprocess.Popen(
+            command, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT
+        )
         try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    answer = httpx.get(f"http://127.0.0.1:{port}{probe}", timeout=1)
+                    if answer.status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                if process.poll() is not None or time.monotonic() > deadline:
+                    process.kill()
+                    process.wait()
+                    output.seek(0)
+                    pytest.fail(f"the server did not start:\n{output.read().decode()}")
+                time.sleep(0.1)
+            yield port
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
 
 
 @contextmanager

@@ -1,26 +1,37 @@
-"""Audit events of proxy fleets (docs/fleets.md, "Audit events"): every event of a fleet that has a
-tenant
-carries that tenant scope.
+"""Audit events of proxy fleets (docs/fleets.md, "Audit events"): every event of a fleet that
+has a tenant carries that tenant scope, and each event is recorded once however many workers
+and hosts run.
 
 An event is stamped from the fleet's scope (its id and tenant), never by the caller, so no
-event of a tenant's fleet can leave without its tenant. Events are delivered as one JSON
-object per line: appended to the audit file (the service's ``<data_dir>/audit.jsonl``, one
-``O_APPEND`` write per event, so worker processes never interleave) and logged on the logger
-``recordseal.audit`` (INFO). A fleet with no tenant emits events without ``tenant``. Events
-hold identifiers, sizes and hashes only: no record value, key or token.
+event of a tenant's fleet can leave without its tenant. Events are one JSON object each,
+appended to the audit stream in the database (``fleet_audit``, through the panel's part of the
+store: ``AuditJournal``) and logged on the logger ``recordseal.audit`` (INFO) by the process
+that recorded it (``audit.<event>`` with its fields). Two rules make each event one line,
+for every worker and host:
+
+- an event with a natural identity carries a key (``anchor.sealed``: its log and size); the
+  stream keeps a key once;
+- the events of a manifest change (``fleet.bound`` at start, ``fleet.added`` / ``updated`` /
+  ``removed`` and ``fleet.rebind_refused`` on reload) are recorded together with a move of the
+  manifest head that every process shares (``ManifestStep``): only the first process to see
+  a change moves the head, and only it records the change's events.
+
+A fleet with no tenant emits events without ``tenant``. Events hold identifiers, sizes and
+hashes only: no record value, key or token. Without a journal (tools, tests) every event is
+logged only.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from typing import Protocol
 
 import msgspec
 
 from recordseal.clock import utc_now
+from recordseal.storage.panel import AuditEntry, ManifestStep
 
 audit_log = logging.getLogger("recordseal.audit")
 
@@ -45,10 +56,16 @@ class AuditEvent(msgspec.Struct, frozen=True, omit_defaults=True):
     details: dict[str, Detail] = msgspec.field(default_factory=dict)
 
 
-AuditSink = Callable[[AuditEvent], None]
+class AuditJournal(Protocol):
+    """Where events are recorded: the panel's part of the store (``storage/panel.py``)."""
+
+    async def record_audit(
+        self, entries: Sequence[AuditEntry], step: ManifestStep | None = None
+    ) -> list[AuditEntry]: ...
 
 
 def log_sink(event: AuditEvent) -> None:
+    """Log a recorded event on ``recordseal.audit``: its name and fields."""
     fields: dict[str, Detail] = {"fleet": event.fleet, "at": event.at}
     if event.tenant is not None:
         fields["tenant"] = event.tenant
@@ -56,31 +73,49 @@ def log_sink(event: AuditEvent) -> None:
     audit_log.info(f"audit.{event.event}", extra=fields)
 
 
-class FileSink:
-    """Appends each event as one JSON line to ``path`` (and logs it)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def __call__(self, event: AuditEvent) -> None:
-        line = msgspec.json.encode(event) + b"\n"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        descriptor = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            os.write(descriptor, line)
-        finally:
-            os.close(descriptor)
-        log_sink(event)
+def encode_event(event: AuditEvent) -> str:
+    return msgspec.json.encode(event).decode()
 
 
 class FleetAudit:
-    """Emits fleet events to ``sink`` (the audit logger by default)."""
+    """Stamps fleet events and records each once (see the module docstring)."""
 
-    def __init__(self, sink: AuditSink = log_sink, clock: Callable[[], str] = utc_now) -> None:
-        self._sink = sink
+    def __init__(
+        self, journal: AuditJournal | None = None, clock: Callable[[], str] = utc_now
+    ) -> None:
+        self._journal = journal
         self._clock = clock
 
-    def emit(self, scope: FleetScope, event: str, **details: Detail) -> AuditEvent:
-        stamped = AuditEvent(event, scope.fleet_id, self._clock(), scope.tenant_id, details)
-        self._sink(stamped)
-        return stamped
+    def stamp(self, scope: FleetScope, event: str, **details: Detail) -> AuditEvent:
+        """The event, stamped with its fleet's tenant and the time."""
+        return AuditEvent(event, scope.fleet_id, self._clock(), scope.tenant_id, details)
+
+    async def emit(
+        self, scope: FleetScope, event: str, *, key: str | None = None, **details: Detail
+    ) -> AuditEvent | None:
+        """Record one event; None when its ``key`` was recorded before."""
+        stamped = self.stamp(scope, event, **details)
+        recorded = await self.record([(stamped, key)])
+        return recorded[0] if recorded else None
+
+    async def record(
+        self,
+        events: Sequence[tuple[AuditEvent, str | None]],
+        step: ManifestStep | None = None,
+    ) -> list[AuditEvent]:
+        """Record events (each with its key or None) and, with ``step``, move the manifest
+        head in the same transaction; answers those recorded now (none when another process
+        made the step first), after logging each."""
+        lines = [encode_event(event) for event, _ in events]
+        if self._journal is None:
+            recorded = list(range(len(events)))
+        else:
+            entries = [
+                AuditEntry(e.event, e.fleet, e.tenant, e.at, line, key)
+                for (e, key), line in zip(events, lines, strict=True)
+            ]
+            written = {id(entry) for entry in await self._journal.record_audit(entries, step)}
+            recorded = [i for i, entry in enumerate(entries) if id(entry) in written]
+        for i in recorded:
+            log_sink(events[i][0])
+        return [events[i][0] for i in recorded]

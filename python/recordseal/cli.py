@@ -75,8 +75,26 @@ async def _create_token(settings: Settings, tenant: str, label: str) -> str:
         await store.close()
 
 
+class MissingDataDir(Exception):
+    """The command would work in a data directory that does not exist (a typo, most often)."""
+
+
+def _data_dir_for(settings: Settings, create: bool) -> None:
+    """Refuse a SQLite data directory that does not exist, unless told to create it: a typo
+    would otherwise give an empty database whose tokens and links work nowhere."""
+    if settings.database_url or settings.data_dir.is_dir():
+        return
+    if not create:
+        raise MissingDataDir(
+            f"data directory {settings.data_dir} does not exist (no service has run there);"
+            " check --data-dir / RECORDSEAL_DATA_DIR, or pass --create-data-dir to create it"
+        )
+    settings.data_dir.mkdir(parents=True)
+
+
 def _token_create(args: argparse.Namespace) -> int:
     settings = from_env(data_dir=args.data_dir, database_url=args.database_url)
+    _data_dir_for(settings, args.create_data_dir)
     datadir.secure(settings.data_dir)
     try:
         token = asyncio.run(_create_token(settings, args.tenant, args.label))
@@ -110,7 +128,12 @@ async def _export_keys(settings: Settings) -> dict[str, object]:
 
 
 def _migrate(args: argparse.Namespace) -> int:
-    """Apply the schema migrations (``serve`` also applies them at start), or report."""
+    """Apply the schema migrations and import the panel files of earlier versions (``serve``
+    also does both at start)."""
+    from recordseal.crypto.keyfiles import read_or_create_secret
+    from recordseal.panel.migrate import import_panel_files
+    from recordseal.panel.sso.provider_store import SecretBox
+
     settings = from_env(data_dir=args.data_dir, database_url=args.database_url)
     before = asyncio.run(schema_status(settings))
     if args.status and (args.json or before.state != "ahead"):
@@ -123,7 +146,16 @@ def _migrate(args: argparse.Namespace) -> int:
     async def run() -> None:
         store = open_store(settings)
         await store.open()  # opening migrates
-        await store.close()
+        try:
+            kek = read_or_create_secret(settings.data_dir / "keys" / "kek.key")
+            await import_panel_files(
+                store.panel,
+                settings.data_dir,
+                SecretBox(kek),
+                settings.panel_provider_store_path,
+            )
+        finally:
+            await store.close()
 
     asyncio.run(run())
     after = asyncio.run(schema_status(settings))
@@ -199,17 +231,39 @@ def _keys_export(args: argparse.Namespace) -> int:
 
 
 def _panel_link(args: argparse.Namespace) -> int:
-    from recordseal.web.panel.passkeys import create_registration_link, passkey_context
+    from recordseal.panel.passkey_store import PasskeyStore
+    from recordseal.web.panel.passkeys import create_registration_link, link_base_url
 
-    data_dir = datadir.secure(from_env(data_dir=args.data_dir).data_dir)
-    store = passkey_context(data_dir)
-    url = create_registration_link(store, role=args.role, base_url=args.base_url)
+    settings = from_env(
+        data_dir=args.data_dir, database_url=args.database_url, host=args.host, port=args.port
+    )
+    _data_dir_for(settings, args.create_data_dir)
+    datadir.secure(settings.data_dir)
+    base_url = args.base_url or link_base_url(settings)
+
+    async def create() -> str:
+        store = open_store(settings)
+        await store.open()
+        try:
+            return await create_registration_link(PasskeyStore(store.panel), args.role, base_url)
+        finally:
+            await store.close()
+
+    url = asyncio.run(create())
     if args.json:
         _print_json({"url": url, "role": args.role, "expires_in_seconds": 15 * 60})
         return 0
     print("one-time passkey registration link (15 minutes, single use):", file=sys.stderr)
     print(url)
     return 0
+
+
+def _create_data_dir_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--create-data-dir",
+        action="store_true",
+        help="create the data directory when it does not exist (refused otherwise)",
+    )
 
 
 def _database_url_option(command: argparse.ArgumentParser) -> None:
@@ -281,6 +335,7 @@ def parser() -> argparse.ArgumentParser:
     create.add_argument("--label", default="", help="a note on what the token is for")
     _json_option(create, "tenant, label and token")
     _database_url_option(create)
+    _create_data_dir_option(create)
     create.set_defaults(run=_token_create)
 
     keys = commands.add_parser("keys", help="key material").add_subparsers(
@@ -321,10 +376,15 @@ def parser() -> argparse.ArgumentParser:
     )
     link.add_argument(
         "--base-url",
-        default="http://localhost:8000",
-        help="the panel's address as the browser reaches it (http://localhost:8000)",
+        default=None,
+        help="the panel's address as the browser reaches it (default: the first"
+        " RECORDSEAL_PANEL_ORIGINS, else built from the configured host and port)",
     )
+    link.add_argument("--host", default=None, help="the service's host (RECORDSEAL_HOST)")
+    link.add_argument("--port", type=int, default=None, help="the service's port (RECORDSEAL_PORT)")
     _json_option(link, "the link")
+    _database_url_option(link)
+    _create_data_dir_option(link)
     link.set_defaults(run=_panel_link)
 
     add_witness_parser(commands)
@@ -349,6 +409,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ConfigError,
         DemoWitnessError,
         DataDirError,
+        MissingDataDir,
     ) as error:
         print(f"recordseal: {error}", file=sys.stderr)
         return 2

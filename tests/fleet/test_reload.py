@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
+import msgspec
 import pytest
 
-from recordseal.audit import AuditEvent, FleetAudit, FleetScope
+from recordseal.audit import AuditEvent, AuditJournal, FleetAudit, FleetScope
 from recordseal.fleet.manifest import FleetBinding, load_manifest, parse_manifest
 from recordseal.fleet.reload import FleetRegistry, classify
 from recordseal.logs import Formatter, fields_of
+from recordseal.storage.panel import AuditEntry, ManifestStep
+from recordseal.storage.sqlite import SQLiteStore
+from tests.backends import opened
 
 BASE = """\
 version = 1
@@ -95,75 +101,110 @@ def test_a_fleet_added_back_under_another_tenant_is_unsupported_until_restart() 
 
 
 class Recorder:
-    def __init__(self) -> None:
+    """The audit journal of a real store (SQLite in a temporary directory), recording what
+    the store kept; ``fail`` makes it fail as a broken database would."""
+
+    def __init__(self, journal: AuditJournal) -> None:
+        self.journal = journal
         self.events: list[AuditEvent] = []
+        self.fail = False
 
-    def __call__(self, event: AuditEvent) -> None:
-        self.events.append(event)
+    async def record_audit(
+        self, entries: Sequence[AuditEntry], step: ManifestStep | None = None
+    ) -> list[AuditEntry]:
+        if self.fail:
+            raise OSError("the audit stream cannot be written")
+        kept = await self.journal.record_audit(entries, step)
+        self.events += [msgspec.json.decode(entry.line, type=AuditEvent) for entry in kept]
+        return kept
 
 
-def registry_on(tmp_path: Path, text: str) -> tuple[FleetRegistry, Path, Recorder]:
+Body = Callable[[FleetRegistry, Path, Recorder], Awaitable[None]]
+
+
+def run_on(tmp_path: Path, text: str, body: Body) -> None:
+    """``body(registry, manifest path, recorder)`` with a started registry (bound) whose
+    events go to a real store."""
     path = tmp_path / "fleets.toml"
     path.write_text(text)
-    recorder = Recorder()
-    audit = FleetAudit(recorder, clock=lambda: "2026-11-21T00:00:00.000000Z")
-    return FleetRegistry(load_manifest(path), audit), path, recorder
+
+    async def main() -> None:
+        async with opened(SQLiteStore(tmp_path / "recordseal.sqlite3")) as store:
+            recorder = Recorder(store.panel)
+            audit = FleetAudit(recorder, clock=lambda: "2026-11-21T00:00:00.000000Z")
+            registry = FleetRegistry(load_manifest(path), audit)
+            await registry.bind()
+            await body(registry, path, recorder)
+
+    asyncio.run(main())
+
+
+MOVED = BASE.replace('id = "move"\ntenant_id = "acme"', 'id = "move"\ntenant_id = "globex"')
 
 
 def test_a_reload_with_an_unsupported_change_is_refused_as_a_whole(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    registry, path, recorder = registry_on(tmp_path, BASE)
-    running = registry.manifest
-    path.write_text(
-        BASE.replace('id = "move"\ntenant_id = "acme"', 'id = "move"\ntenant_id = "globex"')
-        + '[[fleet]]\nid = "fresh"\n'
-    )
-    with caplog.at_level(logging.WARNING, logger="recordseal.fleet"):
-        outcome = registry.reload()
-    assert not outcome.applied
-    assert [c.fleet for c in outcome.refused] == ["move"]
-    assert registry.manifest is running  # nothing applied, not even the added fleet
-    assert any(
-        "error=unsupported_change" in line and "restart" in line
-        for line in map(Formatter().format, caplog.records)
-    )
-    refused = [e for e in recorder.events if e.event == "fleet.rebind_refused"]
-    assert [(e.fleet, e.tenant, e.details) for e in refused] == [
-        ("move", "acme", {"requested_tenant": "globex"})
-    ]
+    async def body(registry: FleetRegistry, path: Path, recorder: Recorder) -> None:
+        running = registry.manifest
+        path.write_text(MOVED + '[[fleet]]\nid = "fresh"\n')
+        with caplog.at_level(logging.WARNING, logger="recordseal.fleet"):
+            outcome = await registry.reload()
+        assert not outcome.applied
+        assert [c.fleet for c in outcome.refused] == ["move"]
+        assert registry.manifest is running  # nothing applied, not even the added fleet
+        assert any(
+            "error=unsupported_change" in line and "restart" in line
+            for line in map(Formatter().format, caplog.records)
+        )
+        refused = [e for e in recorder.events if e.event == "fleet.rebind_refused"]
+        assert [(e.fleet, e.tenant, e.details) for e in refused] == [
+            ("move", "acme", {"requested_tenant": "globex"})
+        ]
+
+    run_on(tmp_path, BASE, body)
 
 
 def test_an_allowed_reload_is_applied_and_audited(tmp_path: Path) -> None:
-    registry, path, recorder = registry_on(tmp_path, BASE)
-    path.write_text(
-        BASE.replace('preset = "balanced"', 'preset = "strict"') + '[[fleet]]\nid = "fresh"\n'
-    )
-    outcome = registry.reload()
-    assert outcome.applied and outcome.refused == []
-    assert registry.manifest.fleet("tune") == FleetBinding("tune", "acme", None, "strict")
-    assert registry.manifest.fleet("fresh") is not None
-    events = [(e.event, e.fleet, e.tenant) for e in recorder.events if e.event != "fleet.bound"]
-    assert events == [("fleet.updated", "tune", "acme"), ("fleet.added", "fresh", None)]
+    async def body(registry: FleetRegistry, path: Path, recorder: Recorder) -> None:
+        path.write_text(
+            BASE.replace('preset = "balanced"', 'preset = "strict"') + '[[fleet]]\nid = "fresh"\n'
+        )
+        outcome = await registry.reload()
+        assert outcome.applied and outcome.refused == []
+        assert registry.manifest.fleet("tune") == FleetBinding("tune", "acme", None, "strict")
+        assert registry.manifest.fleet("fresh") is not None
+        events = [(e.event, e.fleet, e.tenant) for e in recorder.events if e.event != "fleet.bound"]
+        assert events == [("fleet.updated", "tune", "acme"), ("fleet.added", "fresh", None)]
+
+    run_on(tmp_path, BASE, body)
 
 
 def test_a_manifest_that_no_longer_loads_keeps_the_running_one(tmp_path: Path) -> None:
-    registry, path, _ = registry_on(tmp_path, BASE)
-    running = registry.manifest
-    path.write_text("version = 2\n")
-    outcome = registry.reload()
-    assert not outcome.applied and outcome.error and "unsupported version 2" in outcome.error
-    assert registry.manifest is running
+    async def body(registry: FleetRegistry, path: Path, recorder: Recorder) -> None:
+        running = registry.manifest
+        path.write_text("version = 2\n")
+        outcome = await registry.reload()
+        assert not outcome.applied and outcome.error and "unsupported version 2" in outcome.error
+        assert registry.manifest is running
+
+    run_on(tmp_path, BASE, body)
 
 
 def test_events_of_a_fleet_with_a_tenant_carry_the_tenant_scope(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     audit = FleetAudit(clock=lambda: "2026-11-21T00:00:00.000000Z")
+
+    async def main() -> tuple[AuditEvent | None, AuditEvent | None]:
+        scoped = await audit.emit(FleetScope("edge", "acme"), "anchor.sealed", size=3)
+        legacy = await audit.emit(FleetScope("solo", None), "anchor.sealed", size=1)
+        return scoped, legacy
+
     with caplog.at_level(logging.INFO, logger="recordseal.audit"):
-        scoped = audit.emit(FleetScope("edge", "acme"), "anchor.sealed", size=3)
-        legacy = audit.emit(FleetScope("solo", None), "anchor.sealed", size=1)
-    assert scoped.tenant == "acme" and legacy.tenant is None
+        scoped, legacy = asyncio.run(main())
+    assert scoped is not None and scoped.tenant == "acme"
+    assert legacy is not None and legacy.tenant is None
     lines = [(r.getMessage(), fields_of(r)) for r in caplog.records if r.name == "recordseal.audit"]
     assert lines == [
         (
@@ -175,43 +216,45 @@ def test_events_of_a_fleet_with_a_tenant_carry_the_tenant_scope(
 
 
 def test_every_fleet_bound_at_start_is_audited_with_its_tenant(tmp_path: Path) -> None:
-    _, _, recorder = registry_on(tmp_path, BASE)
-    assert [(e.event, e.fleet, e.tenant) for e in recorder.events] == [
-        ("fleet.bound", "keep", "acme"),
-        ("fleet.bound", "tune", "acme"),
-        ("fleet.bound", "drop", None),
-        ("fleet.bound", "move", "acme"),
-    ]
+    async def body(registry: FleetRegistry, path: Path, recorder: Recorder) -> None:
+        assert [(e.event, e.fleet, e.tenant) for e in recorder.events] == [
+            ("fleet.bound", "keep", "acme"),
+            ("fleet.bound", "tune", "acme"),
+            ("fleet.bound", "drop", None),
+            ("fleet.bound", "move", "acme"),
+        ]
+
+    run_on(tmp_path, BASE, body)
 
 
-def test_the_file_sink_appends_one_json_line_per_event(tmp_path: Path) -> None:
-    from recordseal.audit import FileSink
+def test_the_stream_keeps_each_event_as_one_json_object_and_a_key_once(tmp_path: Path) -> None:
+    async def main() -> None:
+        async with opened(SQLiteStore(tmp_path / "recordseal.sqlite3")) as store:
+            audit = FleetAudit(store.panel, clock=lambda: "2026-11-21T00:00:00.000000Z")
+            assert await audit.emit(FleetScope("edge", "acme"), "anchor.sealed", key="k", size=2)
+            assert await audit.emit(FleetScope("edge", "acme"), "anchor.sealed", key="k") is None
+            assert await audit.emit(FleetScope("solo", None), "anchor.sealed", size=1)
+            stored = await store.panel.audit_entries()
+        lines = [json.loads(entry.line) for _, entry in stored]
+        assert [(line["fleet"], line.get("tenant")) for line in lines] == [
+            ("edge", "acme"),
+            ("solo", None),
+        ]
+        assert "tenant" not in lines[1]
+        assert [(e.fleet, e.tenant) for _, e in stored] == [("edge", "acme"), ("solo", None)]
 
-    path = tmp_path / "audit" / "audit.jsonl"
-    audit = FleetAudit(FileSink(path), clock=lambda: "2026-11-21T00:00:00.000000Z")
-    audit.emit(FleetScope("edge", "acme"), "anchor.sealed", size=2)
-    audit.emit(FleetScope("solo", None), "anchor.sealed", size=1)
-    lines = [json.loads(line) for line in path.read_text().splitlines()]
-    assert [(line["fleet"], line.get("tenant")) for line in lines] == [
-        ("edge", "acme"),
-        ("solo", None),
-    ]
-    assert "tenant" not in lines[1]
-    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    asyncio.run(main())
 
 
 def test_the_watcher_reloads_when_the_file_changes(tmp_path: Path) -> None:
-    import asyncio
-
     from recordseal.fleet.reload import ReloadOutcome, watch_manifest
 
-    registry, path, _ = registry_on(tmp_path, BASE)
     seen: list[ReloadOutcome] = []
 
     async def applied(outcome: ReloadOutcome) -> None:
         seen.append(outcome)
 
-    async def main() -> None:
+    async def body(registry: FleetRegistry, path: Path, recorder: Recorder) -> None:
         task = asyncio.create_task(watch_manifest(registry, 0.01, applied))
         await asyncio.sleep(0.05)
         path.write_text(BASE + '[[fleet]]\nid = "fresh"\n')
@@ -220,10 +263,10 @@ def test_the_watcher_reloads_when_the_file_changes(tmp_path: Path) -> None:
                 break
             await asyncio.sleep(0.01)
         task.cancel()
+        assert [c.fleet for c in seen[0].changes if c.kind == "added"] == ["fresh"]
+        assert registry.manifest.fleet("fresh") is not None
 
-    asyncio.run(main())
-    assert [c.fleet for c in seen[0].changes if c.kind == "added"] == ["fresh"]
-    assert registry.manifest.fleet("fresh") is not None
+    run_on(tmp_path, BASE, body)
 
 
 def test_seed_path_or_preset_changes_are_updates_also_through_the_defaults() -> None:
@@ -239,71 +282,130 @@ def test_seed_path_or_preset_changes_are_updates_also_through_the_defaults() -> 
 def test_a_refused_reload_changes_nothing_and_a_later_one_applies_from_the_running_state(
     tmp_path: Path,
 ) -> None:
-    registry, path, recorder = registry_on(tmp_path, BASE)
-    running = registry.manifest
-    before = len(recorder.events)
-    path.write_text(
-        BASE.replace('id = "move"\ntenant_id = "acme"', 'id = "move"\ntenant_id = "globex"')
-        .replace('preset = "balanced"', 'preset = "strict"')
-        .replace('[[fleet]]\nid = "drop"\n', "")
-        + '[[fleet]]\nid = "fresh"\n'
-    )
-    assert not registry.reload().applied
-    assert registry.manifest is running
-    # nothing of the refused file was applied or audited as applied: only the refusal
-    assert [e.event for e in recorder.events[before:]] == ["fleet.rebind_refused"]
-    # the operator puts "move" back: the rest of the same edit now applies, against the
-    # manifest that kept running (drop removed, tune updated, fresh added)
-    path.write_text(path.read_text().replace('tenant_id = "globex"', 'tenant_id = "acme"'))
-    outcome = registry.reload()
-    assert outcome.applied
-    assert {c.fleet: c.kind for c in outcome.changes} == {
-        "keep": "unchanged",
-        "tune": "updated",
-        "move": "unchanged",
-        "fresh": "added",
-        "drop": "removed",
-    }
+    async def body(registry: FleetRegistry, path: Path, recorder: Recorder) -> None:
+        running = registry.manifest
+        before = len(recorder.events)
+        path.write_text(
+            MOVED.replace('preset = "balanced"', 'preset = "strict"').replace(
+                '[[fleet]]\nid = "drop"\n', ""
+            )
+            + '[[fleet]]\nid = "fresh"\n'
+        )
+        assert not (await registry.reload()).applied
+        assert registry.manifest is running
+        # nothing of the refused file was applied or audited as applied: only the refusal
+        assert [e.event for e in recorder.events[before:]] == ["fleet.rebind_refused"]
+        # the operator puts "move" back: the rest of the same edit now applies, against the
+        # manifest that kept running (drop removed, tune updated, fresh added)
+        path.write_text(path.read_text().replace('tenant_id = "globex"', 'tenant_id = "acme"'))
+        outcome = await registry.reload()
+        assert outcome.applied
+        assert {c.fleet: c.kind for c in outcome.changes} == {
+            "keep": "unchanged",
+            "tune": "updated",
+            "move": "unchanged",
+            "fresh": "added",
+            "drop": "removed",
+        }
+
+    run_on(tmp_path, BASE, body)
 
 
 def test_a_fleet_removed_then_added_back_under_another_tenant_is_refused(tmp_path: Path) -> None:
-    registry, path, recorder = registry_on(tmp_path, BASE)
-    path.write_text(BASE.replace('[[fleet]]\nid = "move"\ntenant_id = "acme"\n', ""))
-    assert registry.reload().applied and registry.manifest.fleet("move") is None
-    removed = registry.manifest
-    path.write_text(BASE.replace('id = "move"\ntenant_id = "acme"', 'id = "move"'))
-    outcome = registry.reload()
-    assert not outcome.applied and [c.fleet for c in outcome.refused] == ["move"]
-    assert registry.manifest is removed
-    refused = [e for e in recorder.events if e.event == "fleet.rebind_refused"]
-    assert [(e.fleet, e.tenant, e.details) for e in refused] == [
-        ("move", "acme", {"requested_tenant": None})
-    ]
-    # back under its first tenant it is an ordinary addition
-    path.write_text(BASE)
-    outcome = registry.reload()
-    assert outcome.applied and [c.kind for c in outcome.changes if c.fleet == "move"] == ["added"]
+    async def body(registry: FleetRegistry, path: Path, recorder: Recorder) -> None:
+        path.write_text(BASE.replace('[[fleet]]\nid = "move"\ntenant_id = "acme"\n', ""))
+        assert (await registry.reload()).applied and registry.manifest.fleet("move") is None
+        removed = registry.manifest
+        path.write_text(BASE.replace('id = "move"\ntenant_id = "acme"', 'id = "move"'))
+        outcome = await registry.reload()
+        assert not outcome.applied and [c.fleet for c in outcome.refused] == ["move"]
+        assert registry.manifest is removed
+        refused = [e for e in recorder.events if e.event == "fleet.rebind_refused"]
+        assert [(e.fleet, e.tenant, e.details) for e in refused] == [
+            ("move", "acme", {"requested_tenant": None})
+        ]
+        # back under its first tenant it is an ordinary addition
+        path.write_text(BASE)
+        outcome = await registry.reload()
+        assert outcome.applied and [c.kind for c in outcome.changes if c.fleet == "move"] == [
+            "added"
+        ]
+
+    run_on(tmp_path, BASE, body)
 
 
-def test_an_audit_sink_failing_during_a_reload_leaves_a_consistent_state(tmp_path: Path) -> None:
+def test_an_audit_stream_failing_during_a_reload_leaves_a_consistent_state(
+    tmp_path: Path,
+) -> None:
     """The new manifest and every fleet's tenant are in place before the events go out: a
-    sink that fails part-way cannot let a later reload rebind a fleet it just added."""
-    from recordseal.audit import FileSink
+    stream that fails part-way cannot let a later reload rebind a fleet it just added."""
 
+    async def body(registry: FleetRegistry, path: Path, recorder: Recorder) -> None:
+        recorder.fail = True  # the audit stream cannot be written any more
+        path.write_text(BASE + '[[fleet]]\nid = "one"\ntenant_id = "acme"\n[[fleet]]\nid = "two"\n')
+        with pytest.raises(OSError):
+            await registry.reload()
+        assert registry.manifest.ids == ["keep", "tune", "drop", "move", "one", "two"]
+        recorder.fail = False
+        one = '[[fleet]]\nid = "one"\ntenant_id = "acme"\n'
+        path.write_text(BASE + one)  # "two" removed
+        assert (await registry.reload()).applied
+        path.write_text(BASE + one + '[[fleet]]\nid = "two"\ntenant_id = "globex"\n')
+        outcome = await registry.reload()  # "two" was bound with no tenant in this process
+        assert not outcome.applied and [c.fleet for c in outcome.refused] == ["two"]
+
+    run_on(tmp_path, BASE, body)
+
+
+# -- one event per change, however many processes run -------------------------------------
+
+
+def test_processes_on_one_database_record_each_change_once(tmp_path: Path) -> None:
+    """Three processes (registries on one database) start, then see the same reloads: each
+    event is in the stream once, also a change made, undone and made again, and a refusal
+    seen again after the file went back."""
     path = tmp_path / "fleets.toml"
     path.write_text(BASE)
-    sink = tmp_path / "audit.jsonl"
-    registry = FleetRegistry(load_manifest(path), FleetAudit(FileSink(sink)))
-    sink.unlink()
-    sink.mkdir()  # the audit file cannot be written any more
-    path.write_text(BASE + '[[fleet]]\nid = "one"\ntenant_id = "acme"\n[[fleet]]\nid = "two"\n')
-    with pytest.raises(OSError):
-        registry.reload()
-    assert registry.manifest.ids == ["keep", "tune", "drop", "move", "one", "two"]
-    sink.rmdir()
-    one = '[[fleet]]\nid = "one"\ntenant_id = "acme"\n'
-    path.write_text(BASE + one)  # "two" removed
-    assert registry.reload().applied
-    path.write_text(BASE + one + '[[fleet]]\nid = "two"\ntenant_id = "globex"\n')
-    outcome = registry.reload()  # "two" was bound with no tenant in this process
-    assert not outcome.applied and [c.fleet for c in outcome.refused] == ["two"]
+    tuned = BASE.replace('preset = "balanced"', 'preset = "strict"')
+
+    async def main() -> list[tuple[str, str]]:
+        database = tmp_path / "recordseal.sqlite3"
+        async with (
+            opened(SQLiteStore(database)) as a,
+            opened(SQLiteStore(database)) as b,
+            opened(SQLiteStore(database)) as c,
+        ):
+            registries = [
+                FleetRegistry(load_manifest(path), FleetAudit(store.panel)) for store in (a, b, c)
+            ]
+            for registry in registries:
+                await registry.bind()
+
+            async def everyone_reloads(text: str) -> None:
+                path.write_text(text)
+                await asyncio.gather(*(registry.reload() for registry in registries))
+
+            for text in (tuned, BASE, tuned, MOVED, tuned, MOVED):
+                await everyone_reloads(text)
+            return [(e.event, e.fleet) for _, e in await a.panel.audit_entries()]
+
+    events = asyncio.run(main())
+    bound = [("fleet.bound", fleet) for fleet in ("keep", "tune", "drop", "move")]
+    tune = ("fleet.updated", "tune")
+    refused = ("fleet.rebind_refused", "move")
+    assert events == [*bound, tune, tune, tune, refused, refused]
+
+
+def test_a_restart_with_the_same_manifest_records_no_new_binding(tmp_path: Path) -> None:
+    path = tmp_path / "fleets.toml"
+    path.write_text(BASE)
+
+    async def start() -> int:
+        async with opened(SQLiteStore(tmp_path / "recordseal.sqlite3")) as store:
+            registry = FleetRegistry(load_manifest(path), FleetAudit(store.panel))
+            return len(await registry.bind())
+
+    assert asyncio.run(start()) == 4
+    assert asyncio.run(start()) == 0
+    path.write_text(BASE + '[[fleet]]\nid = "fresh"\n')
+    assert asyncio.run(start()) == 5  # another manifest: every fleet bound under it

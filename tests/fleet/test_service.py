@@ -81,7 +81,9 @@ def test_an_invalid_manifest_stops_the_start(env: Path) -> None:
         create_app()
 
 
-def test_start_binds_the_manifest_and_opens_each_fleet_log_from_its_genesis(env: Path) -> None:
+def test_start_binds_the_manifest_and_opens_each_fleet_log_from_its_genesis(
+    env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with TestClient(create_app()) as client:
         store = client.app.state.services.store
         with client.portal() as portal:
@@ -103,8 +105,9 @@ def test_start_binds_the_manifest_and_opens_each_fleet_log_from_its_genesis(env:
             1,
             "none_configured",
         )
-    audit_file = env / "data" / "audit.jsonl"
-    events = [json.loads(line) for line in audit_file.read_text().splitlines()]
+    assert not (env / "data" / "audit.jsonl").exists()  # the stream is in the database
+    assert main(["fleet", "audit"]) == 0
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert {e["event"] for e in events} == {"fleet.bound", "anchor.sealed"}
     sealed = {(e["fleet"], e.get("tenant")) for e in events if e["event"] == "anchor.sealed"}
     assert sealed == {("f1", "acme"), ("solo", "globex")}

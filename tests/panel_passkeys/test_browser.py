@@ -1,15 +1,18 @@
 """Passkey sign-in in a real browser: Debian's Chromium, Playwright, a CDP virtual authenticator.
 
-A granian process serves ``passkey_app`` (the service app with the passkey routes) on
-127.0.0.1; the browser goes to ``http://localhost:<port>`` because WebAuthn needs a secure
-context and ``localhost`` is one. The virtual authenticator (CTAP2, internal, resident keys,
-user verification) answers the ceremonies without a person.
+Granian serves the service (``recordseal.web.asgi:app``) with two worker processes on
+127.0.0.1, as ``make run`` does; the browser goes to ``http://localhost:<port>`` because
+WebAuthn needs a secure context and ``localhost`` is one. The registration link comes from
+``recordseal panel link``, as an operator gets it. The virtual authenticator (CTAP2,
+internal, resident keys, user verification) answers the ceremonies without a person.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +23,6 @@ from playwright import sync_api
 
 from recordseal.panel.cookies import COOKIE_NAME, CookieKeyring, SigningKey
 from recordseal.panel.sessions import TenantSession
-from recordseal.web.panel.passkeys import create_registration_link, passkey_context
 from tests.servers import asgi_server, chromium, screenshot_dir
 
 SCREENSHOTS = screenshot_dir()
@@ -53,10 +55,11 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         **os.environ,
         "RECORDSEAL_DATA_DIR": str(data_dir),
         "RECORDSEAL_PANEL_TENANT_SEED": str(seed),
+        "RECORDSEAL_SEAL_INTERVAL": "0",
     }
     for name in ("RECORDSEAL_PANEL_RP_ID", "RECORDSEAL_PANEL_ORIGINS"):
         environment.pop(name, None)
-    with asgi_server("tests.panel_passkeys.passkey_app:app", "/login", environment) as port:
+    with asgi_server("recordseal.web.asgi:app", "/login", environment) as port:
         url = f"http://localhost:{port}"
         yield Server(url, data_dir)
 
@@ -65,6 +68,17 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 def browser() -> Iterator[sync_api.Browser]:
     with chromium() as launched:
         yield launched
+
+
+def panel_link(server: Server, url: str) -> str:
+    """``recordseal panel link``: the link, from the last line of its output."""
+    done = subprocess.run(
+        [sys.executable, "-m", "recordseal.cli", "panel", "link", "--data-dir",
+         str(server.data_dir), "--base-url", url],
+        capture_output=True, text=True, check=True,
+        env={k: v for k, v in os.environ.items() if k != "RECORDSEAL_DATABASE_URL"},
+    )  # fmt: skip
+    return done.stdout.strip().splitlines()[-1]
 
 
 def _virtual_authenticator(context: sync_api.BrowserContext, page: sync_api.Page) -> None:
@@ -109,7 +123,7 @@ def test_register_sign_in_scope_and_sign_out_everywhere(
 ) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     url = server.url
-    link = create_registration_link(passkey_context(server.data_dir), base_url=url)
+    link = panel_link(server, url)
     context = browser.new_context(viewport={"width": 1100, "height": 760})
     scoped = browser.new_context(viewport={"width": 1100, "height": 760})
     try:

@@ -7,6 +7,7 @@ py_webauthn's verify functions are replaced where a test needs a ceremony to suc
 from __future__ import annotations
 
 import base64
+import functools
 import logging
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +26,7 @@ from recordseal.web.panel import passkeys
 from recordseal.web.panel.context import PanelContext
 from recordseal.web.panel.passkeys import PASSKEY_ROUTES, PasskeyConfig
 from recordseal.web.panel.routes import PANEL_ROUTES, panel_template_config
+from tests.panel_support import PanelDatabase
 
 BASE = "http://localhost:8000"
 pytestmark = pytest.mark.filterwarnings("ignore:The base_url:UserWarning")
@@ -42,23 +44,50 @@ class Clock:
         return self.now
 
 
+class OnTheAppLoop:
+    """The ``PasskeyStore`` of the app under test, called from the test's thread: each call
+    runs on the app's event loop (where its store was opened)."""
+
+    def __init__(self, store: PasskeyStore) -> None:
+        self.store = store
+        self.client: TestClient[Litestar] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self.store, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            assert self.client is not None, "start the test client first"
+            return self.client.blocking_portal.call(functools.partial(method, *args, **kwargs))
+
+        return call
+
+
 class Env:
     def __init__(self, tmp_path: Path) -> None:
         self.clock = Clock()
-        self.store = PasskeyStore(tmp_path / "panel.sqlite3", clock=self.clock)
+        self.database = PanelDatabase()
         self.keyring = CookieKeyring(SigningKey("test-key", b"k" * 32))
         self.context = PanelContext(
-            tenants=InMemoryTenantStore(), keyring=self.keyring, clock=self.clock
+            tenants=InMemoryTenantStore(),
+            keyring=self.keyring,
+            store=self.database.store,
+            clock=self.clock,
         )
+        self.store = OnTheAppLoop(self.context.passkeys)
         self.app = Litestar(
             route_handlers=[*PANEL_ROUTES, *PASSKEY_ROUTES],
             template_config=panel_template_config(),
             logging_config=None,
             debug=False,
+            lifespan=[self.database.lifespan],
         )
         self.app.state.panel = self.context
-        self.app.state.passkey_store = self.store
         self.app.state.passkey_config = PasskeyConfig()
+
+    def client(self, base_url: str = BASE) -> TestClient[Litestar]:
+        client = TestClient(self.app, base_url=base_url)
+        self.store.client = client
+        return client
 
 
 @pytest.fixture
@@ -68,7 +97,7 @@ def env(tmp_path: Path) -> Env:
 
 @pytest.fixture
 def client(env: Env) -> Iterator[TestClient[Litestar]]:
-    with TestClient(env.app, base_url=BASE) as test_client:
+    with env.client() as test_client:
         yield test_client
 
 
@@ -176,9 +205,9 @@ def test_authentication_options_require_user_verification(client: TestClient[Lit
 
 
 def test_an_unconfigured_origin_is_refused(env: Env) -> None:
-    with TestClient(env.app, base_url="http://evil.example") as other:
+    with env.client("http://evil.example") as other:
         assert other.post("/login/authenticate/start", json={}).status_code == 400
-    with TestClient(env.app, base_url=BASE) as same:
+    with env.client() as same:
         response = same.post(
             "/login/authenticate/start", json={}, headers={"Origin": "http://evil.example"}
         )
@@ -189,11 +218,11 @@ def test_configured_origins_replace_the_default(env: Env) -> None:
     env.app.state.passkey_config = PasskeyConfig(
         "panel.example", frozenset({"https://panel.example"})
     )
-    with TestClient(env.app, base_url="https://panel.example") as configured:
+    with env.client("https://panel.example") as configured:
         response = configured.post("/login/authenticate/start", json={})
         assert response.status_code == 200
         assert response.json()["options"]["rpId"] == "panel.example"
-    with TestClient(env.app, base_url=BASE) as local:
+    with env.client() as local:
         assert local.post("/login/authenticate/start", json={}).status_code == 400
 
 
@@ -269,7 +298,7 @@ def test_sign_in_issues_a_legacy_cookie_and_applies_the_stored_role(
         "verify_authentication_response",
         lambda **_: SimpleNamespace(new_sign_count=1),
     )
-    env.context.signout_epoch = 3
+    client.blocking_portal.call(env.database.store.adopt_signout_epoch, "", 3)
     state = client.post("/login/authenticate/start", json={}).json()["state"]
     credential = assertion(b"cred-1")
     credential["response"]["userHandle"] = b64u(b"viewer-1")
@@ -282,7 +311,7 @@ def test_sign_in_issues_a_legacy_cookie_and_applies_the_stored_role(
     token = set_cookie.split(";")[0].split("=", 1)[1]
     session = env.keyring.verify(token, NOW, epoch=3)
     assert session == LegacySession("viewer-1", int(NOW) + 8 * 3600, 3)
-    assert env.context.passkey_roles == {"viewer-1": "viewer"}
+    assert env.store.role("viewer-1") == "viewer"
 
 
 def test_a_mismatched_user_handle_is_refused(
@@ -333,7 +362,7 @@ def test_registration_consumes_the_link_and_signs_in(
     assert env.store.link_status(token)[0] == "used"
     credential = env.store.credential(b"new-cred")
     assert credential is not None and credential.role == "operator"
-    assert env.context.passkey_roles == {credential.user_id: "operator"}
+    assert env.store.role(credential.user_id) == "operator"
     # The cookie is Secure, so the test client (plain http) would not send it back by itself.
     cookie = response.headers["set-cookie"].split(";")[0]
     client.cookies.clear()

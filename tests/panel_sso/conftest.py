@@ -1,17 +1,27 @@
-"""The relying party under test (the panel's routes with a real registry and pending map) and
-the real OpenID provider (pyop on 127.0.0.1) it talks to over HTTP."""
+"""The relying party under test (the panel's routes with a real registry and pending map, on
+the real panel store: SQLite in a temporary directory) and the real OpenID provider (pyop on
+127.0.0.1) it talks to over HTTP.
+
+The store is opened on an event loop of the relying party's own (an anyio blocking portal),
+which every test client of it shares, so a test can call the registry or the pending map
+(``rp.call``) before, during and after requests, as another process of the panel would.
+"""
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import ipaddress
+import sqlite3
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
 import httpx
 import pytest
+from anyio.from_thread import BlockingPortal, start_blocking_portal
 from litestar import Litestar
 from litestar.testing import TestClient
 
@@ -21,23 +31,28 @@ from recordseal.panel.sso.contract import SsoProvider
 from recordseal.panel.sso.login import SsoLogins
 from recordseal.panel.sso.nonces import PendingLogins
 from recordseal.panel.sso.outbound import OutboundPolicy
-from recordseal.panel.sso.provider_store import ProviderStore
+from recordseal.panel.sso.provider_store import SecretBox
 from recordseal.panel.sso.registration import RegistrationForm, register_provider
 from recordseal.panel.sso.registry import ProviderRegistry
 from recordseal.panel.tenants import InMemoryTenantStore, Organization, Tenant
+from recordseal.storage.sqlite import SQLiteStore
 from recordseal.web.panel.context import PanelContext
 from recordseal.web.panel.passkeys import login_page
 from recordseal.web.panel.routes import PANEL_ROUTES, panel_template_config
 from recordseal.web.panel.sso import SsoContext
 from tests.panel_sso.op_server import OpenIdProvider, client_entry, running_op
 from tests.panel_sso.tls import LocalTls, make_tls
+from tests.panel_support import grant
 
+T = TypeVar("T")
 RP_BASE = "https://testserver.local"
 OPERATOR_GROUPS = frozenset({"panel-operators"})
 #: Client secrets with every character that breaks an unencoded Basic header.
 BASIC_SECRET = "s3cr+t/with=equals:colon"
 POST_SECRET = "p+st/secret=:x"
 JSON = {"Accept": "application/json"}
+#: The key-encryption key of the relying parties under test (client secrets are sealed by it).
+KEK = b"K" * 32
 
 
 def seeded_store() -> InMemoryTenantStore:
@@ -62,7 +77,7 @@ class Clock:
 
 @dataclass
 class RelyingParty:
-    """The panel app under test, and handles on its parts."""
+    """The panel app under test, handles on its parts, and the loop its store runs on."""
 
     app: Litestar
     panel: PanelContext
@@ -70,7 +85,30 @@ class RelyingParty:
     pending: PendingLogins
     clock: Clock
     keyring: CookieKeyring
-    pending_path: Path
+    database: Path
+    portal: BlockingPortal
+    _closers: list[Callable[[], Any]] = field(default_factory=list)
+
+    def call(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """``await function(*args, **kwargs)`` on the store's event loop."""
+        return self.portal.call(functools.partial(function, *args, **kwargs))
+
+    def client(self, base_url: str = RP_BASE) -> TestClient[Litestar]:
+        """A test client of the app that shares the store's event loop."""
+        client = TestClient(self.app, base_url=base_url)
+        client.blocking_portal = self.portal
+        return client
+
+    @contextmanager
+    def another_browser(self) -> Iterator[TestClient[Litestar]]:
+        """A second client (its own cookies) beside a running one: requests only, since the
+        app's lifespan runs once (a nested client's exit would stop the shared loop)."""
+        yield self.client()
+
+    def query(self, sql: str, *parameters: Any) -> list[tuple[Any, ...]]:
+        """Rows of the database, read (or written) as another process would."""
+        with sqlite3.connect(self.database) as db:
+            return db.execute(sql, parameters).fetchall()
 
     def session_of(self, set_cookie: str) -> Session | None:
         token = set_cookie.split(";", 1)[0].split("=", 1)[1]
@@ -80,22 +118,30 @@ class RelyingParty:
         token = self.keyring.issue(LegacySession("root", int(time.time()) + 3600))
         return {"Cookie": f"{COOKIE_NAME}={token}"}
 
+    def close(self) -> None:
+        for closer in reversed(self._closers):
+            closer()
+
 
 def build_rp(
-    tmp_path: Path,
+    database: Path,
     policy: OutboundPolicy,
     *,
-    store_path: Path | None = None,
     operator_groups: frozenset[str] = OPERATOR_GROUPS,
 ) -> RelyingParty:
+    """A relying party on the SQLite database ``database`` (two on one file are two
+    processes of one panel); ``close()`` it (the ``make_rp`` fixture does)."""
+    database.parent.mkdir(parents=True, exist_ok=True)
+    portal_context: AbstractContextManager[BlockingPortal] = start_blocking_portal()
+    portal = portal_context.__enter__()
+    backend = SQLiteStore(database)
+    portal.call(backend.open)
+    portal.call(grant, backend.panel, {"root": "operator"})
     clock = Clock()
     keyring = CookieKeyring(SigningKey("test-key", b"k" * 32))
-    panel = PanelContext(
-        tenants=seeded_store(), keyring=keyring, passkey_roles={"root": "operator"}, clock=clock
-    )
-    registry = ProviderRegistry(policy, ProviderStore(store_path) if store_path else None)
-    pending_path = tmp_path / "panel-sso.sqlite3"
-    pending = PendingLogins(pending_path, clock=clock)
+    panel = PanelContext(tenants=seeded_store(), keyring=keyring, store=backend.panel, clock=clock)
+    registry = ProviderRegistry(policy, backend.panel, SecretBox(KEK), clock=clock)
+    pending = PendingLogins(backend.panel, clock=clock)
     app = Litestar(
         route_handlers=[*PANEL_ROUTES, login_page],
         template_config=panel_template_config(),
@@ -104,7 +150,35 @@ def build_rp(
     )
     app.state.panel = panel
     app.state.sso = SsoContext(registry, SsoLogins(registry, pending, operator_groups))
-    return RelyingParty(app, panel, registry, pending, clock, keyring, pending_path)
+    rp = RelyingParty(app, panel, registry, pending, clock, keyring, database, portal)
+    rp._closers.append(lambda: portal_context.__exit__(None, None, None))
+    rp._closers.append(lambda: portal.call(backend.close))
+    return rp
+
+
+MakeRp = Callable[..., RelyingParty]
+
+
+@pytest.fixture
+def make_rp(tmp_path: Path) -> Iterator[MakeRp]:
+    """``make_rp(policy, *, operator_groups=..., database=...)``: relying parties closed at
+    the end of the test; each its own database unless ``database`` names a shared one."""
+    made: list[RelyingParty] = []
+
+    def make(
+        policy: OutboundPolicy,
+        *,
+        operator_groups: frozenset[str] = OPERATOR_GROUPS,
+        database: Path | None = None,
+    ) -> RelyingParty:
+        path = database or tmp_path / f"rp-{len(made)}" / "recordseal.sqlite3"
+        rp = build_rp(path, policy, operator_groups=operator_groups)
+        made.append(rp)
+        return rp
+
+    yield make
+    for rp in made:
+        rp.close()
 
 
 @pytest.fixture(scope="session")
@@ -133,13 +207,13 @@ def op(tls: LocalTls) -> Iterator[OpenIdProvider]:
 
 
 @pytest.fixture
-def rp(tmp_path: Path, tls: LocalTls) -> RelyingParty:
-    return build_rp(tmp_path, loopback_policy(tls))
+def rp(make_rp: MakeRp, tls: LocalTls) -> RelyingParty:
+    return make_rp(loopback_policy(tls))
 
 
 @pytest.fixture
 def client(rp: RelyingParty) -> Iterator[TestClient[Litestar]]:
-    with TestClient(rp.app, base_url=RP_BASE) as test_client:
+    with rp.client() as test_client:
         yield test_client
 
 
@@ -154,7 +228,7 @@ def register_code(
     method: str = "client_secret_basic",
     groups_claim: str = "",
 ) -> SsoProvider:
-    organization = asyncio.run(rp.panel.tenants.get_organization("acme", org))
+    organization = rp.call(rp.panel.tenants.get_organization, "acme", org)
     form = RegistrationForm(
         flavour="code-exchange",
         id=provider_id,
@@ -165,7 +239,8 @@ def register_code(
         token_endpoint_auth_method=method,
         groups_claim=groups_claim,
     )
-    return asyncio.run(register_provider(rp.registry, organization, form))
+    provider: SsoProvider = rp.call(register_provider, rp.registry, organization, form)
+    return provider
 
 
 def start(

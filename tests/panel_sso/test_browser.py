@@ -1,11 +1,12 @@
 """Sign-on in a real browser: Debian's Chromium (Playwright) signs in through pyop.
 
-The service runs as the real application (``recordseal.web.asgi:app`` under granian) with the
-sign-on settings in its environment; pyop runs in this process over TLS on 127.0.0.1. The
-provider is registered by writing the provider store file (with real discovery against the
-OP) after the server started, so the server also shows that it picks up a store file changed
-by another process. The browser starts at ``/sso/acme-okta/start``, signs in at the IdP's
-page, and lands on the tenant page with the role mapped from the IdP groups.
+The service runs as the real application (``recordseal.web.asgi:app`` under granian, two
+worker processes as ``make run`` starts it) with the sign-on settings in its environment; pyop
+runs in this process over TLS on 127.0.0.1. The provider is registered through the panel's
+form after the server started, by an operator whose passkey another process (this one) put
+into the database, with real discovery against the OP. The browser starts at
+``/sso/acme-okta/start``, signs in at the IdP's page, and lands on the tenant page with the
+role mapped from the IdP groups.
 """
 
 from __future__ import annotations
@@ -13,21 +14,24 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pytest
 from playwright import sync_api
 
-from recordseal.panel.sso.provider_store import ProviderStore
-from recordseal.panel.sso.registration import RegistrationForm, register_provider
-from recordseal.panel.sso.registry import ProviderRegistry
-from recordseal.panel.tenants import Organization
-from tests.panel_sso.conftest import BASIC_SECRET, loopback_policy
+from recordseal.panel.cookies import COOKIE_NAME, CookieKeyring, SigningKey
+from recordseal.panel.sessions import LegacySession
+from recordseal.storage.sqlite import SQLiteStore
+from tests.backends import opened
+from tests.panel_sso.conftest import BASIC_SECRET
 from tests.panel_sso.op_server import OpenIdProvider, client_entry, running_op
 from tests.panel_sso.tls import LocalTls
+from tests.panel_support import grant
 from tests.servers import asgi_server, chromium, screenshot_dir
 
 SCREENSHOTS = screenshot_dir()
@@ -63,15 +67,14 @@ def service(tmp_path_factory: pytest.TempPathFactory, module_tls: LocalTls) -> I
     folder = tmp_path_factory.mktemp("sso-browser")
     seed = folder / "seed.json"
     seed.write_text(json.dumps(SEED))
-    store_path = folder / "providers.json"
+    data_dir = folder / "data"
     clients: dict[str, dict[str, object]] = {}
     with running_op(clients, module_tls) as op:
         environment = {
             **os.environ,
-            "RECORDSEAL_DATA_DIR": str(folder / "data"),
+            "RECORDSEAL_DATA_DIR": str(data_dir),
             "RECORDSEAL_SEAL_INTERVAL": "0",
             "RECORDSEAL_PANEL_TENANT_SEED": str(seed),
-            "RECORDSEAL_PANEL_PROVIDER_STORE_PATH": str(store_path),
             "RECORDSEAL_PANEL_SSO_OUTBOUND_ALLOW": "127.0.0.1/32",
             "RECORDSEAL_PANEL_SSO_CA_FILE": str(module_tls.ca_file),
             "RECORDSEAL_PANEL_SSO_OPERATOR_GROUPS": "panel-operators; admins",
@@ -80,25 +83,39 @@ def service(tmp_path_factory: pytest.TempPathFactory, module_tls: LocalTls) -> I
             url = f"http://localhost:{port}"
             redirect_uri = f"{url}/sso/acme-okta/callback"
             clients["panel-browser"] = client_entry([redirect_uri], BASIC_SECRET)
-            _register(store_path, module_tls, op, redirect_uri)
+            _register(url, data_dir, op, redirect_uri)
             op.interactive = True
             yield Service(url, op)
 
 
-def _register(store_path: Path, tls: LocalTls, op: OpenIdProvider, redirect_uri: str) -> None:
-    registry = ProviderRegistry(loopback_policy(tls), ProviderStore(store_path))
-    form = RegistrationForm(
-        flavour="code-exchange",
-        id="acme-okta",
-        issuer=op.issuer,
-        client_id="panel-browser",
-        client_secret=BASIC_SECRET,
-        redirect_uri=redirect_uri,
-    )
-    organization = Organization("eng", "acme", "Engineering", "acme-okta")
-    # Playwright's sync API may hold this thread's event loop: register from another thread.
+def _register(url: str, data_dir: Path, op: OpenIdProvider, redirect_uri: str) -> None:
+    """An operator registers the provider through the panel's form (JSON), as a client of
+    the running service; its passkey role is put into the database by this process."""
+
+    async def operator_passkey() -> None:
+        async with opened(SQLiteStore(data_dir / "recordseal.sqlite3")) as store:
+            await grant(store.panel, {"root": "operator"})
+
+    # Playwright's sync API may hold this thread's event loop: use the store from another.
     with ThreadPoolExecutor(1) as worker:
-        worker.submit(asyncio.run, register_provider(registry, organization, form)).result()
+        worker.submit(asyncio.run, operator_passkey()).result()
+    keyring = CookieKeyring(
+        SigningKey("panel-1", (data_dir / "keys" / "panel-cookie.key").read_bytes())
+    )
+    cookie = keyring.issue(LegacySession("root", int(time.time()) + 600))
+    page = f"{url.replace('localhost', '127.0.0.1')}/tenants/acme/orgs/eng/sso"
+    headers = {"Cookie": f"{COOKIE_NAME}={cookie}", "Accept": "application/json"}
+    csrf = httpx.get(page, headers=headers).json()["session"]["csrf_token"]
+    form = {
+        "flavour": "code-exchange",
+        "id": "acme-okta",
+        "issuer": op.issuer,
+        "client_id": "panel-browser",
+        "client_secret": BASIC_SECRET,
+        "redirect_uri": redirect_uri,
+    }
+    answer = httpx.post(page, json=form, headers={**headers, "X-CSRF-Token": csrf}, timeout=30)
+    assert answer.status_code == 201, answer.text
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import sqlite3
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -117,12 +116,11 @@ def test_pkce_s256_with_a_fresh_verifier_per_attempt_kept_server_side(
     register_code(rp, op)
     first = start(client)
     second = start(client)
-    with sqlite3.connect(rp.pending_path) as db:
-        sealed = [bytes(row[0]) for row in db.execute("SELECT stash FROM pending_logins")]
+    sealed = [bytes(row[0]) for row in rp.query("SELECT stash FROM panel_pending_logins")]
     nonces = [parse_qs(urlsplit(r.headers["location"]).query)["state"][0] for r in (first, second)]
     verifiers = [v for n in nonces for s in sealed if (v := open_stash(n, s)) is not None]
     assert len(set(verifiers)) == 2
-    # At rest the verifier is sealed under the nonce, which the file does not hold.
+    # At rest the verifier is sealed under the nonce, which the database does not hold.
     assert all(v.encode() not in blob for v in verifiers for blob in sealed)
     challenges = set()
     for response in (first, second):

@@ -3,11 +3,12 @@ the principal (spec 2.6, 2.7, 3, 7 rule 4) and pending nonces (spec 3, 8)."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import logging
 import os
-import sqlite3
 import stat
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -36,6 +37,8 @@ from recordseal.panel.sso.nonces import (
 )
 from recordseal.panel.sso.oidc import parse_callback
 from recordseal.panel.sso.saml import SAML_IMPLEMENTATION_AVAILABLE, register_saml_provider
+from recordseal.storage.sqlite import SQLiteStore
+from tests.backends import opened
 from tests.panel_sso.conftest import RelyingParty
 
 
@@ -83,33 +86,33 @@ def test_a_contract_provider_satisfies_the_protocol() -> None:
 
 def test_registering_an_id_twice_fails_and_keeps_the_first(rp: RelyingParty) -> None:
     first = ContractProvider("dup", "saml")
-    rp.registry.register(first)
+    rp.call(rp.registry.register, first)
     with pytest.raises(DuplicateProvider, match="'dup' is already registered"):
-        rp.registry.register(ContractProvider("dup", "webauthn"))
-    assert rp.registry.resolve("dup") is first
+        rp.call(rp.registry.register, ContractProvider("dup", "webauthn"))
+    assert rp.call(rp.registry.resolve, "dup") is first
 
 
 def test_provider_ids_follow_the_identifier_rule(rp: RelyingParty) -> None:
     with pytest.raises(RegistrationError, match="not an identifier"):
-        rp.registry.register(ContractProvider("no spaces", "saml"))
+        rp.call(rp.registry.register, ContractProvider("no spaces", "saml"))
 
 
 def test_saml_providers_register_through_the_saml_entry_point(rp: RelyingParty) -> None:
     assert SAML_IMPLEMENTATION_AVAILABLE is False
     provider = ContractProvider("acme-saml", "saml")
-    register_saml_provider(rp.registry, provider)
-    assert rp.registry.resolve("acme-saml") is provider
+    rp.call(register_saml_provider, rp.registry, provider)
+    assert rp.call(rp.registry.resolve, "acme-saml") is provider
     with pytest.raises(RegistrationError, match="not 'saml'"):
-        register_saml_provider(rp.registry, ContractProvider("other", "webauthn"))
+        rp.call(register_saml_provider, rp.registry, ContractProvider("other", "webauthn"))
     with pytest.raises(DuplicateProvider):
-        register_saml_provider(rp.registry, ContractProvider("acme-saml", "saml"))
+        rp.call(register_saml_provider, rp.registry, ContractProvider("acme-saml", "saml"))
 
 
 def test_a_saml_login_runs_through_the_same_completion_path(
     rp: RelyingParty, client: TestClient[Litestar]
 ) -> None:
     provider = ContractProvider("acme-saml", "saml")
-    register_saml_provider(rp.registry, provider)
+    rp.call(register_saml_provider, rp.registry, provider)
     started = client.get("/sso/acme-saml/start?return_url=/tenants/acme", follow_redirects=False)
     assert started.status_code == 307
     relay = parse_qs(urlsplit(started.headers["location"]).query)["RelayState"][0]
@@ -129,7 +132,7 @@ def test_a_saml_login_runs_through_the_same_completion_path(
 def test_a_mismatched_relay_state_is_refused_by_the_provider(
     rp: RelyingParty, client: TestClient[Litestar]
 ) -> None:
-    register_saml_provider(rp.registry, ContractProvider("acme-saml", "saml"))
+    rp.call(register_saml_provider, rp.registry, ContractProvider("acme-saml", "saml"))
     started = client.get("/sso/acme-saml/start", follow_redirects=False)
     relay = parse_qs(urlsplit(started.headers["location"]).query)["RelayState"][0]
     data = base64.b64encode(b"RelayState=other&NameID=dana").decode()
@@ -142,7 +145,7 @@ def test_a_mismatched_relay_state_is_refused_by_the_provider(
 def test_a_subject_with_the_cookie_separator_is_refused(
     rp: RelyingParty, client: TestClient[Litestar]
 ) -> None:
-    register_saml_provider(rp.registry, ContractProvider("acme-saml", "saml"))
+    rp.call(register_saml_provider, rp.registry, ContractProvider("acme-saml", "saml"))
     response = _saml_callback(client, "acme-saml", NameID="dana|globex|hq|9999999999")
     assert getattr(response, "status_code") == 401  # noqa: B009
 
@@ -150,7 +153,7 @@ def test_a_subject_with_the_cookie_separator_is_refused(
 def test_webauthn_via_provider_answers_a_json_challenge(
     rp: RelyingParty, client: TestClient[Litestar]
 ) -> None:
-    rp.registry.register(ContractProvider("acme-keys", "webauthn"))
+    rp.call(rp.registry.register, ContractProvider("acme-keys", "webauthn"))
     response = client.get("/sso/acme-keys/start", follow_redirects=False)
     assert response.status_code == 200
     body = response.json()
@@ -166,7 +169,7 @@ def test_a_principal_of_another_organization_is_an_internal_error_flagged_for_es
     caplog.set_level(logging.INFO, logger="recordseal")
     provider = ContractProvider("acme-saml", "saml")
     provider.answer_org = "ops"
-    register_saml_provider(rp.registry, provider)
+    rp.call(register_saml_provider, rp.registry, provider)
     response = _saml_callback(client, "acme-saml", NameID="dana")
     assert getattr(response, "status_code") == 500  # noqa: B009
     assert getattr(response, "content") == b""  # noqa: B009
@@ -207,62 +210,82 @@ class _Clock:
         return self.now
 
 
+def _pending(tmp_path: Path, test: Callable[[PendingLogins, _Clock], Awaitable[None]]) -> None:
+    """Run ``test`` with a pending map on a real store (SQLite in ``tmp_path``)."""
+
+    async def body() -> None:
+        async with opened(SQLiteStore(tmp_path / "recordseal.sqlite3")) as store:
+            clock = _Clock()
+            await test(PendingLogins(store.panel, clock=clock), clock)
+
+    asyncio.run(body())
+
+
 def test_a_nonce_is_single_use(tmp_path: Path) -> None:
-    pending = PendingLogins(tmp_path / "p.sqlite3")
-    nonce = pending.new_nonce()
-    pending.put(nonce, "acme-okta", "/tenants", "verifier")
-    status, login = pending.take(nonce)
-    assert status == "ok" and login is not None
-    assert (login.provider_ref, login.return_url, login.stash) == (
-        "acme-okta",
-        "/tenants",
-        "verifier",
-    )
-    assert pending.take(nonce) == ("unknown", None)
-    assert "verifier" not in repr(login)
+    async def test(pending: PendingLogins, clock: _Clock) -> None:
+        nonce = pending.new_nonce()
+        await pending.put(nonce, "acme-okta", "/tenants", "verifier")
+        status, login = await pending.take(nonce)
+        assert status == "ok" and login is not None
+        assert (login.provider_ref, login.return_url, login.stash) == (
+            "acme-okta",
+            "/tenants",
+            "verifier",
+        )
+        assert await pending.take(nonce) == ("unknown", None)
+        assert "verifier" not in repr(login)
+
+    _pending(tmp_path, test)
 
 
 def test_a_nonce_expires_after_ten_minutes_and_expired_rows_are_purged(tmp_path: Path) -> None:
-    clock = _Clock()
-    pending = PendingLogins(tmp_path / "p.sqlite3", clock=clock)
-    early, late = pending.new_nonce(), pending.new_nonce()
-    pending.put(early, "p", "/", None)
-    clock.now += NONCE_LIFETIME - 1
-    pending.put(late, "p", "/", None)
-    assert pending.take(early)[0] == "ok"
-    clock.now += NONCE_LIFETIME
-    assert pending.take(late) == ("expired", None)
-    stale = pending.new_nonce()
-    pending.put(stale, "p", "/", None)
-    clock.now += NONCE_LIFETIME + 1
-    pending.put(pending.new_nonce(), "p", "/", None)
-    assert len(pending) == 1
-    assert pending.take(stale) == ("unknown", None)
+    async def test(pending: PendingLogins, clock: _Clock) -> None:
+        early, late = pending.new_nonce(), pending.new_nonce()
+        await pending.put(early, "p", "/", None)
+        clock.now += NONCE_LIFETIME - 1
+        await pending.put(late, "p", "/", None)
+        assert (await pending.take(early))[0] == "ok"
+        clock.now += NONCE_LIFETIME
+        assert await pending.take(late) == ("expired", None)
+        stale = pending.new_nonce()
+        await pending.put(stale, "p", "/", None)
+        clock.now += NONCE_LIFETIME + 1
+        await pending.put(pending.new_nonce(), "p", "/", None)
+        assert await pending.count() == 1
+        assert await pending.take(stale) == ("unknown", None)
+
+    _pending(tmp_path, test)
 
 
-def test_nonces_are_shared_by_processes_using_one_file(tmp_path: Path) -> None:
-    first = PendingLogins(tmp_path / "p.sqlite3")
-    second = PendingLogins(tmp_path / "p.sqlite3")
-    nonce = first.new_nonce()
-    first.put(nonce, "p", "/", None)
-    assert second.take(nonce)[0] == "ok"
-    assert first.take(nonce) == ("unknown", None)
+def test_nonces_are_shared_by_processes_on_one_database(tmp_path: Path) -> None:
+    async def body() -> None:
+        database = tmp_path / "recordseal.sqlite3"
+        async with opened(SQLiteStore(database)) as one, opened(SQLiteStore(database)) as two:
+            first, second = PendingLogins(one.panel), PendingLogins(two.panel)
+            nonce = first.new_nonce()
+            await first.put(nonce, "p", "/", None)
+            assert (await second.take(nonce))[0] == "ok"
+            assert await first.take(nonce) == ("unknown", None)
+
+    asyncio.run(body())
 
 
 def test_nonces_are_long_and_distinct(tmp_path: Path) -> None:
-    pending = PendingLogins(tmp_path / "p.sqlite3")
-    nonces = {pending.new_nonce() for _ in range(100)}
-    assert len(nonces) == 100
-    assert all(len(n) >= 43 for n in nonces)
+    async def test(pending: PendingLogins, clock: _Clock) -> None:
+        nonces = {pending.new_nonce() for _ in range(100)}
+        assert len(nonces) == 100
+        assert all(len(n) >= 43 for n in nonces)
+
+    _pending(tmp_path, test)
 
 
 def test_the_registry_lists_an_organizations_providers(rp: RelyingParty) -> None:
-    rp.registry.register(ContractProvider("a", "saml"))
-    rp.registry.register(ContractProvider("b", "webauthn", org="ops"))
-    assert [p.id for p in rp.registry.for_organization("acme", "eng")] == ["a"]
-    assert [p.id for p in rp.registry.for_organization("acme", "ops")] == ["b"]
-    assert rp.registry.remove("a")
-    assert not rp.registry.remove("a")
+    rp.call(rp.registry.register, ContractProvider("a", "saml"))
+    rp.call(rp.registry.register, ContractProvider("b", "webauthn", org="ops"))
+    assert [p.id for p in rp.call(rp.registry.for_organization, "acme", "eng")] == ["a"]
+    assert [p.id for p in rp.call(rp.registry.for_organization, "acme", "ops")] == ["b"]
+    assert rp.call(rp.registry.remove, "a")
+    assert not rp.call(rp.registry.remove, "a")
 
 
 def test_a_tenant_id_the_cookie_cannot_carry_is_an_internal_error(
@@ -270,7 +293,7 @@ def test_a_tenant_id_the_cookie_cannot_carry_is_an_internal_error(
 ) -> None:
     provider = ContractProvider("odd-saml", "saml")
     provider.tenant_id = "not an identifier"
-    register_saml_provider(rp.registry, provider)
+    rp.call(register_saml_provider, rp.registry, provider)
 
     async def complete(callback_data: bytes, state_nonce: str, stash: str | None) -> Principal:
         return Principal("dana", "not an identifier", "eng")
@@ -282,46 +305,40 @@ def test_a_tenant_id_the_cookie_cannot_carry_is_an_internal_error(
     assert "set-cookie" not in getattr(response, "headers")  # noqa: B009
 
 
-def test_the_stash_is_sealed_under_the_nonce_in_a_file_only_the_owner_reads(
+def test_the_stash_is_sealed_under_the_nonce_in_a_database_only_the_owner_reads(
     tmp_path: Path,
 ) -> None:
-    path = tmp_path / "p.sqlite3"
-    pending = PendingLogins(path)
-    nonce, other = pending.new_nonce(), pending.new_nonce()
     verifier = "pkce-verifier-" + "v" * 60
-    pending.put(nonce, "acme-okta", "/tenants", verifier, "binding-value")
-    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
-    data = b"".join(p.read_bytes() for p in tmp_path.iterdir())
+    nonces = []
+
+    async def test(pending: PendingLogins, clock: _Clock) -> None:
+        nonce = pending.new_nonce()
+        nonces.append(nonce)
+        await pending.put(nonce, "acme-okta", "/tenants", verifier, "binding-value")
+
+    _pending(tmp_path, test)
+    (nonce,) = nonces
+    database = tmp_path / "recordseal.sqlite3"
+    assert stat.S_IMODE(os.stat(database).st_mode) == 0o600
+    data = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.is_file())
     assert verifier.encode() not in data and nonce.encode() not in data
     assert b"binding-value" not in data
     sealed = seal_stash(nonce, verifier)
     assert open_stash(nonce, sealed) == verifier
-    assert open_stash(other, sealed) is None
+    assert open_stash("another nonce", sealed) is None
     assert open_stash(nonce, sealed[:-1] + bytes([sealed[-1] ^ 1])) is None
-    status, login = pending.take(nonce)
-    assert status == "ok" and login is not None and login.stash == verifier
-    assert login.binding == binding_hash("binding-value")
+
+    async def take(pending: PendingLogins, clock: _Clock) -> None:
+        status, login = await pending.take(nonce)
+        assert status == "ok" and login is not None and login.stash == verifier
+        assert login.binding == binding_hash("binding-value")
+
+    _pending(tmp_path, take)
 
 
-def test_a_pending_file_of_an_older_layout_is_created_again(tmp_path: Path) -> None:
-    path = tmp_path / "p.sqlite3"
-    with sqlite3.connect(path) as db:
-        db.execute(
-            "CREATE TABLE pending_logins (nonce_hash BLOB PRIMARY KEY, provider_ref TEXT NOT NULL,"
-            " return_url TEXT NOT NULL, stash TEXT, expires_at REAL NOT NULL)"
-        )
-        db.execute("INSERT INTO pending_logins VALUES (x'00', 'p', '/', 'clear', 1e12)")
-    db.close()
-    pending = PendingLogins(path)
-    assert len(pending) == 0
-    nonce = pending.new_nonce()
-    pending.put(nonce, "p", "/", "v", "b")
-    assert pending.take(nonce)[0] == "ok"
-
-
-def test_a_pending_file_created_with_a_loose_mode_is_made_private(tmp_path: Path) -> None:
-    path = tmp_path / "p.sqlite3"
+def test_a_database_created_with_a_loose_mode_is_made_private(tmp_path: Path) -> None:
+    path = tmp_path / "recordseal.sqlite3"
     path.touch(mode=0o644)
     path.chmod(0o644)
-    PendingLogins(path)
+    _pending(tmp_path, lambda pending, clock: pending.count())  # type: ignore[arg-type,return-value]
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600

@@ -3,7 +3,6 @@ unit by unit and through the real OP."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,9 +12,8 @@ from litestar.testing import TestClient
 from recordseal.panel.sessions import TenantSession
 from recordseal.panel.sso.claims import groups_from, principal_from
 from tests.panel_sso.conftest import (
-    RP_BASE,
+    MakeRp,
     RelyingParty,
-    build_rp,
     login,
     loopback_policy,
     register_code,
@@ -88,11 +86,11 @@ def test_a_configured_groups_claim_decides_the_role(
 
 
 def test_with_the_operator_group_list_unset_every_sso_login_is_a_viewer(
-    tmp_path: Path, tls: LocalTls, op: OpenIdProvider
+    make_rp: MakeRp, tls: LocalTls, op: OpenIdProvider
 ) -> None:
-    rp = build_rp(tmp_path, loopback_policy(tls), operator_groups=frozenset())
+    rp = make_rp(loopback_policy(tls), operator_groups=frozenset())
     register_code(rp, op)
-    with TestClient(rp.app, base_url=RP_BASE) as client:
+    with rp.client() as client:
         response = login(client, op)
     session = rp.session_of(response.headers["set-cookie"])
     assert isinstance(session, TenantSession) and session.role == "viewer"

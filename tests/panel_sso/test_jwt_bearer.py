@@ -3,12 +3,10 @@ key published through a discovery document and JWKS on 127.0.0.1."""
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 import logging
 from collections.abc import Iterator
-from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -19,7 +17,7 @@ from litestar.testing import TestClient
 from recordseal.logs import Formatter
 from recordseal.panel.sessions import TenantSession
 from recordseal.panel.sso.registration import RegistrationForm, register_provider
-from tests.panel_sso.conftest import RP_BASE, RelyingParty, build_rp, loopback_policy
+from tests.panel_sso.conftest import RelyingParty
 from tests.panel_sso.jwks_server import TokenIssuer, running_issuer
 from tests.panel_sso.tls import LocalTls
 
@@ -34,11 +32,11 @@ def issuer(tls: LocalTls) -> Iterator[TokenIssuer]:
 
 @pytest.fixture
 def registered(rp: RelyingParty, issuer: TokenIssuer) -> None:
-    organization = asyncio.run(rp.panel.tenants.get_organization("acme", "ops"))
+    organization = rp.call(rp.panel.tenants.get_organization, "acme", "ops")
     form = RegistrationForm(
         flavour="jwt-bearer", id="acme-proxy", issuer=issuer.issuer, audience="recordseal-panel"
     )
-    asyncio.run(register_provider(rp.registry, organization, form))
+    rp.call(register_provider, rp.registry, organization, form)
 
 
 def _through_proxy(client: TestClient[Litestar], token: str | None) -> object:
@@ -146,20 +144,19 @@ def test_an_unpublished_key_id_is_refused(
 
 
 def test_private_key_members_published_by_mistake_are_not_kept(
-    tmp_path: Path, tls: LocalTls, issuer: TokenIssuer
+    rp: RelyingParty, issuer: TokenIssuer
 ) -> None:
     issuer.keys.append(ECKey.generate_key("P-256", {"kid": "proxy-ec"}))
     issuer.jwks = lambda: {"keys": [key.as_dict(private=True) for key in issuer.keys]}  # type: ignore[method-assign]
-    path = tmp_path / "providers.json"
-    rp = build_rp(tmp_path, loopback_policy(tls), store_path=path)
-    organization = asyncio.run(rp.panel.tenants.get_organization("acme", "ops"))
+    organization = rp.call(rp.panel.tenants.get_organization, "acme", "ops")
     form = RegistrationForm(
         flavour="jwt-bearer", id="acme-proxy", issuer=issuer.issuer, audience="recordseal-panel"
     )
-    asyncio.run(register_provider(rp.registry, organization, form))
-    stored = json.loads(path.read_text())["providers"][0]["jwks"]["keys"]
+    rp.call(register_provider, rp.registry, organization, form)
+    ((config,),) = rp.query("SELECT config FROM panel_providers WHERE id = 'acme-proxy'")
+    stored = json.loads(config)["jwks"]["keys"]
     assert [key["kid"] for key in stored] == ["proxy-1", "proxy-ec"]
     assert all("d" not in key and "p" not in key and "q" not in key for key in stored)
-    with TestClient(rp.app, base_url=RP_BASE) as client:
+    with rp.client() as client:
         response: object = _through_proxy(client, issuer.token())
     assert getattr(response, "status_code") == 303  # noqa: B009

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import base64
 import logging
-import sqlite3
-from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -16,19 +14,17 @@ from litestar.testing import TestClient
 from recordseal.logs import Formatter
 from recordseal.panel.sso.nonces import NONCE_LIFETIME, seal_stash
 from recordseal.panel.sso.oidc import new_code_verifier
+from recordseal.panel.sso.provider_store import SecretBox
 from recordseal.web.panel.sso import BINDING_COOKIE
 from tests.panel_sso.conftest import (
     RP_BASE,
     RelyingParty,
     at_idp,
-    build_rp,
     login,
-    loopback_policy,
     register_code,
     start,
 )
 from tests.panel_sso.op_server import OpenIdProvider
-from tests.panel_sso.tls import LocalTls
 
 AUDIT = "recordseal.panel.audit"
 TRACE = "recordseal.panel.sso.trace"
@@ -127,7 +123,7 @@ def test_a_provider_removed_between_start_and_callback_is_refused(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     callback = at_idp(op, start(client).headers["location"])
-    assert rp.registry.remove("acme-okta")
+    assert rp.call(rp.registry.remove, "acme-okta")
     _refused(client.get(callback, follow_redirects=False))
     _audited(caplog, "InvalidCallback")
     assert "removed" in _reason(caplog)
@@ -145,8 +141,7 @@ def test_a_wrong_pkce_verifier_is_refused_by_the_provider(
     callback = at_idp(op, location)
     wrong = new_code_verifier()
     nonce = parse_qs(urlsplit(location).query)["state"][0]
-    with sqlite3.connect(rp.pending_path) as db:
-        db.execute("UPDATE pending_logins SET stash = ?", (seal_stash(nonce, wrong),))
+    rp.query("UPDATE panel_pending_logins SET stash = ?", seal_stash(nonce, wrong))
     _refused(client.get(callback, follow_redirects=False))
     _audited(caplog, "InvalidCallback")
     assert "refused the grant (HTTP 400, error=invalid_request)" in _reason(caplog)
@@ -438,7 +433,7 @@ def test_a_callback_url_opened_in_another_browser_is_refused_and_burns_the_nonce
 ) -> None:
     # The attacker starts and signs in at the IdP, then hands the callback URL to a victim.
     callback = at_idp(op, start(client).headers["location"])
-    with TestClient(rp.app, base_url=RP_BASE) as victim:
+    with rp.another_browser() as victim:
         _refused(victim.get(callback, follow_redirects=False))
         _audited(caplog, "InvalidNonce")
         assert "another browser" in _reason(caplog)
@@ -464,7 +459,7 @@ def test_the_post_shape_needs_the_starting_browser_too(
         return urlsplit(callback).path, body
 
     path, body = posted(client)
-    with TestClient(rp.app, base_url=RP_BASE) as other:
+    with rp.another_browser() as other:
         _refused(other.post(path, json=body))
     path, body = posted(client)
     answer = client.post(path, json=body)
@@ -500,26 +495,25 @@ def test_the_completion_steps_run_in_the_order_of_spec_4_2(
     assert "issued for provider 'acme-okta'" in _reason(caplog)
     # Step 4 before 5: a removed provider is InvalidCallback (401), not InvalidProtocol (400).
     issued = nonce()
-    assert rp.registry.remove("acme-okta")
+    assert rp.call(rp.registry.remove, "acme-okta")
     post("acme-okta", issued, "%%%")
     _audited(caplog, "InvalidCallback")
     assert "removed" in _reason(caplog)
     register_code(rp, op)
     # Step 2 before everything after it: each refusal above consumed its nonce.
-    assert len(rp.pending) == 0
+    assert rp.call(rp.pending.count) == 0
 
 
 def test_a_fault_of_the_panel_at_start_or_callback_is_an_audited_internal_error(
-    tmp_path: Path, tls: LocalTls, op: OpenIdProvider, caplog: pytest.LogCaptureFixture
+    rp: RelyingParty, op: OpenIdProvider, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """A provider store file that no longer reads (a broken hand edit) is the panel's fault:
-    500 with an empty body, audited at ERROR and flagged for escalation, at both ends."""
-    path = tmp_path / "providers.json"
-    rp = build_rp(tmp_path, loopback_policy(tls), store_path=path)
+    """A provider whose stored client secret no longer opens (a database restored under
+    another key-encryption key) is the panel's fault: 500 with an empty body, audited at
+    ERROR and flagged for escalation, at both ends."""
     register_code(rp, op)
-    with TestClient(rp.app, base_url=RP_BASE) as client:
+    with rp.client() as client:
         callback = at_idp(op, start(client).headers["location"])
-        path.write_text("{broken")
+        rp.query("UPDATE panel_providers SET secret = ?", SecretBox(b"other" * 8).seal("x", "y"))
         for response in (
             client.get("/sso/acme-okta/start", follow_redirects=False),
             client.get(callback, follow_redirects=False),

@@ -1,12 +1,9 @@
 """The registration form under /tenants/<tenant>/orgs/<org>/sso (spec 2.9, 4.3, 5, 7) and the
-provider store file (``RECORDSEAL_PANEL_PROVIDER_STORE_PATH``)."""
+providers it keeps in the panel's store, shared by every process."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import os
-import stat
 from pathlib import Path
 from typing import Any
 
@@ -19,15 +16,13 @@ from recordseal.panel.cookies import COOKIE_NAME
 from recordseal.panel.sessions import TenantSession
 from recordseal.panel.sso.errors import DuplicateProvider
 from recordseal.panel.sso.outbound import OutboundPolicy
-from recordseal.panel.sso.provider_store import ProviderStore
-from recordseal.panel.sso.registry import ProviderRegistry
 from recordseal.panel.tenants import Organization, Tenant
 from tests.panel_sso.conftest import (
     BASIC_SECRET,
     JSON,
     RP_BASE,
+    MakeRp,
     RelyingParty,
-    build_rp,
     login,
     loopback_policy,
     register_code,
@@ -127,7 +122,7 @@ def test_a_wrong_issuer_fails_at_registration(
     assert response.status_code == 422
     assert response.json()["field"] == "issuer"
     assert "names issuer" in response.json()["detail"]
-    assert rp.registry.resolve("acme-okta") is None
+    assert rp.call(rp.registry.resolve, "acme-okta") is None
 
 
 def test_a_wrong_issuer_fails_at_registration_for_the_jwt_bearer_flavour_too(
@@ -138,7 +133,7 @@ def test_a_wrong_issuer_fails_at_registration_for_the_jwt_bearer_flavour_too(
     response = client.post(PAGE, json=form, headers=operator(rp, client))
     assert response.status_code == 422
     assert "names issuer" in response.json()["detail"]
-    assert rp.registry.resolve("acme-okta") is None
+    assert rp.call(rp.registry.resolve, "acme-okta") is None
 
 
 def test_an_issuer_without_discovery_fails_at_registration(
@@ -152,10 +147,10 @@ def test_an_issuer_without_discovery_fails_at_registration(
 
 
 def test_the_outbound_guard_refuses_loopback_unless_configured(
-    tmp_path: Path, tls: LocalTls, op: OpenIdProvider
+    make_rp: MakeRp, tls: LocalTls, op: OpenIdProvider
 ) -> None:
-    rp = build_rp(tmp_path, OutboundPolicy(ca_file=tls.ca_file))
-    with TestClient(rp.app, base_url=RP_BASE) as client:
+    rp = make_rp(OutboundPolicy(ca_file=tls.ca_file))
+    with rp.client() as client:
         response = client.post(PAGE, json=code_form(op), headers=operator(rp, client))
     assert response.status_code == 502
     assert "non-public address" in response.json()["detail"]
@@ -255,54 +250,50 @@ def test_an_operator_removes_a_provider(
     register_code(rp, op)
     response = client.post(f"{PAGE}/acme-okta/remove", headers=operator(rp, client))
     assert response.status_code == 200
-    assert rp.registry.resolve("acme-okta") is None
+    assert rp.call(rp.registry.resolve, "acme-okta") is None
     gone = client.post(f"{PAGE}/acme-okta/remove", headers=operator(rp, client))
     assert gone.status_code == 404
     assert client.get("/sso/acme-okta/start", follow_redirects=False).status_code == 404
 
 
-# -- the provider store file -----------------------------------------------------------
+# -- providers in the database ----------------------------------------------------------
 
 
-def test_providers_persist_in_the_store_file_with_mode_0600(
-    tmp_path: Path, tls: LocalTls, op: OpenIdProvider
+def test_providers_persist_in_the_database_with_the_secret_sealed(
+    rp: RelyingParty, make_rp: MakeRp, tls: LocalTls, op: OpenIdProvider
 ) -> None:
-    path = tmp_path / "providers.json"
-    rp = build_rp(tmp_path, loopback_policy(tls), store_path=path)
     register_code(rp, op)
-    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
-    restarted = ProviderRegistry(loopback_policy(tls), ProviderStore(path))
-    provider: Any = restarted.resolve("acme-okta")
+    restarted = make_rp(loopback_policy(tls), database=rp.database)
+    provider: Any = restarted.call(restarted.registry.resolve, "acme-okta")
     assert provider is not None and provider.config.client_secret == BASIC_SECRET
     assert provider.config.jwks["keys"][0]["kid"] == op.kid
+    # At rest the secret is sealed under the key-encryption key, never in clear.
+    ((config, sealed),) = rp.query("SELECT config, secret FROM panel_providers")
+    assert BASIC_SECRET.encode() not in bytes(config) + bytes(sealed)
+    files = rp.database.parent.glob("recordseal.sqlite3*")
+    assert BASIC_SECRET.encode() not in b"".join(path.read_bytes() for path in files)
 
 
-def test_the_store_file_is_shared_by_worker_processes(
-    tmp_path: Path, tls: LocalTls, op: OpenIdProvider
+def test_the_database_is_shared_by_worker_processes(
+    make_rp: MakeRp, tmp_path: Path, tls: LocalTls, op: OpenIdProvider
 ) -> None:
-    path = tmp_path / "providers.json"
-    first = build_rp(tmp_path / "a", loopback_policy(tls), store_path=path)
-    second = ProviderRegistry(loopback_policy(tls), ProviderStore(path))
-    assert second.resolve("acme-okta") is None
+    shared = tmp_path / "shared" / "recordseal.sqlite3"
+    first = make_rp(loopback_policy(tls), database=shared)
+    second = make_rp(loopback_policy(tls), database=shared)
+    assert second.call(second.registry.resolve, "acme-okta") is None
     provider = register_code(first, op)
-    assert second.resolve("acme-okta") is not None
+    assert second.call(second.registry.resolve, "acme-okta") is not None
     with pytest.raises(DuplicateProvider):
-        second.register_config(provider.config)  # type: ignore[attr-defined]
-    assert second.remove("acme-okta")
-    assert first.registry.resolve("acme-okta") is None
-
-
-def test_without_a_store_file_providers_vanish_on_restart(
-    rp: RelyingParty, tls: LocalTls, op: OpenIdProvider
-) -> None:
-    register_code(rp, op)
-    assert ProviderRegistry(loopback_policy(tls)).resolve("acme-okta") is None
+        second.call(second.registry.register_config, provider.config)  # type: ignore[attr-defined]
+    assert second.call(second.registry.remove, "acme-okta")
+    assert first.call(first.registry.resolve, "acme-okta") is None
+    assert first.call(first.registry.for_organization, "acme", "eng") == []
 
 
 def test_an_organization_with_a_declared_reference_only_takes_that_id(
     rp: RelyingParty, op: OpenIdProvider
 ) -> None:
-    organization = asyncio.run(rp.panel.tenants.get_organization("acme", "eng"))
+    organization = rp.call(rp.panel.tenants.get_organization, "acme", "eng")
     assert isinstance(organization, Organization) and organization.sso_provider_ref == "acme-okta"
 
 
@@ -326,7 +317,7 @@ def test_an_sso_operator_registers_for_its_own_organization_only(
     refused = client.post(other, json=ops_form, headers=sso_operator(rp, client, "eng"))
     assert refused.status_code == 403
     assert refused.json()["code"] == "forbidden_organization"
-    assert rp.registry.resolve("ops-okta") is None
+    assert rp.call(rp.registry.resolve, "ops-okta") is None
     assert rp.panel.metrics["forbidden_organization"] == 1
     page = client.get(other, headers={k: v for k, v in sso_operator(rp, client).items()
                                       if k == "Cookie"})  # fmt: skip
@@ -346,10 +337,10 @@ def test_an_sso_operator_cannot_remove_another_organizations_provider(
     refused = client.post(f"{PAGE}/acme-okta/remove", headers=sso_operator(rp, client, "ops"))
     assert refused.status_code == 403
     assert refused.json()["code"] == "forbidden_organization"
-    assert rp.registry.resolve("acme-okta") is not None
+    assert rp.call(rp.registry.resolve, "acme-okta") is not None
     removed = client.post(f"{PAGE}/acme-okta/remove", headers=sso_operator(rp, client, "eng"))
     assert removed.status_code == 200
-    assert rp.registry.resolve("acme-okta") is None
+    assert rp.call(rp.registry.resolve, "acme-okta") is None
 
 
 @pytest.mark.parametrize("page", ["/tenants/acme/orgs/ops/sso", "/tenants/globex/orgs/hq/sso"])
@@ -359,7 +350,7 @@ def test_an_id_declared_by_another_organization_cannot_be_taken(
     response = client.post(page, json=code_form(op), headers=operator(rp, client))
     assert response.status_code == 422
     assert response.json()["field"] == "id"
-    assert rp.registry.resolve("acme-okta") is None
+    assert rp.call(rp.registry.resolve, "acme-okta") is None
     assert client.post(PAGE, json=code_form(op), headers=operator(rp, client)).status_code == 201
 
 
@@ -381,20 +372,7 @@ def test_discovered_endpoints_must_be_absolute_https_urls(
     assert response.status_code == 422
     assert response.json()["field"] == "issuer"
     assert member in response.json()["detail"]
-    assert rp.registry.resolve("acme-okta") is None
-
-
-def test_a_store_file_others_may_read_is_reported_and_made_private_on_write(
-    tmp_path: Path, tls: LocalTls, op: OpenIdProvider, caplog: pytest.LogCaptureFixture
-) -> None:
-    path = tmp_path / "providers.json"
-    path.write_text('{"version": 1, "providers": []}')
-    path.chmod(0o644)
-    caplog.set_level(logging.WARNING, logger="recordseal.panel.sso")
-    rp = build_rp(tmp_path, loopback_policy(tls), store_path=path)
-    assert any("mode=644" in Formatter().format(r) for r in caplog.records)
-    register_code(rp, op)
-    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert rp.call(rp.registry.resolve, "acme-okta") is None
 
 
 def test_removing_a_provider_needs_the_csrf_token(
@@ -404,12 +382,12 @@ def test_removing_a_provider_needs_the_csrf_token(
     headers = {**rp.legacy_operator_cookie(), **JSON}
     refused = client.post(f"{PAGE}/acme-okta/remove", headers=headers)
     assert refused.status_code == 403 and refused.json()["code"] == "csrf_invalid"
-    assert rp.registry.resolve("acme-okta") is not None
+    assert rp.call(rp.registry.resolve, "acme-okta") is not None
     csrf = operator(rp, client)["X-CSRF-Token"]
     form = client.post(f"{PAGE}/acme-okta/remove", data={"csrf_token": csrf},
                        headers=rp.legacy_operator_cookie(), follow_redirects=False)  # fmt: skip
     assert form.status_code == 303
-    assert rp.registry.resolve("acme-okta") is None
+    assert rp.call(rp.registry.resolve, "acme-okta") is None
 
 
 def test_a_frozen_tenants_providers_do_not_change(
@@ -424,7 +402,7 @@ def test_a_frozen_tenants_providers_do_not_change(
     refused = client.post(page, json=code_form(op), headers=operator(rp, client))
     assert refused.status_code == 409
     assert refused.json()["code"] == "tenant_inactive"
-    assert rp.registry.resolve("acme-okta") is None
+    assert rp.call(rp.registry.resolve, "acme-okta") is None
     assert op.token_requests == []
 
 
@@ -433,13 +411,13 @@ def test_a_provider_registered_at_process_start_is_not_removed_through_the_panel
 ) -> None:
     from tests.panel_sso.test_contract import ContractProvider
 
-    rp.registry.register(ContractProvider("acme-saml", "saml"))
+    rp.call(rp.registry.register, ContractProvider("acme-saml", "saml"))
     page = client.get(PAGE, headers=rp.legacy_operator_cookie())
     assert "acme-saml" in page.text and "/acme-saml/remove" not in page.text
     refused = client.post(f"{PAGE}/acme-saml/remove", headers=operator(rp, client))
     assert refused.status_code == 409
     assert refused.json()["code"] == "provider_built_in"
-    assert rp.registry.resolve("acme-saml") is not None
+    assert rp.call(rp.registry.resolve, "acme-saml") is not None
 
 
 def test_registrations_removals_and_refusals_are_audited_without_the_secret(

@@ -1,4 +1,5 @@
-"""An app made of the panel routes only, a seeded tenant store, and cookie helpers."""
+"""An app made of the panel routes only, a seeded tenant store, the real panel store (SQLite in
+a temporary directory), and cookie helpers."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from recordseal.panel.tenants import (
 )
 from recordseal.web.panel.context import PanelContext
 from recordseal.web.panel.routes import PANEL_ROUTES, panel_template_config
+from tests.panel_support import PanelDatabase
 
 NOW = 1_800_000_000
 LATER = NOW + 3600
@@ -62,10 +64,11 @@ class Panel:
 
     def __init__(self, store: Any, passkey_roles: dict[str, Role] | None = None) -> None:
         self.keyring = CookieKeyring(SigningKey("test-key", b"k" * 32))
+        self.database = PanelDatabase(passkey_roles)
         self.context = PanelContext(
             tenants=store,
             keyring=self.keyring,
-            passkey_roles=dict(passkey_roles or {}),
+            store=self.database.store,
             clock=lambda: float(NOW),
         )
         self.app = Litestar(
@@ -73,6 +76,7 @@ class Panel:
             template_config=panel_template_config(),
             logging_config=None,
             debug=False,
+            lifespan=[self.database.lifespan],
         )
         self.app.state.panel = self.context
 

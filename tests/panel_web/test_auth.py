@@ -89,6 +89,7 @@ def test_panel_handlers_win_over_the_service_exception_handlers() -> None:
             Exception: problems.internal_error_handler,
         },
         logging_config=None,
+        lifespan=[panel.database.lifespan],
     )
     app.state.panel = panel.context
     with TestClient(app) as client:

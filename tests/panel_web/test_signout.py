@@ -9,7 +9,7 @@ from litestar.testing import TestClient
 
 from recordseal.panel.cookies import COOKIE_NAME
 from recordseal.web.panel.session import csrf_token_for
-from tests.panel_web.conftest import HTML, JSON, NOW, Panel
+from tests.panel_web.conftest import HTML, JSON, Panel
 
 
 def _csrf(panel: Panel, token: str) -> str:
@@ -69,7 +69,7 @@ def test_post_without_or_with_wrong_csrf_is_403(client: TestClient[Litestar], pa
     page = client.post("/logout", headers=panel.cookie(token, **HTML), data={"csrf_token": "x"})
     assert page.status_code == 403
     assert page.headers["content-type"].startswith("text/html")
-    assert panel.context.signout_epoch == 0
+    assert panel.database.epochs() == {}
     assert panel.context.metrics["csrf_rejected"] == 2 * len(attempts) + 1
 
 
@@ -87,16 +87,32 @@ def test_viewer_cannot_sign_out_everywhere(client: TestClient[Litestar], panel: 
         response = client.post("/logout/everywhere", headers=headers)
         assert response.status_code == 403
         assert response.json()["code"] == "forbidden_role"
-    assert panel.context.signout_epoch == 0
+    assert panel.database.epochs() == {}
     assert panel.context.metrics["forbidden_role"] == 2
 
 
-def test_operator_signs_out_everywhere(client: TestClient[Litestar], panel: Panel) -> None:
+def _alive(client: TestClient[Litestar], panel: Panel, cookies: dict[str, str]) -> set[str]:
+    return {
+        name
+        for name, token in cookies.items()
+        if client.get("/tenants", headers=panel.cookie(token, **JSON)).status_code == 200
+    }
+
+
+def test_a_tenant_operator_signs_out_its_own_tenant_only(
+    client: TestClient[Litestar], panel: Panel
+) -> None:
+    """An sso operator of acme (operator only because acme's IdP says so) ends every session
+    of acme, in every organization, and leaves other tenants' and legacy sessions valid."""
     operator = panel.tenant("acme", role="operator")
-    old_viewer = panel.tenant("globex", "hq", role="viewer")
-    old_legacy = panel.legacy("root")
-    for token in (operator, old_viewer, old_legacy):
-        assert client.get("/tenants", headers=panel.cookie(token, **JSON)).status_code == 200
+    cookies = {
+        "acme operator": operator,
+        "acme ops viewer": panel.tenant("acme", "ops", role="viewer", subject="bob"),
+        "acme no epoch": panel.tenant("acme", role="viewer", subject="carol", epoch=None),
+        "globex viewer": panel.tenant("globex", "hq", role="viewer"),
+        "legacy root": panel.legacy("root"),
+    }
+    assert _alive(client, panel, cookies) == set(cookies)
 
     response = client.post(
         "/logout/everywhere",
@@ -107,23 +123,45 @@ def test_operator_signs_out_everywhere(client: TestClient[Litestar], panel: Pane
     assert response.status_code == 303
     assert response.headers["location"] == "/login"
     assert "Max-Age=0" in response.headers["set-cookie"]
-    assert panel.context.signout_epoch == 1
+    assert panel.database.epochs() == {"acme": 1}
 
-    for token in (operator, old_viewer, old_legacy):
-        assert panel.keyring.verify(token, NOW, epoch=panel.context.signout_epoch) is None
-        assert client.get("/tenants", headers=panel.cookie(token, **JSON)).status_code == 401
-    fresh = panel.tenant("acme", role="viewer", epoch=panel.context.signout_epoch)
+    assert _alive(client, panel, cookies) == {"globex viewer", "legacy root"}
+    fresh = panel.tenant("acme", role="viewer", epoch=1)
     assert client.get("/tenants", headers=panel.cookie(fresh, **JSON)).status_code == 200
 
 
-def test_legacy_operator_signs_out_everywhere_as_json(
+def test_a_legacy_operator_admin_signs_out_everyone(
     client: TestClient[Litestar], panel: Panel
 ) -> None:
-    token = panel.legacy("root")  # "root" is an operator in passkey_roles
+    token = panel.legacy("root")  # "root" has an operator passkey
+    cookies = {
+        "root": token,
+        "other legacy": panel.legacy("someone"),
+        "acme operator": panel.tenant("acme", role="operator"),
+        "globex viewer": panel.tenant("globex", "hq", role="viewer"),
+    }
+    assert _alive(client, panel, cookies) == set(cookies)
     headers = panel.cookie(token, **JSON, **{"X-CSRF-Token": _csrf(panel, token)})
     response = client.post("/logout/everywhere", headers=headers)
     assert response.status_code == 200
-    assert response.json() == {"signed_out": True, "signout_epoch": 1}
+    assert response.json() == {"signed_out": True, "signout_epoch": 1, "scope": "all"}
+    assert panel.database.epochs() == {"": 1}
+    assert _alive(client, panel, cookies) == set()
+    fresh = {"root": panel.legacy("root", epoch=1), "acme": panel.tenant("acme", epoch=1)}
+    assert _alive(client, panel, fresh) == {"root", "acme"}
+
+
+def test_a_tenant_operator_signs_out_as_json(client: TestClient[Litestar], panel: Panel) -> None:
+    token = panel.tenant("globex", "hq", role="operator")
+    headers = panel.cookie(token, **JSON, **{"X-CSRF-Token": _csrf(panel, token)})
+    response = client.post("/logout/everywhere", headers=headers)
+    assert response.status_code == 200
+    assert response.json() == {
+        "signed_out": True,
+        "signout_epoch": 1,
+        "scope": "tenant",
+        "tenant": "globex",
+    }
 
 
 def test_csrf_token_is_not_the_cookie_mac(panel: Panel) -> None:

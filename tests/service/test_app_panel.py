@@ -14,6 +14,7 @@ from recordseal.panel.cookies import COOKIE_NAME
 from recordseal.panel.sessions import LegacySession
 from recordseal.settings import from_env
 from recordseal.web.app import create_app
+from tests.panel_support import grant_in
 
 
 @pytest.fixture
@@ -57,7 +58,7 @@ def test_panel_routes_are_served_by_the_app(seeded: Path):
 def test_operators_create_and_revoke_api_tokens_from_the_panel(seeded: Path):
     with TestClient(create_app(from_env(data_dir=seeded / "data", seal_interval=0))) as client:
         panel = client.app.state.panel
-        panel.passkey_roles["op"] = "operator"
+        grant_in(client, "op")
         operator = panel.keyring.issue(LegacySession("op", int(time.time()) + 600))
         viewer = panel.keyring.issue(LegacySession("someone", int(time.time()) + 600))
         json_headers = {"Accept": "application/json"}
@@ -109,7 +110,7 @@ def test_operators_create_and_revoke_api_tokens_from_the_panel(seeded: Path):
 def test_a_frozen_tenant_gets_no_new_api_token(seeded: Path):
     with TestClient(create_app(from_env(data_dir=seeded / "data", seal_interval=0))) as client:
         panel = client.app.state.panel
-        panel.passkey_roles["op"] = "operator"
+        grant_in(client, "op")
         client.cookies.set(
             COOKIE_NAME, panel.keyring.issue(LegacySession("op", int(time.time()) + 600))
         )

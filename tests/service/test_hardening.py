@@ -21,6 +21,7 @@ from recordseal.panel.sessions import LegacySession
 from recordseal.settings import Rate, Settings
 from recordseal.web.app import create_app
 from recordseal.web.ratelimit import RateLimiter
+from tests.panel_support import grant_in
 
 ENVELOPE = (
     '{"stream":"orders","record_type":"t","occurred_at":"2026-01-01T00:00:00Z",'
@@ -67,7 +68,7 @@ class Service:
 
     def panel_cookie(self) -> dict[str, str]:
         panel = self.app.state.panel
-        panel.passkey_roles["op-1"] = "operator"
+        grant_in(self.client, "op-1", store=panel.store)
         token = panel.keyring.issue(LegacySession("op-1", int(time.time()) + 600))
         return {"Cookie": f"{COOKIE_NAME}={token}"}
 

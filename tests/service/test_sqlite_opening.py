@@ -13,8 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from recordseal.panel.passkey_store import PasskeyStore
-from recordseal.panel.sso.nonces import PendingLogins
 from recordseal.storage.sqlite import SQLiteStore
 
 
@@ -27,11 +25,7 @@ def _open_records(path: Path) -> None:
     asyncio.run(run())
 
 
-OPENERS = {
-    "records": _open_records,
-    "passkeys": PasskeyStore,
-    "pending_logins": PendingLogins,
-}
+OPENERS = {"records": _open_records}
 
 
 def _open_in_child(kind: str, path: str, barrier: object, out: object) -> None:

@@ -1,4 +1,4 @@
-"""Commands: ``recordseal transparency write|replay`` and ``recordseal fleet check``."""
+"""Commands: ``recordseal transparency write|replay`` and ``recordseal fleet check|audit``."""
 
 from __future__ import annotations
 
@@ -154,6 +154,39 @@ def _fleet_check(args: argparse.Namespace) -> int:
     return 0
 
 
+async def _audit_lines(
+    settings: Settings, tenant: str | None, after: int, limit: int | None
+) -> list[tuple[int, str]]:
+    from recordseal.storage.backends import open_store
+
+    store = open_store(settings)
+    await store.open()
+    try:
+        lines: list[tuple[int, str]] = []
+        while limit is None or len(lines) < limit:
+            page = 1000 if limit is None else min(1000, limit - len(lines))
+            entries = await store.panel.audit_entries(tenant=tenant, after=after, limit=page)
+            lines += [(position, entry.line) for position, entry in entries]
+            if len(entries) < page:
+                break
+            after = entries[-1][0]
+        return lines
+    finally:
+        await store.close()
+
+
+def _fleet_audit(args: argparse.Namespace) -> int:
+    """The fleet audit stream as JSON Lines, oldest first (what ``audit.jsonl`` held)."""
+    settings = from_env(data_dir=args.data_dir, database_url=args.database_url)
+    if not settings.database_url and not settings.database_path.exists():
+        print(f"recordseal: no database at {settings.database_path}", file=sys.stderr)
+        return 2
+    lines = asyncio.run(_audit_lines(settings, args.tenant, args.after, args.limit))
+    for position, line in lines:
+        print(f"{position}\t{line}" if args.positions else line)
+    return 0
+
+
 def add_fleet_parsers(commands: Any) -> None:
     transparency = commands.add_parser(
         "transparency", help="daily transparency log files"
@@ -205,3 +238,21 @@ def add_fleet_parsers(commands: Any) -> None:
     check.add_argument("manifest", type=Path, help="the fleet manifest (TOML)")
     check.add_argument("--json", action="store_true", help="print the fleets as JSON")
     check.set_defaults(run=_fleet_check)
+    audit = fleet.add_parser(
+        "audit", help="print the fleet audit stream (one JSON object a line, oldest first)"
+    )
+    audit.add_argument("--data-dir", type=Path, default=None)
+    audit.add_argument(
+        "--database-url",
+        default=None,
+        help="postgresql:// URL of the record store (RECORDSEAL_DATABASE_URL; SQLite if unset)",
+    )
+    audit.add_argument("--tenant", default=None, help="only the events of this tenant")
+    audit.add_argument(
+        "--after", type=int, default=0, help="only events after this position (see --positions)"
+    )
+    audit.add_argument("--limit", type=int, default=None, help="at most this many events")
+    audit.add_argument(
+        "--positions", action="store_true", help="prefix each line with its position and a tab"
+    )
+    audit.set_defaults(run=_fleet_audit)

@@ -11,19 +11,28 @@ Classes of change, per fleet id:
 
 A reload is atomic: with any ``unsupported_change``, or a manifest that does not load, the
 running manifest stays in force and nothing is applied.
+
+Every worker and host reloads the manifest on its own; their audit events are recorded once,
+by whichever process first moves the shared manifest head (``fleet/audit.py``): ``bind`` at
+start (``fleet.bound`` for each fleet, unless the head already is this manifest), each applied
+reload (from the manifest the process ran) and each refused one.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from recordseal.audit import FleetAudit, FleetScope
+import msgspec
+
+from recordseal.audit import AuditEvent, FleetAudit, FleetScope
 from recordseal.fleet.manifest import FleetBinding, FleetManifest, ManifestError, load_manifest
+from recordseal.storage.panel import ManifestStep
 
 log = logging.getLogger("recordseal.fleet")
 
@@ -82,6 +91,13 @@ class ReloadOutcome:
         return [change for change in self.changes if change.kind == "unsupported_change"]
 
 
+def manifest_digest(manifest: FleetManifest) -> str:
+    """What identifies a manifest's content for the shared head: its fleets' parameters (so
+    comments, order and layout do not count), as SHA-256 hex."""
+    fleets = sorted((f.id, f.tenant_id, f.preset, f.seed_path) for f in manifest.fleets)
+    return hashlib.sha256(msgspec.json.encode(fleets)).hexdigest()
+
+
 class FleetRegistry:
     """The manifest in force, and every fleet's tenant since the process started."""
 
@@ -89,10 +105,18 @@ class FleetRegistry:
         self.manifest = manifest
         self._audit = audit or FleetAudit()
         self._bound: dict[str, str | None] = {f.id: f.tenant_id for f in manifest.fleets}
-        for fleet in manifest.fleets:
-            self._audit.emit(scope_of(fleet), "fleet.bound", preset=fleet.preset)
 
-    def reload(self, path: Path | None = None) -> ReloadOutcome:
+    async def bind(self) -> list[AuditEvent]:
+        """Audit the start: ``fleet.bound`` for each fleet, recorded by the first process to
+        run this manifest (none when the shared head already is it)."""
+        events = [
+            (self._audit.stamp(scope_of(fleet), "fleet.bound", preset=fleet.preset), None)
+            for fleet in self.manifest.fleets
+        ]
+        step = ManifestStep("start", manifest_digest(self.manifest))
+        return await self._audit.record(events, step)
+
+    async def reload(self, path: Path | None = None) -> ReloadOutcome:
         """Read the manifest again (``path`` or the one loaded) and apply it if allowed."""
         path = path or self.manifest.path
         if path is None:
@@ -104,6 +128,8 @@ class FleetRegistry:
             return ReloadOutcome(False, error=str(error))
         changes = classify(self.manifest, new, self._bound)
         outcome = ReloadOutcome(not any(c.kind == "unsupported_change" for c in changes), changes)
+        running = manifest_digest(self.manifest)
+        refusals = []
         for change in outcome.refused:
             assert change.new is not None
             log.warning(
@@ -116,26 +142,35 @@ class FleetRegistry:
                     "fix": "restart the service to rebind it",
                 },
             )
-            self._audit.emit(
-                scope_of(change.old or FleetBinding(change.fleet, self._bound.get(change.fleet))),
-                "fleet.rebind_refused",
-                requested_tenant=change.new.tenant_id,
+            scope = scope_of(
+                change.old or FleetBinding(change.fleet, self._bound.get(change.fleet))
+            )
+            refusals.append(
+                self._audit.stamp(
+                    scope, "fleet.rebind_refused", requested_tenant=change.new.tenant_id
+                )
             )
         if not outcome.applied:
+            step = ManifestStep("refused", manifest_digest(new), running)
+            await self._audit.record([(event, None) for event in refusals], step)
             return outcome
         # The whole new state first, then the events: an audit sink that fails part-way
         # never leaves the manifest and the bound tenants out of step.
         self.manifest = new
         self._bound.update({f.id: f.tenant_id for f in new.fleets})
+        events = []
         for change in changes:
             if change.kind == "unchanged":
                 continue
             binding = change.new or change.old
             assert binding is not None
             log.info("fleet.reloaded", extra={"fleet": change.fleet, "change": change.kind})
-            self._audit.emit(
-                scope_of(binding), f"fleet.{change.kind}", changed=",".join(change.fields) or None
+            fields = ",".join(change.fields) or None
+            events.append(
+                self._audit.stamp(scope_of(binding), f"fleet.{change.kind}", changed=fields)
             )
+        step = ManifestStep("applied", manifest_digest(new), running)
+        await self._audit.record([(event, None) for event in events], step)
         return outcome
 
 
@@ -160,7 +195,7 @@ async def watch_manifest(
             continue
         seen = current
         try:
-            outcome = registry.reload()
+            outcome = await registry.reload()
             if outcome.applied and on_applied is not None:
                 await on_applied(outcome)
         except Exception:  # a failed reload never stops the watcher

@@ -143,9 +143,10 @@ class Sealer:
                 break
             sealed.append(batch)
             self._offers.sealed(batch)
-            self._audit.emit(
+            await self._audit.emit(
                 FleetScope(fleet, tenant),
                 "anchor.sealed",
+                key=f"anchor.sealed/{origin}/{batch.size}",
                 origin=origin,
                 size=batch.size,
                 root=batch.root.hex(),

@@ -1,19 +1,18 @@
-"""Persistent passkey state of the operator panel (docs/panel.md, "Sessions"):
-``<data_dir>/panel.sqlite3``.
+"""Passkey state of the operator panel (docs/panel.md, "Passkeys"), kept in the panel's part
+of the store.
 
-Three tables, in one SQLite file (WAL journal, ``synchronous=FULL``) created on first use:
+Three kinds of rows, in the database of the records (``storage/panel.py``), so that every
+worker process and every host shares them:
 
-- ``credentials``: one row per registered passkey (user id, credential id, COSE public key,
-  sign count, role ``operator`` or ``viewer``, created_at). The role is the per-passkey role
-  store of docs/panel.md, "Sessions".
-- ``links``: one-time registration links. Only SHA-256 of the random token is stored (the
-  token is 256 random bits, so a plain hash suffices); a link expires 15 minutes after it is
-  made, is single use, and names the role it grants.
-- ``challenges``: pending WebAuthn ceremonies keyed by a random state id; single use,
-  5 minutes. Keeping them here (not in process memory) lets several workers share them.
+- passkeys: one per registered credential (user id, credential id, COSE public key, sign
+  count, role ``operator`` or ``viewer``, created_at). The role is the per-passkey role store
+  of docs/panel.md, "Passkeys", read on every panel request;
+- one-time registration links. Only SHA-256 of the random token is stored (the token is 256
+  random bits, so a plain hash suffices); a link expires 15 minutes after it is made, is
+  single use, and names the role it grants;
+- pending WebAuthn ceremonies keyed by a random state id; single use, 5 minutes.
 
-Every method opens its own short connection, so one ``PasskeyStore`` may be used from any
-thread. Times are seconds since the Unix epoch from ``clock`` (replaceable in tests).
+Times are seconds since the Unix epoch from ``clock`` (replaceable in tests).
 """
 
 from __future__ import annotations
@@ -21,50 +20,37 @@ from __future__ import annotations
 import base64
 import hashlib
 import secrets
-import sqlite3
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Literal, TypeAlias
+from typing import TypeAlias
 
 from recordseal.panel.sessions import ROLES, Role
-from recordseal.storage.sqlite_locks import enable_wal, retry_while_locked
+from recordseal.storage.panel import (
+    CeremonyKind,
+    CeremonyRow,
+    LinkRow,
+    LinkState,
+    PanelStore,
+    PasskeyRow,
+)
 
-DATABASE_NAME = "panel.sqlite3"
 LINK_LIFETIME = 15 * 60
 CHALLENGE_LIFETIME = 5 * 60
 
-LinkStatus: TypeAlias = Literal["valid", "unknown", "used", "expired"]
-CeremonyKind: TypeAlias = Literal["register", "authenticate"]
+LinkStatus: TypeAlias = LinkState
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS credentials (
-    credential_id BLOB PRIMARY KEY,
-    user_id       TEXT NOT NULL,
-    public_key    BLOB NOT NULL,
-    sign_count    INTEGER NOT NULL,
-    role          TEXT NOT NULL CHECK (role IN ('operator', 'viewer')),
-    created_at    REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS credentials_user ON credentials (user_id);
-CREATE TABLE IF NOT EXISTS links (
-    token_hash BLOB PRIMARY KEY,
-    role       TEXT NOT NULL CHECK (role IN ('operator', 'viewer')),
-    created_at REAL NOT NULL,
-    expires_at REAL NOT NULL,
-    used_at    REAL
-);
-CREATE TABLE IF NOT EXISTS challenges (
-    state_id   TEXT PRIMARY KEY,
-    kind       TEXT NOT NULL CHECK (kind IN ('register', 'authenticate')),
-    challenge  BLOB NOT NULL,
-    user_id    TEXT,
-    token_hash BLOB,
-    expires_at REAL NOT NULL
-);
-"""
+__all__ = [
+    "CHALLENGE_LIFETIME",
+    "LINK_LIFETIME",
+    "CeremonyKind",
+    "Credential",
+    "LinkGone",
+    "LinkStatus",
+    "PasskeyStore",
+    "PendingCeremony",
+    "hash_token",
+]
 
 
 class LinkGone(Exception):
@@ -111,69 +97,36 @@ def _role(value: str) -> Role:
 
 
 class PasskeyStore:
-    """Credentials, one-time registration links and pending challenges in one SQLite file."""
+    """Credentials, one-time registration links and pending challenges (see the module)."""
 
-    def __init__(self, path: str | Path, clock: Callable[[], float] = time.time) -> None:
-        self.path = Path(path)
+    def __init__(self, store: PanelStore, clock: Callable[[], float] = time.time) -> None:
+        self.store = store
         self.clock = clock
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self._connect() as db:
-            enable_wal(db)
-            retry_while_locked(lambda: db.executescript(_SCHEMA))
-
-    @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        db = sqlite3.connect(self.path, timeout=10, isolation_level=None)
-        try:
-            db.execute("PRAGMA synchronous=FULL")
-            yield db
-        finally:
-            db.close()
-
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._connect() as db:
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                yield db
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
 
     # -- registration links ------------------------------------------------------------
 
-    def create_link(self, role: Role = "operator") -> str:
+    async def create_link(self, role: Role = "operator") -> str:
         """A fresh one-time token (returned once, stored hashed) granting ``role``."""
         role = _role(role)
         token = _b64u(secrets.token_bytes(32))
         now = self.clock()
-        with self._transaction() as db:
-            db.execute(
-                "INSERT INTO links (token_hash, role, created_at, expires_at) VALUES (?, ?, ?, ?)",
-                (hash_token(token), role, now, now + LINK_LIFETIME),
-            )
+        await self.store.add_link(LinkRow(hash_token(token), role, now, now + LINK_LIFETIME))
         return token
 
-    def link_status(self, token: str) -> tuple[LinkStatus, Role | None]:
+    async def link_status(self, token: str) -> tuple[LinkStatus, Role | None]:
         """Whether ``token`` may still be used, and the role it grants."""
-        with self._connect() as db:
-            row = db.execute(
-                "SELECT role, expires_at, used_at FROM links WHERE token_hash = ?",
-                (hash_token(token),),
-            ).fetchone()
-        if row is None:
+        link = await self.store.link(hash_token(token))
+        if link is None:
             return "unknown", None
-        role, expires_at, used_at = row
-        if used_at is not None:
-            return "used", _role(role)
-        if not self.clock() < expires_at:
-            return "expired", _role(role)
-        return "valid", _role(role)
+        if link.used_at is not None:
+            return "used", _role(link.role)
+        if not self.clock() < link.expires_at:
+            return "expired", _role(link.role)
+        return "valid", _role(link.role)
 
     # -- challenges --------------------------------------------------------------------
 
-    def put_challenge(
+    async def put_challenge(
         self,
         kind: CeremonyKind,
         challenge: bytes,
@@ -184,34 +137,20 @@ class PasskeyStore:
         """Keeps ``challenge`` for 5 minutes under a new random state id, which it returns."""
         state_id = _b64u(secrets.token_bytes(24))
         now = self.clock()
-        with self._transaction() as db:
-            db.execute("DELETE FROM challenges WHERE expires_at <= ?", (now,))
-            db.execute(
-                "INSERT INTO challenges (state_id, kind, challenge, user_id, token_hash,"
-                " expires_at) VALUES (?, ?, ?, ?, ?, ?)",
-                (state_id, kind, challenge, user_id, token_hash, now + CHALLENGE_LIFETIME),
-            )
+        ceremony = CeremonyRow(kind, challenge, user_id, token_hash, now + CHALLENGE_LIFETIME)
+        await self.store.put_ceremony(state_id, ceremony, now)
         return state_id
 
-    def take_challenge(self, state_id: str, kind: CeremonyKind) -> PendingCeremony | None:
+    async def take_challenge(self, state_id: str, kind: CeremonyKind) -> PendingCeremony | None:
         """Removes and returns the pending ceremony (single use); None if unknown or expired."""
-        with self._transaction() as db:
-            row = db.execute(
-                "SELECT kind, challenge, user_id, token_hash, expires_at FROM challenges"
-                " WHERE state_id = ?",
-                (state_id,),
-            ).fetchone()
-            if row is None:
-                return None
-            db.execute("DELETE FROM challenges WHERE state_id = ?", (state_id,))
-        stored_kind, challenge, user_id, token_hash, expires_at = row
-        if stored_kind != kind or not self.clock() < expires_at:
+        row = await self.store.take_ceremony(state_id)
+        if row is None or row.kind != kind or not self.clock() < row.expires_at:
             return None
-        return PendingCeremony(kind, bytes(challenge), user_id, token_hash)
+        return PendingCeremony(kind, row.challenge, row.user_id, row.token_hash)
 
     # -- credentials -------------------------------------------------------------------
 
-    def register_with_link(
+    async def register_with_link(
         self,
         token_hash: bytes,
         user_id: str,
@@ -223,57 +162,31 @@ class PasskeyStore:
 
         Raises ``LinkGone`` when the link is unknown, used or expired (nothing is stored).
         """
-        now = self.clock()
-        with self._transaction() as db:
-            row = db.execute(
-                "SELECT role, expires_at, used_at FROM links WHERE token_hash = ?", (token_hash,)
-            ).fetchone()
-            if row is None:
-                raise LinkGone("unknown")
-            role, expires_at, used_at = row
-            if used_at is not None:
-                raise LinkGone("used")
-            if not now < expires_at:
-                raise LinkGone("expired")
-            db.execute("UPDATE links SET used_at = ? WHERE token_hash = ?", (now, token_hash))
-            db.execute(
-                "INSERT INTO credentials (credential_id, user_id, public_key, sign_count, role,"
-                " created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                (credential_id, user_id, public_key, sign_count, role, now),
-            )
-        return _role(role)
+        passkey = PasskeyRow(credential_id, user_id, public_key, sign_count, "viewer", self.clock())
+        use = await self.store.register_passkey(token_hash, passkey)
+        if use.state != "valid" or use.role is None:
+            raise LinkGone(use.state)
+        return _role(use.role)
 
-    def credential(self, credential_id: bytes) -> Credential | None:
-        with self._connect() as db:
-            row = db.execute(
-                "SELECT credential_id, user_id, public_key, sign_count, role, created_at"
-                " FROM credentials WHERE credential_id = ?",
-                (credential_id,),
-            ).fetchone()
+    async def credential(self, credential_id: bytes) -> Credential | None:
+        row = await self.store.passkey(credential_id)
         if row is None:
             return None
-        cid, user_id, public_key, sign_count, role, created_at = row
         return Credential(
-            bytes(cid), user_id, bytes(public_key), sign_count, _role(role), created_at
+            row.credential_id,
+            row.user_id,
+            row.public_key,
+            row.sign_count,
+            _role(row.role),
+            row.created_at,
         )
 
-    def update_sign_count(self, credential_id: bytes, sign_count: int) -> None:
-        with self._transaction() as db:
-            db.execute(
-                "UPDATE credentials SET sign_count = ? WHERE credential_id = ?",
-                (sign_count, credential_id),
-            )
+    async def update_sign_count(self, credential_id: bytes, sign_count: int) -> None:
+        await self.store.update_sign_count(credential_id, sign_count)
 
-    def roles(self) -> dict[str, Role]:
-        """User id -> role of every registered passkey (the highest role wins per user)."""
-        result: dict[str, Role] = {}
-        with self._connect() as db:
-            for user_id, role in db.execute("SELECT user_id, role FROM credentials"):
-                if result.get(user_id) != "operator":
-                    result[user_id] = _role(role)
-        return result
-
-
-def passkey_context(data_dir: str | Path) -> PasskeyStore:
-    """The store at ``<data_dir>/panel.sqlite3`` (created on first use)."""
-    return PasskeyStore(Path(data_dir) / DATABASE_NAME)
+    async def role(self, user_id: str) -> Role | None:
+        """The role of a passkey user (the highest of its passkeys'), None for no passkey."""
+        roles = await self.store.passkey_roles(user_id)
+        if "operator" in roles:
+            return "operator"
+        return "viewer" if roles else None

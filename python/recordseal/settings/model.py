@@ -154,7 +154,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         tuple[str, ...], setting("IdP groups whose members sign in as operators (else viewers)")
     ] = ()
     panel_provider_store_path: Annotated[
-        Path | None, setting("JSON file of sign-on providers registered in the panel (else memory)")
+        Path | None,
+        setting(
+            "JSON file of sign-on providers added to the database at start if it never held them"
+            " (the provider file of earlier versions; docs/sso.md)"
+        ),
     ] = None
     panel_sso_outbound_allow: Annotated[
         tuple[IPNetwork, ...],

@@ -128,8 +128,11 @@ class ManifestStep:
 
 
 class PanelStore(Protocol):
-    # -- passkeys, links and ceremonies (spec panel 3, 4.4) -----------------------------
-    async def add_link(self, link: LinkRow) -> None: ...
+    # -- passkeys, links and ceremonies (docs/panel.md, "Passkeys") -------------------
+    async def add_link(self, link: LinkRow) -> None:
+        """Store a link (a token hash stored before is kept as it is: imports repeat)."""
+        ...
+
     async def link(self, token_hash: bytes) -> LinkRow | None: ...
     async def register_passkey(self, token_hash: bytes, passkey: PasskeyRow) -> LinkUse:
         """Consume the link and store the passkey with the link's role, in one transaction;
@@ -154,7 +157,7 @@ class PanelStore(Protocol):
         """Remove and answer the ceremony (single use), expired or not."""
         ...
 
-    # -- pending sso sign-ins (spec panel 3, 4.2, 8) -------------------------------------
+    # -- pending sso sign-ins (docs/sso.md, "Pending logins at rest") -------------------
     async def put_pending_login(
         self, nonce_hash: bytes, login: PendingLoginRow, now: float
     ) -> None:
@@ -167,7 +170,7 @@ class PanelStore(Protocol):
 
     async def pending_login_count(self) -> int: ...
 
-    # -- providers registered through the panel (spec panel 2.9) -------------------------
+    # -- providers registered through the panel (docs/sso.md) ----------------------------
     async def add_provider(self, provider: ProviderRow) -> bool:
         """Register; False (nothing changed) when a provider with this id is registered. An
         id removed earlier is registered again."""
@@ -210,7 +213,7 @@ class PanelStore(Protocol):
     ) -> list[AuditEntry]:
         """Append the entries whose key is new, after moving the manifest head by ``step``
         when one is given (nothing is appended when the step does not apply); answers the
-        entries appended, in order."""
+        entries appended (the objects given), in order."""
         ...
 
     async def audit_entries(

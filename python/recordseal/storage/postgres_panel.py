@@ -64,7 +64,7 @@ class PostgresPanelStore:
     async def add_link(self, link: LinkRow) -> None:
         await self._pool().execute(
             "INSERT INTO panel_links (token_hash, role, created_at, expires_at, used_at)"
-            " VALUES ($1, $2, $3, $4, $5)",
+            " VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
             link.token_hash,
             link.role,
             link.created_at,
@@ -151,7 +151,7 @@ class PostgresPanelStore:
             await conn.execute("DELETE FROM panel_ceremonies WHERE expires_at <= $1", now)
             await conn.execute(
                 "INSERT INTO panel_ceremonies (state_id, kind, challenge, user_id, token_hash,"
-                " expires_at) VALUES ($1, $2, $3, $4, $5, $6)",
+                " expires_at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
                 state_id,
                 ceremony.kind,
                 ceremony.challenge,
@@ -177,7 +177,7 @@ class PostgresPanelStore:
             await conn.execute("DELETE FROM panel_pending_logins WHERE expires_at <= $1", now)
             await conn.execute(
                 "INSERT INTO panel_pending_logins (nonce_hash, provider_ref, return_url, stash,"
-                " binding, expires_at) VALUES ($1, $2, $3, $4, $5, $6)",
+                " binding, expires_at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
                 nonce_hash,
                 login.provider_ref,
                 login.return_url,

@@ -3,6 +3,7 @@ commit writer through which every write goes (``sqlite_writer.py``)."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +23,11 @@ class SQLiteDatabase:
 
     async def open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        # Owner only (SQLite gives its -wal and -shm files the same mode): the database
+        # holds wrapped keys, sealed payloads and the panel's state. Also a file an older
+        # version created with the umask.
+        os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
+        os.chmod(self.path, 0o600)
         conn = connect(self.path)
         try:
             migrate(conn)

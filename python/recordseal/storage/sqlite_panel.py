@@ -84,8 +84,8 @@ class SQLitePanelStore:
     async def add_link(self, link: LinkRow) -> None:
         await self._submit(
             lambda conn: conn.execute(
-                "INSERT INTO panel_links (token_hash, role, created_at, expires_at, used_at)"
-                " VALUES (?, ?, ?, ?, ?)",
+                "INSERT OR IGNORE INTO panel_links"
+                " (token_hash, role, created_at, expires_at, used_at) VALUES (?, ?, ?, ?, ?)",
                 (link.token_hash, link.role, link.created_at, link.expires_at, link.used_at),
             )
         )
@@ -171,8 +171,9 @@ class SQLitePanelStore:
         def job(conn: sqlite3.Connection) -> None:
             conn.execute("DELETE FROM panel_ceremonies WHERE expires_at <= ?", (now,))
             conn.execute(
-                "INSERT INTO panel_ceremonies (state_id, kind, challenge, user_id, token_hash,"
-                " expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT OR IGNORE INTO panel_ceremonies"
+                " (state_id, kind, challenge, user_id, token_hash, expires_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
                 (
                     state_id,
                     ceremony.kind,
@@ -214,8 +215,9 @@ class SQLitePanelStore:
         def job(conn: sqlite3.Connection) -> None:
             conn.execute("DELETE FROM panel_pending_logins WHERE expires_at <= ?", (now,))
             conn.execute(
-                "INSERT INTO panel_pending_logins (nonce_hash, provider_ref, return_url, stash,"
-                " binding, expires_at) VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT OR IGNORE INTO panel_pending_logins"
+                " (nonce_hash, provider_ref, return_url, stash, binding, expires_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
                 (
                     nonce_hash,
                     login.provider_ref,

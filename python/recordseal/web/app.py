@@ -14,7 +14,7 @@ from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.exceptions import HTTPException
 
-from recordseal.audit import FileSink, FleetAudit
+from recordseal.audit import FleetAudit
 from recordseal.clock import utc_now
 from recordseal.crypto.keyfiles import read_or_create_secret
 from recordseal.crypto.signing import HeaderSigner
@@ -27,6 +27,8 @@ from recordseal.fleet.transparency import run_daily
 from recordseal.ledger.sealer import Sealer, configured_authorities, configured_witnesses
 from recordseal.panel.bootstrap import store_from_seed
 from recordseal.panel.cookies import CookieKeyring, SigningKey
+from recordseal.panel.migrate import import_panel_files
+from recordseal.panel.sso.provider_store import SecretBox
 from recordseal.panel.sso.settings import SsoSettings
 from recordseal.services.disclosure import DisclosureService
 from recordseal.services.errors import ServiceError
@@ -46,7 +48,7 @@ from recordseal.web.observe import RequestObserver
 from recordseal.web.openapi import DocumentedAsPlugin, documented, openapi_config
 from recordseal.web.ops import OPS_ROUTES, READY_STATE
 from recordseal.web.panel.context import PanelContext
-from recordseal.web.panel.passkeys import PASSKEY_ROUTES, PasskeyConfig, passkey_context
+from recordseal.web.panel.passkeys import PASSKEY_ROUTES, PasskeyConfig
 from recordseal.web.panel.routes import PANEL_ROUTES, panel_template_config
 from recordseal.web.panel.sso import build_sso_context
 from recordseal.web.proofs import proof_routes
@@ -97,12 +99,18 @@ def create_app(settings: Settings | None = None) -> Litestar:
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         store = open_store(settings)
         await store.open()
-        wrapper = KeyWrapper(read_or_create_secret(settings.data_dir / "keys" / "kek.key"))
+        kek = read_or_create_secret(settings.data_dir / "keys" / "kek.key")
+        wrapper = KeyWrapper(kek)
+        secrets = SecretBox(kek)
+        # Panel state of earlier versions (files in the data directory) into the database.
+        await import_panel_files(
+            store.panel, settings.data_dir, secrets, sso_settings.provider_store_path
+        )
         signer = HeaderSigner.load_or_create(settings.data_dir)
         await store.records.register_signing_key(
             SigningKeyRow(signer.key_id, "Ed25519", signer.public_key, utc_now(), None, None)
         )
-        audit = FleetAudit(FileSink(settings.data_dir / "audit.jsonl"))
+        audit = FleetAudit(store.panel)
         witnesses = configured_witnesses(settings.witnesses)
         authorities = configured_authorities(settings.timestamp_authorities)
         sealer = Sealer(
@@ -115,6 +123,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             quorum=settings.witness_quorum,
         )
         registry = FleetRegistry(manifest, audit)
+        await registry.bind()
         await panel_collisions(manifest, tenants)
         # Every bound fleet's log starts from its genesis root (idempotent: only new logs).
         await sealer.open_fleet_logs([scope_of(fleet) for fleet in manifest.fleets])
@@ -150,8 +159,6 @@ def create_app(settings: Settings | None = None) -> Litestar:
             return msgspec.convert(directory, KeyDirectory), trust
 
         app.state.verifier = OnlineVerifier(verification_context)
-        passkey_store = passkey_context(settings.data_dir)
-        app.state.passkey_store = passkey_store
         app.state.passkey_config = PasskeyConfig.of(settings)
         app.state.panel = PanelContext(
             tenants=tenants,
@@ -161,8 +168,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
                     read_or_create_secret(settings.data_dir / "keys" / "panel-cookie.key"),
                 )
             ),
-            passkey_roles=passkey_store.roles(),
-            epoch_file=settings.data_dir / "panel-signout-epoch",
+            store=store.panel,
             fleet_status=FleetStatusReader(
                 store.logs,
                 lambda: registry.manifest,
@@ -171,7 +177,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             ),
             transparency_root=settings.transparency_root,
         )
-        app.state.sso = build_sso_context(sso_settings, settings.data_dir)
+        app.state.sso = build_sso_context(sso_settings, store.panel, secrets)
         tasks = []
         if settings.seal_interval > 0:
             tasks.append(asyncio.create_task(sealer.run(settings.seal_interval)))

@@ -139,7 +139,7 @@ class SsoLogins:
             raise internal from None
 
     async def _start(self, provider_ref: str, return_url: str | None, binding: str) -> Started:
-        provider = self.registry.resolve(provider_ref)
+        provider = await self.registry.resolve(provider_ref)
         if provider is None:
             audit.info(
                 "sso.start_refused",
@@ -149,7 +149,7 @@ class SsoLogins:
         target = safe_return_url(return_url)
         nonce = self.pending.new_nonce()
         result = await provider.begin_login(target, nonce)
-        self.pending.put(nonce, provider_ref, target, result.stash, binding)
+        await self.pending.put(nonce, provider_ref, target, result.stash, binding)
         return Started(nonce, result, target)
 
     async def complete(
@@ -180,7 +180,7 @@ class SsoLogins:
     ) -> SignedIn:
         if not state_nonce:
             raise InvalidNonce("the callback carries no nonce")
-        status, pending = self.pending.take(state_nonce)
+        status, pending = await self.pending.take(state_nonce)
         if pending is None:
             raise InvalidNonce(f"the nonce is {status} (never issued, used, or expired)")
         if pending.provider_ref != provider_ref:
@@ -196,7 +196,7 @@ class SsoLogins:
             raise InvalidNonce(
                 "the callback comes from another browser than the one that started the login"
             )
-        provider = self.registry.resolve(provider_ref)
+        provider = await self.registry.resolve(provider_ref)
         if provider is None:
             raise InvalidCallback("the provider was removed after the login started")
         data = decode_callback_data(callback_data)

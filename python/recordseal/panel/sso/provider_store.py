@@ -1,46 +1,52 @@
-"""The provider store file named by ``RECORDSEAL_PANEL_PROVIDER_STORE_PATH`` (docs/sso.md).
+"""Providers registered through the panel, as the database keeps them (docs/sso.md,
+"Providers in the database").
 
-Format (JSON, written with mode 0600 because it holds client secrets)::
+A provider is one row of the panel's store: its configuration as JSON (every field of an
+``OidcCodeConfig`` or ``JwtBearerConfig``, including the endpoints, pinned algorithms and key
+set found by discovery, so a restart needs no call to the IdP) with the client secret left
+out, and the client secret sealed apart with AES-256-GCM under a key derived from the
+service's key-encryption key (HKDF-SHA-256, info ``recordseal/panel-provider-secret/v1``),
+the provider id as associated data. A copy of the database alone opens no client secret;
+every host of a deployment carries the same ``keys/kek.key``.
+
+The provider store file of earlier versions (``RECORDSEAL_PANEL_PROVIDER_STORE_PATH``)::
 
     {"version": 1, "providers": [<provider>, ...]}
 
-where each provider is an ``OidcCodeConfig`` (``"kind": "oidc-code"``) or a
-``JwtBearerConfig`` (``"kind": "oidc-jwt-bearer"``) with every field of its struct, including
-the endpoints, pinned algorithms and key set found by discovery at registration, so a restart
-needs no call to the IdP. Updates take an exclusive ``flock`` on ``<path>.lock``, re-read the
-file, and replace it atomically (write to ``<path>.tmp``, fsync, rename); readers notice a new
-version by its inode and modification time, so every worker process sees registrations made
-by the others. A file that the group or others may read (an operator created it by hand) is
-logged at WARNING on every load, naming the path and its mode, until it is fixed; the panel's
-own writes always leave mode 0600.
+is read by ``read_provider_file`` only to import it (``panel/migrate.py``).
 """
 
 from __future__ import annotations
 
-import fcntl
 import logging
-import os
+import secrets
 import stat
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeAlias
 
 import msgspec
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from recordseal.panel.sso.jwt_bearer import JwtBearerConfig
 from recordseal.panel.sso.oidc import OidcCodeConfig
+from recordseal.storage.panel import ProviderRow
 
 log = logging.getLogger("recordseal.panel.sso")
 
 
 FORMAT_VERSION = 1
+SECRET_INFO = b"recordseal/panel-provider-secret/v1"
+_SEALED_VERSION = b"\x01"
 
 ProviderConfig: TypeAlias = OidcCodeConfig | JwtBearerConfig
 
 
 class ProviderStoreError(Exception):
-    """The provider store file cannot be read or has invalid content."""
+    """A provider file or row cannot be read (bad content, or a secret that does not open
+    under this key-encryption key)."""
 
 
 class ProviderFile(msgspec.Struct, forbid_unknown_fields=True):
@@ -48,68 +54,75 @@ class ProviderFile(msgspec.Struct, forbid_unknown_fields=True):
     providers: list[ProviderConfig]
 
 
-class ProviderStore:
-    """Registered providers in one JSON file (see the module docstring)."""
+class SecretBox:
+    """Seals and opens client secrets under a key derived from the key-encryption key."""
 
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self._seen: tuple[int, int] | None = None
+    def __init__(self, kek: bytes) -> None:
+        key = HKDF(hashes.SHA256(), 32, salt=None, info=SECRET_INFO).derive(kek)
+        self._aead = AESGCM(key)
 
-    def _version(self) -> tuple[int, int] | None:
+    def __repr__(self) -> str:
+        return "SecretBox(<hidden>)"
+
+    def seal(self, provider_id: str, secret: str) -> bytes:
+        iv = secrets.token_bytes(12)
+        sealed = self._aead.encrypt(iv, secret.encode("utf-8"), provider_id.encode("utf-8"))
+        return _SEALED_VERSION + iv + sealed
+
+    def open(self, provider_id: str, sealed: bytes) -> str:
+        if not sealed.startswith(_SEALED_VERSION) or len(sealed) < 1 + 12 + 16:
+            raise ProviderStoreError(f"provider {provider_id!r}: the sealed secret is malformed")
         try:
-            status = self.path.stat()
-        except FileNotFoundError:
-            return None
-        return (status.st_ino, status.st_mtime_ns)
-
-    def changed(self) -> bool:
-        """Whether the file changed since this object last read or wrote it."""
-        return self._version() != self._seen
-
-    def load(self) -> list[ProviderConfig]:
-        version = self._version()
-        if version is None:
-            self._seen = None
-            return []
-        mode = stat.S_IMODE(self.path.stat().st_mode)
-        if mode & 0o077:
-            log.warning(
-                "sso.provider_store_readable_by_others",
-                extra={"path": str(self.path), "mode": f"{mode:o}", "fix": "chmod 0600"},
-            )
-        try:
-            raw = self.path.read_bytes()
-            content = msgspec.json.decode(raw, type=ProviderFile)
-        except OSError as exc:
-            raise ProviderStoreError(f"{self.path}: cannot be read ({exc.strerror})") from None
-        except msgspec.MsgspecError as exc:
-            raise ProviderStoreError(f"{self.path}: invalid content: {exc}") from None
-        if content.version != FORMAT_VERSION:
+            plain = self._aead.decrypt(sealed[1:13], sealed[13:], provider_id.encode("utf-8"))
+        except InvalidTag:
             raise ProviderStoreError(
-                f"{self.path}: version {content.version} is not {FORMAT_VERSION}"
-            )
-        self._seen = version
-        return content.providers
+                f"provider {provider_id!r}: its client secret does not open with this"
+                " key-encryption key (every host needs the same keys/kek.key)"
+            ) from None
+        return plain.decode("utf-8")
 
-    @contextmanager
-    def update(self) -> Iterator[list[ProviderConfig]]:
-        """The current providers, under an exclusive lock; the list as left is written back."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path.with_name(self.path.name + ".lock"), "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            providers = self.load()
-            yield providers
-            self._write(providers)
 
-    def _write(self, providers: list[ProviderConfig]) -> None:
-        data = msgspec.json.format(
-            msgspec.json.encode(ProviderFile(FORMAT_VERSION, providers)), indent=2
+def to_row(config: ProviderConfig, box: SecretBox, now: float) -> ProviderRow:
+    """The row of a configuration: the secret sealed apart, the rest as JSON."""
+    sealed = None
+    if isinstance(config, OidcCodeConfig):
+        sealed = box.seal(config.id, config.client_secret)
+        config = msgspec.structs.replace(config, client_secret="")
+    encoded = msgspec.json.encode(config)
+    return ProviderRow(config.id, config.tenant_id, config.organization_id, encoded, sealed, now)
+
+
+def from_row(row: ProviderRow, box: SecretBox) -> ProviderConfig:
+    """The configuration of a row, with its secret opened."""
+    try:
+        config: ProviderConfig = msgspec.json.decode(row.config, type=ProviderConfig)
+    except msgspec.MsgspecError as exc:
+        raise ProviderStoreError(f"provider {row.provider_id!r}: invalid content: {exc}") from None
+    if isinstance(config, OidcCodeConfig):
+        if row.secret is None:
+            raise ProviderStoreError(f"provider {row.provider_id!r}: no client secret stored")
+        config = msgspec.structs.replace(config, client_secret=box.open(config.id, row.secret))
+    return config
+
+
+def read_provider_file(path: Path) -> list[ProviderConfig]:
+    """The providers of a provider store file of an earlier version ([] when it is absent);
+    a file the group or others may read is logged at WARNING."""
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        return []
+    if mode & 0o077:
+        log.warning(
+            "sso.provider_store_readable_by_others",
+            extra={"path": str(path), "mode": f"{mode:o}", "fix": "chmod 0600"},
         )
-        temporary = self.path.with_name(self.path.name + ".tmp")
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(descriptor, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, self.path)
-        self._seen = self._version()
+    try:
+        content = msgspec.json.decode(path.read_bytes(), type=ProviderFile)
+    except OSError as exc:
+        raise ProviderStoreError(f"{path}: cannot be read ({exc.strerror})") from None
+    except msgspec.MsgspecError as exc:
+        raise ProviderStoreError(f"{path}: invalid content: {exc}") from None
+    if content.version != FORMAT_VERSION:
+        raise ProviderStoreError(f"{path}: version {content.version} is not {FORMAT_VERSION}")
+    return content.providers

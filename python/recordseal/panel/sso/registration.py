@@ -114,7 +114,7 @@ async def register_provider(
         )
     if provider_id in reserved:
         raise RegistrationError("id", "is the sign-on reference of another organization")
-    if registry.resolve(provider_id) is not None:
+    if await registry.resolve(provider_id) is not None:
         raise DuplicateProvider(provider_id)
     issuer = _url("issuer", form.issuer)
     config: ProviderConfig
@@ -172,4 +172,4 @@ async def register_provider(
             groups_claim=groups_claim or None,
             jwks=jwks,
         )
-    return registry.register_config(config)
+    return await registry.register_config(config)

@@ -3,13 +3,16 @@
 Two kinds of entries share one id space:
 
 - providers registered in code at process start (``register``): any object of the
-  ``SsoProvider`` contract, SAML and WebAuthn-via-provider included; kept in memory;
+  ``SsoProvider`` contract, SAML and WebAuthn-via-provider included; every process registers
+  them alike, so they are kept in memory;
 - providers registered through the panel's form (``register_config``): OIDC configurations,
-  kept in the ``ProviderStore`` file when one is configured, else in memory (they vanish on
-  restart). With a file, every lookup first re-reads it if another process changed it.
+  kept in the panel's store (``storage/panel.py``; secrets sealed, ``provider_store.py``), so
+  every worker and every host sees a registration or removal at its next lookup.
 
-Registering an id that is already registered raises ``DuplicateProvider``; ids follow the
-panel's identifier rule (1 to 64 of letters, digits, ``.``, ``_``, ``-``).
+Lookups read the store each time (one indexed row); the provider object built from a row is
+kept while the row is unchanged, so its key set (and the at-most-once-per-30-s refetch on an
+unknown key id) survives between logins. Registering an id that is already registered raises
+``DuplicateProvider``; ids follow the panel's identifier rule.
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ from recordseal.panel.sso.errors import DuplicateProvider, RegistrationError
 from recordseal.panel.sso.jwt_bearer import JwtBearerProvider
 from recordseal.panel.sso.oidc import OidcCodeConfig, OidcCodeProvider
 from recordseal.panel.sso.outbound import OutboundPolicy
-from recordseal.panel.sso.provider_store import ProviderConfig, ProviderStore
+from recordseal.panel.sso.provider_store import ProviderConfig, SecretBox, from_row, to_row
+from recordseal.storage.panel import PanelStore, ProviderRow
 
 
 def check_provider_id(provider_id: str) -> str:
@@ -38,95 +42,90 @@ class ProviderRegistry:
     def __init__(
         self,
         policy: OutboundPolicy,
-        store: ProviderStore | None = None,
+        store: PanelStore,
+        box: SecretBox,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.policy = policy
         self.store = store
+        self.box = box
         self.clock = clock
         self._coded: dict[str, SsoProvider] = {}
-        self._configs: dict[str, ProviderConfig] = {}
-        self._built: dict[str, SsoProvider] = {}
-        self._sync()
+        #: provider id -> the row it was built from, the configuration and the provider
+        self._built: dict[str, tuple[ProviderRow, ProviderConfig, SsoProvider]] = {}
 
     def build(self, config: ProviderConfig) -> SsoProvider:
         if isinstance(config, OidcCodeConfig):
             return OidcCodeProvider(config, self.policy, self.clock)
         return JwtBearerProvider(config, self.policy, self.clock)
 
-    def _sync(self) -> None:
-        if self.store is None or not self.store.changed():
-            return
-        self._adopt(self.store.load())
+    def _adopt(self, row: ProviderRow) -> tuple[ProviderConfig, SsoProvider]:
+        kept = self._built.get(row.provider_id)
+        if kept is not None and kept[0] == row:
+            return kept[1], kept[2]
+        config = from_row(row, self.box)
+        provider = self.build(config)
+        self._built[row.provider_id] = (row, config, provider)
+        return config, provider
 
-    def _adopt(self, configs: list[ProviderConfig]) -> None:
-        fresh: dict[str, ProviderConfig] = {config.id: config for config in configs}
-        built: dict[str, SsoProvider] = {}
-        for provider_id, config in fresh.items():
-            kept = self._built.get(provider_id)
-            same = self._configs.get(provider_id) == config
-            built[provider_id] = kept if kept is not None and same else self.build(config)
-        self._configs = fresh
-        self._built = built
-
-    def register(self, provider: SsoProvider) -> None:
+    async def register(self, provider: SsoProvider) -> None:
         """Add a provider built in code (kept in memory); DuplicateProvider if the id is taken."""
         check_provider_id(provider.id)
         if provider.protocol not in PROTOCOLS:
             raise RegistrationError("protocol", f"{provider.protocol!r} is not one of {PROTOCOLS}")
-        self._sync()
-        if provider.id in self._coded or provider.id in self._configs:
+        if provider.id in self._coded or await self.store.provider(provider.id) is not None:
             raise DuplicateProvider(provider.id)
         self._coded[provider.id] = provider
 
-    def register_config(self, config: ProviderConfig) -> SsoProvider:
-        """Add an OIDC provider configuration, persisted when a store file is configured."""
+    def built_in(self, provider_id: str) -> bool:
+        """Whether the id is a provider registered in code (not removable from the panel)."""
+        return provider_id in self._coded
+
+    async def register_config(self, config: ProviderConfig) -> SsoProvider:
+        """Add an OIDC provider configuration to the store; DuplicateProvider if taken."""
         check_provider_id(config.id)
         if config.id in self._coded:
             raise DuplicateProvider(config.id)
-        if self.store is None:
-            if config.id in self._configs:
-                raise DuplicateProvider(config.id)
-            self._adopt([*self._configs.values(), config])
-        else:
-            with self.store.update() as configs:
-                if any(existing.id == config.id for existing in configs):
-                    raise DuplicateProvider(config.id)
-                configs.append(config)
-                updated = list(configs)
-            self._adopt(updated)
-        return self._built[config.id]
+        row = to_row(config, self.box, self.clock())
+        if not await self.store.add_provider(row):
+            raise DuplicateProvider(config.id)
+        return self._adopt(row)[1]
 
-    def remove(self, provider_id: str) -> bool:
+    async def remove(self, provider_id: str) -> bool:
         """Unregister a provider; False when no provider has this id."""
         if self._coded.pop(provider_id, None) is not None:
             return True
-        if self.store is None:
-            if provider_id not in self._configs:
-                return False
-            self._adopt([c for c in self._configs.values() if c.id != provider_id])
-            return True
-        with self.store.update() as configs:
-            before = len(configs)
-            configs[:] = [c for c in configs if c.id != provider_id]
-            removed = len(configs) != before
-            updated = list(configs)
-        self._adopt(updated)
-        return removed
+        self._built.pop(provider_id, None)
+        return await self.store.remove_provider(provider_id, self.clock())
 
-    def resolve(self, provider_id: str) -> SsoProvider | None:
+    async def resolve(self, provider_id: str) -> SsoProvider | None:
         """The provider registered under ``provider_id`` now, or None."""
-        self._sync()
-        return self._coded.get(provider_id) or self._built.get(provider_id)
+        coded = self._coded.get(provider_id)
+        if coded is not None:
+            return coded
+        row = await self.store.provider(provider_id)
+        if row is None:
+            self._built.pop(provider_id, None)
+            return None
+        return self._adopt(row)[1]
 
-    def config(self, provider_id: str) -> ProviderConfig | None:
-        self._sync()
-        return self._configs.get(provider_id)
+    async def config(self, provider_id: str) -> ProviderConfig | None:
+        """The stored configuration of a provider registered through the panel, or None."""
+        if provider_id in self._coded:
+            return None
+        row = await self.store.provider(provider_id)
+        return self._adopt(row)[0] if row is not None else None
 
-    def for_organization(self, tenant_id: str, organization_id: str) -> list[SsoProvider]:
-        self._sync()
-        return [
+    async def for_organization(self, tenant_id: str, organization_id: str) -> list[SsoProvider]:
+        """The organization's providers: those registered in code, then the stored ones."""
+        stored = [
+            self._adopt(row)[1]
+            for row in await self.store.providers()
+            if (row.tenant, row.organization) == (tenant_id, organization_id)
+        ]
+        coded = [
             provider
-            for provider in (*self._coded.values(), *self._built.values())
+            for provider in self._coded.values()
             if provider.tenant_id == tenant_id and provider.organization_id == organization_id
         ]
+        return [*coded, *stored]

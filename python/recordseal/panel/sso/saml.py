@@ -26,7 +26,7 @@ from recordseal.panel.sso.registry import ProviderRegistry
 SAML_IMPLEMENTATION_AVAILABLE = False
 
 
-def register_saml_provider(registry: ProviderRegistry, provider: SsoProvider) -> None:
+async def register_saml_provider(registry: ProviderRegistry, provider: SsoProvider) -> None:
     """Register a SAML provider built by a SAML-enabled build, at process start.
 
     Raises ``RegistrationError`` when ``provider`` is not a SAML provider and
@@ -34,4 +34,4 @@ def register_saml_provider(registry: ProviderRegistry, provider: SsoProvider) ->
     """
     if provider.protocol != "saml":
         raise RegistrationError("protocol", f"{provider.protocol!r} is not 'saml'")
-    registry.register(provider)
+    await registry.register(provider)

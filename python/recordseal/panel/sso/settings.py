@@ -2,8 +2,9 @@
 
 - ``RECORDSEAL_PANEL_SSO_OPERATOR_GROUPS``: IdP groups whose members sign in as operators,
   separated by commas or semicolons; unset means every sso login is a viewer (fail closed).
-- ``RECORDSEAL_PANEL_PROVIDER_STORE_PATH``: the JSON file that keeps providers registered
-  through the panel; unset means they are kept in memory and vanish on restart.
+- ``RECORDSEAL_PANEL_PROVIDER_STORE_PATH``: a provider file (the format of earlier versions)
+  whose providers are added to the database at start when it never held them; providers
+  registered through the panel live in the database either way (docs/sso.md).
 - ``RECORDSEAL_PANEL_SSO_OUTBOUND_ALLOW``: comma-separated networks (CIDR) the panel may call
   although they are not public (loopback, private, link-local); unset means none.
 - ``RECORDSEAL_PANEL_SSO_CA_FILE``: a PEM file of the certificate authorities trusted for the

@@ -11,20 +11,21 @@ Routes (``PASSKEY_ROUTES``):
   unknown link answers 400, a used or expired one 410, each with a page saying so.
 
 Both finish steps answer ``{"ok": true, "redirect": "/tenants"}`` with a legacy (2-field)
-session cookie ``<user_id>|<exp>|g=<epoch>`` valid 8 hours, and set
-``PanelContext.passkey_roles[user_id]`` to the passkey's stored role so the session guard
-applies it. Any failure of an authentication finish (unknown, used or expired state, unknown
+session cookie ``<user_id>|<exp>|g=<epoch>`` valid 8 hours; the session guard reads the
+passkey's stored role from the panel's store on every request, in every worker and host.
+Any failure of an authentication finish (unknown, used or expired state, unknown
 credential, bad signature or origin) answers 401 with an empty body (docs/panel.md, "Views and
 errors").
 
 The ceremonies are py_webauthn's; user verification is required. Challenges are kept in the
-``PasskeyStore`` under a random state id, single use, 5 minutes. The relying party id is
+panel's store (``PasskeyStore``) under a random state id, single use, 5 minutes, so a
+ceremony started through one worker or host finishes through any other. The relying party id is
 ``RECORDSEAL_PANEL_RP_ID`` (default ``localhost``). The expected origin is derived from the
 request (scheme and ``Host``) and accepted only if it is listed in
 ``RECORDSEAL_PANEL_ORIGINS`` (comma-separated), or, when that is unset, if its host is the
 relying party id (any port; plain http only for ``localhost``).
 
-Wiring: ``app.state.passkey_store`` holds the ``PasskeyStore`` (``passkey_context``);
+Wiring: the ``PasskeyStore`` is the panel context's (``PanelContext.passkeys``);
 ``app.state.passkey_config`` holds its ``PasskeyConfig`` (``PasskeyConfig.of(settings)``).
 All POST routes here take JSON only (a cross-site form cannot send it without
 a CORS preflight; another media type is 415), and the browser's origin is checked again inside
@@ -59,13 +60,7 @@ from webauthn.helpers.structs import (
 )
 
 from recordseal.panel.cookies import set_cookie_header
-from recordseal.panel.passkey_store import (
-    LinkGone,
-    LinkStatus,
-    PasskeyStore,
-    hash_token,
-    passkey_context,
-)
+from recordseal.panel.passkey_store import LinkGone, LinkStatus, PasskeyStore, hash_token
 from recordseal.panel.sessions import LegacySession, Role
 from recordseal.services.errors import ServiceError
 from recordseal.settings import Settings
@@ -81,12 +76,7 @@ AFTER_SIGN_IN = "/tenants"
 RP_NAME = "recordseal operator panel"
 CEREMONY_TIMEOUT_MS = 120_000
 
-__all__ = [
-    "PASSKEY_ROUTES",
-    "PasskeyConfig",
-    "create_registration_link",
-    "passkey_context",
-]
+__all__ = ["PASSKEY_ROUTES", "PasskeyConfig", "create_registration_link", "link_base_url"]
 
 
 @dataclass(frozen=True)
@@ -110,11 +100,31 @@ class PasskeyConfig:
         return parts.scheme == "https" or (parts.scheme == "http" and self.rp_id == "localhost")
 
 
-def create_registration_link(
+#: Addresses a service listens on that are no name a browser can use for WebAuthn.
+_UNNAMED_HOSTS = ("127.", "::1", "0.0.0.0", "::", "[::1]", "[::]", "localhost")
+
+
+def link_base_url(settings: Settings) -> str:
+    """Where browsers reach the panel, for a registration link: the first of
+    ``RECORDSEAL_PANEL_ORIGINS``; else the configured host and port, with a loopback or
+    wildcard host (127.0.0.1, ::1, 0.0.0.0, ::) named by the relying party id (a passkey only
+    works on its relying party's host), over http for ``localhost`` and https otherwise."""
+    if settings.panel_origins:
+        return settings.panel_origins[0].rstrip("/")
+    name = settings.host
+    if name == "" or name.startswith(_UNNAMED_HOSTS):
+        name = settings.panel_rp_id
+    scheme = "http" if name == "localhost" else "https"
+    default_port = 80 if scheme == "http" else 443
+    port = settings.port
+    return f"{scheme}://{name}" + ("" if port == default_port else f":{port}")
+
+
+async def create_registration_link(
     store: PasskeyStore, role: Role = "operator", base_url: str = "http://localhost:8000"
 ) -> str:
     """A one-time registration URL (15 minutes, single use) granting ``role``."""
-    token = store.create_link(role)
+    token = await store.create_link(role)
     return f"{base_url.rstrip('/')}/login/register?token={token}"
 
 
@@ -138,10 +148,7 @@ class _Finish(msgspec.Struct):
 
 
 def _store(request: Request[Any, Any, Any]) -> PasskeyStore:
-    store = getattr(request.app.state, "passkey_store", None)
-    if not isinstance(store, PasskeyStore):
-        raise RuntimeError("app.state.passkey_store is not a PasskeyStore: set it in the lifespan")
-    return store
+    return panel_context(request).passkeys
 
 
 def _config(request: Request[Any, Any, Any]) -> PasskeyConfig:
@@ -202,11 +209,11 @@ def _options_json(options: Any) -> Any:
     return msgspec.json.decode(options_to_json(options))
 
 
-def _sign_in(request: Request[Any, Any, Any], user_id: str, role: Role) -> Response[Any]:
+async def _sign_in(request: Request[Any, Any, Any], user_id: str, role: Role) -> Response[Any]:
     context = panel_context(request)
-    context.passkey_roles[user_id] = role
     exp = int(context.clock()) + SESSION_LIFETIME
-    token = context.keyring.issue(LegacySession(user_id, exp, epoch=context.current_epoch()))
+    epoch = await context.current_epoch()
+    token = context.keyring.issue(LegacySession(user_id, exp, epoch=epoch))
     log.info("panel.passkey_signin", extra={"subject": user_id, "role": role})
     return _json(
         {"ok": True, "redirect": AFTER_SIGN_IN},
@@ -250,7 +257,7 @@ async def authenticate_start(request: Request[Any, Any, Any]) -> Response[Any]:
         timeout=CEREMONY_TIMEOUT_MS,
         user_verification=UserVerificationRequirement.REQUIRED,
     )
-    state = _store(request).put_challenge("authenticate", options.challenge)
+    state = await _store(request).put_challenge("authenticate", options.challenge)
     return _json({"state": state, "options": _options_json(options)})
 
 
@@ -263,14 +270,14 @@ async def authenticate_finish(request: Request[Any, Any, Any]) -> Response[Any]:
     try:
         origin = _expected_origin(request, config)
         body: _Finish = await _json_body(request, _Finish)
-        pending = store.take_challenge(body.state, "authenticate")
+        pending = await store.take_challenge(body.state, "authenticate")
         if pending is None:
             raise _Refused(401, "unknown, used or expired state")
         try:
             parsed = parse_authentication_credential_json(body.credential)
         except (WebAuthnException, ValueError, TypeError, KeyError):
             raise _Refused(401, "malformed credential") from None
-        credential = store.credential(parsed.raw_id)
+        credential = await store.credential(parsed.raw_id)
         if credential is None:
             raise _Refused(401, "unknown credential")
         try:
@@ -291,15 +298,15 @@ async def authenticate_finish(request: Request[Any, Any, Any]) -> Response[Any]:
     except _Refused as refused:
         log.info("panel.passkey_refused", extra={"reason": refused.reason})
         return _empty(refused.status)
-    store.update_sign_count(credential.credential_id, verified.new_sign_count)
-    return _sign_in(request, credential.user_id, credential.role)
+    await store.update_sign_count(credential.credential_id, verified.new_sign_count)
+    return await _sign_in(request, credential.user_id, credential.role)
 
 
 @get("/login/register", name="panel_register", include_in_schema=False)
 async def register_page(request: Request[Any, Any, Any]) -> Template:
     """The one-time registration page; 400 or 410 with an explanation for a bad link."""
     token = request.query_params.get("token", "")
-    status, _role = _store(request).link_status(token) if token else ("unknown", None)
+    status, _role = await _store(request).link_status(token) if token else ("unknown", None)
     if status != "valid":
         code, title, detail = _link_problem(status)
         return Template(
@@ -327,7 +334,7 @@ async def register_start(request: Request[Any, Any, Any]) -> Response[Any]:
     except _Refused as refused:
         log.info("panel.passkey_refused", extra={"reason": refused.reason})
         return _empty(refused.status)
-    status, role = store.link_status(body.token)
+    status, role = await store.link_status(body.token)
     if status != "valid" or role is None:
         code, _title, detail = _link_problem(status)
         return _json({"error": status, "detail": detail}, status=code)
@@ -344,7 +351,7 @@ async def register_start(request: Request[Any, Any, Any]) -> Response[Any]:
             user_verification=UserVerificationRequirement.REQUIRED,
         ),
     )
-    state = store.put_challenge(
+    state = await store.put_challenge(
         "register", options.challenge, user_id=user_id, token_hash=hash_token(body.token)
     )
     return _json({"state": state, "options": _options_json(options)})
@@ -362,7 +369,7 @@ async def register_finish(request: Request[Any, Any, Any]) -> Response[Any]:
     except _Refused as refused:
         log.info("panel.passkey_refused", extra={"reason": refused.reason})
         return _empty(refused.status)
-    pending = store.take_challenge(body.state, "register")
+    pending = await store.take_challenge(body.state, "register")
     if pending is None or pending.user_id is None or pending.token_hash is None:
         log.info("panel.passkey_refused", extra={"reason": "unknown, used or expired state"})
         return _empty(401)
@@ -378,7 +385,7 @@ async def register_finish(request: Request[Any, Any, Any]) -> Response[Any]:
         log.info("panel.passkey_refused", extra={"reason": f"attestation rejected: {exc}"})
         return _empty(401)
     try:
-        role = store.register_with_link(
+        role = await store.register_with_link(
             pending.token_hash,
             pending.user_id,
             verified.credential_id,
@@ -389,7 +396,7 @@ async def register_finish(request: Request[Any, Any, Any]) -> Response[Any]:
         code, _title, detail = _link_problem(gone.status)
         return _json({"error": gone.status, "detail": detail}, status=code)
     log.info("panel.passkey_registered", extra={"subject": pending.user_id, "role": role})
-    return _sign_in(request, pending.user_id, role)
+    return await _sign_in(request, pending.user_id, role)
 
 
 PASSKEY_ROUTES = [

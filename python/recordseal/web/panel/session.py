@@ -1,8 +1,9 @@
 """The panel's session requirement, role gate and CSRF check (docs/panel.md, "Sessions").
 
 Every panel handler takes the ``panel_principal`` dependency (``Provide(panel_principal)``).
-It reads the cookie ``COOKIE_NAME`` and verifies it with the keyring at the context's current
-sign-out epoch. It raises ``PanelDenied``, which ``panel_denied_handler`` turns into:
+It reads the cookie ``COOKIE_NAME`` and verifies it with the keyring, then against the
+sign-out epochs of its scopes in the panel's store (``panel/signout.py``). It raises
+``PanelDenied``, which ``panel_denied_handler`` turns into:
 
 - no, expired, tampered or signed-out cookie: an API client (``Accept: application/json``)
   gets 401 problem+json, code ``unauthenticated``; a browser gets a 303 redirect to
@@ -13,7 +14,8 @@ sign-out epoch. It raises ``PanelDenied``, which ``panel_denied_handler`` turns 
   ``opt={"panel_viewer_may_mutate": True}`` (self sign-out).
 
 Roles: a tenant-scoped (sso) session carries its role; a legacy (passkey) session takes its
-role from ``PanelContext.passkey_roles`` by user id, viewer when absent (fail closed).
+role from its passkeys in the panel's store, read on every request, viewer when it has none
+(fail closed).
 
 CSRF (synchronizer token bound to the session cookie)::
 
@@ -119,44 +121,33 @@ def csrf_token_for(keyring: CookieKeyring, cookie: str) -> str:
     return signed.rsplit(".", 1)[1]
 
 
-def role_of(context: PanelContext, session: Session) -> Role:
+async def role_of(context: PanelContext, session: Session) -> Role:
+    """A tenant-scoped session's own role; a legacy one's passkey role, read now."""
     if isinstance(session, LegacySession):
-        passkey_role = context.passkey_roles.get(session.user_id)
+        passkey_role = await context.passkey_role(session.user_id)
         return "operator" if can_mutate(session, passkey_role) else "viewer"
     return "operator" if can_mutate(session) else "viewer"
 
 
-def principal_of(context: PanelContext, cookie: str, session: Session) -> PanelPrincipal:
+async def principal_of(context: PanelContext, cookie: str, session: Session) -> PanelPrincipal:
     csrf = csrf_token_for(context.keyring, cookie)
+    role = await role_of(context, session)
     if isinstance(session, LegacySession):
-        return PanelPrincipal(
-            "legacy", session.user_id, role_of(context, session), None, None, csrf
-        )
-    return PanelPrincipal(
-        "sso",
-        session.subject,
-        role_of(context, session),
-        session.tenant_id,
-        session.org_id,
-        csrf,
-    )
+        return PanelPrincipal("legacy", session.user_id, role, None, None, csrf)
+    return PanelPrincipal("sso", session.subject, role, session.tenant_id, session.org_id, csrf)
 
 
 async def panel_principal(request: Request[Any, Any, Any]) -> PanelPrincipal:
     """Dependency: the verified principal, after the CSRF and role checks of mutations."""
     context = panel_context(request)
     cookie = request.cookies.get(COOKIE_NAME)
-    session = (
-        context.keyring.verify(cookie, context.clock(), epoch=context.current_epoch())
-        if cookie
-        else None
-    )
+    session = await context.verify(cookie) if cookie else None
     if cookie is None or session is None:
         context.count("unauthenticated")
         raise PanelDenied(
             401, "unauthenticated", "sign in to use the panel", clear_cookie=bool(cookie)
         )
-    principal = principal_of(context, cookie, session)
+    principal = await principal_of(context, cookie, session)
     note_tenant(request.scope, principal.tenant_id)
     if request.method.upper() in MUTATING_METHODS:
         if not await _csrf_ok(request, principal.csrf_token):

@@ -3,9 +3,11 @@
 Both pass the session dependency, so both need the CSRF token (form field ``csrf_token`` or
 header ``X-CSRF-Token``, see ``session``). ``/logout`` is open to every role and clears this
 browser's cookie; the token itself stays valid until its ``exp`` (cookies carry no id to
-revoke one by one). ``/logout/everywhere`` is for operators only: it raises
-``PanelContext.signout_epoch`` by one, so every cookie issued with a lower ``g=`` (or none)
-stops verifying, this one included. Issuers must stamp new cookies with the current epoch.
+revoke one by one). ``/logout/everywhere`` is for operators only and raises the sign-out
+epoch of the caller's scope (``panel/signout.py``): a legacy (passkey) operator-admin ends
+every session of every tenant; a tenant-scoped (sso) operator ends the sessions of its own
+tenant only, leaving other tenants' and legacy sessions valid. Either way this session ends
+too. Issuers stamp new cookies with the current epoch.
 
 Browsers get a 303 redirect to ``/login``; JSON clients get 200 with a small JSON body.
 """
@@ -71,14 +73,24 @@ async def logout(request: Request[Any, Any, Any], panel_principal: Principal) ->
 async def logout_everywhere(
     request: Request[Any, Any, Any], panel_principal: Principal
 ) -> Response[Any]:
-    """Operators only: every cookie issued before now stops verifying."""
+    """Operators only: every session of the caller's scope issued before now ends (every
+    tenant's for a legacy operator-admin, its own tenant's for a tenant-scoped operator)."""
     context = panel_context(request)
-    context.bump_epoch()
+    tenant = panel_principal.tenant_id
+    epoch = await context.sign_out_everywhere(tenant)
     log.warning(
         "panel.signout_everywhere",
-        extra={"subject": panel_principal.subject, "new_epoch": context.signout_epoch},
+        extra={
+            "subject": panel_principal.subject,
+            "kind": panel_principal.kind,
+            "scope": "all" if tenant is None else f"tenant:{tenant}",
+            "new_epoch": epoch,
+        },
     )
-    return _signed_out(request, {"signed_out": True, "signout_epoch": context.signout_epoch})
+    body: dict[str, Any] = {"signed_out": True, "signout_epoch": epoch, "scope": "all"}
+    if tenant is not None:
+        body.update(scope="tenant", tenant=tenant)
+    return _signed_out(request, body)
 
 
 SIGNOUT_ROUTES = [logout, logout_everywhere]

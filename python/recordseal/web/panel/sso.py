@@ -34,7 +34,6 @@ import logging
 import re
 import secrets
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
@@ -50,10 +49,11 @@ from recordseal.panel.sso.contract import Challenge
 from recordseal.panel.sso.errors import Internal, InvalidProtocol, LoginError
 from recordseal.panel.sso.login import SignedIn, SsoLogins, UnknownProvider
 from recordseal.panel.sso.nonces import NONCE_LIFETIME, PendingLogins
-from recordseal.panel.sso.provider_store import ProviderStore
+from recordseal.panel.sso.provider_store import SecretBox
 from recordseal.panel.sso.registry import ProviderRegistry
 from recordseal.panel.sso.settings import SsoSettings
 from recordseal.services.errors import ServiceError
+from recordseal.storage.panel import PanelStore
 from recordseal.web.bodies import check_json_text, is_json_media_type
 from recordseal.web.panel.context import panel_context
 from recordseal.web.panel.session import PRIVATE_HEADERS
@@ -63,7 +63,6 @@ from recordseal.web.ratelimit import enforce
 log = logging.getLogger("recordseal.panel.web")
 
 SESSION_LIFETIME = 8 * 3600
-PENDING_DATABASE = "panel-sso.sqlite3"
 BINDING_COOKIE = "__Host-recordseal-sso-binding"
 _BINDING = re.compile(r"[A-Za-z0-9_-]{43}")
 
@@ -76,12 +75,11 @@ class SsoContext:
     logins: SsoLogins
 
 
-def build_sso_context(settings: SsoSettings, data_dir: Path) -> SsoContext:
-    """The service's context: pending nonces in ``<data_dir>/panel-sso.sqlite3``, providers in
-    the configured store file (or memory)."""
-    store = ProviderStore(settings.provider_store_path) if settings.provider_store_path else None
-    registry = ProviderRegistry(settings.outbound, store)
-    pending = PendingLogins(data_dir / PENDING_DATABASE)
+def build_sso_context(settings: SsoSettings, store: PanelStore, box: SecretBox) -> SsoContext:
+    """The service's context: pending sign-ins and providers in the panel's store (client
+    secrets sealed by ``box``), shared by every worker and host."""
+    registry = ProviderRegistry(settings.outbound, store, box)
+    pending = PendingLogins(store)
     return SsoContext(registry, SsoLogins(registry, pending, settings.operator_groups))
 
 
@@ -114,7 +112,7 @@ def _empty(status: int) -> Response[Any]:
     return Response(b"", status_code=status, headers=PRIVATE_HEADERS, media_type="text/plain")
 
 
-def _session_cookie(
+async def _session_cookie(
     request: Request[Any, Any, Any], signed_in: SignedIn, provider_ref: str
 ) -> str | None:
     """Step 7's cookie; None (audited as Internal) when a provider answered a tenant or
@@ -127,7 +125,7 @@ def _session_cookie(
         principal.organization_id,
         int(panel.clock()) + SESSION_LIFETIME,
         signed_in.role,
-        panel.current_epoch(),
+        await panel.current_epoch(),
     )
     try:
         token = panel.keyring.issue(session)
@@ -217,7 +215,7 @@ async def _sign_in(
         )
     except LoginError as error:
         return _empty(error.status)
-    cookie = _session_cookie(request, signed_in, provider_ref)
+    cookie = await _session_cookie(request, signed_in, provider_ref)
     if cookie is None:
         return _empty(500)
     return signed_in, {**PRIVATE_HEADERS, "Set-Cookie": cookie}

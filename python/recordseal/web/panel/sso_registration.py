@@ -171,7 +171,7 @@ async def _declared_elsewhere(context: PanelContext, organization: Organization)
     return declared
 
 
-def _page(
+async def _page(
     request: Request[Any, Any, Any],
     principal: PanelPrincipal,
     tenant: Tenant,
@@ -181,7 +181,8 @@ def _page(
     entered: dict[str, str] | None = None,
     status: int = 200,
 ) -> Response[Any]:
-    providers = sso_context(request).registry.for_organization(tenant.id, organization.id)
+    registry = sso_context(request).registry
+    providers = await registry.for_organization(tenant.id, organization.id)
     response = render(
         request,
         principal,
@@ -193,11 +194,7 @@ def _page(
             "error": {"field": error.field, "message": error.message} if error else None,
             "entered": entered or {},
             "may_manage": may_manage(principal, tenant, organization.id),
-            "removable": [
-                provider.id
-                for provider in providers
-                if sso_context(request).registry.config(provider.id) is not None
-            ],
+            "removable": [p.id for p in providers if not registry.built_in(p.id)],
         },
     )
     response.status_code = status
@@ -219,7 +216,7 @@ async def sso_page(
 ) -> Response[Any]:
     """The organization's sign-on providers and the registration form."""
     tenant, organization = await _organization(request, panel_principal, tenant_id, org_id)
-    return _page(request, panel_principal, tenant, organization)
+    return await _page(request, panel_principal, tenant, organization)
 
 
 async def _submitted(request: Request[Any, Any, Any]) -> dict[str, str]:
@@ -268,13 +265,15 @@ async def sso_register(
             sso_context(request).registry, organization, form, reserved=reserved
         )
     except DuplicateProvider as error:
-        return _refused(request, panel_principal, tenant, organization, 409, error, entered)
+        return await _refused(request, panel_principal, tenant, organization, 409, error, entered)
     except RegistrationError as error:
-        return _refused(request, panel_principal, tenant, organization, 422, error, entered)
+        return await _refused(request, panel_principal, tenant, organization, 422, error, entered)
     except DiscoveryError as error:
         status = 502 if error.network else 422
         wrapped = RegistrationError("issuer", f"discovery failed: {error.reason}")
-        return _refused(request, panel_principal, tenant, organization, status, wrapped, entered)
+        return await _refused(
+            request, panel_principal, tenant, organization, status, wrapped, entered
+        )
     audit.info(
         "panel.sso_registered",
         extra={
@@ -294,7 +293,7 @@ async def sso_register(
     return Redirect(request.url.path, status_code=303, headers=PRIVATE_HEADERS)
 
 
-def _refused(
+async def _refused(
     request: Request[Any, Any, Any],
     principal: PanelPrincipal,
     tenant: Tenant,
@@ -312,7 +311,7 @@ def _refused(
         response.headers.update(PRIVATE_HEADERS)
         return response
     shown = {name: value for name, value in entered.items() if name != "client_secret"}
-    return _page(
+    return await _page(
         request, principal, tenant, organization, error=error, entered=shown, status=status
     )
 
@@ -334,13 +333,13 @@ async def sso_remove(
     tenant, organization = await _organization(request, panel_principal, tenant_id, org_id)
     _check_manager(request, panel_principal, tenant, organization)
     registry = sso_context(request).registry
-    provider = registry.resolve(provider_id)
+    provider = await registry.resolve(provider_id)
     if provider is None or (provider.tenant_id, provider.organization_id) != (
         tenant.id,
         organization.id,
     ):
         raise not_found(panel_context(request), panel_principal, "provider", request.url.path)
-    if registry.config(provider_id) is None:
+    if registry.built_in(provider_id):
         # Registered in code at process start (SAML, ...): every worker registered it and a
         # restart registers it again, so removing it here would only split the workers.
         log.info(
@@ -357,7 +356,7 @@ async def sso_remove(
             "this provider is registered at process start; change the deployment to remove it",
             principal=panel_principal,
         )
-    registry.remove(provider_id)
+    await registry.remove(provider_id)
     audit.info(
         "panel.sso_removed",
         extra={
