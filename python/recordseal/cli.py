@@ -1,6 +1,6 @@
-"""The ``recordseal`` command line: ``serve``, ``migrate``, ``token create``, ``keys export``,
-``verify``, ``bundle refresh``, ``panel link``, ``witness serve|key``, ``transparency
-write|replay``, ``fleet check``.
+"""The ``recordseal`` command line: ``serve``, ``migrate``, ``token create|list|revoke``,
+``keys export``, ``verify``, ``bundle refresh``, ``panel link``, ``witness serve|key``,
+``transparency write|replay``, ``fleet check|audit``.
 
 Every command that prints a result takes ``--json``. Scripts rely on the text shape too:
 ``recordseal token create`` prints the token alone on the last line of standard output.
@@ -107,6 +107,22 @@ def _token_create(args: argparse.Namespace) -> int:
     print(f"API token for tenant {args.tenant!r} (shown once; keep it secret):", file=sys.stderr)
     print(token)
     return 0
+
+
+def _token_list(args: argparse.Namespace) -> int:
+    from recordseal.services.token_cli import token_list
+
+    settings = from_env(data_dir=args.data_dir, database_url=args.database_url)
+    _data_dir_for(settings, create=False)
+    return token_list(args, settings)
+
+
+def _token_revoke(args: argparse.Namespace) -> int:
+    from recordseal.services.token_cli import token_revoke
+
+    settings = from_env(data_dir=args.data_dir, database_url=args.database_url)
+    _data_dir_for(settings, create=False)
+    return token_revoke(args, settings)
 
 
 async def _export_keys(settings: Settings) -> dict[str, object]:
@@ -337,6 +353,23 @@ def parser() -> argparse.ArgumentParser:
     _database_url_option(create)
     _create_data_dir_option(create)
     create.set_defaults(run=_token_create)
+    listing = token.add_parser(
+        "list", help="list API tokens: id, tenant, label, created, last used (never the token)"
+    )
+    _data_dir_option(listing)
+    listing.add_argument("--tenant", default=None, help="only this tenant's tokens")
+    _json_option(listing, "the tokens")
+    _database_url_option(listing)
+    listing.set_defaults(run=_token_list)
+    revoke = token.add_parser(
+        "revoke", help="revoke a token by its id; every service process refuses it within 1 s"
+    )
+    revoke.add_argument("token_id", metavar="ID", help="the id `token list` shows")
+    _data_dir_option(revoke)
+    revoke.add_argument("--tenant", default=None, help="the tenant the token belongs to")
+    _json_option(revoke, "the revoked token")
+    _database_url_option(revoke)
+    revoke.set_defaults(run=_token_revoke)
 
     keys = commands.add_parser("keys", help="key material").add_subparsers(
         dest="keys_command", required=True, metavar="COMMAND"

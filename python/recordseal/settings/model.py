@@ -59,8 +59,12 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     ] = 512 * 1024
     token_cache_seconds: Annotated[
         float,
-        setting("seconds a verified API token is trusted before the store is asked again", ge=0),
-    ] = 5.0
+        setting(
+            "seconds a verified API token is trusted before the store is asked again: a token"
+            " revoked through any process is refused by every process within this time",
+            ge=0,
+        ),
+    ] = 1.0
     idempotency_retention_hours: Annotated[
         float, setting("hours an Idempotency-Key is remembered", gt=0)
     ] = 24.0

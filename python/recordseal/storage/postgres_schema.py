@@ -239,6 +239,10 @@ MIGRATIONS: list[str] = [
     );
     INSERT INTO fleet_manifest_head (id, digest, refused) VALUES (1, NULL, NULL);
     """,
+    # 6: when each API token was last used, as SQLite's migration 8.
+    """
+    ALTER TABLE tokens ADD COLUMN last_used_at text;
+    """,
 ]
 
 

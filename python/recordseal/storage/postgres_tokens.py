@@ -25,20 +25,28 @@ class PostgresTokens:
         )
         return tenant
 
-    async def list_tokens(self, tenant: str) -> list[TokenRow]:
+    async def list_tokens(self, tenant: str | None = None) -> list[TokenRow]:
         rows = await self._db.pool.fetch(
-            "SELECT token_hash, tenant, label, created_at, revoked_at FROM tokens"
-            " WHERE tenant = $1 ORDER BY created_at",
+            "SELECT token_hash, tenant, label, created_at, revoked_at, last_used_at FROM tokens"
+            " WHERE $1::text IS NULL OR tenant = $1 ORDER BY tenant, created_at",
             tenant,
         )
-        return [TokenRow(h[:8].hex(), t, label, c, r) for h, t, label, c, r in rows]
+        return [TokenRow(row[0][:8].hex(), *row[1:]) for row in rows]
 
-    async def revoke_token(self, tenant: str, token_id: str, now: str) -> bool:
+    async def revoke_token(self, tenant: str | None, token_id: str, now: str) -> int:
         status = await self._db.pool.execute(
-            "UPDATE tokens SET revoked_at = $1 WHERE tenant = $2 AND revoked_at IS NULL"
-            " AND encode(substr(token_hash, 1, 8), 'hex') = lower($3)",
+            "UPDATE tokens SET revoked_at = $1 WHERE ($2::text IS NULL OR tenant = $2)"
+            " AND revoked_at IS NULL AND encode(substr(token_hash, 1, 8), 'hex') = lower($3)",
             now,
             tenant,
             token_id,
         )
-        return status != "UPDATE 0"
+        return int(status.split()[-1])
+
+    async def mark_used(self, token_hashes: list[bytes], now: str) -> None:
+        await self._db.pool.execute(
+            "UPDATE tokens SET last_used_at = $1 WHERE token_hash = ANY($2::bytea[])"
+            " AND (last_used_at IS NULL OR last_used_at < $1)",
+            now,
+            token_hashes,
+        )

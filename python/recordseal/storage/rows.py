@@ -35,6 +35,9 @@ class TokenRow:
     label: str
     created_at: str
     revoked_at: str | None
+    #: When a service process last let a request through with it (to within a minute), or
+    #: None if never.
+    last_used_at: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -259,6 +259,10 @@ MIGRATIONS: list[str] = [
     );
     INSERT INTO fleet_manifest_head (id, digest, refused) VALUES (1, NULL, NULL);
     """,
+    # 8: when each API token was last used (``recordseal token list``), to within a minute.
+    """
+    ALTER TABLE tokens ADD COLUMN last_used_at TEXT;
+    """,
 ]
 
 

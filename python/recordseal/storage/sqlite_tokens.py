@@ -28,21 +28,31 @@ class SQLiteTokens:
         )
         return rows[0][0] if rows else None
 
-    async def list_tokens(self, tenant: str) -> list[TokenRow]:
+    async def list_tokens(self, tenant: str | None = None) -> list[TokenRow]:
         rows = self._db.read(
-            "SELECT token_hash, tenant, label, created_at, revoked_at FROM tokens"
-            " WHERE tenant = ? ORDER BY created_at",
-            (tenant,),
+            "SELECT token_hash, tenant, label, created_at, revoked_at, last_used_at FROM tokens"
+            " WHERE ? IS NULL OR tenant = ? ORDER BY tenant, created_at",
+            (tenant, tenant),
         )
-        return [TokenRow(h[:8].hex(), t, label, c, r) for h, t, label, c, r in rows]
+        return [TokenRow(h[:8].hex(), *row) for h, *row in rows]
 
-    async def revoke_token(self, tenant: str, token_id: str, now: str) -> bool:
-        def job(conn: sqlite3.Connection, batch: Batch) -> bool:
+    async def revoke_token(self, tenant: str | None, token_id: str, now: str) -> int:
+        def job(conn: sqlite3.Connection, batch: Batch) -> int:
             cursor = conn.execute(
-                "UPDATE tokens SET revoked_at = ? WHERE tenant = ? AND revoked_at IS NULL"
-                " AND hex(substr(token_hash, 1, 8)) = upper(?)",
-                (now, tenant, token_id),
+                "UPDATE tokens SET revoked_at = ? WHERE (? IS NULL OR tenant = ?)"
+                " AND revoked_at IS NULL AND hex(substr(token_hash, 1, 8)) = upper(?)",
+                (now, tenant, tenant, token_id),
             )
-            return cursor.rowcount > 0
+            return cursor.rowcount
 
         return await self._db.writer.submit(job)
+
+    async def mark_used(self, token_hashes: list[bytes], now: str) -> None:
+        def job(conn: sqlite3.Connection, batch: Batch) -> None:
+            conn.executemany(
+                "UPDATE tokens SET last_used_at = ? WHERE token_hash = ?"
+                " AND (last_used_at IS NULL OR last_used_at < ?)",
+                [(now, token_hash, now) for token_hash in token_hashes],
+            )
+
+        await self._db.writer.submit(job)

@@ -14,8 +14,15 @@ class TokenStore(Protocol):
         """The tenant of a token that is not revoked, or None."""
         ...
 
-    async def list_tokens(self, tenant: str) -> list[TokenRow]: ...
+    async def list_tokens(self, tenant: str | None = None) -> list[TokenRow]:
+        """The tokens of ``tenant`` (None: of every tenant), by tenant then creation."""
+        ...
 
-    async def revoke_token(self, tenant: str, token_id: str, now: str) -> bool:
-        """Revoke the tenant's token whose id is ``token_id``; False if there is none."""
+    async def revoke_token(self, tenant: str | None, token_id: str, now: str) -> int:
+        """Revoke the live tokens whose id is ``token_id``, of ``tenant`` only when given;
+        answers how many (0: none)."""
+        ...
+
+    async def mark_used(self, token_hashes: list[bytes], now: str) -> None:
+        """Record that the tokens were used at ``now`` (a later time already kept stays)."""
         ...

@@ -213,6 +213,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
             app.state.rate_limiter.close()
+            await app.state.services.tokens.drain()
             await store.close()
 
     app = Litestar(

@@ -1,14 +1,16 @@
-"""API tokens of the record service, managed by operators from the panel (issue 6).
+"""API tokens of the record service, managed by operators from the panel.
 
-``GET /tenants/{tenant}/tokens`` lists a tenant's tokens (never the token itself, only its
-id, label and dates). ``POST`` there creates one and shows it once; ``POST
-/tenants/{tenant}/tokens/{token_id}/revoke`` revokes one. Both mutations pass the panel's
-session, CSRF and operator checks (``panel_principal``), and the cross-tenant rule runs
-before anything is looked up. A frozen tenant (``active`` false, docs/panel.md, "Sessions") gets no
-new token
-(409 ``tenant_inactive``); its tokens can still be revoked, since that only takes access
-away. A revoked token stops working at once in this process and within the token cache time
-(5 s) in the others.
+``GET /tokens`` lists the tokens of every tenant that holds any, whether the tenant seed file
+declares it or not (``recordseal token create --tenant T`` makes tokens for any tenant id); a
+tenant-scoped session sees its own tenant's only. ``GET /tenants/{tenant}/tokens`` lists one
+tenant's tokens (never the token itself, only its id, label and dates, last use included),
+also for a tenant that holds tokens without being in the seed file. ``POST`` there creates one
+(seeded tenants only) and shows it once; ``POST /tenants/{tenant}/tokens/{token_id}/revoke``
+revokes one. Both mutations pass the panel's session, CSRF and operator checks
+(``panel_principal``), and the cross-tenant rule runs before anything is looked up. A frozen
+tenant (``active`` false, docs/panel.md, "Tenants, organizations, fleets") gets no new token (409 ``tenant_inactive``); its tokens can
+still be revoked, since that only takes access away. A revoked token stops working at once in
+this process and within the token cache time (1 s) in every other.
 """
 
 from __future__ import annotations
@@ -19,10 +21,10 @@ import msgspec
 from litestar import Request, Response, get, post
 from litestar.params import FromPath
 
-from recordseal.panel.tenants import Tenant
+from recordseal.panel.tenants import Tenant, TenantNotFound
 from recordseal.services.errors import ServiceError
 from recordseal.web.bodies import check_json_text, is_json_media_type
-from recordseal.web.panel.context import panel_context
+from recordseal.web.panel.context import PanelContext, panel_context
 from recordseal.web.panel.session import PanelDenied, PanelPrincipal, Principal
 from recordseal.web.panel.views import check_tenant_scope, not_found, render, tenant_or_404
 from recordseal.web.services import services_of
@@ -51,30 +53,68 @@ async def _page(
     principal: PanelPrincipal,
     tenant: Tenant,
     *,
+    seeded: bool = True,
     new_token: str | None = None,
     status: int = 200,
 ) -> Response[Any]:
     """The token page of a tenant the caller's scope was already checked for."""
     tokens = services_of(request).tokens
-    response = render(
-        request,
-        principal,
-        "panel/tokens.html",
-        {"tenant": tenant, "tokens": await tokens.list(tenant.id), "new_token": new_token},
-    )
+    data = {
+        "tenant": tenant,
+        "seeded": seeded,
+        "tokens": await tokens.list(tenant.id),
+        "new_token": new_token,
+    }
+    response = render(request, principal, "panel/tokens.html", data)
     response.status_code = status
     return response
+
+
+async def _token_tenant(
+    request: Request[Any, Any, Any],
+    context: PanelContext,
+    principal: PanelPrincipal,
+    tenant_id: str,
+) -> tuple[Tenant, bool]:
+    """The tenant of a token page and whether the seed declares it: one the seed does not
+    declare has a page while it holds tokens (made with ``recordseal token create``)."""
+    try:
+        return await context.tenants.get_tenant(tenant_id), True
+    except TenantNotFound:
+        pass
+    tokens = services_of(request).tokens
+    if tenant_id and await tokens.list(tenant_id):
+        return Tenant(tenant_id, tenant_id), False
+    raise not_found(context, principal, "tenant", request.url.path)
+
+
+@get("/tokens", name="panel_all_tokens", include_in_schema=False)
+async def all_tokens(request: Request[Any, Any, Any], panel_principal: Principal) -> Response[Any]:
+    """The tokens of every tenant that holds any (a tenant-scoped session: its own tenant's),
+    with whether the tenant seed declares each tenant."""
+    context = panel_context(request)
+    tokens = services_of(request).tokens
+    rows = await tokens.list(panel_principal.tenant_id)
+    declared = {tenant.id for tenant in await context.tenants.list_tenants()}
+    groups: dict[str, list[Any]] = {}
+    for row in rows:
+        groups.setdefault(row.tenant, []).append(row)
+    tenants = [
+        {"id": tenant_id, "seeded": tenant_id in declared, "tokens": group}
+        for tenant_id, group in groups.items()
+    ]
+    return render(request, panel_principal, "panel/all_tokens.html", {"tenants": tenants})
 
 
 @get("/tenants/{tenant_id:str}/tokens", name="panel_tokens", include_in_schema=False)
 async def list_tokens(
     request: Request[Any, Any, Any], panel_principal: Principal, tenant_id: FromPath[str]
 ) -> Response[Any]:
-    """The tenant's API tokens: id, label, created, revoked."""
+    """The tenant's API tokens: id, label, created, last used, revoked."""
     context = panel_context(request)
     check_tenant_scope(context, panel_principal, tenant_id, request.url.path)
-    tenant = await tenant_or_404(context, panel_principal, tenant_id, request.url.path)
-    return await _page(request, panel_principal, tenant)
+    tenant, seeded = await _token_tenant(request, context, panel_principal, tenant_id)
+    return await _page(request, panel_principal, tenant, seeded=seeded)
 
 
 @post("/tenants/{tenant_id:str}/tokens", name="panel_token_create", include_in_schema=False)
@@ -128,8 +168,8 @@ async def revoke_token(
     tokens = services_of(request).tokens
     if not await tokens.revoke(tenant_id, token_id):
         raise not_found(context, panel_principal, "token", request.url.path)
-    tenant = await tenant_or_404(context, panel_principal, tenant_id, request.url.path)
-    return await _page(request, panel_principal, tenant)
+    tenant, seeded = await _token_tenant(request, context, panel_principal, tenant_id)
+    return await _page(request, panel_principal, tenant, seeded=seeded)
 
 
-TOKEN_ROUTES = [list_tokens, create_token, revoke_token]
+TOKEN_ROUTES = [all_tokens, list_tokens, create_token, revoke_token]
