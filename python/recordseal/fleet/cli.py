@@ -187,6 +187,21 @@ def _fleet_audit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _store_options(command: argparse.ArgumentParser) -> None:
+    """Where the store is: the data directory (SQLite) or a PostgreSQL URL."""
+    command.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help="the service's state directory (RECORDSEAL_DATA_DIR; ./data)",
+    )
+    command.add_argument(
+        "--database-url",
+        default=None,
+        help="postgresql:// URL of the record store (RECORDSEAL_DATABASE_URL; SQLite if unset)",
+    )
+
+
 def add_fleet_parsers(commands: Any) -> None:
     transparency = commands.add_parser(
         "transparency", help="daily transparency log files"
@@ -194,17 +209,7 @@ def add_fleet_parsers(commands: Any) -> None:
     write = transparency.add_parser(
         "write", help="write one day's file of every (tenant, fleet) log, replacing old ones"
     )
-    write.add_argument(
-        "--data-dir",
-        type=Path,
-        default=None,
-        help="the service's state directory (RECORDSEAL_DATA_DIR; ./data)",
-    )
-    write.add_argument(
-        "--database-url",
-        default=None,
-        help="postgresql:// URL of the record store (RECORDSEAL_DATABASE_URL; SQLite if unset)",
-    )
+    _store_options(write)
     write.add_argument("--root", type=Path, default=None, help="(<data-dir>/transparency)")
     write.add_argument("--date", type=_day, default=None, help="UTC day (yesterday)")
     write.add_argument("--json", action="store_true", help="print the files written as JSON")
@@ -241,12 +246,7 @@ def add_fleet_parsers(commands: Any) -> None:
     audit = fleet.add_parser(
         "audit", help="print the fleet audit stream (one JSON object a line, oldest first)"
     )
-    audit.add_argument("--data-dir", type=Path, default=None)
-    audit.add_argument(
-        "--database-url",
-        default=None,
-        help="postgresql:// URL of the record store (RECORDSEAL_DATABASE_URL; SQLite if unset)",
-    )
+    _store_options(audit)
     audit.add_argument("--tenant", default=None, help="only the events of this tenant")
     audit.add_argument(
         "--after", type=int, default=0, help="only events after this position (see --positions)"
