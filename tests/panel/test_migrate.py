@@ -16,6 +16,7 @@ import msgspec
 import pytest
 
 from recordseal.cli import main
+from recordseal.logs import Formatter
 from recordseal.panel.migrate import import_panel_files
 from recordseal.panel.passkey_store import PasskeyStore, hash_token
 from recordseal.panel.sso.nonces import PendingLogins, seal_stash
@@ -160,9 +161,12 @@ def test_the_files_of_an_earlier_version_are_imported_once(
     for name in files:
         assert not (data_dir / name).exists() and (data_dir / f"{name}.imported").exists()
     assert providers.exists()  # the operator's file stays where it is
-    messages = [record.getMessage() for record in caplog.records]
-    assert any("mode 644" in message for message in messages)  # the file is world-readable
-    assert any("line 4 is not an audit event" in message for message in messages)
+    messages = [Formatter().format(record) for record in caplog.records]
+    assert any(  # the file is world-readable
+        "sso.provider_store_readable_by_others" in line and "mode=644" in line for line in messages
+    )
+    assert any("panel.import_line_skipped" in line and "line_number=4" in line for line in messages)
+    assert any("panel.imported" in line and "audit_events=3" in line for line in messages)
     assert SECRET not in " ".join(messages)
     sealed = query(store_settings, "SELECT config, secret FROM panel_providers")
     assert all(SECRET.encode() not in bytes(c) + bytes(s) for c, s in sealed)
@@ -234,7 +238,7 @@ def test_recordseal_migrate_imports_them(
     monkeypatch.setenv("RECORDSEAL_PANEL_PROVIDER_STORE_PATH", str(providers))
     monkeypatch.delenv("RECORDSEAL_DATABASE_URL", raising=False)
     assert main(["migrate", "--data-dir", str(data_dir)]) == 0
-    assert "schema up to date" in capsys.readouterr().out
+    assert "up to date" in capsys.readouterr().out
 
     async def state() -> dict[str, object]:
         async with opened(open_store(Settings(data_dir=data_dir))) as store:

@@ -131,7 +131,7 @@ class TokenService:
             try:
                 await self._store.mark_used(batch, utc_now())
             except Exception:  # a lost "last used" never fails a request
-                log.warning("token last-used times not recorded", exc_info=True)
+                log.warning("tokens.last_used_not_recorded", exc_info=True)
 
     async def drain(self) -> None:
         """Wait for the last-used times still being written (before the store closes)."""
