@@ -182,6 +182,10 @@ def _fleet_audit(args: argparse.Namespace) -> int:
         print(f"recordseal: no database at {settings.database_path}", file=sys.stderr)
         return 2
     lines = asyncio.run(_audit_lines(settings, args.tenant, args.after, args.limit))
+    if args.json:
+        events = [{"position": position, "event": json.loads(line)} for position, line in lines]
+        print(json.dumps(events, indent=2))
+        return 0
     for position, line in lines:
         print(f"{position}\t{line}" if args.positions else line)
     return 0
@@ -254,5 +258,8 @@ def add_fleet_parsers(commands: Any) -> None:
     audit.add_argument("--limit", type=int, default=None, help="at most this many events")
     audit.add_argument(
         "--positions", action="store_true", help="prefix each line with its position and a tab"
+    )
+    audit.add_argument(
+        "--json", action="store_true", help="print one JSON array of {position, event} instead"
     )
     audit.set_defaults(run=_fleet_audit)
