@@ -17,7 +17,7 @@ from recordseal.panel.cookies import COOKIE_NAME
 from recordseal.panel.sessions import LegacySession, TenantSession
 from recordseal.services.errors import Unauthenticated
 from recordseal.services.tokens import LAST_USED_RESOLUTION, TokenService, token_hash
-from recordseal.settings import Settings
+from recordseal.settings import Settings, from_env
 from recordseal.storage.base import Store
 from recordseal.web.app import create_app
 from recordseal.web.panel.passkeys import link_base_url
@@ -202,7 +202,7 @@ def seeded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_the_token_pages_list_tenants_the_seed_does_not_declare(seeded: Path) -> None:
-    settings = Settings(data_dir=seeded / "data", seal_interval=0)
+    settings = from_env(data_dir=seeded / "data", seal_interval=0)
     with TestClient(create_app(settings)) as client:
         tokens: TokenService = services_in(client.app.state).tokens
         client.blocking_portal.call(tokens.create, "acme", "ci")
