@@ -8,9 +8,10 @@ also for a tenant that holds tokens without being in the seed file. ``POST`` the
 (seeded tenants only) and shows it once; ``POST /tenants/{tenant}/tokens/{token_id}/revoke``
 revokes one. Both mutations pass the panel's session, CSRF and operator checks
 (``panel_principal``), and the cross-tenant rule runs before anything is looked up. A frozen
-tenant (``active`` false, docs/panel.md, "Tenants, organizations, fleets") gets no new token (409 ``tenant_inactive``); its tokens can
-still be revoked, since that only takes access away. A revoked token stops working at once in
-this process and within the token cache time (1 s) in every other.
+tenant (``active`` false, docs/panel.md, "Tenants, organizations, fleets") gets no new token
+(409 ``tenant_inactive``); its tokens can still be revoked, since that only takes access away.
+A revoked token stops working at once in this process and within the token cache time (1 s)
+in every other.
 """
 
 from __future__ import annotations
