@@ -15,13 +15,14 @@ Report the medians as ratios against ``memory`` measured in the same run.
 from __future__ import annotations
 
 import asyncio
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from tests.pg_cluster import Cluster
 
 from recordseal.panel.cookies import CookieKeyring, SigningKey
 from recordseal.panel.sessions import LegacySession
@@ -44,7 +45,11 @@ def loop() -> Iterator[asyncio.AbstractEventLoop]:
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[Cluster]:
+def cluster() -> Iterator[Any]:
+    """The tests' throwaway PostgreSQL cluster (tests/pg_cluster.py, from the repository)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.pg_cluster import Cluster
+
     started = Cluster.start()
     try:
         yield started
@@ -91,7 +96,7 @@ def test_panel_auth_sqlite(benchmark, loop) -> None:
             loop.run_until_complete(store.close())
 
 
-def test_panel_auth_postgres(benchmark, loop, cluster: Cluster) -> None:
+def test_panel_auth_postgres(benchmark, loop, cluster) -> None:
     with tempfile.TemporaryDirectory() as folder:
         store = _opened(loop, Settings(data_dir=Path(folder), database_url=cluster.url()))
         try:
