@@ -248,7 +248,7 @@ def _keys_export(args: argparse.Namespace) -> int:
 
 def _panel_link(args: argparse.Namespace) -> int:
     from recordseal.panel.passkey_store import PasskeyStore
-    from recordseal.web.panel.passkeys import create_registration_link, link_base_url
+    from recordseal.web.panel.passkey_config import create_registration_link, link_base_url
 
     settings = from_env(
         data_dir=args.data_dir, database_url=args.database_url, host=args.host, port=args.port

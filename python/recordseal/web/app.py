@@ -1,4 +1,9 @@
-"""``create_app()``: the Litestar application of the record service."""
+"""``create_app()``: the Litestar application of the record service.
+
+The application lists its per-domain controllers (docs/layers.md, "The web layer") and builds
+its typed state in the lifespan: the services (``AppServices``), the online verifier, the
+panel's context, sign-on and passkey configuration (``web/services.py``).
+"""
 
 from __future__ import annotations
 
@@ -9,10 +14,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import msgspec
-from litestar import Litestar, Response, get
-from litestar.datastructures import State
-from litestar.di import Provide
-from litestar.exceptions import HTTPException
+from litestar import Litestar
 
 from recordseal.audit import FleetAudit
 from recordseal.clock import utc_now
@@ -31,7 +33,6 @@ from recordseal.panel.migrate import import_panel_files
 from recordseal.panel.sso.provider_store import SecretBox
 from recordseal.panel.sso.settings import SsoSettings
 from recordseal.services.disclosure import DisclosureService
-from recordseal.services.errors import ServiceError
 from recordseal.services.keys import key_directory, trust_store
 from recordseal.services.proofs import ProofService
 from recordseal.services.records import RecordService
@@ -42,38 +43,23 @@ from recordseal.settings import Rate, Settings, from_env
 from recordseal.storage.backends import open_store
 from recordseal.storage.rows import SigningKeyRow
 from recordseal.verify import KeyDirectory, TrustStore
-from recordseal.web import batch, problems, records
 from recordseal.web.headers import security_headers
 from recordseal.web.observe import RequestObserver
-from recordseal.web.openapi import DocumentedAsPlugin, documented, openapi_config
-from recordseal.web.ops import OPS_ROUTES, READY_STATE
+from recordseal.web.openapi import DocumentedAsPlugin, openapi_config
+from recordseal.web.ops import READY_STATE, ServiceController
 from recordseal.web.panel.context import PanelContext
 from recordseal.web.panel.passkeys import PASSKEY_ROUTES, PasskeyConfig
 from recordseal.web.panel.routes import PANEL_ROUTES, panel_template_config
 from recordseal.web.panel.sso import build_sso_context
-from recordseal.web.proofs import proof_routes
+from recordseal.web.problems import EXCEPTION_HANDLERS
+from recordseal.web.proofs import proof_controller
 from recordseal.web.ratelimit import DATABASE as RATE_LIMIT_DATABASE
 from recordseal.web.ratelimit import RateLimiter, Scope
-from recordseal.web.services import AppServices, services_in
-from recordseal.web.verify import verify_routes
+from recordseal.web.records import RecordController
+from recordseal.web.services import AppServices
+from recordseal.web.verify import static_files, verify_controller
 
 log = logging.getLogger("recordseal")
-
-
-@get(
-    "/v1/keys",
-    tags=["records"],
-    **documented(answers={200: (KeyDirectory, "the key directory (docs/bundle.md)")}),
-)
-async def keys(state: State) -> Response[bytes]:
-    """The public key directory (docs/bundle.md): header-signing keys with their validity, and
-    the note verifier key of every log."""
-    return Response(
-        msgspec.json.encode(
-            await key_directory(services_in(state).store, services_in(state).sealer)
-        ),
-        media_type="application/json",
-    )
 
 
 def create_app(settings: Settings | None = None) -> Litestar:
@@ -218,35 +204,16 @@ def create_app(settings: Settings | None = None) -> Litestar:
 
     app = Litestar(
         route_handlers=[
-            *OPS_ROUTES,
-            keys,
-            records.create_stream,
-            records.post_record,
-            batch.post_batch,
-            records.get_record,
-            records.get_payload,
-            records.erase_subject,
-            records.erase_subject_with_slash,
-            records.disclose,
-            *verify_routes(settings.max_bundle_bytes),
-            *proof_routes(settings.max_bundle_bytes),
+            ServiceController,
+            RecordController,
+            verify_controller(settings.max_bundle_bytes),
+            static_files,
+            proof_controller(settings.max_bundle_bytes),
             *PANEL_ROUTES,
             *PASSKEY_ROUTES,
         ],
         template_config=panel_template_config(),
-        dependencies={
-            "tenant": Provide(records.tenant_of),
-            "records": Provide(records.records_of, sync_to_thread=False),
-        },
-        exception_handlers={
-            ServiceError: problems.service_error_handler,
-            msgspec.ValidationError: problems.validation_error_handler,
-            msgspec.DecodeError: problems.decode_error_handler,
-            HTTPException: problems.http_error_handler,
-            UnicodeDecodeError: problems.unreadable_handler,
-            RecursionError: problems.unreadable_handler,
-            Exception: problems.internal_error_handler,
-        },
+        exception_handlers=dict(EXCEPTION_HANDLERS),
         lifespan=[lifespan],
         request_max_body_size=settings.max_body_bytes,
         openapi_config=openapi_config(),

@@ -1,4 +1,8 @@
-"""``POST /v1/records:batch``: many records in one request, each accepted or refused alone."""
+"""``POST /v1/records:batch``: many records in one request, each accepted or refused alone.
+
+The route is declared by the records controller (``web/records.py``); its documentation and
+the ingest itself are here.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +10,13 @@ from collections import Counter
 from typing import Any
 
 import msgspec
-from litestar import Request, Response, post
+from litestar import Request, Response
 
 from recordseal import metrics
 from recordseal.services.errors import Invalid, ServiceError
 from recordseal.services.records import MAX_BATCH, RecordIn, Retry
 from recordseal.web.bodies import read_json, strict_decoder
-from recordseal.web.openapi import documented, inline_schema, refusal
-from recordseal.web.problems import service_problem
-from recordseal.web.records import (
+from recordseal.web.ingest import (
     IDEMPOTENCY_KEY,
     JSON,
     authenticate,
@@ -22,6 +24,8 @@ from recordseal.web.records import (
     record_in,
     record_out,
 )
+from recordseal.web.openapi import documented, inline_schema, refusal
+from recordseal.web.problems import service_problem
 from recordseal.web.schemas import BatchBody, BatchOut, BatchResult, RecordBody
 from recordseal.web.services import services_of
 
@@ -45,33 +49,28 @@ def _batch_body() -> dict[str, Any]:
     return body
 
 
-@post(
-    "/v1/records:batch",
-    status_code=200,
-    tags=["records"],
-    **documented(
-        bearer=True,
-        body=_batch_body(),
-        parameters=[IDEMPOTENCY_KEY],
-        answers={200: (BatchOut, "one result per record, in the order sent")},
-        refusals=[
-            refusal(
-                422,
-                "the batch holds no record or more than 1,000, the Idempotency-Key is"
-                " malformed, or a record's payload is not JSON the core reads (`field` names"
-                " the record)",
-                "batch_size_invalid",
-                "idempotency_key_invalid",
-                core_rules=True,
-            )
-        ],
-    ),
-    request_max_body_size=MAX_BATCH_BYTES,
+#: The route's OpenAPI description (``documented``), for the records controller's decorator.
+DOCUMENTED = documented(
+    bearer=True,
+    body=_batch_body(),
+    parameters=[IDEMPOTENCY_KEY],
+    answers={200: (BatchOut, "one result per record, in the order sent")},
+    refusals=[
+        refusal(
+            422,
+            "the batch holds no record or more than 1,000, the Idempotency-Key is"
+            " malformed, or a record's payload is not JSON the core reads (`field` names"
+            " the record)",
+            "batch_size_invalid",
+            "idempotency_key_invalid",
+            core_rules=True,
+        )
+    ],
 )
-async def post_batch(request: Request) -> Response[bytes]:  # type: ignore[type-arg]
-    """Ingest up to 1,000 records: each is accepted (201) or refused (its problem) on its own,
-    and the results come back in the order sent. With an ``Idempotency-Key``, item ``i`` is
-    keyed ``<key>#<i>``: a retried batch returns the stored records and stores nothing new."""
+
+
+async def ingest_batch(request: Request) -> Response[bytes]:  # type: ignore[type-arg]
+    """The answer of ``POST /v1/records:batch`` (``RecordController.post_batch``)."""
     tenant = await authenticate(request)
     records = services_of(request).records
     batch = read_json(request, await request.body(), _batch_decoder, payload_steps=3)

@@ -1,4 +1,7 @@
-"""Operations routes: liveness, readiness and metrics (docs/operations.md).
+"""What the service says about itself: ``ServiceController`` (docs/operations.md).
+
+``GET /v1/keys`` is the public key directory (docs/bundle.md): header-signing keys with
+their validity, and the note verifier key of every log.
 
 ``GET /health`` answers while the process runs. ``GET /readyz`` answers 200 once this worker
 has its keys loaded and its store answers a query (within :data:`READY_TIMEOUT` seconds),
@@ -15,13 +18,17 @@ from typing import Any, Literal
 import msgspec
 from litestar import Response, get
 from litestar.datastructures import State
+from litestar.di import NamedDependency, Provide
 from litestar.openapi.datastructures import ResponseSpec
 
 from recordseal import metrics
+from recordseal.services.keys import key_directory
+from recordseal.verify import KeyDirectory
+from recordseal.web.controller import DomainController
 from recordseal.web.openapi import documented, refusal
 from recordseal.web.problems import problem_response
 from recordseal.web.schemas import Health
-from recordseal.web.services import services_in
+from recordseal.web.services import AppServices, provide_services
 
 log = logging.getLogger("recordseal.web")
 
@@ -54,36 +61,51 @@ def _metrics_documented() -> dict[str, Any]:
     return declared
 
 
-@get("/health", tags=["service"], **documented())
-async def health() -> Health:
-    """Liveness: the process answers."""
-    return Health()
+class ServiceController(DomainController):
+    """Liveness, readiness, metrics and the public key directory; no authentication."""
 
+    dependencies = {"services": Provide(provide_services, sync_to_thread=False)}  # noqa: RUF012
 
-@get(
-    "/readyz",
-    tags=["service"],
-    **documented(
-        answers={200: (Readiness, "ready: keys loaded, store answering")}, refusals=[NOT_READY]
-    ),
-)
-async def readyz(state: State) -> Response[bytes]:
-    """Readiness: keys loaded and the store answering (200), or 503 naming what is not."""
-    if not state.get(READY_STATE):
-        return problem_response(503, "not_ready", "keys: the service is starting or stopping")
-    try:
-        await asyncio.wait_for(services_in(state).store.logs.log_origins(), READY_TIMEOUT)
-    except Exception as error:  # any failure of the store means: not ready
-        log.warning("readiness.store_unavailable", extra={"error": type(error).__name__})
-        return problem_response(503, "not_ready", "store: the database does not answer")
-    body = Readiness(status="ready", checks={"keys": "ok", "store": "ok"})
-    return Response(msgspec.json.encode(body), media_type="application/json")
+    @get("/health", tags=["service"], **documented())
+    async def health(self) -> Health:
+        """Liveness: the process answers."""
+        return Health()
 
+    @get(
+        "/readyz",
+        tags=["service"],
+        **documented(
+            answers={200: (Readiness, "ready: keys loaded, store answering")},
+            refusals=[NOT_READY],
+        ),
+    )
+    async def readyz(self, state: State) -> Response[bytes]:
+        """Readiness: keys loaded and the store answering (200), or 503 naming what is not."""
+        if state.get(READY_STATE) is not True:
+            return problem_response(503, "not_ready", "keys: the service is starting or stopping")
+        try:
+            store = provide_services(state).store
+            await asyncio.wait_for(store.logs.log_origins(), READY_TIMEOUT)
+        except Exception as error:  # any failure of the store means: not ready
+            log.warning("readiness.store_unavailable", extra={"error": type(error).__name__})
+            return problem_response(503, "not_ready", "store: the database does not answer")
+        body = Readiness(status="ready", checks={"keys": "ok", "store": "ok"})
+        return Response(msgspec.json.encode(body), media_type="application/json")
 
-@get("/metrics", tags=["service"], sync_to_thread=True, **_metrics_documented())
-def prometheus_metrics() -> Response[bytes]:
-    """Prometheus text format: requests, ingest, sealing, witnesses, panel denials."""
-    return Response(metrics.exposition(), media_type=metrics.CONTENT_TYPE)
+    @get("/metrics", tags=["service"], sync_to_thread=True, **_metrics_documented())
+    def prometheus_metrics(self) -> Response[bytes]:
+        """Prometheus text format: requests, ingest, sealing, witnesses, panel denials."""
+        return Response(metrics.exposition(), media_type=metrics.CONTENT_TYPE)
 
-
-OPS_ROUTES = [health, readyz, prometheus_metrics]
+    @get(
+        "/v1/keys",
+        tags=["records"],
+        **documented(answers={200: (KeyDirectory, "the key directory (docs/bundle.md)")}),
+    )
+    async def keys(self, services: NamedDependency[AppServices]) -> Response[bytes]:
+        """The public key directory (docs/bundle.md): header-signing keys with their validity, and
+        the note verifier key of every log."""
+        return Response(
+            msgspec.json.encode(await key_directory(services.store, services.sealer)),
+            media_type="application/json",
+        )

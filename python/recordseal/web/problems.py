@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
+from typing import Any
 
 import msgspec
 from litestar import Request, Response
@@ -168,3 +170,17 @@ def internal_error_handler(request: Request, error: Exception) -> Response[bytes
     log.error("request.internal_error", extra={"error": type(error).__name__})
     note_problem(request.scope, "internal_error")
     return problem_response(500, "internal_error")
+
+
+#: The application's exception handlers (``create_app``): every refusal as problem+json.
+EXCEPTION_HANDLERS: dict[
+    int | type[Exception], Callable[[Request[Any, Any, Any], Any], Response[Any]]
+] = {
+    ServiceError: service_error_handler,
+    msgspec.ValidationError: validation_error_handler,
+    msgspec.DecodeError: decode_error_handler,
+    HTTPException: http_error_handler,
+    UnicodeDecodeError: unreadable_handler,
+    RecursionError: unreadable_handler,
+    Exception: internal_error_handler,
+}

@@ -5,9 +5,10 @@ Three scopes (docs/security.md, "Rate limits"):
 - ``bearer``: failed bearer-token attempts on the record API. Only failures count, and a valid
   token is always served, so ingest with a good token is never throttled. Past the limit a
   failure answers 429 instead of 401.
-- ``login``: every passkey ceremony request (``POST /login/...``), counted before any work.
+- ``login``: every passkey ceremony request (``POST /login/...``), counted before any work
+  (the route's :class:`RateLimited` guard).
 - ``sso``: every sign-on start and callback (``/sso/<id>/start``, ``/sso/<id>/callback``),
-  counted before any work.
+  counted before any work (the same guard).
 
 Each is a fixed window: ``limit`` requests per ``seconds`` per address, the window starting
 at a multiple of ``seconds`` since the Unix epoch; a refusal carries ``Retry-After`` (the
@@ -25,10 +26,12 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from litestar.connection import ASGIConnection
+from litestar.handlers import BaseRouteHandler
 
 from recordseal.services.errors import TooManyRequests
 from recordseal.settings import Rate
@@ -140,3 +143,15 @@ def enforce(connection: ASGIConnection[Any, Any, Any, Any], scope: Scope) -> Non
     limiter = limiter_of(connection)
     if limiter is not None:
         limiter.check(scope, client_address(connection))
+
+
+@dataclass(frozen=True)
+class RateLimited:
+    """Guard: count every request of the route in ``scope``, before any work."""
+
+    scope: Scope
+
+    async def __call__(
+        self, connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler
+    ) -> None:
+        enforce(connection, self.scope)

@@ -1,9 +1,12 @@
-"""Verification over HTTP: ``POST /v1/verify`` (JSON) and the ``/verify-record`` paste-in form.
+"""Verification over HTTP: ``POST /v1/verify`` (JSON) and the ``/verify-record`` paste-in form,
+the routes of the controller :func:`verify_controller` makes for the configured bundle size.
 
 Both are unauthenticated and store nothing. They verify with the service's own key directory
-and witness trust store through ``app.state.verifier`` (``services.verification``), which
-decodes and verifies in worker threads. Bundles up to ``max_bundle_bytes`` are taken (the
-``max_bundle_bytes`` setting; docs/bundle.md, "Verifying online").
+and witness trust store through the online verifier of the typed state (``verifier``, an
+``OnlineVerifier`` of ``services.verification``: built once, rebuilt only when keys or logs
+change), which decodes and verifies in worker threads. Bundles up to ``max_bundle_bytes`` are
+taken (the ``max_bundle_bytes`` setting; docs/bundle.md, "Verifying online"). A body that is
+not JSON text is refused by the application's problem handlers (``web/problems.py``).
 
 The form is server-rendered HTML that works without script (every value escaped). With
 script, ``static/verify/page.js`` takes the form over and verifies in the page with the
@@ -21,21 +24,19 @@ from urllib.parse import parse_qs
 
 import anyio.to_thread
 import msgspec
-from litestar import MediaType, Request, Response, get, post
+from litestar import Controller, MediaType, Request, Response, get, post
+from litestar.di import NamedDependency, Provide
 from litestar.exceptions import HTTPException
 from litestar.static_files import create_static_files_router
-from litestar.types import ControllerRouterHandler
 
-from recordseal.services.errors import ServiceError
 from recordseal.services.verification import OnlineVerifier
 from recordseal.verify import Bundle, VerificationResult
 from recordseal.web.bodies import check_json_text, require_json
+from recordseal.web.controller import DomainController
 from recordseal.web.openapi import documented
-from recordseal.web.problems import service_error_handler
 from recordseal.web.schemas import VerificationOut
+from recordseal.web.services import provide_verifier
 
-#: The largest bundle verified online unless the ``max_bundle_bytes`` setting says otherwise.
-MAX_BUNDLE_BYTES = 16 * 1024 * 1024
 JSON = "application/json"
 FORM = "application/x-www-form-urlencoded"
 
@@ -50,22 +51,16 @@ def size_text(size: int) -> str:
     return f"{size >> 20} MiB" if size % (1 << 20) == 0 else f"{size:,} bytes"
 
 
-async def _verify(request: Request[Any, Any, Any], bundle: bytes) -> VerificationResult:
-    verifier: OnlineVerifier = request.app.state.verifier
-    return await verifier.verify(bundle)
-
-
 # --- POST /v1/verify -----------------------------------------------------------------------
 
 
-async def _verify_json(request: Request[Any, Any, Any]) -> Response[bytes]:
-    try:
-        require_json(request)
-        raw = await request.body()
-        await anyio.to_thread.run_sync(check_json_text, raw)
-    except ServiceError as error:  # answered here: the route also serves in apps of its own
-        return service_error_handler(request, error)
-    result = await _verify(request, raw)
+async def _verify_json(
+    request: Request[Any, Any, Any], verifier: OnlineVerifier
+) -> Response[bytes]:
+    require_json(request)
+    raw = await request.body()
+    await anyio.to_thread.run_sync(check_json_text, raw)
+    result = await verifier.verify(raw)
     answer = msgspec.json.decode(result.to_json())
     answer["attestation"] = (
         "hosted-ingest"  # docs/records.md, "Endpoints": every answer of the record API
@@ -193,7 +188,9 @@ def _refusal(message: str, status: int, limit: int, bundle: str = "") -> Respons
     )
 
 
-async def _form_submit(request: Request[Any, Any, Any], limit: int) -> Response[str]:
+async def _form_submit(
+    request: Request[Any, Any, Any], verifier: OnlineVerifier, limit: int
+) -> Response[str]:
     too_large = (
         f"The bundle is larger than {size_text(limit)}, the limit of this form. Verify it"
         " offline instead: recordseal verify BUNDLE --keys KEYS --trust TRUST."
@@ -217,7 +214,7 @@ async def _form_submit(request: Request[Any, Any, Any], limit: int) -> Response[
     encoded = bundle.encode("utf-8", "surrogatepass")
     if len(encoded) > limit:
         return _refusal(too_large, 413, limit)
-    result = await _verify(request, encoded)
+    result = await verifier.verify(encoded)
     return _html(_result_html(result) + _form(limit, bundle))
 
 
@@ -231,46 +228,56 @@ static_files = create_static_files_router(
 )
 
 
-def verify_routes(max_bundle_bytes: int = MAX_BUNDLE_BYTES) -> list[ControllerRouterHandler]:
-    """The handlers to register on an application whose ``state.verifier`` is an
-    :class:`OnlineVerifier`; bundles up to ``max_bundle_bytes`` are verified."""
+def verify_controller(max_bundle_bytes: int) -> type[Controller]:
+    """The verification routes for bundles up to ``max_bundle_bytes`` (the setting), taking
+    the online verifier of the application's typed state. The static files of the browser
+    verifier are :data:`static_files`, registered beside it."""
 
-    @post(
-        "/v1/verify",
-        status_code=200,
-        tags=["verification"],
-        request_max_body_size=max_bundle_bytes,
-        **documented(
-            body=Bundle,
-            body_description=(
-                f"a disclosure bundle (docs/bundle.md), at most {size_text(max_bundle_bytes)}"
+    class VerifyController(DomainController):
+        """``POST /v1/verify`` and the ``/verify-record`` form; public, nothing stored."""
+
+        dependencies = {"verifier": Provide(provide_verifier, sync_to_thread=False)}  # noqa: RUF012
+
+        @post(
+            "/v1/verify",
+            status_code=200,
+            tags=["verification"],
+            request_max_body_size=max_bundle_bytes,
+            **documented(
+                body=Bundle,
+                body_description=(
+                    f"a disclosure bundle (docs/bundle.md), at most {size_text(max_bundle_bytes)}"
+                ),
+                answers={200: (VerificationOut, "the verification result, whatever the verdict")},
             ),
-            answers={200: (VerificationOut, "the verification result, whatever the verdict")},
-        ),
-    )
-    async def verify_api(request: Request[Any, Any, Any]) -> Response[bytes]:
-        """Verify a bundle with the service's key directory and trust store.
+        )
+        async def verify_api(
+            self, request: Request[Any, Any, Any], verifier: NamedDependency[OnlineVerifier]
+        ) -> Response[bytes]:
+            """Verify a bundle with the service's key directory and trust store.
 
-        The body must be JSON (415 otherwise) that the core's reader accepts (400 otherwise:
-        see ``web/bodies.py``). Then the answer is 200 with the result for every bundle, one
-        of the wrong shape included (verdict ``FAILED``, reason in check 1); a body over the
-        limit (the ``max_bundle_bytes`` setting) is 413.
-        """
-        return await _verify_json(request)
+            The body must be JSON (415 otherwise) that the core's reader accepts (400 otherwise:
+            see ``web/bodies.py``). Then the answer is 200 with the result for every bundle, one
+            of the wrong shape included (verdict ``FAILED``, reason in check 1); a body over the
+            limit (the ``max_bundle_bytes`` setting) is 413.
+            """
+            return await _verify_json(request, verifier)
 
-    @get("/verify-record", include_in_schema=False)
-    async def verify_form() -> Response[str]:
-        """The paste-in form."""
-        return _html(_form(max_bundle_bytes))
+        @get("/verify-record", include_in_schema=False)
+        async def verify_form(self) -> Response[str]:
+            """The paste-in form."""
+            return _html(_form(max_bundle_bytes))
 
-    @post(
-        "/verify-record",
-        status_code=200,
-        include_in_schema=False,
-        request_max_body_size=form_limit(max_bundle_bytes),
-    )
-    async def verify_form_submit(request: Request[Any, Any, Any]) -> Response[str]:
-        """Verify the pasted bundle and show the verdict, the checks and the time bracket."""
-        return await _form_submit(request, max_bundle_bytes)
+        @post(
+            "/verify-record",
+            status_code=200,
+            include_in_schema=False,
+            request_max_body_size=form_limit(max_bundle_bytes),
+        )
+        async def verify_form_submit(
+            self, request: Request[Any, Any, Any], verifier: NamedDependency[OnlineVerifier]
+        ) -> Response[str]:
+            """Verify the pasted bundle and show the verdict, the checks and the time bracket."""
+            return await _form_submit(request, verifier, max_bundle_bytes)
 
-    return [verify_api, verify_form, verify_form_submit, static_files]
+    return VerifyController

@@ -1,10 +1,11 @@
 """``PanelContext``: what the panel's handlers share, kept on ``app.state.panel``.
 
 The application assembles one context in its lifespan (a tenant store, the cookie keyring,
-the panel's part of the store) and stores it as ``app.state.panel``; handlers fetch it with
-``panel_context(request)``. The context holds no panel state of its own: passkey roles and
-sign-out epochs are read from the store on every request, so every worker process and every
-host sees a sign-in, a new passkey or a sign-out-everywhere made through another at once.
+the panel's part of the store) and stores it as ``app.state.panel``; handlers take it as the
+dependency ``panel`` (:func:`provide_panel`), guards with :func:`panel_context`. The context
+holds no panel state of its own: passkey roles and sign-out epochs are read from the store on
+every request, so every worker process and every host sees a sign-in, a new passkey or a
+sign-out-everywhere made through another at once.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from litestar.connection import ASGIConnection
+from litestar.datastructures import State
 
 from recordseal.fleet.status import FleetStatus
 from recordseal.panel.cookies import CookieKeyring
@@ -24,6 +26,7 @@ from recordseal.panel.sessions import Role, Session
 from recordseal.panel.signout import is_signed_out, sign_out_everywhere
 from recordseal.panel.tenants import FleetRef, TenantStore
 from recordseal.storage.panel import PanelStore
+from recordseal.web.services import typed_state
 
 METRIC_NAMES = (
     "forbidden_cross_tenant",
@@ -83,9 +86,11 @@ class PanelContext:
         return await self.passkeys.role(user_id)
 
 
-def panel_context(request: ASGIConnection[Any, Any, Any, Any]) -> PanelContext:
-    """``request.app.state.panel``; a RuntimeError names the missing wiring."""
-    context = getattr(request.app.state, "panel", None)
-    if not isinstance(context, PanelContext):
-        raise RuntimeError("app.state.panel is not a PanelContext: set it in the app lifespan")
-    return context
+def provide_panel(state: State) -> PanelContext:
+    """Dependency ``panel``: ``app.state.panel``; a RuntimeError names the missing wiring."""
+    return typed_state(state, "panel", PanelContext)
+
+
+def panel_context(connection: ASGIConnection[Any, Any, Any, Any]) -> PanelContext:
+    """The typed accessor of guards and helpers: ``app.state.panel``."""
+    return provide_panel(connection.app.state)

@@ -1,6 +1,6 @@
 """Passkey sign-in of the operator panel (docs/panel.md).
 
-Routes (``PASSKEY_ROUTES``):
+Routes (``PasskeyController``):
 
 - ``GET /login``: the sign-in page; its script asks ``POST /login/authenticate/start`` for
   options, calls ``navigator.credentials.get`` and posts the answer to
@@ -25,25 +25,26 @@ request (scheme and ``Host``) and accepted only if it is listed in
 ``RECORDSEAL_PANEL_ORIGINS`` (comma-separated), or, when that is unset, if its host is the
 relying party id (any port; plain http only for ``localhost``).
 
-Wiring: the ``PasskeyStore`` is the panel context's (``PanelContext.passkeys``);
-``app.state.passkey_config`` holds its ``PasskeyConfig`` (``PasskeyConfig.of(settings)``).
-All POST routes here take JSON only (a cross-site form cannot send it without
-a CORS preflight; another media type is 415), and the browser's origin is checked again inside
-the signed client data. Every ceremony request counts against the ``login`` rate limit of its
-address (web/ratelimit.py; 429 problem+json with ``Retry-After`` past it).
+Wiring: the ``PasskeyStore`` is the panel context's (``PanelContext.passkeys``, dependency
+``panel``); the dependency ``passkey_config`` is the typed state's ``PasskeyConfig``, built
+from the settings (``web/panel/passkey_config.py``). All POST routes here take JSON only (a
+cross-site form cannot send it without a CORS preflight; another media type is 415), and the
+browser's origin is checked again inside the signed client data. Every ceremony request counts
+against the ``login`` rate limit of its address (the ``RateLimited`` guard, web/ratelimit.py;
+429 problem+json with ``Retry-After`` past it).
 """
 
 from __future__ import annotations
 
 import logging
 import secrets
-from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 import msgspec
 from litestar import Request, Response, get, post
+from litestar.di import NamedDependency, Provide
 from litestar.response import Template
+from litestar.types import ControllerRouterHandler
 from webauthn import (
     generate_authentication_options,
     generate_registration_options,
@@ -60,14 +61,20 @@ from webauthn.helpers.structs import (
 )
 
 from recordseal.panel.cookies import set_cookie_header
-from recordseal.panel.passkey_store import LinkGone, LinkStatus, PasskeyStore, hash_token
+from recordseal.panel.passkey_store import LinkGone, LinkStatus, hash_token
 from recordseal.panel.sessions import LegacySession, Role
 from recordseal.services.errors import ServiceError
-from recordseal.settings import Settings
 from recordseal.web.bodies import check_json_text, is_json_media_type
-from recordseal.web.panel.context import panel_context
+from recordseal.web.controller import DomainController
+from recordseal.web.panel.context import PanelContext, provide_panel
+from recordseal.web.panel.passkey_config import (
+    PasskeyConfig,
+    create_registration_link,
+    link_base_url,
+    provide_passkey_config,
+)
 from recordseal.web.panel.session import PRIVATE_HEADERS
-from recordseal.web.ratelimit import enforce
+from recordseal.web.ratelimit import RateLimited
 
 log = logging.getLogger("recordseal.panel.web")
 
@@ -76,56 +83,13 @@ AFTER_SIGN_IN = "/tenants"
 RP_NAME = "recordseal operator panel"
 CEREMONY_TIMEOUT_MS = 120_000
 
-__all__ = ["PASSKEY_ROUTES", "PasskeyConfig", "create_registration_link", "link_base_url"]
-
-
-@dataclass(frozen=True)
-class PasskeyConfig:
-    """The relying party id and the browser origins accepted for it."""
-
-    rp_id: str = "localhost"
-    origins: frozenset[str] = field(default_factory=frozenset)
-
-    @classmethod
-    def of(cls, settings: Settings) -> PasskeyConfig:
-        origins = frozenset(origin.rstrip("/") for origin in settings.panel_origins)
-        return cls(settings.panel_rp_id, origins)
-
-    def accepts(self, origin: str) -> bool:
-        if self.origins:
-            return origin in self.origins
-        parts = urlsplit(origin)
-        if parts.hostname != self.rp_id:
-            return False
-        return parts.scheme == "https" or (parts.scheme == "http" and self.rp_id == "localhost")
-
-
-#: Addresses a service listens on that are no name a browser can use for WebAuthn.
-_UNNAMED_HOSTS = ("127.", "::1", "0.0.0.0", "::", "[::1]", "[::]", "localhost")
-
-
-def link_base_url(settings: Settings) -> str:
-    """Where browsers reach the panel, for a registration link: the first of
-    ``RECORDSEAL_PANEL_ORIGINS``; else the configured host and port, with a loopback or
-    wildcard host (127.0.0.1, ::1, 0.0.0.0, ::) named by the relying party id (a passkey only
-    works on its relying party's host), over http for ``localhost`` and https otherwise."""
-    if settings.panel_origins:
-        return settings.panel_origins[0].rstrip("/")
-    name = settings.host
-    if name == "" or name.startswith(_UNNAMED_HOSTS):
-        name = settings.panel_rp_id
-    scheme = "http" if name == "localhost" else "https"
-    default_port = 80 if scheme == "http" else 443
-    port = settings.port
-    return f"{scheme}://{name}" + ("" if port == default_port else f":{port}")
-
-
-async def create_registration_link(
-    store: PasskeyStore, role: Role = "operator", base_url: str = "http://localhost:8000"
-) -> str:
-    """A one-time registration URL (15 minutes, single use) granting ``role``."""
-    token = await store.create_link(role)
-    return f"{base_url.rstrip('/')}/login/register?token={token}"
+__all__ = [
+    "PASSKEY_ROUTES",
+    "PasskeyConfig",
+    "PasskeyController",
+    "create_registration_link",
+    "link_base_url",
+]
 
 
 # -- plumbing --------------------------------------------------------------------------
@@ -145,19 +109,6 @@ class _StartRegistration(msgspec.Struct, forbid_unknown_fields=True):
 class _Finish(msgspec.Struct):
     state: str
     credential: dict[str, Any]
-
-
-def _store(request: Request[Any, Any, Any]) -> PasskeyStore:
-    return panel_context(request).passkeys
-
-
-def _config(request: Request[Any, Any, Any]) -> PasskeyConfig:
-    config = getattr(request.app.state, "passkey_config", None)
-    if not isinstance(config, PasskeyConfig):
-        raise RuntimeError(
-            "app.state.passkey_config is not a PasskeyConfig: set it in the lifespan"
-        )
-    return config
 
 
 def _expected_origin(request: Request[Any, Any, Any], config: PasskeyConfig) -> str:
@@ -209,8 +160,7 @@ def _options_json(options: Any) -> Any:
     return msgspec.json.decode(options_to_json(options))
 
 
-async def _sign_in(request: Request[Any, Any, Any], user_id: str, role: Role) -> Response[Any]:
-    context = panel_context(request)
+async def _sign_in(context: PanelContext, user_id: str, role: Role) -> Response[Any]:
     exp = int(context.clock()) + SESSION_LIFETIME
     epoch = await context.current_epoch()
     token = context.keyring.issue(LegacySession(user_id, exp, epoch=epoch))
@@ -235,175 +185,210 @@ def _link_problem(status: LinkStatus) -> tuple[int, str, str]:
 # -- routes ----------------------------------------------------------------------------
 
 
-@get("/login", name="panel_login", include_in_schema=False)
-async def login_page() -> Template:
-    """The sign-in page."""
-    return Template(template_name="panel/login.html", context={}, headers=PRIVATE_HEADERS)
+class PasskeyController(DomainController):
+    """Passkey sign-in and one-time registration; public (no session yet), every ceremony
+    request rate-limited (``login``)."""
 
+    dependencies = {  # noqa: RUF012
+        "panel": Provide(provide_panel, sync_to_thread=False),
+        "passkey_config": Provide(provide_passkey_config, sync_to_thread=False),
+    }
 
-@post("/login/authenticate/start", name="panel_passkey_auth_start", include_in_schema=False)
-async def authenticate_start(request: Request[Any, Any, Any]) -> Response[Any]:
-    """Options for ``navigator.credentials.get`` (discoverable credentials, UV required)."""
-    enforce(request, "login")
-    config = _config(request)
-    try:
-        _expected_origin(request, config)
-        _require_json(request)
-    except _Refused as refused:
-        log.info("panel.passkey_refused", extra={"reason": refused.reason})
-        return _empty(refused.status)
-    options = generate_authentication_options(
-        rp_id=config.rp_id,
-        timeout=CEREMONY_TIMEOUT_MS,
-        user_verification=UserVerificationRequirement.REQUIRED,
+    @get("/login", name="panel_login", include_in_schema=False)
+    async def login_page(self) -> Template:
+        """The sign-in page."""
+        return Template(template_name="panel/login.html", context={}, headers=PRIVATE_HEADERS)
+
+    @post(
+        "/login/authenticate/start",
+        name="panel_passkey_auth_start",
+        include_in_schema=False,
+        guards=[RateLimited("login")],
     )
-    state = await _store(request).put_challenge("authenticate", options.challenge)
-    return _json({"state": state, "options": _options_json(options)})
-
-
-@post("/login/authenticate/finish", name="panel_passkey_auth_finish", include_in_schema=False)
-async def authenticate_finish(request: Request[Any, Any, Any]) -> Response[Any]:
-    """Verifies the assertion; 401 with an empty body for every failure."""
-    enforce(request, "login")
-    config = _config(request)
-    store = _store(request)
-    try:
-        origin = _expected_origin(request, config)
-        body: _Finish = await _json_body(request, _Finish)
-        pending = await store.take_challenge(body.state, "authenticate")
-        if pending is None:
-            raise _Refused(401, "unknown, used or expired state")
+    async def authenticate_start(
+        self,
+        request: Request[Any, Any, Any],
+        panel: NamedDependency[PanelContext],
+        passkey_config: NamedDependency[PasskeyConfig],
+    ) -> Response[Any]:
+        """Options for ``navigator.credentials.get`` (discoverable credentials, UV required)."""
+        config = passkey_config
         try:
-            parsed = parse_authentication_credential_json(body.credential)
-        except (WebAuthnException, ValueError, TypeError, KeyError):
-            raise _Refused(401, "malformed credential") from None
-        credential = await store.credential(parsed.raw_id)
-        if credential is None:
-            raise _Refused(401, "unknown credential")
+            _expected_origin(request, config)
+            _require_json(request)
+        except _Refused as refused:
+            log.info("panel.passkey_refused", extra={"reason": refused.reason})
+            return _empty(refused.status)
+        options = generate_authentication_options(
+            rp_id=config.rp_id,
+            timeout=CEREMONY_TIMEOUT_MS,
+            user_verification=UserVerificationRequirement.REQUIRED,
+        )
+        state = await panel.passkeys.put_challenge("authenticate", options.challenge)
+        return _json({"state": state, "options": _options_json(options)})
+
+    @post(
+        "/login/authenticate/finish",
+        name="panel_passkey_auth_finish",
+        include_in_schema=False,
+        guards=[RateLimited("login")],
+    )
+    async def authenticate_finish(
+        self,
+        request: Request[Any, Any, Any],
+        panel: NamedDependency[PanelContext],
+        passkey_config: NamedDependency[PasskeyConfig],
+    ) -> Response[Any]:
+        """Verifies the assertion; 401 with an empty body for every failure."""
+        config = passkey_config
+        store = panel.passkeys
         try:
-            verified = verify_authentication_response(
-                credential=parsed,
+            origin = _expected_origin(request, config)
+            body: _Finish = await _json_body(request, _Finish)
+            pending = await store.take_challenge(body.state, "authenticate")
+            if pending is None:
+                raise _Refused(401, "unknown, used or expired state")
+            try:
+                parsed = parse_authentication_credential_json(body.credential)
+            except (WebAuthnException, ValueError, TypeError, KeyError):
+                raise _Refused(401, "malformed credential") from None
+            credential = await store.credential(parsed.raw_id)
+            if credential is None:
+                raise _Refused(401, "unknown credential")
+            try:
+                verified = verify_authentication_response(
+                    credential=parsed,
+                    expected_challenge=pending.challenge,
+                    expected_rp_id=config.rp_id,
+                    expected_origin=origin,
+                    credential_public_key=credential.public_key,
+                    credential_current_sign_count=credential.sign_count,
+                    require_user_verification=True,
+                )
+            except (WebAuthnException, ValueError, TypeError, KeyError) as exc:
+                raise _Refused(401, f"assertion rejected: {exc}") from None
+            user_handle = parsed.response.user_handle
+            if user_handle is not None and user_handle != credential.user_id.encode("utf-8"):
+                raise _Refused(401, "user handle does not match the credential")
+        except _Refused as refused:
+            log.info("panel.passkey_refused", extra={"reason": refused.reason})
+            return _empty(refused.status)
+        await store.update_sign_count(credential.credential_id, verified.new_sign_count)
+        return await _sign_in(panel, credential.user_id, credential.role)
+
+    @get("/login/register", name="panel_register", include_in_schema=False)
+    async def register_page(
+        self, request: Request[Any, Any, Any], panel: NamedDependency[PanelContext]
+    ) -> Template:
+        """The one-time registration page; 400 or 410 with an explanation for a bad link."""
+        token = request.query_params.get("token", "")
+        status, _role = await panel.passkeys.link_status(token) if token else ("unknown", None)
+        if status != "valid":
+            code, title, detail = _link_problem(status)
+            return Template(
+                template_name="panel/login_error.html",
+                context={"title": title, "detail": detail, "status": code},
+                status_code=code,
+                headers=PRIVATE_HEADERS,
+            )
+        return Template(
+            template_name="panel/register.html",
+            context={"token": token},
+            headers=PRIVATE_HEADERS,
+        )
+
+    @post(
+        "/login/register/start",
+        name="panel_passkey_register_start",
+        include_in_schema=False,
+        guards=[RateLimited("login")],
+    )
+    async def register_start(
+        self,
+        request: Request[Any, Any, Any],
+        panel: NamedDependency[PanelContext],
+        passkey_config: NamedDependency[PasskeyConfig],
+    ) -> Response[Any]:
+        """Options for ``navigator.credentials.create`` for a new user of a valid link."""
+        config = passkey_config
+        store = panel.passkeys
+        try:
+            _expected_origin(request, config)
+            body: _StartRegistration = await _json_body(request, _StartRegistration)
+        except _Refused as refused:
+            log.info("panel.passkey_refused", extra={"reason": refused.reason})
+            return _empty(refused.status)
+        status, role = await store.link_status(body.token)
+        if status != "valid" or role is None:
+            code, _title, detail = _link_problem(status)
+            return _json({"error": status, "detail": detail}, status=code)
+        user_id = f"{role}-{secrets.token_hex(6)}"
+        options = generate_registration_options(
+            rp_id=config.rp_id,
+            rp_name=RP_NAME,
+            user_name=user_id,
+            user_id=user_id.encode("utf-8"),
+            user_display_name=f"recordseal {role} ({user_id})",
+            timeout=CEREMONY_TIMEOUT_MS,
+            authenticator_selection=AuthenticatorSelectionCriteria(
+                resident_key=ResidentKeyRequirement.REQUIRED,
+                user_verification=UserVerificationRequirement.REQUIRED,
+            ),
+        )
+        state = await store.put_challenge(
+            "register", options.challenge, user_id=user_id, token_hash=hash_token(body.token)
+        )
+        return _json({"state": state, "options": _options_json(options)})
+
+    @post(
+        "/login/register/finish",
+        name="panel_passkey_register_finish",
+        include_in_schema=False,
+        guards=[RateLimited("login")],
+    )
+    async def register_finish(
+        self,
+        request: Request[Any, Any, Any],
+        panel: NamedDependency[PanelContext],
+        passkey_config: NamedDependency[PasskeyConfig],
+    ) -> Response[Any]:
+        """Verifies the attestation, consumes the link, stores the passkey and signs in."""
+        config = passkey_config
+        store = panel.passkeys
+        try:
+            origin = _expected_origin(request, config)
+            body: _Finish = await _json_body(request, _Finish)
+        except _Refused as refused:
+            log.info("panel.passkey_refused", extra={"reason": refused.reason})
+            return _empty(refused.status)
+        pending = await store.take_challenge(body.state, "register")
+        if pending is None or pending.user_id is None or pending.token_hash is None:
+            log.info("panel.passkey_refused", extra={"reason": "unknown, used or expired state"})
+            return _empty(401)
+        try:
+            verified = verify_registration_response(
+                credential=msgspec.json.encode(body.credential).decode("utf-8"),
                 expected_challenge=pending.challenge,
                 expected_rp_id=config.rp_id,
                 expected_origin=origin,
-                credential_public_key=credential.public_key,
-                credential_current_sign_count=credential.sign_count,
                 require_user_verification=True,
             )
         except (WebAuthnException, ValueError, TypeError, KeyError) as exc:
-            raise _Refused(401, f"assertion rejected: {exc}") from None
-        user_handle = parsed.response.user_handle
-        if user_handle is not None and user_handle != credential.user_id.encode("utf-8"):
-            raise _Refused(401, "user handle does not match the credential")
-    except _Refused as refused:
-        log.info("panel.passkey_refused", extra={"reason": refused.reason})
-        return _empty(refused.status)
-    await store.update_sign_count(credential.credential_id, verified.new_sign_count)
-    return await _sign_in(request, credential.user_id, credential.role)
+            log.info("panel.passkey_refused", extra={"reason": f"attestation rejected: {exc}"})
+            return _empty(401)
+        try:
+            role = await store.register_with_link(
+                pending.token_hash,
+                pending.user_id,
+                verified.credential_id,
+                verified.credential_public_key,
+                verified.sign_count,
+            )
+        except LinkGone as gone:
+            code, _title, detail = _link_problem(gone.status)
+            return _json({"error": gone.status, "detail": detail}, status=code)
+        log.info("panel.passkey_registered", extra={"subject": pending.user_id, "role": role})
+        return await _sign_in(panel, pending.user_id, role)
 
 
-@get("/login/register", name="panel_register", include_in_schema=False)
-async def register_page(request: Request[Any, Any, Any]) -> Template:
-    """The one-time registration page; 400 or 410 with an explanation for a bad link."""
-    token = request.query_params.get("token", "")
-    status, _role = await _store(request).link_status(token) if token else ("unknown", None)
-    if status != "valid":
-        code, title, detail = _link_problem(status)
-        return Template(
-            template_name="panel/login_error.html",
-            context={"title": title, "detail": detail, "status": code},
-            status_code=code,
-            headers=PRIVATE_HEADERS,
-        )
-    return Template(
-        template_name="panel/register.html",
-        context={"token": token},
-        headers=PRIVATE_HEADERS,
-    )
-
-
-@post("/login/register/start", name="panel_passkey_register_start", include_in_schema=False)
-async def register_start(request: Request[Any, Any, Any]) -> Response[Any]:
-    """Options for ``navigator.credentials.create`` for a new user of a valid link."""
-    enforce(request, "login")
-    config = _config(request)
-    store = _store(request)
-    try:
-        _expected_origin(request, config)
-        body: _StartRegistration = await _json_body(request, _StartRegistration)
-    except _Refused as refused:
-        log.info("panel.passkey_refused", extra={"reason": refused.reason})
-        return _empty(refused.status)
-    status, role = await store.link_status(body.token)
-    if status != "valid" or role is None:
-        code, _title, detail = _link_problem(status)
-        return _json({"error": status, "detail": detail}, status=code)
-    user_id = f"{role}-{secrets.token_hex(6)}"
-    options = generate_registration_options(
-        rp_id=config.rp_id,
-        rp_name=RP_NAME,
-        user_name=user_id,
-        user_id=user_id.encode("utf-8"),
-        user_display_name=f"recordseal {role} ({user_id})",
-        timeout=CEREMONY_TIMEOUT_MS,
-        authenticator_selection=AuthenticatorSelectionCriteria(
-            resident_key=ResidentKeyRequirement.REQUIRED,
-            user_verification=UserVerificationRequirement.REQUIRED,
-        ),
-    )
-    state = await store.put_challenge(
-        "register", options.challenge, user_id=user_id, token_hash=hash_token(body.token)
-    )
-    return _json({"state": state, "options": _options_json(options)})
-
-
-@post("/login/register/finish", name="panel_passkey_register_finish", include_in_schema=False)
-async def register_finish(request: Request[Any, Any, Any]) -> Response[Any]:
-    """Verifies the attestation, consumes the link, stores the passkey and signs in."""
-    enforce(request, "login")
-    config = _config(request)
-    store = _store(request)
-    try:
-        origin = _expected_origin(request, config)
-        body: _Finish = await _json_body(request, _Finish)
-    except _Refused as refused:
-        log.info("panel.passkey_refused", extra={"reason": refused.reason})
-        return _empty(refused.status)
-    pending = await store.take_challenge(body.state, "register")
-    if pending is None or pending.user_id is None or pending.token_hash is None:
-        log.info("panel.passkey_refused", extra={"reason": "unknown, used or expired state"})
-        return _empty(401)
-    try:
-        verified = verify_registration_response(
-            credential=msgspec.json.encode(body.credential).decode("utf-8"),
-            expected_challenge=pending.challenge,
-            expected_rp_id=config.rp_id,
-            expected_origin=origin,
-            require_user_verification=True,
-        )
-    except (WebAuthnException, ValueError, TypeError, KeyError) as exc:
-        log.info("panel.passkey_refused", extra={"reason": f"attestation rejected: {exc}"})
-        return _empty(401)
-    try:
-        role = await store.register_with_link(
-            pending.token_hash,
-            pending.user_id,
-            verified.credential_id,
-            verified.credential_public_key,
-            verified.sign_count,
-        )
-    except LinkGone as gone:
-        code, _title, detail = _link_problem(gone.status)
-        return _json({"error": gone.status, "detail": detail}, status=code)
-    log.info("panel.passkey_registered", extra={"subject": pending.user_id, "role": role})
-    return await _sign_in(request, pending.user_id, role)
-
-
-PASSKEY_ROUTES = [
-    login_page,
-    authenticate_start,
-    authenticate_finish,
-    register_page,
-    register_start,
-    register_finish,
-]
+PASSKEY_ROUTES: list[ControllerRouterHandler] = [PasskeyController]

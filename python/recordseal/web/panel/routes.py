@@ -1,9 +1,15 @@
-"""What the application wires in: ``PANEL_ROUTES`` and ``panel_template_config()``.
+"""What the application wires in: ``PANEL_ROUTES`` and ``panel_template_config()`` (and
+``passkeys.PASSKEY_ROUTES``; docs/layers.md, "The web layer").
 
-``PANEL_ROUTES`` holds one ``Router`` at ``/`` that carries the panel's own dependency
-(``panel_principal``) and exception handler (``PanelDenied``), plus the sign-on routes
-(``/sso/...``, no session needed), so nothing else is needed at app level beyond the template
-config, ``app.state.panel`` (a ``PanelContext``) and ``app.state.sso`` (an ``SsoContext``).
+``PANEL_ROUTES`` holds one ``Router`` at ``/`` with the panel's controllers (tenant views,
+tokens, sign-on providers, transparency files, sign-out). The router carries the guards every
+one of its routes passes (``require_session``, then ``require_csrf`` for mutations:
+``web/panel/guards.py``), the panel's dependency (``panel``) and its exception handler
+(``PanelDenied``). Beside it are the sign-on controllers, which run before there is a session
+(``SsoController``; the passkey ceremonies, ``passkeys.PASSKEY_ROUTES``, come with the
+passkey configuration), and the panel's static files.
+The application's typed state provides ``app.state.panel`` (a ``PanelContext``),
+``app.state.sso`` (an ``SsoContext``) and ``app.state.passkey_config``.
 """
 
 from __future__ import annotations
@@ -16,15 +22,17 @@ from litestar.handlers import HTTPRouteHandler
 from litestar.plugins.jinja import JinjaTemplateEngine
 from litestar.static_files import create_static_files_router
 from litestar.template.config import TemplateConfig
+from litestar.types import ControllerRouterHandler
 
-from recordseal.web.panel.dashboard import DASHBOARD_ROUTES
+from recordseal.web.panel.context import provide_panel
+from recordseal.web.panel.guards import require_csrf, require_session
 from recordseal.web.panel.session import PanelDenied, panel_denied_handler, panel_principal
-from recordseal.web.panel.signout import SIGNOUT_ROUTES
-from recordseal.web.panel.sso import SSO_ROUTES
-from recordseal.web.panel.sso_registration import SSO_REGISTRATION_ROUTES
-from recordseal.web.panel.tokens import TOKEN_ROUTES
-from recordseal.web.panel.transparency import TRANSPARENCY_ROUTES
-from recordseal.web.panel.views import VIEW_ROUTES
+from recordseal.web.panel.signout import SignOutController
+from recordseal.web.panel.sso import SsoController, provide_sso
+from recordseal.web.panel.sso_registration import SsoRegistrationController
+from recordseal.web.panel.tokens import TokenController
+from recordseal.web.panel.transparency import TransparencyController
+from recordseal.web.panel.views import TenantController
 
 TEMPLATE_DIRECTORY = Path(__file__).parent / "templates"
 #: The panel's style sheet and passkey script: pages allow no inline script or style
@@ -35,22 +43,26 @@ STATIC_PATH = "/static/panel"
 panel_router = Router(
     path="/",
     route_handlers=[
-        *VIEW_ROUTES,
-        *SIGNOUT_ROUTES,
-        *TOKEN_ROUTES,
-        *DASHBOARD_ROUTES,
-        *SSO_REGISTRATION_ROUTES,
-        *TRANSPARENCY_ROUTES,
+        TenantController,
+        SignOutController,
+        TokenController,
+        SsoRegistrationController,
+        TransparencyController,
     ],
-    dependencies={"panel_principal": Provide(panel_principal)},
+    guards=[require_session, require_csrf],
+    dependencies={
+        "panel_principal": Provide(panel_principal, sync_to_thread=False),
+        "panel": Provide(provide_panel, sync_to_thread=False),
+        "sso": Provide(provide_sso, sync_to_thread=False),
+    },
     exception_handlers={PanelDenied: panel_denied_handler},
     tags=["panel"],
 )
 
 # The sign-on routes sit outside the router: they run before there is a session.
-PANEL_ROUTES: list[Router | HTTPRouteHandler] = [
+PANEL_ROUTES: list[Router | HTTPRouteHandler | ControllerRouterHandler] = [
     panel_router,
-    *SSO_ROUTES,
+    SsoController,
     create_static_files_router(
         path=STATIC_PATH, directories=[STATIC_DIRECTORY], include_in_schema=False
     ),

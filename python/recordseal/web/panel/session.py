@@ -1,8 +1,11 @@
-"""The panel's session requirement, role gate and CSRF check (docs/panel.md, "Sessions").
+"""The panel's session, its principal and its refusals (docs/panel.md, "Sessions").
 
-Every panel handler takes the ``panel_principal`` dependency (``Provide(panel_principal)``).
-It reads the cookie ``COOKIE_NAME`` and verifies it with the keyring, then against the
-sign-out epochs of its scopes in the panel's store (``panel/signout.py``). It raises
+The checks themselves are Litestar guards (``web/panel/guards.py``): ``require_session`` on
+every panel route but the sign-on ones reads the cookie ``COOKIE_NAME``, verifies it with the
+keyring and against the sign-out epochs of its scopes in the panel's store
+(``panel/signout.py``), and keeps the :class:`PanelPrincipal` on the connection; the CSRF,
+role and tenant-scope guards refuse what the principal may not do. Handlers take the principal
+as the ``panel_principal`` dependency (:func:`panel_principal`). A refusal is a
 ``PanelDenied``, which ``panel_denied_handler`` turns into:
 
 - no, expired, tampered or signed-out cookie: an API client (``Accept: application/json``)
@@ -10,8 +13,7 @@ sign-out epochs of its scopes in the panel's store (``panel/signout.py``). It ra
   ``/login`` (and the stale cookie is cleared);
 - a mutating request (POST, PUT, PATCH, DELETE) without a valid CSRF token: 403,
   code ``csrf_invalid``;
-- a mutating request by a viewer: 403, code ``forbidden_role``, unless the handler sets
-  ``opt={"panel_viewer_may_mutate": True}`` (self sign-out).
+- a mutating request by a viewer on a route for operators: 403, code ``forbidden_role``.
 
 Roles: a tenant-scoped (sso) session carries its role; a legacy (passkey) session takes its
 role from its passkeys in the panel's store, read on every request, viewer when it has none
@@ -35,33 +37,25 @@ already rendered (reload the page).
 
 from __future__ import annotations
 
-import hmac
-import logging
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 from litestar import Request, Response
+from litestar.connection import ASGIConnection
 from litestar.di import NamedDependency
 from litestar.params import SkipValidation
 from litestar.response import Redirect, Template
 
 from recordseal import metrics
-from recordseal.panel.cookies import COOKIE_NAME, CookieKeyring, clear_cookie_header
+from recordseal.panel.cookies import CookieKeyring, clear_cookie_header
 from recordseal.panel.roles import can_mutate
 from recordseal.panel.sessions import LegacySession, Role, Session
-from recordseal.web.observe import note_problem, note_tenant
-from recordseal.web.panel.context import PanelContext, panel_context
+from recordseal.web.observe import note_problem
+from recordseal.web.panel.context import PanelContext
 from recordseal.web.problems import problem_response
 
-log = logging.getLogger("recordseal.panel.web")
-
-CSRF_FIELD = "csrf_token"
-CSRF_HEADER = "X-CSRF-Token"
 CSRF_CONTEXT = b"recordseal-panel-csrf-v1\x00"
-MUTATING_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
-VIEWER_MAY_MUTATE = "panel_viewer_may_mutate"
 LOGIN_PATH = "/login"
-_FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 
 # Every panel answer is per-user: never cached, and its shape depends on Accept.
 PRIVATE_HEADERS = {"Cache-Control": "no-store", "Vary": "Accept, Cookie"}
@@ -137,54 +131,17 @@ async def principal_of(context: PanelContext, cookie: str, session: Session) -> 
     return PanelPrincipal("sso", session.subject, role, session.tenant_id, session.org_id, csrf)
 
 
-async def panel_principal(request: Request[Any, Any, Any]) -> PanelPrincipal:
-    """Dependency: the verified principal, after the CSRF and role checks of mutations."""
-    context = panel_context(request)
-    cookie = request.cookies.get(COOKIE_NAME)
-    session = await context.verify(cookie) if cookie else None
-    if cookie is None or session is None:
-        context.count("unauthenticated")
-        raise PanelDenied(
-            401, "unauthenticated", "sign in to use the panel", clear_cookie=bool(cookie)
-        )
-    principal = await principal_of(context, cookie, session)
-    note_tenant(request.scope, principal.tenant_id)
-    if request.method.upper() in MUTATING_METHODS:
-        if not await _csrf_ok(request, principal.csrf_token):
-            context.count("csrf_rejected")
-            log.info(
-                "panel.denied",
-                extra={"reason": "csrf", "path": request.url.path, "subject": principal.subject},
-            )
-            raise PanelDenied(
-                403, "csrf_invalid", "missing or wrong CSRF token", principal=principal
-            )
-        if not principal.is_operator and not request.route_handler.opt.get(VIEWER_MAY_MUTATE):
-            context.count("forbidden_role")
-            log.info(
-                "panel.denied",
-                extra={
-                    "reason": "role",
-                    "path": request.url.path,
-                    "subject": principal.subject,
-                    "role": principal.role,
-                },
-            )
-            raise PanelDenied(
-                403, "forbidden_role", "this action needs the operator role", principal=principal
-            )
+def panel_principal(request: Request[Any, Any, Any]) -> PanelPrincipal:
+    """Dependency: the principal the ``require_session`` guard verified for this request."""
+    return principal_in(request)
+
+
+def principal_in(connection: ASGIConnection[Any, Any, Any, Any]) -> PanelPrincipal:
+    """The connection's principal; a RuntimeError when no session guard ran (wiring)."""
+    principal = connection.scope.get("user")
+    if not isinstance(principal, PanelPrincipal):
+        raise RuntimeError("no panel principal: the route lacks the require_session guard")
     return principal
-
-
-async def _csrf_ok(request: Request[Any, Any, Any], expected: str) -> bool:
-    presented = request.headers.get(CSRF_HEADER)
-    if presented is None and request.content_type[0] in _FORM_TYPES:
-        form = await request.form()
-        value = form.get(CSRF_FIELD)
-        presented = value if isinstance(value, str) else None
-    if not presented:
-        return False
-    return hmac.compare_digest(presented.encode("utf-8", "replace"), expected.encode("ascii"))
 
 
 def panel_denied_handler(request: Request[Any, Any, Any], error: PanelDenied) -> Response[Any]:

@@ -1,13 +1,14 @@
-"""Sign-out (docs/sso.md): ``POST /logout`` and ``POST /logout/everywhere``.
+"""Sign-out (docs/sso.md), ``SignOutController``: ``POST /logout`` and ``/logout/everywhere``.
 
-Both pass the session dependency, so both need the CSRF token (form field ``csrf_token`` or
-header ``X-CSRF-Token``, see ``session``). ``/logout`` is open to every role and clears this
-browser's cookie; the token itself stays valid until its ``exp`` (cookies carry no id to
-revoke one by one). ``/logout/everywhere`` is for operators only and raises the sign-out
-epoch of the caller's scope (``panel/signout.py``): a legacy (passkey) operator-admin ends
-every session of every tenant; a tenant-scoped (sso) operator ends the sessions of its own
-tenant only, leaving other tenants' and legacy sessions valid. Either way this session ends
-too. Issuers stamp new cookies with the current epoch.
+Both pass the panel's session and CSRF guards (``web/panel/guards.py``), so both need the CSRF
+token (form field ``csrf_token`` or header ``X-CSRF-Token``). ``/logout`` is open to every role
+(``any_role``) and clears this browser's cookie; the token itself stays valid until its
+``exp`` (cookies carry no id to revoke one by one). ``/logout/everywhere`` is for operators
+only (``operators_only``) and raises the sign-out epoch of the caller's scope
+(``panel/signout.py``): a legacy (passkey) operator-admin ends every session of every tenant;
+a tenant-scoped (sso) operator ends the sessions of its own tenant only, leaving other
+tenants' and legacy sessions valid. Either way this session ends too. Issuers stamp new
+cookies with the current epoch.
 
 Browsers get a 303 redirect to ``/login``; JSON clients get 200 with a small JSON body.
 """
@@ -19,17 +20,14 @@ from typing import Any
 
 import msgspec
 from litestar import Request, Response, post
+from litestar.di import NamedDependency
 from litestar.response import Redirect
 
 from recordseal.panel.cookies import clear_cookie_header
-from recordseal.web.panel.context import panel_context
-from recordseal.web.panel.session import (
-    LOGIN_PATH,
-    PRIVATE_HEADERS,
-    VIEWER_MAY_MUTATE,
-    Principal,
-    wants_json,
-)
+from recordseal.web.controller import DomainController
+from recordseal.web.panel.context import PanelContext
+from recordseal.web.panel.guards import any_role, operators_only
+from recordseal.web.panel.session import LOGIN_PATH, PRIVATE_HEADERS, Principal, wants_json
 
 log = logging.getLogger("recordseal.panel.web")
 
@@ -46,51 +44,56 @@ def _signed_out(request: Request[Any, Any, Any], body: dict[str, Any]) -> Respon
     return Redirect(LOGIN_PATH, status_code=303, headers=headers)
 
 
-@post(
-    "/logout",
-    name="panel_logout",
-    tags=["panel"],
-    include_in_schema=False,
-    status_code=200,
-    opt={VIEWER_MAY_MUTATE: True},
-)
-async def logout(request: Request[Any, Any, Any], panel_principal: Principal) -> Response[Any]:
-    """Clears this browser's session cookie."""
-    log.info(
-        "panel.signout",
-        extra={"subject": panel_principal.subject, "kind": panel_principal.kind},
+class SignOutController(DomainController):
+    """Ending sessions: this browser's (every role), or every session of the caller's scope
+    (operators)."""
+
+    @post(
+        "/logout",
+        name="panel_logout",
+        tags=["panel"],
+        include_in_schema=False,
+        status_code=200,
+        guards=[any_role],
     )
-    return _signed_out(request, {"signed_out": True})
+    async def logout(
+        self, request: Request[Any, Any, Any], panel_principal: Principal
+    ) -> Response[Any]:
+        """Clears this browser's session cookie."""
+        log.info(
+            "panel.signout",
+            extra={"subject": panel_principal.subject, "kind": panel_principal.kind},
+        )
+        return _signed_out(request, {"signed_out": True})
 
-
-@post(
-    "/logout/everywhere",
-    name="panel_logout_everywhere",
-    tags=["panel"],
-    include_in_schema=False,
-    status_code=200,
-)
-async def logout_everywhere(
-    request: Request[Any, Any, Any], panel_principal: Principal
-) -> Response[Any]:
-    """Operators only: every session of the caller's scope issued before now ends (every
-    tenant's for a legacy operator-admin, its own tenant's for a tenant-scoped operator)."""
-    context = panel_context(request)
-    tenant = panel_principal.tenant_id
-    epoch = await context.sign_out_everywhere(tenant)
-    log.warning(
-        "panel.signout_everywhere",
-        extra={
-            "subject": panel_principal.subject,
-            "kind": panel_principal.kind,
-            "scope": "all" if tenant is None else f"tenant:{tenant}",
-            "new_epoch": epoch,
-        },
+    @post(
+        "/logout/everywhere",
+        name="panel_logout_everywhere",
+        tags=["panel"],
+        include_in_schema=False,
+        status_code=200,
+        guards=[operators_only],
     )
-    body: dict[str, Any] = {"signed_out": True, "signout_epoch": epoch, "scope": "all"}
-    if tenant is not None:
-        body.update(scope="tenant", tenant=tenant)
-    return _signed_out(request, body)
-
-
-SIGNOUT_ROUTES = [logout, logout_everywhere]
+    async def logout_everywhere(
+        self,
+        request: Request[Any, Any, Any],
+        panel_principal: Principal,
+        panel: NamedDependency[PanelContext],
+    ) -> Response[Any]:
+        """Operators only: every session of the caller's scope issued before now ends (every
+        tenant's for a legacy operator-admin, its own tenant's for a tenant-scoped operator)."""
+        tenant = panel_principal.tenant_id
+        epoch = await panel.sign_out_everywhere(tenant)
+        log.warning(
+            "panel.signout_everywhere",
+            extra={
+                "subject": panel_principal.subject,
+                "kind": panel_principal.kind,
+                "scope": "all" if tenant is None else f"tenant:{tenant}",
+                "new_epoch": epoch,
+            },
+        )
+        body: dict[str, Any] = {"signed_out": True, "signout_epoch": epoch, "scope": "all"}
+        if tenant is not None:
+            body.update(scope="tenant", tenant=tenant)
+        return _signed_out(request, body)

@@ -1,4 +1,4 @@
-"""Single sign-on routes (docs/sso.md, "Flows"): ``SSO_ROUTES``, outside the session requirement.
+"""Single sign-on routes (docs/sso.md, "Flows"): ``SsoController``, outside the session guard.
 
 - ``GET /sso?provider=<id>``: the login page's organization form; 303 to the start below.
 - ``GET /sso/{provider_ref}/start?return_url=...``: unknown provider 404 (problem+json);
@@ -18,7 +18,7 @@ well-formed one, so logins in several tabs work; 10 minutes, ``Secure``, ``HttpO
 a callback from a browser without it (login CSRF, see ``recordseal.panel.sso.login``).
 
 Start and both callback shapes count against the ``sso`` rate limit of the client's address
-(web/ratelimit.py; 429 problem+json with ``Retry-After`` past it).
+(their ``RateLimited`` guard, web/ratelimit.py; 429 problem+json with ``Retry-After`` past it).
 
 Both shapes go through ``SsoLogins.complete`` (docs/sso.md, "Flows" seven steps). Failures answer
 the
@@ -39,6 +39,8 @@ from urllib.parse import urlencode
 
 import msgspec
 from litestar import Request, Response, get, post
+from litestar.datastructures import State
+from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath
 from litestar.response import Redirect as RedirectResponse
 
@@ -55,10 +57,12 @@ from recordseal.panel.sso.settings import SsoSettings
 from recordseal.services.errors import ServiceError
 from recordseal.storage.panel import PanelStore
 from recordseal.web.bodies import check_json_text, is_json_media_type
-from recordseal.web.panel.context import panel_context
+from recordseal.web.controller import DomainController
+from recordseal.web.panel.context import PanelContext, provide_panel
 from recordseal.web.panel.session import PRIVATE_HEADERS
 from recordseal.web.problems import problem_response
-from recordseal.web.ratelimit import enforce
+from recordseal.web.ratelimit import RateLimited
+from recordseal.web.services import typed_state
 
 log = logging.getLogger("recordseal.panel.web")
 
@@ -83,11 +87,9 @@ def build_sso_context(settings: SsoSettings, store: PanelStore, box: SecretBox) 
     return SsoContext(registry, SsoLogins(registry, pending, settings.operator_groups))
 
 
-def sso_context(request: Request[Any, Any, Any]) -> SsoContext:
-    context = getattr(request.app.state, "sso", None)
-    if not isinstance(context, SsoContext):
-        raise RuntimeError("app.state.sso is not an SsoContext: set it in the app lifespan")
-    return context
+def provide_sso(state: State) -> SsoContext:
+    """Dependency ``sso``: ``app.state.sso``; a RuntimeError names the missing wiring."""
+    return typed_state(state, "sso", SsoContext)
 
 
 class _PostedCallback(msgspec.Struct):
@@ -113,11 +115,10 @@ def _empty(status: int) -> Response[Any]:
 
 
 async def _session_cookie(
-    request: Request[Any, Any, Any], signed_in: SignedIn, provider_ref: str
+    panel: PanelContext, logins: SsoLogins, signed_in: SignedIn, provider_ref: str
 ) -> str | None:
     """Step 7's cookie; None (audited as Internal) when a provider answered a tenant or
     organization id the cookie cannot carry."""
-    panel = panel_context(request)
     principal = signed_in.principal
     session = TenantSession(
         principal.subject_id,
@@ -130,51 +131,9 @@ async def _session_cookie(
     try:
         token = panel.keyring.issue(session)
     except PayloadError as exc:
-        sso_context(request).logins.refused(provider_ref, Internal(f"cookie refused: {exc}"))
+        logins.refused(provider_ref, Internal(f"cookie refused: {exc}"))
         return None
     return set_cookie_header(token, SESSION_LIFETIME)
-
-
-@get("/sso", name="panel_sso_entry", include_in_schema=False)
-async def sso_entry(request: Request[Any, Any, Any]) -> Response[Any]:
-    """The login page's form: ``?provider=<id>`` is sent on to ``/sso/<id>/start`` (303);
-    a value that is not an identifier answers 404 like an unknown provider."""
-    provider = request.query_params.get("provider", "").strip()
-    if not IDENTIFIER.fullmatch(provider):
-        response = problem_response(404, "provider_not_found", "no such sign-on provider")
-        response.headers.update(PRIVATE_HEADERS)
-        return response
-    target = f"/sso/{provider}/start"
-    return_url = request.query_params.get("return_url")
-    if return_url:
-        target += "?" + urlencode({"return_url": return_url})
-    return RedirectResponse(target, status_code=303, headers=PRIVATE_HEADERS)
-
-
-@get("/sso/{provider_ref:str}/start", name="panel_sso_start", include_in_schema=False)
-async def sso_start(request: Request[Any, Any, Any], provider_ref: FromPath[str]) -> Response[Any]:
-    """Begin a login with the organization's provider."""
-    enforce(request, "sso")
-    return_url = request.query_params.get("return_url")
-    binding = _binding_of(request) or secrets.token_urlsafe(32)
-    try:
-        started = await sso_context(request).logins.start(provider_ref, return_url, binding)
-    except UnknownProvider:
-        response = problem_response(404, "provider_not_found", "no such sign-on provider")
-        response.headers.update(PRIVATE_HEADERS)
-        return response
-    except LoginError as error:
-        return _empty(error.status)
-    if isinstance(started.result, Challenge):
-        body = {
-            "kind": "challenge",
-            "state_nonce": started.nonce,
-            "challenge": base64.b64encode(started.result.challenge).decode("ascii"),
-        }
-        headers = {**PRIVATE_HEADERS, "Set-Cookie": _binding_cookie(binding)}
-        return Response(msgspec.json.encode(body), media_type="application/json", headers=headers)
-    headers = {**PRIVATE_HEADERS, "Set-Cookie": _binding_cookie(binding)}
-    return RedirectResponse(started.result.target, status_code=307, headers=headers)
 
 
 def _forwarded_token(request: Request[Any, Any, Any]) -> str | None:
@@ -182,27 +141,10 @@ def _forwarded_token(request: Request[Any, Any, Any]) -> str | None:
     return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 
 
-@get("/sso/{provider_ref:str}/callback", name="panel_sso_callback", include_in_schema=False)
-async def sso_callback(
-    request: Request[Any, Any, Any], provider_ref: FromPath[str]
-) -> Response[Any]:
-    """The IdP's redirect back (``code`` and ``state``, or ``error``)."""
-    enforce(request, "sso")
-    items = list(request.query_params.multi_items())
-    token = _forwarded_token(request)
-    if token is not None:
-        items.append(("assertion", token))
-    callback_data = base64.b64encode(urlencode(items).encode("utf-8")).decode("ascii")
-    state = request.query_params.get("state")
-    outcome = await _sign_in(request, provider_ref, state, callback_data)
-    if isinstance(outcome, Response):
-        return outcome
-    signed_in, headers = outcome
-    return RedirectResponse(signed_in.return_url, status_code=303, headers=headers)
-
-
 async def _sign_in(
     request: Request[Any, Any, Any],
+    panel: PanelContext,
+    logins: SsoLogins,
     provider_ref: str,
     state_nonce: str | None,
     callback_data: str | None,
@@ -210,51 +152,138 @@ async def _sign_in(
     """Both callback shapes end here: the completion path, then the session cookie; the
     signed-in login and the headers to answer with, or the (empty) refusal."""
     try:
-        signed_in = await sso_context(request).logins.complete(
+        signed_in = await logins.complete(
             provider_ref, state_nonce, callback_data, _binding_of(request)
         )
     except LoginError as error:
         return _empty(error.status)
-    cookie = await _session_cookie(request, signed_in, provider_ref)
+    cookie = await _session_cookie(panel, logins, signed_in, provider_ref)
     if cookie is None:
         return _empty(500)
     return signed_in, {**PRIVATE_HEADERS, "Set-Cookie": cookie}
 
 
-@post(
-    "/sso/{provider_ref:str}/callback",
-    name="panel_sso_callback_post",
-    include_in_schema=False,
-    status_code=200,
-)
-async def sso_callback_post(
-    request: Request[Any, Any, Any], provider_ref: FromPath[str]
-) -> Response[Any]:
-    """A client's callback: JSON ``{state_nonce, callback_data}``, read like every JSON body
-    (web/bodies.py: no repeated member, bounded nesting, strict types)."""
-    enforce(request, "sso")
-    logins = sso_context(request).logins
-    try:
-        if not is_json_media_type(request.content_type):
-            raise InvalidProtocol("the body must be application/json")
-        raw = await request.body()
-        try:
-            check_json_text(raw)
-            posted = msgspec.json.decode(raw, type=_PostedCallback, strict=True)
-        except (ServiceError, msgspec.MsgspecError):
-            raise InvalidProtocol("the body is not a JSON object of strings") from None
-    except InvalidProtocol as error:
-        logins.refused(provider_ref, error)
-        return _empty(error.status)
-    outcome = await _sign_in(request, provider_ref, posted.state_nonce, posted.callback_data)
-    if isinstance(outcome, Response):
-        return outcome
-    signed_in, headers = outcome
-    return Response(
-        msgspec.json.encode({"ok": True, "redirect": signed_in.return_url}),
-        media_type="application/json",
-        headers=headers,
+class SsoController(DomainController):
+    """Sign-on with an organization's identity provider; public (no session yet)."""
+
+    dependencies = {  # noqa: RUF012
+        "sso": Provide(provide_sso, sync_to_thread=False),
+        "panel": Provide(provide_panel, sync_to_thread=False),
+    }
+
+    @get("/sso", name="panel_sso_entry", include_in_schema=False)
+    async def sso_entry(self, request: Request[Any, Any, Any]) -> Response[Any]:
+        """The login page's form: ``?provider=<id>`` is sent on to ``/sso/<id>/start`` (303);
+        a value that is not an identifier answers 404 like an unknown provider."""
+        provider = request.query_params.get("provider", "").strip()
+        if not IDENTIFIER.fullmatch(provider):
+            response = problem_response(404, "provider_not_found", "no such sign-on provider")
+            response.headers.update(PRIVATE_HEADERS)
+            return response
+        target = f"/sso/{provider}/start"
+        return_url = request.query_params.get("return_url")
+        if return_url:
+            target += "?" + urlencode({"return_url": return_url})
+        return RedirectResponse(target, status_code=303, headers=PRIVATE_HEADERS)
+
+    @get(
+        "/sso/{provider_ref:str}/start",
+        name="panel_sso_start",
+        include_in_schema=False,
+        guards=[RateLimited("sso")],
     )
+    async def sso_start(
+        self,
+        request: Request[Any, Any, Any],
+        sso: NamedDependency[SsoContext],
+        provider_ref: FromPath[str],
+    ) -> Response[Any]:
+        """Begin a login with the organization's provider."""
+        return_url = request.query_params.get("return_url")
+        binding = _binding_of(request) or secrets.token_urlsafe(32)
+        try:
+            started = await sso.logins.start(provider_ref, return_url, binding)
+        except UnknownProvider:
+            response = problem_response(404, "provider_not_found", "no such sign-on provider")
+            response.headers.update(PRIVATE_HEADERS)
+            return response
+        except LoginError as error:
+            return _empty(error.status)
+        headers = {**PRIVATE_HEADERS, "Set-Cookie": _binding_cookie(binding)}
+        if isinstance(started.result, Challenge):
+            body = {
+                "kind": "challenge",
+                "state_nonce": started.nonce,
+                "challenge": base64.b64encode(started.result.challenge).decode("ascii"),
+            }
+            return Response(
+                msgspec.json.encode(body), media_type="application/json", headers=headers
+            )
+        return RedirectResponse(started.result.target, status_code=307, headers=headers)
 
+    @get(
+        "/sso/{provider_ref:str}/callback",
+        name="panel_sso_callback",
+        include_in_schema=False,
+        guards=[RateLimited("sso")],
+    )
+    async def sso_callback(
+        self,
+        request: Request[Any, Any, Any],
+        panel: NamedDependency[PanelContext],
+        sso: NamedDependency[SsoContext],
+        provider_ref: FromPath[str],
+    ) -> Response[Any]:
+        """The IdP's redirect back (``code`` and ``state``, or ``error``)."""
+        items = list(request.query_params.multi_items())
+        token = _forwarded_token(request)
+        if token is not None:
+            items.append(("assertion", token))
+        callback_data = base64.b64encode(urlencode(items).encode("utf-8")).decode("ascii")
+        state = request.query_params.get("state")
+        outcome = await _sign_in(request, panel, sso.logins, provider_ref, state, callback_data)
+        if isinstance(outcome, Response):
+            return outcome
+        signed_in, headers = outcome
+        return RedirectResponse(signed_in.return_url, status_code=303, headers=headers)
 
-SSO_ROUTES = [sso_entry, sso_start, sso_callback, sso_callback_post]
+    @post(
+        "/sso/{provider_ref:str}/callback",
+        name="panel_sso_callback_post",
+        include_in_schema=False,
+        status_code=200,
+        guards=[RateLimited("sso")],
+    )
+    async def sso_callback_post(
+        self,
+        request: Request[Any, Any, Any],
+        panel: NamedDependency[PanelContext],
+        sso: NamedDependency[SsoContext],
+        provider_ref: FromPath[str],
+    ) -> Response[Any]:
+        """A client's callback: JSON ``{state_nonce, callback_data}``, read like every JSON body
+        (web/bodies.py: no repeated member, bounded nesting, strict types)."""
+        logins = sso.logins
+        try:
+            if not is_json_media_type(request.content_type):
+                raise InvalidProtocol("the body must be application/json")
+            raw = await request.body()
+            try:
+                check_json_text(raw)
+                posted = msgspec.json.decode(raw, type=_PostedCallback, strict=True)
+            except (ServiceError, msgspec.MsgspecError):
+                raise InvalidProtocol("the body is not a JSON object of strings") from None
+        except InvalidProtocol as error:
+            logins.refused(provider_ref, error)
+            return _empty(error.status)
+        outcome = await _sign_in(
+            request, panel, logins, provider_ref, posted.state_nonce, posted.callback_data
+        )
+        if isinstance(outcome, Response):
+            return outcome
+        signed_in, headers = outcome
+        return Response(
+            msgspec.json.encode({"ok": True, "redirect": signed_in.return_url}),
+            media_type="application/json",
+            headers=headers,
+        )

@@ -1,4 +1,5 @@
-"""Provider registration form of an organization (docs/sso.md), behind the panel session.
+"""Provider registration form of an organization (docs/sso.md), behind the panel session:
+``SsoRegistrationController``.
 
 - ``GET /tenants/{tenant}/orgs/{org}/sso``: the organization's providers (id, flavour, issuer,
   client id or audience, auth method; never a secret) and the registration form.
@@ -15,7 +16,8 @@
   at their callback. A provider registered in code at process start (SAML) is not removed
   here (409 ``provider_built_in``): each worker holds it and a restart brings it back.
 
-The cross-tenant rule runs before the store is consulted, as on every tenant view. Who may
+The cross-tenant guard runs before the store is consulted, as on every tenant view; the
+mutations pass the CSRF and operator guards (``web/panel/guards.py``). Who may
 register or remove (decision; the organization is the sign-on boundary of docs/panel.md): an
 operator with a legacy (passkey) session, for any organization, or an operator with an sso
 session, for its own organization only; an sso operator of another organization of the same
@@ -35,6 +37,7 @@ from typing import Any
 
 import msgspec
 from litestar import Request, Response, get, post
+from litestar.di import NamedDependency
 from litestar.params import FromPath
 from litestar.response import Redirect
 
@@ -44,10 +47,13 @@ from recordseal.panel.sso.errors import DuplicateProvider, RegistrationError
 from recordseal.panel.sso.jwt_bearer import JwtBearerProvider
 from recordseal.panel.sso.oidc import OidcCodeProvider
 from recordseal.panel.sso.registration import RegistrationForm, register_provider
+from recordseal.panel.sso.registry import ProviderRegistry
 from recordseal.panel.tenants import Organization, OrganizationNotFound, Tenant, TenantNotFound
 from recordseal.services.errors import ServiceError
 from recordseal.web.bodies import check_json_text, is_json_media_type
-from recordseal.web.panel.context import PanelContext, panel_context
+from recordseal.web.controller import DomainController
+from recordseal.web.panel.context import PanelContext
+from recordseal.web.panel.guards import operators_only, tenant_scope
 from recordseal.web.panel.session import (
     PRIVATE_HEADERS,
     PanelDenied,
@@ -55,8 +61,8 @@ from recordseal.web.panel.session import (
     Principal,
     wants_json,
 )
-from recordseal.web.panel.sso import sso_context
-from recordseal.web.panel.views import check_tenant_scope, not_found, render
+from recordseal.web.panel.sso import SsoContext
+from recordseal.web.panel.views import not_found, render
 from recordseal.web.problems import problem_response
 
 log = logging.getLogger("recordseal.panel.web")
@@ -99,10 +105,13 @@ def describe(provider: SsoProvider) -> dict[str, Any]:
 
 
 async def _organization(
-    request: Request[Any, Any, Any], principal: PanelPrincipal, tenant_id: str, org_id: str
+    request: Request[Any, Any, Any],
+    context: PanelContext,
+    principal: PanelPrincipal,
+    tenant_id: str,
+    org_id: str,
 ) -> tuple[Tenant, Organization]:
-    context = panel_context(request)
-    check_tenant_scope(context, principal, tenant_id, request.url.path)
+    """The organization of the path (the ``tenant_scope`` guard ran first), or a 404."""
     try:
         tenant = await context.tenants.get_tenant(tenant_id)
         organization = await context.tenants.get_organization(tenant_id, org_id)
@@ -120,13 +129,14 @@ def may_manage(principal: PanelPrincipal, tenant: Tenant, organization_id: str) 
 
 def _check_manager(
     request: Request[Any, Any, Any],
+    context: PanelContext,
     principal: PanelPrincipal,
     tenant: Tenant,
     organization: Organization,
 ) -> None:
     """Mutations: an sso session only manages its own organization's providers, and a frozen
-    tenant's providers do not change (the role and CSRF checks already ran in the session
-    dependency)."""
+    tenant's providers do not change (the role and CSRF guards already ran). Not a guard: it
+    answers after the tenant and organization were found (404 first)."""
     if principal.org_id is None or principal.org_id == organization.id:
         if not tenant.active:
             log.info(
@@ -140,7 +150,7 @@ def _check_manager(
                 principal=principal,
             )
         return
-    panel_context(request).count("forbidden_organization")
+    context.count("forbidden_organization")
     log.info(
         "panel.denied",
         extra={
@@ -173,6 +183,7 @@ async def _declared_elsewhere(context: PanelContext, organization: Organization)
 
 async def _page(
     request: Request[Any, Any, Any],
+    registry: ProviderRegistry,
     principal: PanelPrincipal,
     tenant: Tenant,
     organization: Organization,
@@ -181,7 +192,6 @@ async def _page(
     entered: dict[str, str] | None = None,
     status: int = 200,
 ) -> Response[Any]:
-    registry = sso_context(request).registry
     providers = await registry.for_organization(tenant.id, organization.id)
     response = render(
         request,
@@ -207,18 +217,6 @@ def _code_for(status: int) -> str:
     )
 
 
-@get("/tenants/{tenant_id:str}/orgs/{org_id:str}/sso", name="panel_sso", include_in_schema=False)
-async def sso_page(
-    request: Request[Any, Any, Any],
-    panel_principal: Principal,
-    tenant_id: FromPath[str],
-    org_id: FromPath[str],
-) -> Response[Any]:
-    """The organization's sign-on providers and the registration form."""
-    tenant, organization = await _organization(request, panel_principal, tenant_id, org_id)
-    return await _page(request, panel_principal, tenant, organization)
-
-
 async def _submitted(request: Request[Any, Any, Any]) -> dict[str, str]:
     if is_json_media_type(request.content_type):
         raw = await request.body()
@@ -241,60 +239,9 @@ async def _submitted(request: Request[Any, Any, Any]) -> dict[str, str]:
     return values
 
 
-@post(
-    "/tenants/{tenant_id:str}/orgs/{org_id:str}/sso",
-    name="panel_sso_register",
-    include_in_schema=False,
-    status_code=201,
-)
-async def sso_register(
-    request: Request[Any, Any, Any],
-    panel_principal: Principal,
-    tenant_id: FromPath[str],
-    org_id: FromPath[str],
-) -> Response[Any]:
-    """Register a provider for the organization (operators)."""
-    tenant, organization = await _organization(request, panel_principal, tenant_id, org_id)
-    _check_manager(request, panel_principal, tenant, organization)
-    entered: dict[str, str] = {}
-    try:
-        entered = await _submitted(request)
-        form = RegistrationForm(**entered)
-        reserved = await _declared_elsewhere(panel_context(request), organization)
-        provider = await register_provider(
-            sso_context(request).registry, organization, form, reserved=reserved
-        )
-    except DuplicateProvider as error:
-        return await _refused(request, panel_principal, tenant, organization, 409, error, entered)
-    except RegistrationError as error:
-        return await _refused(request, panel_principal, tenant, organization, 422, error, entered)
-    except DiscoveryError as error:
-        status = 502 if error.network else 422
-        wrapped = RegistrationError("issuer", f"discovery failed: {error.reason}")
-        return await _refused(
-            request, panel_principal, tenant, organization, status, wrapped, entered
-        )
-    audit.info(
-        "panel.sso_registered",
-        extra={
-            "provider": provider.id,
-            "tenant": tenant.id,
-            "org": organization.id,
-            "by": panel_principal.subject,
-        },
-    )
-    if wants_json(request):
-        return Response(
-            msgspec.json.encode(describe(provider)),
-            status_code=201,
-            media_type="application/json",
-            headers=PRIVATE_HEADERS,
-        )
-    return Redirect(request.url.path, status_code=303, headers=PRIVATE_HEADERS)
-
-
 async def _refused(
     request: Request[Any, Any, Any],
+    registry: ProviderRegistry,
     principal: PanelPrincipal,
     tenant: Tenant,
     organization: Organization,
@@ -312,68 +259,159 @@ async def _refused(
         return response
     shown = {name: value for name, value in entered.items() if name != "client_secret"}
     return await _page(
-        request, principal, tenant, organization, error=error, entered=shown, status=status
+        request,
+        registry,
+        principal,
+        tenant,
+        organization,
+        error=error,
+        entered=shown,
+        status=status,
     )
 
 
-@post(
-    "/tenants/{tenant_id:str}/orgs/{org_id:str}/sso/{provider_id:str}/remove",
-    name="panel_sso_remove",
-    include_in_schema=False,
-    status_code=200,
-)
-async def sso_remove(
-    request: Request[Any, Any, Any],
-    panel_principal: Principal,
-    tenant_id: FromPath[str],
-    org_id: FromPath[str],
-    provider_id: FromPath[str],
-) -> Response[Any]:
-    """Unregister one of the organization's providers (operators)."""
-    tenant, organization = await _organization(request, panel_principal, tenant_id, org_id)
-    _check_manager(request, panel_principal, tenant, organization)
-    registry = sso_context(request).registry
-    provider = await registry.resolve(provider_id)
-    if provider is None or (provider.tenant_id, provider.organization_id) != (
-        tenant.id,
-        organization.id,
-    ):
-        raise not_found(panel_context(request), panel_principal, "provider", request.url.path)
-    if registry.built_in(provider_id):
-        # Registered in code at process start (SAML, ...): every worker registered it and a
-        # restart registers it again, so removing it here would only split the workers.
-        log.info(
-            "panel.denied",
+class SsoRegistrationController(DomainController):
+    """An organization's sign-on providers: seen by every role of the tenant, registered and
+    removed by operators (the organization's own, or legacy ones)."""
+
+    @get(
+        "/tenants/{tenant_id:str}/orgs/{org_id:str}/sso",
+        name="panel_sso",
+        include_in_schema=False,
+        guards=[tenant_scope],
+    )
+    async def sso_page(
+        self,
+        request: Request[Any, Any, Any],
+        panel_principal: Principal,
+        panel: NamedDependency[PanelContext],
+        sso: NamedDependency[SsoContext],
+        tenant_id: FromPath[str],
+        org_id: FromPath[str],
+    ) -> Response[Any]:
+        """The organization's sign-on providers and the registration form."""
+        tenant, organization = await _organization(
+            request, panel, panel_principal, tenant_id, org_id
+        )
+        return await _page(request, sso.registry, panel_principal, tenant, organization)
+
+    @post(
+        "/tenants/{tenant_id:str}/orgs/{org_id:str}/sso",
+        name="panel_sso_register",
+        include_in_schema=False,
+        status_code=201,
+        guards=[operators_only, tenant_scope],
+    )
+    async def sso_register(
+        self,
+        request: Request[Any, Any, Any],
+        panel_principal: Principal,
+        panel: NamedDependency[PanelContext],
+        sso: NamedDependency[SsoContext],
+        tenant_id: FromPath[str],
+        org_id: FromPath[str],
+    ) -> Response[Any]:
+        """Register a provider for the organization (operators)."""
+        principal, registry = panel_principal, sso.registry
+        tenant, organization = await _organization(request, panel, principal, tenant_id, org_id)
+        _check_manager(request, panel, principal, tenant, organization)
+        entered: dict[str, str] = {}
+        try:
+            entered = await _submitted(request)
+            form = RegistrationForm(**entered)
+            reserved = await _declared_elsewhere(panel, organization)
+            provider = await register_provider(registry, organization, form, reserved=reserved)
+        except DuplicateProvider as error:
+            return await _refused(
+                request, registry, principal, tenant, organization, 409, error, entered
+            )
+        except RegistrationError as error:
+            return await _refused(
+                request, registry, principal, tenant, organization, 422, error, entered
+            )
+        except DiscoveryError as error:
+            status = 502 if error.network else 422
+            wrapped = RegistrationError("issuer", f"discovery failed: {error.reason}")
+            return await _refused(
+                request, registry, principal, tenant, organization, status, wrapped, entered
+            )
+        audit.info(
+            "panel.sso_registered",
             extra={
-                "reason": "provider_built_in",
-                "provider": provider_id,
-                "path": request.url.path,
+                "provider": provider.id,
+                "tenant": tenant.id,
+                "org": organization.id,
+                "by": principal.subject,
             },
         )
-        raise PanelDenied(
-            409,
-            "provider_built_in",
-            "this provider is registered at process start; change the deployment to remove it",
-            principal=panel_principal,
-        )
-    await registry.remove(provider_id)
-    audit.info(
-        "panel.sso_removed",
-        extra={
-            "provider": provider_id,
-            "tenant": tenant.id,
-            "org": organization.id,
-            "by": panel_principal.subject,
-        },
+        if wants_json(request):
+            return Response(
+                msgspec.json.encode(describe(provider)),
+                status_code=201,
+                media_type="application/json",
+                headers=PRIVATE_HEADERS,
+            )
+        return Redirect(request.url.path, status_code=303, headers=PRIVATE_HEADERS)
+
+    @post(
+        "/tenants/{tenant_id:str}/orgs/{org_id:str}/sso/{provider_id:str}/remove",
+        name="panel_sso_remove",
+        include_in_schema=False,
+        status_code=200,
+        guards=[operators_only, tenant_scope],
     )
-    if wants_json(request):
-        return Response(
-            msgspec.json.encode({"removed": provider_id}),
-            media_type="application/json",
-            headers=PRIVATE_HEADERS,
+    async def sso_remove(
+        self,
+        request: Request[Any, Any, Any],
+        panel_principal: Principal,
+        panel: NamedDependency[PanelContext],
+        sso: NamedDependency[SsoContext],
+        tenant_id: FromPath[str],
+        org_id: FromPath[str],
+        provider_id: FromPath[str],
+    ) -> Response[Any]:
+        """Unregister one of the organization's providers (operators)."""
+        principal, registry = panel_principal, sso.registry
+        tenant, organization = await _organization(request, panel, principal, tenant_id, org_id)
+        _check_manager(request, panel, principal, tenant, organization)
+        provider = await registry.resolve(provider_id)
+        if provider is None or (provider.tenant_id, provider.organization_id) != (
+            tenant.id,
+            organization.id,
+        ):
+            raise not_found(panel, principal, "provider", request.url.path)
+        if registry.built_in(provider_id):
+            # Registered in code at process start (SAML, ...): every worker registered it and a
+            # restart registers it again, so removing it here would only split the workers.
+            log.info(
+                "panel.denied",
+                extra={
+                    "reason": "provider_built_in",
+                    "provider": provider_id,
+                    "path": request.url.path,
+                },
+            )
+            raise PanelDenied(
+                409,
+                "provider_built_in",
+                "this provider is registered at process start; change the deployment to remove it",
+                principal=principal,
+            )
+        await registry.remove(provider_id)
+        audit.info(
+            "panel.sso_removed",
+            extra={
+                "provider": provider_id,
+                "tenant": tenant.id,
+                "org": organization.id,
+                "by": principal.subject,
+            },
         )
-    path = f"/tenants/{tenant.id}/orgs/{organization.id}/sso"
-    return Redirect(path, status_code=303, headers=PRIVATE_HEADERS)
-
-
-SSO_REGISTRATION_ROUTES = [sso_page, sso_register, sso_remove]
+        if wants_json(request):
+            return Response(
+                msgspec.json.encode({"removed": provider_id}),
+                media_type="application/json",
+                headers=PRIVATE_HEADERS,
+            )
+        path = f"/tenants/{tenant.id}/orgs/{organization.id}/sso"
+        return Redirect(path, status_code=303, headers=PRIVATE_HEADERS)

@@ -6,8 +6,9 @@ tenant-scoped session sees its own tenant's only. ``GET /tenants/{tenant}/tokens
 tenant's tokens (never the token itself, only its id, label and dates, last use included),
 also for a tenant that holds tokens without being in the seed file. ``POST`` there creates one
 (seeded tenants only) and shows it once; ``POST /tenants/{tenant}/tokens/{token_id}/revoke``
-revokes one. Both mutations pass the panel's session, CSRF and operator checks
-(``panel_principal``), and the cross-tenant rule runs before anything is looked up. A frozen
+revokes one. ``TokenController`` holds the routes: both mutations pass the panel's session,
+CSRF and operator guards (``web/panel/guards.py``), and the cross-tenant guard runs before
+anything is looked up. A frozen
 tenant (``active`` false, docs/panel.md, "Tenants, organizations, fleets") gets no new token
 (409 ``tenant_inactive``); its tokens can still be revoked, since that only takes access away.
 A revoked token stops working at once in this process and within the token cache time (1 s)
@@ -20,15 +21,19 @@ from typing import Any
 
 import msgspec
 from litestar import Request, Response, get, post
+from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath
 
 from recordseal.panel.tenants import Tenant, TenantNotFound
 from recordseal.services.errors import ServiceError
+from recordseal.services.tokens import TokenService
 from recordseal.web.bodies import check_json_text, is_json_media_type
-from recordseal.web.panel.context import PanelContext, panel_context
+from recordseal.web.controller import DomainController
+from recordseal.web.panel.context import PanelContext
+from recordseal.web.panel.guards import operators_only, tenant_scope
 from recordseal.web.panel.session import PanelDenied, PanelPrincipal, Principal
-from recordseal.web.panel.views import check_tenant_scope, not_found, render, tenant_or_404
-from recordseal.web.services import services_of
+from recordseal.web.panel.views import not_found, render, tenant_or_404
+from recordseal.web.services import provide_tokens
 
 MAX_LABEL = 128
 
@@ -52,6 +57,7 @@ async def _json_label(request: Request[Any, Any, Any], principal: PanelPrincipal
 async def _page(
     request: Request[Any, Any, Any],
     principal: PanelPrincipal,
+    tokens: TokenService,
     tenant: Tenant,
     *,
     seeded: bool = True,
@@ -59,7 +65,6 @@ async def _page(
     status: int = 200,
 ) -> Response[Any]:
     """The token page of a tenant the caller's scope was already checked for."""
-    tokens = services_of(request).tokens
     data = {
         "tenant": tenant,
         "seeded": seeded,
@@ -74,6 +79,7 @@ async def _page(
 async def _token_tenant(
     request: Request[Any, Any, Any],
     context: PanelContext,
+    tokens: TokenService,
     principal: PanelPrincipal,
     tenant_id: str,
 ) -> tuple[Tenant, bool]:
@@ -83,94 +89,112 @@ async def _token_tenant(
         return await context.tenants.get_tenant(tenant_id), True
     except TenantNotFound:
         pass
-    tokens = services_of(request).tokens
     if tenant_id and await tokens.list(tenant_id):
         return Tenant(tenant_id, tenant_id), False
     raise not_found(context, principal, "tenant", request.url.path)
 
 
-@get("/tokens", name="panel_all_tokens", include_in_schema=False)
-async def all_tokens(request: Request[Any, Any, Any], panel_principal: Principal) -> Response[Any]:
-    """The tokens of every tenant that holds any (a tenant-scoped session: its own tenant's),
-    with whether the tenant seed declares each tenant."""
-    context = panel_context(request)
-    tokens = services_of(request).tokens
-    rows = await tokens.list(panel_principal.tenant_id)
-    declared = {tenant.id for tenant in await context.tenants.list_tenants()}
-    groups: dict[str, list[Any]] = {}
-    for row in rows:
-        groups.setdefault(row.tenant, []).append(row)
-    tenants = [
-        {"id": tenant_id, "seeded": tenant_id in declared, "tokens": group}
-        for tenant_id, group in groups.items()
-    ]
-    return render(request, panel_principal, "panel/all_tokens.html", {"tenants": tenants})
+class TokenController(DomainController):
+    """The record API's tokens: listed by every role, created and revoked by operators."""
 
+    dependencies = {"tokens": Provide(provide_tokens, sync_to_thread=False)}  # noqa: RUF012
 
-@get("/tenants/{tenant_id:str}/tokens", name="panel_tokens", include_in_schema=False)
-async def list_tokens(
-    request: Request[Any, Any, Any], panel_principal: Principal, tenant_id: FromPath[str]
-) -> Response[Any]:
-    """The tenant's API tokens: id, label, created, last used, revoked."""
-    context = panel_context(request)
-    check_tenant_scope(context, panel_principal, tenant_id, request.url.path)
-    tenant, seeded = await _token_tenant(request, context, panel_principal, tenant_id)
-    return await _page(request, panel_principal, tenant, seeded=seeded)
+    @get("/tokens", name="panel_all_tokens", include_in_schema=False)
+    async def all_tokens(
+        self,
+        request: Request[Any, Any, Any],
+        panel_principal: Principal,
+        panel: NamedDependency[PanelContext],
+        tokens: NamedDependency[TokenService],
+    ) -> Response[Any]:
+        """The tokens of every tenant that holds any (a tenant-scoped session: its own
+        tenant's), with whether the tenant seed declares each tenant."""
+        rows = await tokens.list(panel_principal.tenant_id)
+        declared = {tenant.id for tenant in await panel.tenants.list_tenants()}
+        groups: dict[str, list[Any]] = {}
+        for row in rows:
+            groups.setdefault(row.tenant, []).append(row)
+        tenants = [
+            {"id": tenant_id, "seeded": tenant_id in declared, "tokens": group}
+            for tenant_id, group in groups.items()
+        ]
+        return render(request, panel_principal, "panel/all_tokens.html", {"tenants": tenants})
 
+    @get(
+        "/tenants/{tenant_id:str}/tokens",
+        name="panel_tokens",
+        include_in_schema=False,
+        guards=[tenant_scope],
+    )
+    async def list_tokens(
+        self,
+        request: Request[Any, Any, Any],
+        panel_principal: Principal,
+        panel: NamedDependency[PanelContext],
+        tokens: NamedDependency[TokenService],
+        tenant_id: FromPath[str],
+    ) -> Response[Any]:
+        """The tenant's API tokens: id, label, created, last used, revoked."""
+        tenant, seeded = await _token_tenant(request, panel, tokens, panel_principal, tenant_id)
+        return await _page(request, panel_principal, tokens, tenant, seeded=seeded)
 
-@post("/tenants/{tenant_id:str}/tokens", name="panel_token_create", include_in_schema=False)
-async def create_token(
-    request: Request[Any, Any, Any], panel_principal: Principal, tenant_id: FromPath[str]
-) -> Response[Any]:
-    """Create a token (operators); the answer shows it once, only its hash is kept."""
-    context = panel_context(request)
-    check_tenant_scope(context, panel_principal, tenant_id, request.url.path)
-    tenant = await tenant_or_404(context, panel_principal, tenant_id, request.url.path)
-    if not tenant.active:
-        raise PanelDenied(
-            409,
-            "tenant_inactive",
-            "the tenant is frozen read-only: no new API tokens",
-            principal=panel_principal,
-        )
-    if is_json_media_type(request.content_type):
-        label = (await _json_label(request, panel_principal)).strip()
-    else:
-        label = str((await request.form()).get("label") or "").strip()
-    if len(label) > MAX_LABEL or any(ord(c) < 0x20 for c in label):
-        raise PanelDenied(
-            422,
-            "label_invalid",
-            f"a label is at most {MAX_LABEL} characters, no control characters",
-            principal=panel_principal,
-        )
-    tokens = services_of(request).tokens
-    try:
-        token = await tokens.create(tenant_id, label)
-    except ServiceError as error:
-        raise PanelDenied(422, error.code, str(error), principal=panel_principal) from None
-    return await _page(request, panel_principal, tenant, new_token=token, status=201)
+    @post(
+        "/tenants/{tenant_id:str}/tokens",
+        name="panel_token_create",
+        include_in_schema=False,
+        guards=[operators_only, tenant_scope],
+    )
+    async def create_token(
+        self,
+        request: Request[Any, Any, Any],
+        panel_principal: Principal,
+        panel: NamedDependency[PanelContext],
+        tokens: NamedDependency[TokenService],
+        tenant_id: FromPath[str],
+    ) -> Response[Any]:
+        """Create a token (operators); the answer shows it once, only its hash is kept."""
+        tenant = await tenant_or_404(panel, panel_principal, tenant_id, request.url.path)
+        if not tenant.active:
+            raise PanelDenied(
+                409,
+                "tenant_inactive",
+                "the tenant is frozen read-only: no new API tokens",
+                principal=panel_principal,
+            )
+        if is_json_media_type(request.content_type):
+            label = (await _json_label(request, panel_principal)).strip()
+        else:
+            label = str((await request.form()).get("label") or "").strip()
+        if len(label) > MAX_LABEL or any(ord(c) < 0x20 for c in label):
+            raise PanelDenied(
+                422,
+                "label_invalid",
+                f"a label is at most {MAX_LABEL} characters, no control characters",
+                principal=panel_principal,
+            )
+        try:
+            token = await tokens.create(tenant_id, label)
+        except ServiceError as error:
+            raise PanelDenied(422, error.code, str(error), principal=panel_principal) from None
+        return await _page(request, panel_principal, tokens, tenant, new_token=token, status=201)
 
-
-@post(
-    "/tenants/{tenant_id:str}/tokens/{token_id:str}/revoke",
-    name="panel_token_revoke",
-    include_in_schema=False,
-)
-async def revoke_token(
-    request: Request[Any, Any, Any],
-    panel_principal: Principal,
-    tenant_id: FromPath[str],
-    token_id: FromPath[str],
-) -> Response[Any]:
-    """Revoke a token (operators); 404 when the tenant has no live token with this id."""
-    context = panel_context(request)
-    check_tenant_scope(context, panel_principal, tenant_id, request.url.path)
-    tokens = services_of(request).tokens
-    if not await tokens.revoke(tenant_id, token_id):
-        raise not_found(context, panel_principal, "token", request.url.path)
-    tenant, seeded = await _token_tenant(request, context, panel_principal, tenant_id)
-    return await _page(request, panel_principal, tenant, seeded=seeded)
-
-
-TOKEN_ROUTES = [all_tokens, list_tokens, create_token, revoke_token]
+    @post(
+        "/tenants/{tenant_id:str}/tokens/{token_id:str}/revoke",
+        name="panel_token_revoke",
+        include_in_schema=False,
+        guards=[operators_only, tenant_scope],
+    )
+    async def revoke_token(
+        self,
+        request: Request[Any, Any, Any],
+        panel_principal: Principal,
+        panel: NamedDependency[PanelContext],
+        tokens: NamedDependency[TokenService],
+        tenant_id: FromPath[str],
+        token_id: FromPath[str],
+    ) -> Response[Any]:
+        """Revoke a token (operators); 404 when the tenant has no live token with this id."""
+        if not await tokens.revoke(tenant_id, token_id):
+            raise not_found(panel, panel_principal, "token", request.url.path)
+        tenant, seeded = await _token_tenant(request, panel, tokens, panel_principal, tenant_id)
+        return await _page(request, panel_principal, tokens, tenant, seeded=seeded)

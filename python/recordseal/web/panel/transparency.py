@@ -1,12 +1,13 @@
-"""The daily transparency log files over HTTP (docs/fleets.md, "Transparency log files"), behind
-the panel's
-sign-on and tenant scope.
+"""The daily transparency log files over HTTP (docs/fleets.md, "Transparency log files"),
+``TransparencyController``, behind the panel's sign-on and tenant scope.
 
 - ``GET /transparency/{date}/{tenant}/{fleet}.log``: a tenant's fleet. A tenant-scoped
-  session asking for another tenant gets 403 before the file system is touched (the same rule
-  and counters as the tenant views); a legacy session may read every tenant's files.
+  session asking for another tenant gets 403 before the file system is touched (the same
+  ``tenant_scope`` guard and counters as the tenant views); a legacy session may read every
+  tenant's files.
 - ``GET /transparency/{date}/{fleet}.log``: a fleet with no tenant (legacy or single-tenant).
-  Such files belong to no tenant, so only legacy (operator-admin) sessions may read them.
+  Such files belong to no tenant, so only legacy (operator-admin) sessions may read them
+  (the ``tenantless`` guard).
 
 A malformed date or name, or a file that does not exist, is 404. Files are served as
 ``application/jsonl`` (the format is ``recordseal.verify.transparency``), never cached.
@@ -21,12 +22,15 @@ from pathlib import Path
 from typing import Any
 
 from litestar import Request, Response, get
+from litestar.di import NamedDependency
 from litestar.params import FromPath
 
 from recordseal.identifiers import IDENTIFIER
-from recordseal.web.panel.context import PanelContext, panel_context
+from recordseal.web.controller import DomainController
+from recordseal.web.panel.context import PanelContext
+from recordseal.web.panel.guards import tenant_scope, tenantless
 from recordseal.web.panel.session import PRIVATE_HEADERS, PanelPrincipal, Principal
-from recordseal.web.panel.views import check_tenant_scope, not_found
+from recordseal.web.panel.views import not_found
 
 log = logging.getLogger("recordseal.panel.web")
 
@@ -70,45 +74,40 @@ def _serve(
     return Response(data, media_type=MEDIA_TYPE, headers=PRIVATE_HEADERS)
 
 
-@get(
-    "/transparency/{day:str}/{tenant_id:str}/{file_name:str}",
-    name="transparency_tenant_log",
-    include_in_schema=False,
-)
-async def tenant_log(
-    request: Request[Any, Any, Any],
-    panel_principal: Principal,
-    day: FromPath[str],
-    tenant_id: FromPath[str],
-    file_name: FromPath[str],
-) -> Response[bytes]:
-    """A tenant's fleet log of one day; 403 for another tenant, before any file lookup."""
-    context = panel_context(request)
-    check_tenant_scope(context, panel_principal, tenant_id, request.url.path)
-    return _serve(context, panel_principal, request.url.path, day, tenant_id, file_name)
+class TransparencyController(DomainController):
+    """The daily transparency log files of the fleets a session may see."""
 
-
-@get(
-    "/transparency/{day:str}/{file_name:str}",
-    name="transparency_legacy_log",
-    include_in_schema=False,
-)
-async def legacy_log(
-    request: Request[Any, Any, Any],
-    panel_principal: Principal,
-    day: FromPath[str],
-    file_name: FromPath[str],
-) -> Response[bytes]:
-    """The log of a fleet with no tenant: legacy sessions only."""
-    context = panel_context(request)
-    check_tenant_scope(
-        context,
-        panel_principal,
-        None,
-        request.url.path,
-        "this log belongs to no tenant; a tenant-scoped session cannot read it",
+    @get(
+        "/transparency/{day:str}/{tenant_id:str}/{file_name:str}",
+        name="transparency_tenant_log",
+        include_in_schema=False,
+        guards=[tenant_scope],
     )
-    return _serve(context, panel_principal, request.url.path, day, None, file_name)
+    async def tenant_log(
+        self,
+        request: Request[Any, Any, Any],
+        panel_principal: Principal,
+        panel: NamedDependency[PanelContext],
+        day: FromPath[str],
+        tenant_id: FromPath[str],
+        file_name: FromPath[str],
+    ) -> Response[bytes]:
+        """A tenant's fleet log of one day; 403 for another tenant, before any file lookup."""
+        return _serve(panel, panel_principal, request.url.path, day, tenant_id, file_name)
 
-
-TRANSPARENCY_ROUTES = [tenant_log, legacy_log]
+    @get(
+        "/transparency/{day:str}/{file_name:str}",
+        name="transparency_legacy_log",
+        include_in_schema=False,
+        guards=[tenantless],
+    )
+    async def legacy_log(
+        self,
+        request: Request[Any, Any, Any],
+        panel_principal: Principal,
+        panel: NamedDependency[PanelContext],
+        day: FromPath[str],
+        file_name: FromPath[str],
+    ) -> Response[bytes]:
+        """The log of a fleet with no tenant: legacy sessions only."""
+        return _serve(panel, panel_principal, request.url.path, day, None, file_name)

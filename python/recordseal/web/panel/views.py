@@ -1,11 +1,13 @@
-"""Tenant views (docs/panel.md, "Views and errors"): ``/tenants``, ``/tenants/{id}``,
-``/tenants/{id}/orgs/{org}``.
+"""Tenant views (docs/panel.md, "Views and errors"), ``TenantController``: ``/tenants``,
+``/tenants/{id}``, ``/tenants/{id}/orgs/{org}``, and ``/dashboard``, where a sign-on lands when
+its return URL was missing or not local (docs/sso.md, "Flows").
 
 A tenant-scoped session sees only its own tenant; a legacy session sees all. Asking for
-another tenant's id is refused with 403 *before* the store is consulted, so the answer is
-no oracle for which tenants exist. A missing tenant or organization is 404. The two stay
-apart in logs (``panel.denied`` with ``reason=cross_tenant`` / ``panel.not_found``, both INFO)
-and in the metric ``recordseal_panel_denials_total`` (``status`` 403 / 404).
+another tenant's id is refused with 403 *before* the store is consulted (the ``tenant_scope``
+guard, ``web/panel/guards.py``), so the answer is no oracle for which tenants exist. A missing
+tenant or organization is 404. The two stay apart in logs (``panel.denied`` with
+``reason=cross_tenant`` / ``panel.not_found``, both INFO) and in the metric
+``recordseal_panel_denials_total`` (``status`` 403 / 404).
 
 Each route answers JSON when the client prefers ``application/json`` and HTML otherwise.
 """
@@ -14,11 +16,13 @@ from __future__ import annotations
 
 import logging
 from typing import Any
+from urllib.parse import quote
 
 import msgspec
 from litestar import Request, Response, get
+from litestar.di import NamedDependency
 from litestar.params import FromPath
-from litestar.response import Template
+from litestar.response import Redirect, Template
 
 from recordseal.panel.tenants import (
     FleetRef,
@@ -27,7 +31,9 @@ from recordseal.panel.tenants import (
     Tenant,
     TenantNotFound,
 )
-from recordseal.web.panel.context import PanelContext, panel_context
+from recordseal.web.controller import DomainController
+from recordseal.web.panel.context import PanelContext
+from recordseal.web.panel.guards import tenant_scope
 from recordseal.web.panel.session import (
     PRIVATE_HEADERS,
     PanelDenied,
@@ -68,30 +74,6 @@ def render(
     )
 
 
-def check_tenant_scope(
-    context: PanelContext,
-    principal: PanelPrincipal,
-    tenant_id: str | None,
-    path: str,
-    detail: str = "this session is scoped to another tenant",
-) -> None:
-    """The cross-tenant rule; runs before any store call. ``tenant_id`` None asks for
-    something of no tenant (a legacy fleet's), which only a legacy session may read."""
-    if principal.tenant_id is not None and principal.tenant_id != tenant_id:
-        context.count("forbidden_cross_tenant")
-        log.info(
-            "panel.denied",
-            extra={
-                "reason": "cross_tenant",
-                "subject": principal.subject,
-                "session_tenant": principal.tenant_id,
-                "requested_tenant": tenant_id,
-                "path": path,
-            },
-        )
-        raise PanelDenied(403, "forbidden_tenant", detail, principal=principal)
-
-
 def not_found(
     context: PanelContext, principal: PanelPrincipal, what: str, path: str
 ) -> PanelDenied:
@@ -103,88 +85,106 @@ def not_found(
 async def tenant_or_404(
     context: PanelContext, principal: PanelPrincipal, tenant_id: str, path: str
 ) -> Tenant:
-    """The tenant (after :func:`check_tenant_scope`), or the 404 of a missing one."""
+    """The tenant (the ``tenant_scope`` guard ran first), or the 404 of a missing one."""
     try:
         return await context.tenants.get_tenant(tenant_id)
     except TenantNotFound:
         raise not_found(context, principal, "tenant", path) from None
 
 
-@get("/tenants", name="panel_tenants", tags=["panel"], include_in_schema=False)
-async def list_tenants(
-    request: Request[Any, Any, Any], panel_principal: Principal
-) -> Response[Any]:
-    """The tenants this session may see: its own (tenant-scoped) or all (legacy)."""
-    context = panel_context(request)
-    tenants: list[Tenant]
-    if panel_principal.tenant_id is None:
-        tenants = await context.tenants.list_tenants()
-    else:
+class TenantController(DomainController):
+    """What a session sees of its tenants: read-only, for every role."""
+
+    @get("/tenants", name="panel_tenants", tags=["panel"], include_in_schema=False)
+    async def list_tenants(
+        self,
+        request: Request[Any, Any, Any],
+        panel_principal: Principal,
+        panel: NamedDependency[PanelContext],
+    ) -> Response[Any]:
+        """The tenants this session may see: its own (tenant-scoped) or all (legacy)."""
+        tenants: list[Tenant]
+        if panel_principal.tenant_id is None:
+            tenants = await panel.tenants.list_tenants()
+        else:
+            try:
+                tenants = [await panel.tenants.get_tenant(panel_principal.tenant_id)]
+            except TenantNotFound:
+                tenants = []
+        return render(request, panel_principal, "panel/tenants.html", {"tenants": tenants})
+
+    @get(
+        "/tenants/{tenant_id:str}",
+        name="panel_tenant",
+        tags=["panel"],
+        include_in_schema=False,
+        guards=[tenant_scope],
+    )
+    async def tenant_detail(
+        self,
+        request: Request[Any, Any, Any],
+        panel_principal: Principal,
+        panel: NamedDependency[PanelContext],
+        tenant_id: FromPath[str],
+    ) -> Response[Any]:
+        """One tenant with its organizations; 403 for another tenant's id, 404 if missing."""
         try:
-            tenants = [await context.tenants.get_tenant(panel_principal.tenant_id)]
+            tenant = await panel.tenants.get_tenant(tenant_id)
+            organizations: list[Organization] = await panel.tenants.list_organizations(tenant_id)
         except TenantNotFound:
-            tenants = []
-    return render(request, panel_principal, "panel/tenants.html", {"tenants": tenants})
+            raise not_found(panel, panel_principal, "tenant", request.url.path) from None
+        return render(
+            request,
+            panel_principal,
+            "panel/tenant.html",
+            {"tenant": tenant, "organizations": organizations},
+        )
 
-
-@get("/tenants/{tenant_id:str}", name="panel_tenant", tags=["panel"], include_in_schema=False)
-async def tenant_detail(
-    request: Request[Any, Any, Any], panel_principal: Principal, tenant_id: FromPath[str]
-) -> Response[Any]:
-    """One tenant with its organizations; 403 for another tenant's id, 404 if missing."""
-    context = panel_context(request)
-    check_tenant_scope(context, panel_principal, tenant_id, request.url.path)
-    try:
-        tenant = await context.tenants.get_tenant(tenant_id)
-        organizations: list[Organization] = await context.tenants.list_organizations(tenant_id)
-    except TenantNotFound:
-        raise not_found(context, panel_principal, "tenant", request.url.path) from None
-    return render(
-        request,
-        panel_principal,
-        "panel/tenant.html",
-        {"tenant": tenant, "organizations": organizations},
+    @get(
+        "/tenants/{tenant_id:str}/orgs/{org_id:str}",
+        name="panel_organization",
+        tags=["panel"],
+        include_in_schema=False,
+        guards=[tenant_scope],
     )
+    async def organization_detail(
+        self,
+        request: Request[Any, Any, Any],
+        panel_principal: Principal,
+        panel: NamedDependency[PanelContext],
+        tenant_id: FromPath[str],
+        org_id: FromPath[str],
+    ) -> Response[Any]:
+        """One organization with its fleets, each with its latest anchor and witness status
+        (``fleet_status``, keyed by fleet id); the same 403 rule, 404 for a missing tenant or
+        org."""
+        path = request.url.path
+        try:
+            tenant = await panel.tenants.get_tenant(tenant_id)
+            organization = await panel.tenants.get_organization(tenant_id, org_id)
+            fleets: list[FleetRef] = await panel.tenants.list_fleets(tenant_id, org_id)
+        except TenantNotFound:
+            raise not_found(panel, panel_principal, "tenant", path) from None
+        except OrganizationNotFound:
+            raise not_found(panel, panel_principal, "organization", path) from None
+        statuses = {}
+        if panel.fleet_status is not None:
+            statuses = {fleet.fleet_id: await panel.fleet_status(fleet) for fleet in fleets}
+        return render(
+            request,
+            panel_principal,
+            "panel/organization.html",
+            {
+                "tenant": tenant,
+                "organization": organization,
+                "fleets": fleets,
+                "fleet_status": statuses,
+            },
+        )
 
-
-@get(
-    "/tenants/{tenant_id:str}/orgs/{org_id:str}",
-    name="panel_organization",
-    tags=["panel"],
-    include_in_schema=False,
-)
-async def organization_detail(
-    request: Request[Any, Any, Any],
-    panel_principal: Principal,
-    tenant_id: FromPath[str],
-    org_id: FromPath[str],
-) -> Response[Any]:
-    """One organization with its fleets, each with its latest anchor and witness status
-    (``fleet_status``, keyed by fleet id); the same 403 rule, 404 for a missing tenant or org."""
-    context = panel_context(request)
-    check_tenant_scope(context, panel_principal, tenant_id, request.url.path)
-    try:
-        tenant = await context.tenants.get_tenant(tenant_id)
-        organization = await context.tenants.get_organization(tenant_id, org_id)
-        fleets: list[FleetRef] = await context.tenants.list_fleets(tenant_id, org_id)
-    except TenantNotFound:
-        raise not_found(context, panel_principal, "tenant", request.url.path) from None
-    except OrganizationNotFound:
-        raise not_found(context, panel_principal, "organization", request.url.path) from None
-    statuses = {}
-    if context.fleet_status is not None:
-        statuses = {fleet.fleet_id: await context.fleet_status(fleet) for fleet in fleets}
-    return render(
-        request,
-        panel_principal,
-        "panel/organization.html",
-        {
-            "tenant": tenant,
-            "organization": organization,
-            "fleets": fleets,
-            "fleet_status": statuses,
-        },
-    )
-
-
-VIEW_ROUTES = [list_tenants, tenant_detail, organization_detail]
+    @get("/dashboard", name="panel_dashboard", include_in_schema=False)
+    async def dashboard(self, panel_principal: Principal) -> Redirect:
+        """303 to the session's home page: its tenant's (tenant-scoped), else ``/tenants``."""
+        tenant = panel_principal.tenant_id
+        target = f"/tenants/{quote(tenant, safe='')}" if tenant else "/tenants"
+        return Redirect(target, status_code=303, headers=PRIVATE_HEADERS)
