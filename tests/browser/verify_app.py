@@ -13,8 +13,10 @@ from pathlib import Path
 from litestar import Litestar, Response, get
 
 from recordseal.services.verification import OnlineVerifier
-from recordseal.verify import load_key_directory, load_trust_store
-from recordseal.web.verify import verify_routes
+from recordseal.settings import Settings
+from recordseal.verify import KeyDirectory, TrustStore, load_key_directory, load_trust_store
+from recordseal.web.problems import EXCEPTION_HANDLERS
+from recordseal.web.verify import static_files, verify_controller
 
 KEYS_FILE = Path(os.environ["RECORDSEAL_VERIFY_KEYS"])
 KEYS = load_key_directory(KEYS_FILE.read_bytes())
@@ -26,5 +28,12 @@ async def keys() -> Response[bytes]:
     return Response(KEYS_FILE.read_bytes(), media_type="application/json")
 
 
-app = Litestar(route_handlers=[*verify_routes(), keys])
-app.state.verifier = OnlineVerifier.of(KEYS, TRUST)
+async def context() -> tuple[KeyDirectory, TrustStore]:
+    return KEYS, TRUST
+
+
+app = Litestar(
+    route_handlers=[verify_controller(Settings().max_bundle_bytes), static_files, keys],
+    exception_handlers=dict(EXCEPTION_HANDLERS),
+)
+app.state.verifier = OnlineVerifier(context)

@@ -22,6 +22,7 @@ from recordseal.panel.cookies import COOKIE_NAME, CookieKeyring, SigningKey
 from recordseal.panel.passkey_store import LINK_LIFETIME, PasskeyStore, hash_token
 from recordseal.panel.sessions import LegacySession
 from recordseal.panel.tenants import InMemoryTenantStore
+from recordseal.settings import Settings
 from recordseal.web.panel import passkeys
 from recordseal.web.panel.context import PanelContext
 from recordseal.web.panel.passkeys import PASSKEY_ROUTES, PasskeyConfig
@@ -82,7 +83,8 @@ class Env:
             lifespan=[self.database.lifespan],
         )
         self.app.state.panel = self.context
-        self.app.state.passkey_config = PasskeyConfig()
+        # The configuration a service with default settings has (rp id localhost).
+        self.app.state.passkey_config = PasskeyConfig.of(Settings(data_dir=tmp_path))
 
     def client(self, base_url: str = BASE) -> TestClient[Litestar]:
         client = TestClient(self.app, base_url=base_url)
@@ -214,9 +216,11 @@ def test_an_unconfigured_origin_is_refused(env: Env) -> None:
         assert response.status_code == 400
 
 
-def test_configured_origins_replace_the_default(env: Env) -> None:
-    env.app.state.passkey_config = PasskeyConfig(
-        "panel.example", frozenset({"https://panel.example"})
+def test_configured_origins_replace_the_default(env: Env, tmp_path: Path) -> None:
+    env.app.state.passkey_config = PasskeyConfig.of(
+        Settings(
+            data_dir=tmp_path, panel_rp_id="panel.example", panel_origins=("https://panel.example",)
+        )
     )
     with env.client("https://panel.example") as configured:
         response = configured.post("/login/authenticate/start", json={})

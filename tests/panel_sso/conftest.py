@@ -37,7 +37,7 @@ from recordseal.panel.sso.registry import ProviderRegistry
 from recordseal.panel.tenants import InMemoryTenantStore, Organization, Tenant
 from recordseal.storage.sqlite import SQLiteStore
 from recordseal.web.panel.context import PanelContext
-from recordseal.web.panel.passkeys import login_page
+from recordseal.web.panel.passkeys import PASSKEY_ROUTES
 from recordseal.web.panel.routes import PANEL_ROUTES, panel_template_config
 from recordseal.web.panel.sso import SsoContext
 from tests.panel_sso.op_server import OpenIdProvider, client_entry, running_op
@@ -143,7 +143,7 @@ def build_rp(
     registry = ProviderRegistry(policy, backend.panel, SecretBox(KEK), clock=clock)
     pending = PendingLogins(backend.panel, clock=clock)
     app = Litestar(
-        route_handlers=[*PANEL_ROUTES, login_page],
+        route_handlers=[*PANEL_ROUTES, *PASSKEY_ROUTES],
         template_config=panel_template_config(),
         logging_config=None,
         debug=False,

@@ -1,4 +1,5 @@
-"""``POST /v1/verify`` and ``/verify-record`` on a minimal Litestar app with the verify routes."""
+"""``POST /v1/verify`` and ``/verify-record`` on a minimal Litestar app with the verify routes,
+wired as ``create_app`` wires them (the controller, its static files, the problem handlers)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from litestar.testing import TestClient
 
 from recordseal.services.verification import OnlineVerifier
 from recordseal.verify import KeyDirectory, TrustStore
-from recordseal.web.verify import verify_routes
+from recordseal.web.problems import EXCEPTION_HANDLERS
+from recordseal.web.verify import static_files, verify_controller
 
 from .conftest import tampered
 from .factory import World
@@ -29,10 +31,21 @@ JSON = {"Content-Type": "application/json"}
 MAX_BUNDLE_BYTES = 1 << 20
 
 
+def _verify_app() -> Litestar:
+    return Litestar(
+        route_handlers=[verify_controller(MAX_BUNDLE_BYTES), static_files],
+        exception_handlers=dict(EXCEPTION_HANDLERS),
+    )
+
+
 def _app(world: World | None) -> Litestar:
-    app = Litestar(route_handlers=verify_routes(MAX_BUNDLE_BYTES))
+    app = _verify_app()
     keys, trust = (world.keys(), world.trust()) if world is not None else (None, None)
-    app.state.verifier = OnlineVerifier.of(keys, trust)
+
+    async def context() -> tuple[KeyDirectory | None, TrustStore | None]:
+        return keys, trust
+
+    app.state.verifier = OnlineVerifier(context)
     return app
 
 
@@ -111,7 +124,7 @@ def test_api_without_a_context_verifies_the_bundle_alone(world: World) -> None:
 
 
 def test_the_context_is_read_once_for_known_keys(world: World) -> None:
-    app = Litestar(route_handlers=verify_routes(MAX_BUNDLE_BYTES))
+    app = _verify_app()
     keys, trust = world.keys(), world.trust()
     reads = []
 

@@ -61,15 +61,6 @@ class OnlineVerifier:
         #: How many times the verifier was built (read by tests and operators).
         self.builds = 0
 
-    @classmethod
-    def of(cls, keys: KeyDirectory | None, trust: TrustStore | None) -> OnlineVerifier:
-        """A verifier of fixed documents (a verifier-only app, exported files)."""
-
-        async def load() -> tuple[KeyDirectory | None, TrustStore | None]:
-            return keys, trust
-
-        return cls(load)
-
     async def verify(self, bundle_bytes: bytes) -> VerificationResult:
         """The verification result of a bundle; never raises on its content."""
         try:
