@@ -222,3 +222,11 @@ def test_token_mutations_are_refused_by_their_guards(
         for target, headers, code in refusals:
             answer = client.post(target, headers=headers, json={})
             assert (answer.status_code, answer.json()["code"]) == (403, code), (target, code)
+
+
+def test_options_is_answered_without_a_session(client: TestClient[Litestar]) -> None:
+    """Litestar's own answer to OPTIONS (the allowed methods) passes the session guard, as on
+    every other route of the service: it shows no panel data."""
+    for path, allowed in (("/tenants", "GET, OPTIONS"), ("/logout", "OPTIONS, POST")):
+        answer = client.options(path, follow_redirects=False)
+        assert (answer.status_code, answer.headers["allow"]) == (204, allowed)

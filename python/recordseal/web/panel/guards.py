@@ -47,7 +47,12 @@ Connection = ASGIConnection[Any, Any, Any, Any]
 
 
 async def require_session(connection: Connection, _: BaseRouteHandler) -> None:
-    """The verified principal of the session cookie, kept on the connection."""
+    """The verified principal of the session cookie, kept on the connection.
+
+    ``OPTIONS`` passes: Litestar answers it itself with the route's allowed methods (204,
+    ``Allow``), no panel data, as for every route of the service."""
+    if connection.scope.get("method") == "OPTIONS":
+        return
     context = panel_context(connection)
     cookie = connection.cookies.get(COOKIE_NAME)
     session = await context.verify(cookie) if cookie else None
