@@ -77,7 +77,7 @@ class PanelPrincipal:
         return self.role == "operator"
 
 
-# How handlers declare the dependency: the value is built here, so it skips validation.
+# How handlers declare the dependency: the session guard built the value, so it skips validation.
 Principal: TypeAlias = NamedDependency[SkipValidation[PanelPrincipal]]
 
 
