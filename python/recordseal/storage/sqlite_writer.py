@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from recordseal.storage.sqlite_checkpoint import BACKSTOP_PAGES, WalCheckpointer
 from recordseal.storage.sqlite_schema import connect
 
 T = TypeVar("T")
@@ -129,6 +130,10 @@ class GroupCommitWriter:
         self._closing = False
         self._checkpoint_requested = False
         self._conn = connect(path)
+        # Checkpoints run beside the writers, off the lock (sqlite_checkpoint.py); a COMMIT
+        # checkpoints itself only past the backstop.
+        self._conn.execute(f"PRAGMA wal_autocheckpoint = {BACKSTOP_PAGES}")
+        self._checkpointer = WalCheckpointer(path)
         # Writers of every process on this database take this lock before BEGIN, so SQLite's
         # busy handler (which sleeps up to 100 ms between tries) never comes into play.
         self._lock_file = open(path.with_name(path.name + ".lock"), "a+b")  # noqa: SIM115
@@ -162,6 +167,7 @@ class GroupCommitWriter:
         self._closing = True
         self._wakeup.set()
         await self._task
+        self._checkpointer.stop()
         self._conn.close()
         self._lock_file.close()
 
@@ -238,6 +244,7 @@ class GroupCommitWriter:
 
     def _commit(self) -> None:
         self._conn.execute("COMMIT")
+        self._checkpointer.committed()
         if self._checkpoint_requested:
             self._checkpoint_requested = False
             # Moves the WAL into the database and truncates it, so pages that held erased
