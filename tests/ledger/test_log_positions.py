@@ -108,6 +108,32 @@ def test_positions_are_taken_at_insert_and_sealing_only_adds_nodes(store_setting
     assert rows == [("a1", 1), ("a2", 2), ("a3", 4), ("b1", 3), ("b2", 5), ("c1", 1)]
 
 
+def test_seals_that_overlap_each_seal_once(store_settings: Settings) -> None:
+    """The SQLite store grows a log outside its write lock and writes only if the size it grew
+    from is still the log's: seals that overlap (here, started together) add every leaf once,
+    with the root of the records in position order, on both backends."""
+    store = open_store(store_settings)
+
+    async def body(store: Store) -> None:
+        await store.records.create_stream("acme", "a", {}, False, bytes(32), NOW)
+        await append(store, "a", ["x0"])
+        assert await seal(store, "acme", "default", NOW) is not None  # names the log
+        names = []
+        for round_ in range(3):
+            batch_names = [f"r{round_}-{n}" for n in range(5)]
+            await append(store, "a", batch_names)
+            names += batch_names
+            sealed = await asyncio.gather(*(seal(store, "acme", "default", NOW) for _ in range(3)))
+            done = [b for b in sealed if b is not None]
+            assert done and done[-1].size == 2 + len(names)
+            assert done[-1].root == expected_root("acme", "default", ["x0", *names])
+        assert await seal(store, "acme", "default", NOW) is None
+
+    using(store, body)
+    sizes = query(store_settings, "SELECT size FROM checkpoints ORDER BY size")
+    assert len(sizes) == len(set(sizes))  # no size checkpointed twice
+
+
 # --- the migration -------------------------------------------------------------------------
 
 #: Before the migration: tenant acme's default log sealed with genesis, o1 and o2 (size 3);

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import fcntl
 import sqlite3
-from collections.abc import Sequence
-from typing import BinaryIO
+from collections.abc import Callable, Sequence
+from typing import Any, BinaryIO
 
 from recordseal.merkle import log as merkle_log
 from recordseal.storage import rows as store_rows
@@ -54,8 +54,30 @@ class SQLiteLogs:
 
     async def seal(self, request: SealRequest) -> SealedBatch | None:
         """Append the pending chain leaves of one (tenant, fleet) to its log and store the
-        signed checkpoint, in one transaction: a crash seals all of them or none."""
-        return await self._db.writer.submit(lambda conn, batch: _seal(conn, request))
+        signed checkpoint, in one transaction: a crash seals all of them or none.
+
+        The leaves are read, hashed into the tree and the checkpoint signed before the write
+        lock, on the reader connection, so other writers go on meanwhile: only the sealer
+        changes a log's size and nodes (``claim_sealing``), and every committed snapshot
+        holds a dense prefix of each log's positions. The transaction then checks that the
+        size it grew from is still the log's, and writes. A log without a row or an origin
+        yet (its first seal) is sealed wholly inside the transaction.
+        """
+        planned = _plan(self._db, request)
+        if planned is None:
+            return await self._db.writer.submit(lambda conn, batch: _seal(conn, request))
+        log_id, size, growth = planned
+        if growth is None:
+            return None
+        note = request.sign(growth.size, growth.root)
+
+        def job(conn: sqlite3.Connection, batch: Batch) -> SealedBatch | None:
+            (current,) = conn.execute("SELECT size FROM logs WHERE id = ?", (log_id,)).fetchone()
+            if current != size:  # another seal of this log committed first: start over
+                return _seal(conn, request)
+            return _write_seal(conn, request, log_id, growth, note)
+
+        return await self._db.writer.submit(job)
 
     async def checkpoints(self, tenant: str, fleet: str) -> list[CheckpointRow]:
         rows = self._db.read(
@@ -246,26 +268,61 @@ def _seal(conn: sqlite3.Connection, request: SealRequest) -> SealedBatch | None:
     ).fetchone()
     if origin is None:  # made with the log's first stream, named by its first seal
         conn.execute("UPDATE logs SET origin = ? WHERE id = ?", (request.origin, log_id))
-    wanted = sorted(merkle_log.frontier(size))
-    stored = {}
-    for level, index in wanted:
-        (stored[(level, index)],) = conn.execute(
-            "SELECT hash FROM log_nodes WHERE log_id = ? AND level = ? AND idx = ?",
-            (log_id, level, index),
-        ).fetchone()
-    pending = conn.execute(
-        "SELECT log_index, chain_leaf FROM records WHERE log_id = ? AND log_index >= ?"
-        " ORDER BY log_index LIMIT ?",
-        (log_id, merkle_log.first_pending(size), request.limit),
-    ).fetchall()
-    growth = merkle_log.grow(size, request.genesis, pending, stored)
+    growth = _grow(conn.execute, log_id, size, request)
     if growth is None:
         return None
+    return _write_seal(conn, request, log_id, growth, request.sign(growth.size, growth.root))
+
+
+def _plan(
+    db: SQLiteDatabase, request: SealRequest
+) -> tuple[int, int, merkle_log.Growth | None] | None:
+    """The log's id and sealed size and its growth by the pending leaves, read outside the
+    write lock; None for a log without a row or an origin yet."""
+    rows = db.read(
+        "SELECT id, origin, size FROM logs WHERE tenant IS ? AND fleet = ?",
+        (request.tenant, request.fleet),
+    )
+    if not rows or rows[0][1] is None:
+        return None
+    log_id, _, size = rows[0]
+    return log_id, size, _grow(db.read, log_id, size, request)
+
+
+def _grow(
+    query: Callable[[str, tuple[Any, ...]], Any], log_id: int, size: int, request: SealRequest
+) -> merkle_log.Growth | None:
+    """Read the log's frontier nodes and pending leaves with ``query``, and grow it."""
+    stored = {}
+    for level, index in sorted(merkle_log.frontier(size)):
+        ((stored[(level, index)],),) = list(
+            query(
+                "SELECT hash FROM log_nodes WHERE log_id = ? AND level = ? AND idx = ?",
+                (log_id, level, index),
+            )
+        )
+    pending = list(
+        query(
+            "SELECT log_index, chain_leaf FROM records WHERE log_id = ? AND log_index >= ?"
+            " ORDER BY log_index LIMIT ?",
+            (log_id, merkle_log.first_pending(size), request.limit),
+        )
+    )
+    return merkle_log.grow(size, request.genesis, pending, stored)
+
+
+def _write_seal(
+    conn: sqlite3.Connection,
+    request: SealRequest,
+    log_id: int,
+    growth: merkle_log.Growth,
+    note: str,
+) -> SealedBatch:
+    """Store a seal: the new nodes, the log's size and root, and the signed checkpoint."""
     conn.executemany(
         "INSERT INTO log_nodes (log_id, level, idx, hash) VALUES (?, ?, ?, ?)",
         [(log_id, level, index, digest) for (level, index), digest in growth.nodes.items()],
     )
-    note = request.sign(growth.size, growth.root)
     conn.execute(
         "UPDATE logs SET size = ?, root = ? WHERE id = ?", (growth.size, growth.root, log_id)
     )
