@@ -27,6 +27,7 @@ from recordseal.web.panel import passkeys
 from recordseal.web.panel.context import PanelContext
 from recordseal.web.panel.passkeys import PASSKEY_ROUTES, PasskeyConfig
 from recordseal.web.panel.routes import PANEL_ROUTES, panel_template_config
+from recordseal.web.ratelimit import RateLimiter
 from tests.panel_support import PanelDatabase
 
 BASE = "http://localhost:8000"
@@ -83,8 +84,10 @@ class Env:
             lifespan=[self.database.lifespan],
         )
         self.app.state.panel = self.context
-        # The configuration a service with default settings has (rp id localhost).
-        self.app.state.passkey_config = PasskeyConfig.of(Settings(data_dir=tmp_path))
+        # A service's configuration: default settings (rp id localhost), rate limits off.
+        settings = Settings(data_dir=tmp_path, rate_limit_login=None, rate_limit_sso=None)
+        self.app.state.passkey_config = PasskeyConfig.of(settings)
+        self.app.state.rate_limiter = RateLimiter.of(settings)
 
     def client(self, base_url: str = BASE) -> TestClient[Litestar]:
         client = TestClient(self.app, base_url=base_url)

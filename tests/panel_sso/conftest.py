@@ -35,11 +35,13 @@ from recordseal.panel.sso.provider_store import SecretBox
 from recordseal.panel.sso.registration import RegistrationForm, register_provider
 from recordseal.panel.sso.registry import ProviderRegistry
 from recordseal.panel.tenants import InMemoryTenantStore, Organization, Tenant
+from recordseal.settings import Settings
 from recordseal.storage.sqlite import SQLiteStore
 from recordseal.web.panel.context import PanelContext
 from recordseal.web.panel.passkeys import PASSKEY_ROUTES
 from recordseal.web.panel.routes import PANEL_ROUTES, panel_template_config
 from recordseal.web.panel.sso import SsoContext
+from recordseal.web.ratelimit import RateLimiter
 from tests.panel_sso.op_server import OpenIdProvider, client_entry, running_op
 from tests.panel_sso.tls import LocalTls, make_tls
 from tests.panel_support import grant
@@ -150,9 +152,13 @@ def build_rp(
     )
     app.state.panel = panel
     app.state.sso = SsoContext(registry, SsoLogins(registry, pending, operator_groups))
+    # A service's rate limiter, limits off (as RECORDSEAL_RATE_LIMIT_SSO=off would set it).
+    settings = Settings(data_dir=database.parent, rate_limit_login=None, rate_limit_sso=None)
+    app.state.rate_limiter = limiter = RateLimiter.of(settings)
     rp = RelyingParty(app, panel, registry, pending, clock, keyring, database, portal)
     rp._closers.append(lambda: portal_context.__exit__(None, None, None))
     rp._closers.append(lambda: portal.call(backend.close))
+    rp._closers.append(limiter.close)
     return rp
 
 

@@ -33,6 +33,7 @@ from recordseal.web.panel.guards import (
 from recordseal.web.panel.passkeys import PASSKEY_ROUTES
 from recordseal.web.panel.routes import PANEL_ROUTES, panel_router, panel_template_config
 from recordseal.web.panel.session import csrf_token_for
+from recordseal.web.problems import EXCEPTION_HANDLERS
 from recordseal.web.ratelimit import RateLimited
 from tests.panel_web.conftest import JSON, Panel, seeded_store
 
@@ -230,3 +231,12 @@ def test_options_is_answered_without_a_session(client: TestClient[Litestar]) -> 
     for path, allowed in (("/tenants", "GET, OPTIONS"), ("/logout", "OPTIONS, POST")):
         answer = client.options(path, follow_redirects=False)
         assert (answer.status_code, answer.headers["allow"]) == (204, allowed)
+
+
+def test_sign_on_without_a_rate_limiter_is_a_wiring_error_not_unlimited() -> None:
+    """The rate limit guard needs the typed state's limiter: missing, the ceremony fails
+    (500 naming nothing to the client) instead of running without a limit."""
+    app = Litestar(route_handlers=PASSKEY_ROUTES, exception_handlers=dict(EXCEPTION_HANDLERS))
+    with TestClient(app) as client:
+        answer = client.post("/login/authenticate/start", json={})
+    assert (answer.status_code, answer.json()["code"]) == (500, "internal_error")

@@ -39,7 +39,7 @@ from recordseal.services.records import RecordService
 from recordseal.services.retention import purge_loop
 from recordseal.services.tokens import TokenService
 from recordseal.services.verification import OnlineVerifier
-from recordseal.settings import Rate, Settings, from_env
+from recordseal.settings import Settings, from_env
 from recordseal.storage.backends import open_store
 from recordseal.storage.rows import SigningKeyRow
 from recordseal.verify import KeyDirectory, TrustStore
@@ -53,8 +53,7 @@ from recordseal.web.panel.routes import PANEL_ROUTES, panel_template_config
 from recordseal.web.panel.sso import build_sso_context
 from recordseal.web.problems import EXCEPTION_HANDLERS
 from recordseal.web.proofs import proof_controller
-from recordseal.web.ratelimit import DATABASE as RATE_LIMIT_DATABASE
-from recordseal.web.ratelimit import RateLimiter, Scope
+from recordseal.web.ratelimit import RateLimiter
 from recordseal.web.records import RecordController
 from recordseal.web.services import AppServices
 from recordseal.web.verify import static_files, verify_controller
@@ -75,11 +74,6 @@ def create_app(settings: Settings | None = None) -> Litestar:
         load_manifest(settings.fleet_manifest) if settings.fleet_manifest else FleetManifest()
     )
     sso_settings = SsoSettings.of(settings)
-    rates: dict[Scope, Rate | None] = {
-        "bearer": settings.rate_limit_failed_tokens,
-        "login": settings.rate_limit_login,
-        "sso": settings.rate_limit_sso,
-    }
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
@@ -120,7 +114,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
                 [scope_of(c.new) for c in outcome.changes if c.kind == "added" and c.new]
             )
 
-        app.state.rate_limiter = RateLimiter(rates, settings.data_dir / RATE_LIMIT_DATABASE)
+        app.state.rate_limiter = RateLimiter.of(settings)
         app.state.fleets = registry
         records = RecordService(store, wrapper, signer, lambda: registry.manifest)
         proofs = ProofService(store, sealer, max_wait=settings.max_wait_seconds)

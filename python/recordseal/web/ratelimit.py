@@ -34,7 +34,8 @@ from litestar.connection import ASGIConnection
 from litestar.handlers import BaseRouteHandler
 
 from recordseal.services.errors import TooManyRequests
-from recordseal.settings import Rate
+from recordseal.settings import Rate, Settings
+from recordseal.web.services import typed_state
 
 log = logging.getLogger("recordseal.web")
 
@@ -69,6 +70,16 @@ class RateLimiter:
                 " window INTEGER NOT NULL, count INTEGER NOT NULL,"
                 " PRIMARY KEY (scope, address, window)) WITHOUT ROWID"
             )
+
+    @classmethod
+    def of(cls, settings: Settings) -> RateLimiter:
+        """The service's limiter: the settings' rates, counters in the data directory."""
+        rates: dict[Scope, Rate | None] = {
+            "bearer": settings.rate_limit_failed_tokens,
+            "login": settings.rate_limit_login,
+            "sso": settings.rate_limit_sso,
+        }
+        return cls(rates, settings.data_dir / DATABASE)
 
     def hit(self, scope: Scope, address: str) -> int | None:
         """Count one request; None while within the limit, else the seconds to wait."""
@@ -133,16 +144,14 @@ def client_address(connection: ASGIConnection[Any, Any, Any, Any]) -> str:
     return client.host if client is not None else "unknown"
 
 
-def limiter_of(connection: ASGIConnection[Any, Any, Any, Any]) -> RateLimiter | None:
-    limiter = getattr(connection.app.state, "rate_limiter", None)
-    return limiter if isinstance(limiter, RateLimiter) else None
+def limiter_of(connection: ASGIConnection[Any, Any, Any, Any]) -> RateLimiter:
+    """``app.state.rate_limiter``; a RuntimeError names missing wiring (never: no limit)."""
+    return typed_state(connection.app.state, "rate_limiter", RateLimiter)
 
 
 def enforce(connection: ASGIConnection[Any, Any, Any, Any], scope: Scope) -> None:
-    """Count this request in ``scope``; ``TooManyRequests`` past the limit (no limiter: no-op)."""
-    limiter = limiter_of(connection)
-    if limiter is not None:
-        limiter.check(scope, client_address(connection))
+    """Count this request in ``scope``; ``TooManyRequests`` past the limit."""
+    limiter_of(connection).check(scope, client_address(connection))
 
 
 @dataclass(frozen=True)
