@@ -140,7 +140,7 @@ def test_a_challenge_is_single_use_and_short_lived(store: Store) -> None:
 
 def test_the_registration_url_carries_a_fresh_token(store: Store) -> None:
     async def test(passkeys: PasskeyStore, clock: Clock) -> None:
-        url = await create_registration_link(passkeys, base_url="http://localhost:9000/")
+        url = await create_registration_link(passkeys, "operator", "http://localhost:9000/")
         prefix = "http://localhost:9000/login/register?token="
         assert url.startswith(prefix)
         assert await passkeys.link_status(url.removeprefix(prefix)) == ("valid", "operator")

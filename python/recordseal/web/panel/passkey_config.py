@@ -61,9 +61,8 @@ def link_base_url(settings: Settings) -> str:
     return f"{scheme}://{name}" + ("" if port == default_port else f":{port}")
 
 
-async def create_registration_link(
-    store: PasskeyStore, role: Role = "operator", base_url: str = "http://localhost:8000"
-) -> str:
-    """A one-time registration URL (15 minutes, single use) granting ``role``."""
+async def create_registration_link(store: PasskeyStore, role: Role, base_url: str) -> str:
+    """A one-time registration URL (15 minutes, single use) granting ``role``, on the panel at
+    ``base_url`` (:func:`link_base_url` of the settings)."""
     token = await store.create_link(role)
     return f"{base_url.rstrip('/')}/login/register?token={token}"
