@@ -106,6 +106,8 @@ def test_a_second_serve_on_a_busy_port_exits_and_the_first_keeps_serving(
 
 
 def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid``, from Linux's /proc (the platform the service
+    runs on: its workers die with the supervisor through Linux's PR_SET_PDEATHSIG)."""
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -126,7 +128,6 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_workers_exit_when_the_supervisor_is_killed(tmp_path: Path) -> None:
     port = free_port()
     supervisor = start_service(tmp_path, port, workers=2)

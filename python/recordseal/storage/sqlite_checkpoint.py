@@ -12,9 +12,9 @@ keep up; an erasure still truncates the WAL itself, in its own transaction.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
-import time
 from pathlib import Path
 
 from recordseal.storage.sqlite_schema import connect
@@ -31,8 +31,7 @@ class WalCheckpointer:
     def __init__(self, path: Path) -> None:
         self._conn = connect(path)
         self._wake = threading.Event()
-        self._stopping = False
-        self.checkpoints = 0  #: completed PASSIVE checkpoints (tests read it)
+        self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="sqlite-checkpoint", daemon=True)
         self._thread.start()
 
@@ -41,7 +40,7 @@ class WalCheckpointer:
         self._wake.set()
 
     def stop(self) -> None:
-        self._stopping = True
+        self._stop.set()
         self._wake.set()
         self._thread.join()
         self._conn.close()
@@ -49,12 +48,11 @@ class WalCheckpointer:
     def _run(self) -> None:
         while True:
             self._wake.wait()
-            if self._stopping:
-                return
             self._wake.clear()
-            try:
+            if self._stop.is_set():
+                return
+            # Refused while another process's checkpoint runs: the next wake-up tries again.
+            with contextlib.suppress(sqlite3.Error):
                 self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-                self.checkpoints += 1
-            except sqlite3.Error:
-                pass  # e.g. another process's checkpoint runs: the next wake-up tries again
-            time.sleep(INTERVAL)
+            if self._stop.wait(INTERVAL):
+                return
