@@ -1,7 +1,7 @@
 """Load script: concurrent clients on 127.0.0.1 post ~1 KB records for a fixed time.
 
     .venv/bin/python benchmarks/load_ingest.py [--seconds 10] [--connections 64] [--workers 2]
-        [--backend sqlite|postgres] [--batch N] [--witnesses N]
+        [--backend sqlite|postgres] [--batch N] [--witnesses N] [--no-references]
 
 Starts ``recordseal serve`` on a fresh data directory (SQLite, every acknowledged record
 committed with synchronous=FULL before its 2xx; or a throwaway PostgreSQL cluster with fsync
@@ -281,6 +281,11 @@ def main() -> None:
         default=0,
         help="start this many witness processes and have every checkpoint cosigned",
     )
+    parser.add_argument(
+        "--no-references",
+        action="store_true",
+        help="drive only the service (for quick A/B runs; no ratios are printed)",
+    )
     args = parser.parse_args()
 
     record = {
@@ -318,8 +323,11 @@ def main() -> None:
                 ("floor", "durable_app:app", "/floor", "floor: + commit, AES-GCM, Ed25519"),
             ]
             pythonpath = os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])
-            settle()
-            signing = signing_rate(3, args.workers)
+            if args.no_references:
+                references = []
+            else:
+                settle()
+                signing = signing_rate(3, args.workers)
             for name, module, prefix, label in references:
                 settle()
                 port = free_port()
@@ -393,6 +401,11 @@ def main() -> None:
         f"\n{args.connections} connections, {args.seconds} s, {args.workers} workers,"
         f" {shape}, body {len(body)} bytes, {where}\n"
     )
+    if not results:
+        records_per_second = ingest["rate"] * per_request
+        print(f"recordseal: {records_per_second:.0f} records/s, p99 {ingest['p99']:.2f} ms,"
+              f" non-2xx {ingest['non_2xx']}, seal lag {lag:.2f} s")
+        return
     ceiling = results[0][1]
     print(
         f"{'endpoint':<36}{'records/s':>11}{'req/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'non-2xx':>9}"

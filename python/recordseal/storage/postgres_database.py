@@ -6,6 +6,16 @@ import asyncpg
 
 from recordseal.storage.postgres_schema import migrate
 
+#: Ends a ``LATERAL`` subquery that reads one row by its whole primary key, once per element
+#: of an array parameter: ``FROM unnest($2) AS u(k), LATERAL (SELECT … WHERE tenant = $1 AND
+#: key = u.k LIMIT 1)``. asyncpg prepares every statement, and after five runs PostgreSQL may
+#: keep a generic plan made while the table was small. For ``tenant = $1 AND key = ANY($2)``
+#: (or a join with ``unnest``) that plan scans every row of the tenant and compares it with
+#: each key, until the next ANALYZE: 8 ms for 100 keys among 4,500 subjects, 64 ms among
+#: 50,000 (docs/records.md). The ``LIMIT`` keeps the subquery from being flattened into a
+#: join, so every plan, generic or not, is one index lookup per key.
+ONE_ROW_BY_KEY = "LIMIT 1"
+
 
 class PostgresDatabase:
     def __init__(self, url: str, pool_size: int = 8) -> None:

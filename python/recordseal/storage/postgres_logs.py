@@ -254,6 +254,15 @@ class PostgresLogs:
         return [(authority, token) for authority, token in rows]
 
 
+#: A seal's lock of its log's row. NO KEY: seals exclude each other, but the foreign-key
+#: checks of the records written to the log meanwhile (``FOR KEY SHARE`` of this row) do not
+#: wait for the seal (docs/records.md, "Sealing").
+LOCK_LOG = (
+    "SELECT id, origin, size FROM logs WHERE tenant IS NOT DISTINCT FROM $1::text"
+    " AND fleet = $2 FOR NO KEY UPDATE"
+)
+
+
 async def _seal(conn: Connection, request: SealRequest) -> SealedBatch | None:
     """One seal of ``merkle.log``, holding the log's row: read its frontier and the pending
     leaves, grow, write the new nodes, size and checkpoint."""
@@ -265,8 +274,7 @@ async def _seal(conn: Connection, request: SealRequest) -> SealedBatch | None:
         request.origin,
     )
     row = await conn.fetchrow(
-        "SELECT id, origin, size FROM logs WHERE tenant IS NOT DISTINCT FROM $1::text"
-        " AND fleet = $2 FOR UPDATE",
+        LOCK_LOG,
         request.tenant,
         request.fleet,
     )

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import asyncpg
 
 from recordseal.identifiers import DEFAULT_FLEET
-from recordseal.storage.postgres_database import PostgresDatabase
+from recordseal.storage.postgres_database import ONE_ROW_BY_KEY, PostgresDatabase
 from recordseal.storage.postgres_writer import AppendWriter
 from recordseal.storage.records import AppendOutcome
 from recordseal.storage.rows import (
@@ -27,6 +27,19 @@ from recordseal.storage.rows import (
 
 if TYPE_CHECKING:
     from recordseal.storage.postgres_schema import Connection
+
+#: A tenant's subjects by index, one index lookup per key (``ONE_ROW_BY_KEY``).
+SUBJECTS_BY_INDEX = (
+    "SELECT s.subject_index, s.tenant, s.subject_ref, s.wrapped_key, s.erased_at"
+    " FROM unnest($2::bytea[]) AS u(i), LATERAL (SELECT * FROM subjects"
+    f" WHERE tenant = $1 AND subject_index = u.i {ONE_ROW_BY_KEY}) s"
+)
+#: A tenant's stored idempotency keys, one index lookup per key.
+IDEMPOTENCY_KEYS_BY_KEY = (
+    "SELECT i.key, i.request_hash, i.record_id FROM unnest($2::text[]) AS u(k),"
+    " LATERAL (SELECT * FROM idempotency_keys"
+    f" WHERE tenant = $1 AND key = u.k {ONE_ROW_BY_KEY}) i"
+)
 
 log = logging.getLogger("recordseal.storage")
 
@@ -133,8 +146,7 @@ class PostgresRecords:
         self, tenant: str, subject_indexes: Sequence[bytes]
     ) -> dict[bytes, SubjectRow]:
         rows = await self._db.pool.fetch(
-            "SELECT subject_index, tenant, subject_ref, wrapped_key, erased_at FROM subjects"
-            " WHERE tenant = $1 AND subject_index = ANY($2::bytea[])",
+            SUBJECTS_BY_INDEX,
             tenant,
             list(dict.fromkeys(subject_indexes)),
         )
@@ -162,8 +174,7 @@ class PostgresRecords:
         self, tenant: str, keys: list[str]
     ) -> dict[str, tuple[bytes, str]]:
         rows = await self._db.pool.fetch(
-            "SELECT key, request_hash, record_id FROM idempotency_keys"
-            " WHERE tenant = $1 AND key = ANY($2::text[])",
+            IDEMPOTENCY_KEYS_BY_KEY,
             tenant,
             keys,
         )

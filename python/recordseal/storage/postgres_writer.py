@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import asyncpg
 
 from recordseal.storage.placing import Queued, new_subjects, place
+from recordseal.storage.postgres_database import ONE_ROW_BY_KEY
 from recordseal.storage.records import AppendOutcome
 from recordseal.storage.rows import Append, BatchBuilder, NewRecord, SubjectClaim
 
@@ -326,6 +327,14 @@ def _columns(rows: list[tuple[Any, ...]], width: int) -> list[list[Any]]:
     return [[row[i] for row in rows] for i in range(width)]
 
 
+#: The stored rows of the idempotency keys of a batch (of any tenants), one lookup per key.
+LOCKED_KEYS = (
+    "SELECT i.tenant, i.key, i.request_hash, i.record_id"
+    " FROM unnest($1::text[], $2::text[]) AS u(t, k), LATERAL (SELECT * FROM"
+    f" idempotency_keys WHERE tenant = u.t AND key = u.k {ONE_ROW_BY_KEY}) i"
+)
+
+
 async def _lock_keys(
     conn: Connection, batch: list[Pending]
 ) -> dict[tuple[str, str], tuple[bytes, str]]:
@@ -343,8 +352,7 @@ async def _lock_keys(
         keys,
     )
     rows = await conn.fetch(
-        "SELECT i.tenant, i.key, i.request_hash, i.record_id FROM idempotency_keys i"
-        " JOIN unnest($1::text[], $2::text[]) AS u(t, k) ON i.tenant = u.t AND i.key = u.k",
+        LOCKED_KEYS,
         tenants,
         keys,
     )
@@ -352,13 +360,15 @@ async def _lock_keys(
 
 
 #: One round trip: share-lock the batch's subjects (sorted), then lock its streams (sorted)
-#: ``FOR UPDATE``; the subjects' rows, then the streams' (heads and logs).
-_LOCK_ROWS = """
+#: ``FOR UPDATE``; the subjects' rows, then the streams' (heads and logs). The subjects come
+#: sorted, and the ``LATERAL`` lookup (one per subject, see ``ONE_ROW_BY_KEY``) locks them in
+#: that order.
+LOCK_ROWS = f"""
 WITH locked_subjects AS MATERIALIZED (
     SELECT s.tenant, s.subject_index, s.subject_ref, s.wrapped_key IS NOT NULL AS live
-    FROM subjects s JOIN unnest($1::text[], $2::bytea[]) AS u(t, i)
-         ON s.tenant = u.t AND s.subject_index = u.i
-    ORDER BY s.tenant, s.subject_index FOR SHARE OF s
+    FROM unnest($1::text[], $2::bytea[]) AS u(t, i),
+         LATERAL (SELECT * FROM subjects WHERE tenant = u.t AND subject_index = u.i
+                  {ONE_ROW_BY_KEY} FOR SHARE) s
 ), locked_streams AS MATERIALIZED (
     SELECT id, next_seq, head, log_id FROM streams WHERE id = ANY($3::bigint[])
     ORDER BY id FOR UPDATE
@@ -378,7 +388,7 @@ async def _lock_rows(
     stream heads and each stream's log."""
     wanted = sorted({(p.tenant, p.append.subject.index) for p in batch})
     rows = await conn.fetch(
-        _LOCK_ROWS,
+        LOCK_ROWS,
         [t for t, _ in wanted],
         [i for _, i in wanted],
         sorted({p.append.stream_id for p in batch}),
