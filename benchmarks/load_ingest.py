@@ -403,8 +403,10 @@ def main() -> None:
     )
     if not results:
         records_per_second = ingest["rate"] * per_request
-        print(f"recordseal: {records_per_second:.0f} records/s, p99 {ingest['p99']:.2f} ms,"
-              f" non-2xx {ingest['non_2xx']}, seal lag {lag:.2f} s")
+        print(
+            f"recordseal: {records_per_second:.0f} records/s, p99 {ingest['p99']:.2f} ms,"
+            f" non-2xx {ingest['non_2xx']}, seal lag {lag:.2f} s"
+        )
         return
     ceiling = results[0][1]
     print(
