@@ -211,7 +211,7 @@ class GroupCommitWriter:
         resumes this task; polling keeps the time between taking it and using it at zero.
         Polls back off to at most ``MAX_POLL``: flock is not fair, and a longer pause let the
         process that had just written take the lock again and again (batches of 100, 2
-        workers: p99 latency 1.03–1.08 s with 2 ms, 136–142 ms with 0.5 ms, at the same
+        workers: p99 latency 1.03 and 1.08 s with 2 ms, 136 and 142 ms with 0.5 ms, at the same
         throughput; docs/records.md).
         """
         delay = 0.0001
