@@ -38,12 +38,14 @@ def index(n: int) -> bytes:
     return hashlib.sha256(b"subject-%d" % n).digest()
 
 
-def array(values: list[bytes] | list[str], kind: str) -> str:
-    if kind == "bytea":
-        items = [f"'\\x{value.hex()}'::bytea" for value in values]  # type: ignore[union-attr]
-    else:
-        items = [f"'{value}'" for value in values]
-    return f"ARRAY[{', '.join(items)}]::{kind}[]"
+def bytea_array(values: list[bytes]) -> str:
+    items = ", ".join("'\\x" + value.hex() + "'" for value in values)
+    return f"ARRAY[{items}]::bytea[]"
+
+
+def text_array(values: list[str]) -> str:
+    items = ", ".join(f"'{value}'" for value in values)
+    return f"ARRAY[{items}]::text[]"
 
 
 KEYS = [f"key-{n}" for n in range(100)]
@@ -55,25 +57,25 @@ STATEMENTS = {
         SUBJECTS_BY_INDEX,
         "subjects",
         ("tenant", "subject_index"),
-        f"'acme', {array(INDEXES, 'bytea')}",
+        f"'acme', {bytea_array(INDEXES)}",
     ),
     "idempotency keys by key": (
         IDEMPOTENCY_KEYS_BY_KEY,
         "idempotency_keys",
         ("tenant", "key"),
-        f"'acme', {array(KEYS, 'text')}",
+        f"'acme', {text_array(KEYS)}",
     ),
     "the writer's locked keys": (
         LOCKED_KEYS,
         "idempotency_keys",
         ("tenant", "key"),
-        f"{array(['acme'] * 100, 'text')}, {array(KEYS, 'text')}",
+        f"{text_array(['acme'] * 100)}, {text_array(KEYS)}",
     ),
     "the writer's locked subjects and streams": (
         LOCK_ROWS,
         "subjects",
         ("tenant", "subject_index"),
-        f"{array(['acme'] * 100, 'text')}, {array(INDEXES, 'bytea')}, ARRAY[1]::bigint[]",
+        f"{text_array(['acme'] * 100)}, {bytea_array(INDEXES)}, ARRAY[1]::bigint[]",
     ),
 }
 

@@ -358,24 +358,22 @@ class PasskeyController(DomainController):
         try:
             origin = _expected_origin(request, config)
             body: _Finish = await _json_body(request, _Finish)
+            pending = await store.take_challenge(body.state, "register")
+            if pending is None or pending.user_id is None or pending.token_hash is None:
+                raise _Refused(401, "unknown, used or expired state")
+            try:
+                verified = verify_registration_response(
+                    credential=msgspec.json.encode(body.credential).decode("utf-8"),
+                    expected_challenge=pending.challenge,
+                    expected_rp_id=config.rp_id,
+                    expected_origin=origin,
+                    require_user_verification=True,
+                )
+            except (WebAuthnException, ValueError, TypeError, KeyError) as exc:
+                raise _Refused(401, f"attestation rejected: {exc}") from None
         except _Refused as refused:
             log.info("panel.passkey_refused", extra={"reason": refused.reason})
             return _empty(refused.status)
-        pending = await store.take_challenge(body.state, "register")
-        if pending is None or pending.user_id is None or pending.token_hash is None:
-            log.info("panel.passkey_refused", extra={"reason": "unknown, used or expired state"})
-            return _empty(401)
-        try:
-            verified = verify_registration_response(
-                credential=msgspec.json.encode(body.credential).decode("utf-8"),
-                expected_challenge=pending.challenge,
-                expected_rp_id=config.rp_id,
-                expected_origin=origin,
-                require_user_verification=True,
-            )
-        except (WebAuthnException, ValueError, TypeError, KeyError) as exc:
-            log.info("panel.passkey_refused", extra={"reason": f"attestation rejected: {exc}"})
-            return _empty(401)
         try:
             role = await store.register_with_link(
                 pending.token_hash,

@@ -110,6 +110,12 @@ def _binding_cookie(binding: str) -> str:
     )
 
 
+def _provider_not_found() -> Response[Any]:
+    response = problem_response(404, "provider_not_found", "no such sign-on provider")
+    response.headers.update(PRIVATE_HEADERS)
+    return response
+
+
 def _empty(status: int) -> Response[Any]:
     return Response(b"", status_code=status, headers=PRIVATE_HEADERS, media_type="text/plain")
 
@@ -177,9 +183,7 @@ class SsoController(DomainController):
         a value that is not an identifier answers 404 like an unknown provider."""
         provider = request.query_params.get("provider", "").strip()
         if not IDENTIFIER.fullmatch(provider):
-            response = problem_response(404, "provider_not_found", "no such sign-on provider")
-            response.headers.update(PRIVATE_HEADERS)
-            return response
+            return _provider_not_found()
         target = f"/sso/{provider}/start"
         return_url = request.query_params.get("return_url")
         if return_url:
@@ -204,9 +208,7 @@ class SsoController(DomainController):
         try:
             started = await sso.logins.start(provider_ref, return_url, binding)
         except UnknownProvider:
-            response = problem_response(404, "provider_not_found", "no such sign-on provider")
-            response.headers.update(PRIVATE_HEADERS)
-            return response
+            return _provider_not_found()
         except LoginError as error:
             return _empty(error.status)
         headers = {**PRIVATE_HEADERS, "Set-Cookie": _binding_cookie(binding)}
