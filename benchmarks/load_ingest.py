@@ -23,7 +23,14 @@ drives the references of benchmarks/trivial_app.py and benchmarks/durable_app.py
   the workers' cores (the batch targets are ratios to it).
 
 Every rate is printed with its ratio to the trivial endpoint and to the signing rate, and the
-seal lag: how long after the run every stored record is sealed.
+seal lag: how long after the run every stored record is sealed. Beside the rates, which move
+with whatever else the machine does, each run prints what a record cost over the wrk window
+(from /proc, so steadier than the rates from run to run):
+
+- CPU us/rec: CPU time of the server's processes, all their threads (for PostgreSQL, the
+  database server's processes too), per record;
+- KB/rec: bytes those processes had written to storage, per record;
+- idle: the share of the machine's CPU time nobody used (wrk included as a user).
 
 Each run starts after ``sync`` and a pause, so one run's disk writeback does not slow the next.
 """
@@ -46,6 +53,7 @@ from pathlib import Path
 import httpx
 
 HERE = Path(__file__).parent
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 sys.path.insert(0, str(HERE))
 from payloads import record_1k  # noqa: E402
 
@@ -92,6 +100,46 @@ def settle() -> None:
     """Let the previous run's writeback finish before the next run is timed."""
     os.sync()
     time.sleep(2)
+
+
+def group_usage(roots: set[int]) -> tuple[float, int]:
+    """CPU seconds (user + system, every thread) and bytes written to storage so far by the
+    live processes in the process group of one of ``roots`` or children of one (PostgreSQL's
+    backends each have a session of their own, under the postmaster)."""
+    cpu, written = 0.0, 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rpartition(")")[2].split()
+            if int(fields[2]) not in roots and int(fields[1]) not in roots:  # pgrp, ppid
+                continue
+            io = (entry / "io").read_text()
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            continue  # gone meanwhile
+        cpu += (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+        written += int(re.search(r"^write_bytes: (\d+)", io, re.M).group(1))
+    return cpu, written
+
+
+def machine_times() -> tuple[float, float]:
+    """The machine's idle and total CPU time so far (idle and iowait count as idle)."""
+    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return values[3] + values[4], sum(values[:8])
+
+
+def measured_wrk(
+    roots: set[int], url: str, script: Path, seconds: int, connections: int, per_request: int
+) -> dict[str, float]:
+    """``run_wrk``, with what each record cost the server's processes (``group_usage``)."""
+    (cpu, written), (idle, total) = group_usage(roots), machine_times()
+    result = run_wrk(url, script, seconds, connections)
+    (cpu_after, written_after), (idle_after, total_after) = group_usage(roots), machine_times()
+    records = max(result["requests"] * per_request, 1)
+    result["cpu_us"] = (cpu_after - cpu) / records * 1e6
+    result["kb"] = (written_after - written) / records / 1024
+    result["idle"] = (idle_after - idle) / max(total_after - total, 1)
+    return result
 
 
 def run_wrk(url: str, script: Path, seconds: int, connections: int) -> dict[str, float]:
@@ -309,6 +357,8 @@ def main() -> None:
     results: list[tuple[str, dict[str, float]]] = []
     try:
         database_url = cluster.url() if cluster else None
+        #: the database server, whose work counts as the server's
+        database = {cluster.postmaster_pid} if cluster else set()
         with tempfile.TemporaryDirectory() as tmp:
             scratch = Path(tmp)
 
@@ -346,7 +396,10 @@ def main() -> None:
                 try:
                     wait_healthy(url, "/")
                     script = wrk_script(name, "none", prefix + path)
-                    results.append((label, run_wrk(url, script, args.seconds, args.connections)))
+                    results.append(
+                        (label, measured_wrk({reference.pid, *database}, url, script,
+                                             args.seconds, args.connections, per_request))
+                    )  # fmt: skip
                 finally:
                     stop(reference)
 
@@ -382,7 +435,10 @@ def main() -> None:
                     headers={"Authorization": f"Bearer {token}"},
                 ).raise_for_status()
                 script = wrk_script("recordseal", token, path)
-                ingest = run_wrk(url, script, args.seconds, args.connections)
+                ingest = measured_wrk(
+                    {server.pid, *database}, url, script, args.seconds, args.connections,
+                    per_request,
+                )  # fmt: skip
                 lag, _, _ = wait_sealed(data_dir, database_url)
                 time.sleep(1.5 if args.witnesses else 0)  # the last witness round
             finally:
@@ -405,19 +461,21 @@ def main() -> None:
         records_per_second = ingest["rate"] * per_request
         print(
             f"recordseal: {records_per_second:.0f} records/s, p99 {ingest['p99']:.2f} ms,"
-            f" non-2xx {ingest['non_2xx']}, seal lag {lag:.2f} s"
+            f" non-2xx {ingest['non_2xx']}, seal lag {lag:.2f} s, CPU {ingest['cpu_us']:.1f}"
+            f" us/record, {ingest['kb']:.1f} KB written/record, machine idle {ingest['idle']:.0%}"
         )
         return
     ceiling = results[0][1]
     print(
         f"{'endpoint':<36}{'records/s':>11}{'req/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'non-2xx':>9}"
-        f"{'/trivial':>9}{'/signing':>9}"
+        f"{'/trivial':>9}{'/signing':>9}{'CPU us/rec':>11}{'KB/rec':>8}{'idle':>6}"
     )
     for name, r in [(f"POST {path} (recordseal)", ingest), *results]:
         print(
             f"{name:<36}{r['rate'] * per_request:>11.0f}{r['rate']:>9.0f}{r['p50']:>9.2f}"
             f"{r['p99']:>9.2f}{r['non_2xx']:>9}{r['rate'] / ceiling['rate']:>9.2f}"
-            f"{r['rate'] * per_request / signing:>9.2f}"
+            f"{r['rate'] * per_request / signing:>9.2f}{r['cpu_us']:>11.1f}{r['kb']:>8.1f}"
+            f"{r['idle']:>6.0%}"
         )
     print(
         f"{f'openssl speed -multi {args.workers} ed25519':<36}{signing:>11.0f}"

@@ -98,6 +98,11 @@ class Cluster:
         )
         return cluster
 
+    @property
+    def postmaster_pid(self) -> int:
+        """The postmaster's process id (every other server process is its child)."""
+        return int((self.directory / "data" / "postmaster.pid").read_text().split()[0])
+
     def stop(self) -> None:
         try:
             self._run(
