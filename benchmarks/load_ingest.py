@@ -57,17 +57,27 @@ CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 sys.path.insert(0, str(HERE))
 from payloads import record_1k  # noqa: E402
 
-# Record k of request n (from 0) is subject (n * per_request + k), modulo --subjects if set.
+#: wrk's threads (``-t``); each has a Lua state of its own, which ``setup`` numbers.
+WRK_THREADS = 2
+
+# Record k of request n (from 0) of wrk thread t is subject ((n * threads + t) * per_request +
+# k), modulo --subjects if set: the threads' subjects interleave and never repeat each other's.
 LUA = """
-local n = 0
+local threads = %d
 local per_request = %d
 local subjects = %d
 local template = [==[%s]==]
+local counter = 0
+function setup(thread)
+  thread:set("id", counter)
+  counter = counter + 1
+end
+local n = 0
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Authorization"] = "Bearer %s"
 local function subject(k)
-  local i = n * per_request + tonumber(k)
+  local i = (n * threads + id) * per_request + tonumber(k)
   if subjects > 0 then i = i %% subjects end
   return "subject-" .. tostring(i)
 end
@@ -143,8 +153,9 @@ def measured_wrk(
 
 
 def run_wrk(url: str, script: Path, seconds: int, connections: int) -> dict[str, float]:
+    threads, duration = f"-t{WRK_THREADS}", f"-d{seconds}s"
     out = subprocess.run(
-        ["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", "-s", str(script), url],
+        ["wrk", threads, f"-c{connections}", duration, "--latency", "-s", str(script), url],
         capture_output=True,
         text=True,
         check=True,
@@ -364,7 +375,7 @@ def main() -> None:
 
             def wrk_script(name: str, token: str, target: str) -> Path:
                 script = scratch / f"{name}.lua"
-                script.write_text(LUA % (per_request, subjects, body, token, target))
+                script.write_text(LUA % (WRK_THREADS, per_request, subjects, body, token, target))
                 return script
 
             references = [

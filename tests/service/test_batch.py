@@ -232,21 +232,39 @@ def test_openapi_documents_the_batch_route_and_the_idempotency_key(orders):
 
 class LookupBeforeTheOtherWriter:
     """The real store, except that the first lookup of subjects does not see ``hidden``:
-    as when another writer commits that new subject just after this batch looked."""
+    as when another writer commits that new subject just after this batch looked. Counts
+    the appends (``records.appends``)."""
 
-    def __init__(self, store, hidden: bytes) -> None:
+    def __init__(self, store, hidden: bytes, every_time: bool = False) -> None:
+        """``every_time``: no lookup sees ``hidden`` (the other writer always wins)."""
         self._store = store
-        self._hidden: bytes | None = hidden
+        self.records = _RecordsSeenBefore(store.records, hidden, every_time)
 
     def __getattr__(self, name):
         return getattr(self._store, name)
 
+
+class _RecordsSeenBefore:
+    def __init__(self, records, hidden: bytes, every_time: bool) -> None:
+        self._records = records
+        self._hidden: bytes | None = hidden
+        self._every_time = every_time
+        self.appends = 0
+
+    def __getattr__(self, name):
+        return getattr(self._records, name)
+
     async def get_subjects(self, tenant, indexes):
-        found = await self._store.records.get_subjects(tenant, indexes)
+        found = await self._records.get_subjects(tenant, indexes)
         if self._hidden in found:
             del found[self._hidden]
-            self._hidden = None
+            if not self._every_time:
+                self._hidden = None
         return found
+
+    async def append_records(self, *args, **kwargs):
+        self.appends += 1
+        return await self._records.append_records(*args, **kwargs)
 
 
 def test_a_batch_keeps_its_order_when_a_new_subject_races_another_writer(store):
@@ -265,19 +283,89 @@ def test_a_batch_keeps_its_order_when_a_new_subject_races_another_writer(store):
             await other.create_stream("acme", "orders", None, False)
             await other.ingest("acme", record("known", 0))
             # The other writer creates "racer" between this batch's lookup and its append.
-            racing = RecordService(
-                LookupBeforeTheOtherWriter(store, wrapper.subject_index("acme", "racer")),
-                wrapper,
-                signer,
-            )
+            racing_store = LookupBeforeTheOtherWriter(store, wrapper.subject_index("acme", "racer"))
+            racing = RecordService(racing_store, wrapper, signer)
             await other.ingest("acme", record("racer", 1))
             items = [record("known", 2), record("racer", 3), record("known", 4),
                      record("known", 5)]  # fmt: skip
             results = await racing.ingest_batch("acme", list(items), [None] * 4)
             assert all(isinstance(r, Ingested) for r in results)
+            assert racing_store.records.appends == 2  # the race did happen
             assert [r.seq for r in results if isinstance(r, Ingested)] == [3, 4, 5, 6]
             stored = await store.records.stream_records("acme", "orders")
             refs = {r.seq: r.subject_ref for r in stored}
             assert refs[4] == refs[2]  # the racer's record went in under the stored subject
+
+    asyncio.run(scenario())
+
+
+def test_the_records_behind_a_raced_subject_are_prepared_again_together(store):
+    """The raced record and the 49 later records of its stream go in with one more append,
+    in order, not one append each (which made such a batch wait for 50 transactions)."""
+    from recordseal.crypto.signing import HeaderSigner
+    from recordseal.crypto.vault import KeyWrapper
+    from recordseal.services.records import Ingested, RecordIn, RecordService
+
+    wrapper, signer = KeyWrapper(b"k" * 32), HeaderSigner.from_seed(b"s" * 32)
+
+    def record(subject: str, n: int) -> RecordIn:
+        return RecordIn("orders", "t", "2026-11-21T08:00:00Z", subject, b'{"n":%d}' % n)
+
+    async def scenario() -> None:
+        async with opened(store):
+            other = RecordService(store, wrapper, signer)
+            await other.create_stream("acme", "orders", None, False)
+            racer = wrapper.subject_index("acme", "racer")
+            seen_before = LookupBeforeTheOtherWriter(store, racer)
+            racing = RecordService(seen_before, wrapper, signer)
+            await other.ingest("acme", record("racer", 0))
+            items = [record("racer", 1)] + [record(f"new-{n}", n) for n in range(2, 51)]
+            results = await racing.ingest_batch("acme", list(items), [None] * 50)
+            assert all(isinstance(r, Ingested) for r in results), results
+            assert [r.seq for r in results if isinstance(r, Ingested)] == list(range(2, 52))
+            # the first try, then every raced record together
+            assert seen_before.records.appends == 2
+            stored = await store.records.stream_records("acme", "orders")
+            assert stored[0].subject_ref == stored[1].subject_ref  # the stored racer's key
+
+    asyncio.run(scenario())
+
+
+def test_records_whose_subject_keeps_racing_are_refused_as_subject_busy(store):
+    """After the first try and ``RACE_RETRIES`` more, the raced record and the later records
+    of its stream are refused (409 ``subject_busy``, which a client retries); the others
+    are stored."""
+    from recordseal.crypto.signing import HeaderSigner
+    from recordseal.crypto.vault import KeyWrapper
+    from recordseal.services.errors import AlreadyExists
+    from recordseal.services.records import RACE_RETRIES, Ingested, RecordIn, RecordService
+
+    wrapper, signer = KeyWrapper(b"k" * 32), HeaderSigner.from_seed(b"s" * 32)
+
+    def record(stream: str, subject: str, n: int) -> RecordIn:
+        return RecordIn(stream, "t", "2026-11-21T08:00:00Z", subject, b'{"n":%d}' % n)
+
+    async def scenario() -> None:
+        async with opened(store):
+            other = RecordService(store, wrapper, signer)
+            await other.create_stream("acme", "orders", None, False)
+            await other.create_stream("acme", "audit", None, False)
+            await other.ingest("acme", record("orders", "racer", 0))
+            racer = wrapper.subject_index("acme", "racer")
+            always = LookupBeforeTheOtherWriter(store, racer, every_time=True)
+            racing = RecordService(always, wrapper, signer)
+            items = [
+                record("orders", "a", 1),
+                record("orders", "racer", 2),
+                record("audit", "b", 3),
+                record("orders", "c", 4),
+            ]
+            results = await racing.ingest_batch("acme", list(items), [None] * 4)
+            assert [type(r) for r in results] == [Ingested, AlreadyExists, Ingested, AlreadyExists]
+            for refused in results[1::2]:
+                assert isinstance(refused, AlreadyExists)
+                assert (refused.code, refused.field) == ("subject_busy", "subject_id")
+            assert always.records.appends == 1 + RACE_RETRIES
+            assert [r.seq for r in await store.records.stream_records("acme", "orders")] == [1, 2]
 
     asyncio.run(scenario())

@@ -314,16 +314,10 @@ class RecordService:
         nothing); the same key with another request is refused. The same pipeline as a
         batch's, with a batch of one.
         """
-        for _ in range(2):
-            (result,) = await self._ingest(tenant, [record], [retry])
-            if isinstance(result, ServiceError):
-                raise result
-            if isinstance(result, Ingested):
-                return result
-            # Another writer created this new subject first; commit again under its key.
-        raise AlreadyExists(
-            "subject_busy", "the subject was being created concurrently: retry", "subject_id"
-        )
+        (result,) = await self.ingest_batch(tenant, [record], [retry])
+        if isinstance(result, ServiceError):
+            raise result
+        return result
 
     async def ingest_batch(
         self, tenant: str, items: list[RecordIn | ServiceError], retries: list[Retry | None]
@@ -334,19 +328,23 @@ class RecordService:
         key), committed and encrypted by one pipeline call, then appended in one store call,
         in order: they share a transaction, and the items of one stream get increasing
         sequence numbers.
+
+        An item whose new subject another writer created first (and the later items of its
+        stream) is prepared again under the stored subject's key, with the other such items
+        in one more call, in order: up to ``RACE_RETRIES`` times, then refused as
+        ``subject_busy``.
         """
         results = await self._ingest(tenant, items, retries)
-        final: list[Ingested | ServiceError] = []
-        for item, retry, result in zip(items, retries, results, strict=True):
-            # Rare. In item order, so a stream's records keep the batch's order.
-            if isinstance(result, _Race):
-                assert isinstance(item, RecordIn)
-                try:
-                    result = await self.ingest(tenant, item, retry)
-                except ServiceError as refusal:
-                    result = refusal
-            final.append(result)
-        return final
+        for _ in range(RACE_RETRIES):
+            raced = [n for n, result in enumerate(results) if isinstance(result, _Race)]
+            if not raced:
+                break
+            again = await self._ingest(
+                tenant, [items[n] for n in raced], [retries[n] for n in raced]
+            )
+            for n, result in zip(raced, again, strict=True):
+                results[n] = result
+        return [_subject_busy() if isinstance(r, _Race) else r for r in results]
 
     async def _ingest(
         self, tenant: str, items: Sequence[RecordIn | ServiceError], retries: Sequence[Retry | None]
@@ -531,6 +529,17 @@ def _key_reused() -> Invalid:
         "idempotency_key_reused",
         "this Idempotency-Key was used with another request",
         "Idempotency-Key",
+    )
+
+
+#: How often the items of a post whose new subject another writer created first are prepared
+#: again (``RecordService.ingest_batch``) before they are refused as ``subject_busy``.
+RACE_RETRIES = 2
+
+
+def _subject_busy() -> AlreadyExists:
+    return AlreadyExists(
+        "subject_busy", "the subject was being created concurrently: retry", "subject_id"
     )
 
 
