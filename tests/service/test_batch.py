@@ -7,6 +7,10 @@ import asyncio
 import pytest
 
 from recordseal import chain
+from recordseal.crypto.signing import HeaderSigner
+from recordseal.crypto.vault import KeyWrapper
+from recordseal.services.errors import AlreadyExists
+from recordseal.services.records import RACE_RETRIES, Ingested, RecordIn, RecordService
 from recordseal.storage.backends import open_store
 from tests.backends import count, opened
 
@@ -230,6 +234,18 @@ def test_openapi_documents_the_batch_route_and_the_idempotency_key(orders):
     assert body["properties"]["records"]["maxItems"] == 1000
 
 
+#: The key wrapper and header signer of the race tests' services (both writers share them).
+WRAPPER, SIGNER = KeyWrapper(b"k" * 32), HeaderSigner.from_seed(b"s" * 32)
+
+
+def raced_record(subject: str, n: int, stream: str = "orders") -> RecordIn:
+    return RecordIn(stream, "t", "2026-11-21T08:00:00Z", subject, b'{"n":%d}' % n)
+
+
+def service(store) -> RecordService:
+    return RecordService(store, WRAPPER, SIGNER)
+
+
 class LookupBeforeTheOtherWriter:
     """The real store, except that the first lookup of subjects does not see ``hidden``:
     as when another writer commits that new subject just after this batch looked. Counts
@@ -268,26 +284,18 @@ class _RecordsSeenBefore:
 
 
 def test_a_batch_keeps_its_order_when_a_new_subject_races_another_writer(store):
-    from recordseal.crypto.signing import HeaderSigner
-    from recordseal.crypto.vault import KeyWrapper
-    from recordseal.services.records import Ingested, RecordIn, RecordService
-
-    wrapper, signer = KeyWrapper(b"k" * 32), HeaderSigner.from_seed(b"s" * 32)
-
-    def record(subject: str, n: int) -> RecordIn:
-        return RecordIn("orders", "t", "2026-11-21T08:00:00Z", subject, b'{"n":%d}' % n)
-
     async def scenario() -> None:
         async with opened(store):
-            other = RecordService(store, wrapper, signer)
+            other = service(store)
             await other.create_stream("acme", "orders", None, False)
-            await other.ingest("acme", record("known", 0))
+            await other.ingest("acme", raced_record("known", 0))
             # The other writer creates "racer" between this batch's lookup and its append.
-            racing_store = LookupBeforeTheOtherWriter(store, wrapper.subject_index("acme", "racer"))
-            racing = RecordService(racing_store, wrapper, signer)
-            await other.ingest("acme", record("racer", 1))
-            items = [record("known", 2), record("racer", 3), record("known", 4),
-                     record("known", 5)]  # fmt: skip
+            racer = WRAPPER.subject_index("acme", "racer")
+            racing_store = LookupBeforeTheOtherWriter(store, racer)
+            racing = service(racing_store)
+            await other.ingest("acme", raced_record("racer", 1))
+            items = [raced_record(s, n) for s, n in [("known", 2), ("racer", 3), ("known", 4),
+                                                      ("known", 5)]]  # fmt: skip
             results = await racing.ingest_batch("acme", list(items), [None] * 4)
             assert all(isinstance(r, Ingested) for r in results)
             assert racing_store.records.appends == 2  # the race did happen
@@ -302,24 +310,16 @@ def test_a_batch_keeps_its_order_when_a_new_subject_races_another_writer(store):
 def test_the_records_behind_a_raced_subject_are_prepared_again_together(store):
     """The raced record and the 49 later records of its stream go in with one more append,
     in order, not one append each (which made such a batch wait for 50 transactions)."""
-    from recordseal.crypto.signing import HeaderSigner
-    from recordseal.crypto.vault import KeyWrapper
-    from recordseal.services.records import Ingested, RecordIn, RecordService
-
-    wrapper, signer = KeyWrapper(b"k" * 32), HeaderSigner.from_seed(b"s" * 32)
-
-    def record(subject: str, n: int) -> RecordIn:
-        return RecordIn("orders", "t", "2026-11-21T08:00:00Z", subject, b'{"n":%d}' % n)
 
     async def scenario() -> None:
         async with opened(store):
-            other = RecordService(store, wrapper, signer)
+            other = service(store)
             await other.create_stream("acme", "orders", None, False)
-            racer = wrapper.subject_index("acme", "racer")
+            racer = WRAPPER.subject_index("acme", "racer")
             seen_before = LookupBeforeTheOtherWriter(store, racer)
-            racing = RecordService(seen_before, wrapper, signer)
-            await other.ingest("acme", record("racer", 0))
-            items = [record("racer", 1)] + [record(f"new-{n}", n) for n in range(2, 51)]
+            racing = service(seen_before)
+            await other.ingest("acme", raced_record("racer", 0))
+            items = [raced_record("racer", 1)] + [raced_record(f"new-{n}", n) for n in range(2, 51)]
             results = await racing.ingest_batch("acme", list(items), [None] * 50)
             assert all(isinstance(r, Ingested) for r in results), results
             assert [r.seq for r in results if isinstance(r, Ingested)] == list(range(2, 52))
@@ -335,30 +335,21 @@ def test_records_whose_subject_keeps_racing_are_refused_as_subject_busy(store):
     """After the first try and ``RACE_RETRIES`` more, the raced record and the later records
     of its stream are refused (409 ``subject_busy``, which a client retries); the others
     are stored."""
-    from recordseal.crypto.signing import HeaderSigner
-    from recordseal.crypto.vault import KeyWrapper
-    from recordseal.services.errors import AlreadyExists
-    from recordseal.services.records import RACE_RETRIES, Ingested, RecordIn, RecordService
-
-    wrapper, signer = KeyWrapper(b"k" * 32), HeaderSigner.from_seed(b"s" * 32)
-
-    def record(stream: str, subject: str, n: int) -> RecordIn:
-        return RecordIn(stream, "t", "2026-11-21T08:00:00Z", subject, b'{"n":%d}' % n)
 
     async def scenario() -> None:
         async with opened(store):
-            other = RecordService(store, wrapper, signer)
+            other = service(store)
             await other.create_stream("acme", "orders", None, False)
             await other.create_stream("acme", "audit", None, False)
-            await other.ingest("acme", record("orders", "racer", 0))
-            racer = wrapper.subject_index("acme", "racer")
+            await other.ingest("acme", raced_record("racer", 0))
+            racer = WRAPPER.subject_index("acme", "racer")
             always = LookupBeforeTheOtherWriter(store, racer, every_time=True)
-            racing = RecordService(always, wrapper, signer)
+            racing = service(always)
             items = [
-                record("orders", "a", 1),
-                record("orders", "racer", 2),
-                record("audit", "b", 3),
-                record("orders", "c", 4),
+                raced_record("a", 1),
+                raced_record("racer", 2),
+                raced_record("b", 3, "audit"),
+                raced_record("c", 4),
             ]
             results = await racing.ingest_batch("acme", list(items), [None] * 4)
             assert [type(r) for r in results] == [Ingested, AlreadyExists, Ingested, AlreadyExists]
