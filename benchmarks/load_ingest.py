@@ -468,8 +468,8 @@ def main() -> None:
         f"\n{args.connections} connections, {args.seconds} s, {args.workers} workers,"
         f" {shape}, body {len(body)} bytes, {where}\n"
     )
+    records_per_second = ingest["rate"] * per_request
     if not results:
-        records_per_second = ingest["rate"] * per_request
         print(
             f"recordseal: {records_per_second:.0f} records/s, p99 {ingest['p99']:.2f} ms,"
             f" non-2xx {ingest['non_2xx']}, seal lag {lag:.2f} s, CPU {ingest['cpu_us']:.1f}"
@@ -496,7 +496,6 @@ def main() -> None:
         if r["non_2xx"]:
             print(f"WARNING: '{name}' answered {r['non_2xx']} non-2xx: its rate is void")
     acknowledged = (ingest["requests"] - ingest["non_2xx"]) * per_request
-    records_per_second = ingest["rate"] * per_request
     print(f"\nratio to the trivial endpoint (requests/s): {ingest['rate'] / ceiling['rate']:.2f}")
     print(
         f"ratio to {args.workers}-core Ed25519 signing (records/s):"

@@ -48,12 +48,8 @@ def typed_state(state: State, name: str, kind: type[T]) -> T:
 
 
 def services_in(state: State) -> AppServices:
-    """The services of an application's state; a RuntimeError names missing wiring (checked
-    here, not through :func:`typed_state`: the ingest routes call this on every request)."""
-    found = state.get("services")
-    if not isinstance(found, AppServices):
-        raise RuntimeError("app.state.services holds no AppServices: set it in the lifespan")
-    return found
+    """The services of an application's state; a RuntimeError names missing wiring."""
+    return typed_state(state, "services", AppServices)
 
 
 def services_of(connection: ASGIConnection[Any, Any, Any, Any]) -> AppServices:
