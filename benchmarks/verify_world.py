@@ -14,6 +14,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.continuity_support import fresh_continuity
+
 from recordseal.clock import utc_now
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.crypto.vault import KeyWrapper
@@ -53,9 +55,9 @@ async def _make(
         await store.records.register_signing_key(
             SigningKeyRow(signer.key_id, "Ed25519", signer.public_key, utc_now(), None, None)
         )
-        records = RecordService(store, KeyWrapper(bytes(32)), signer)
+        records = RecordService(store, KeyWrapper(bytes(32)), signer, continuity=fresh_continuity())
         witness_key = CosignatureSigner.from_seed(WITNESS, bytes(range(1, 33)))
-        sealer = Sealer(store.logs, bytes(range(32)), "bench.local")
+        sealer = Sealer(store.logs, bytes(range(32)), "bench.local", continuity=fresh_continuity())
         witness = None
         await records.create_stream("acme", "orders", declarations, False)
         posted = []

@@ -115,6 +115,38 @@ class Cluster:
     def base_url(self) -> str:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{self.database}"
 
+    def dump(self, url: str, path: Path) -> None:
+        """``pg_dump`` (custom format) of the schema ``url`` names: a backup, as an operator
+        takes one."""
+        schema = url.rsplit("search_path=", 1)[1]
+        subprocess.run(
+            [str(self._bin / "pg_dump"), "-Fc", "-n", schema, "-f", str(path), self.base_url],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+
+    def restore(self, url: str, path: Path) -> None:
+        """Put the schema ``url`` names back to the dump at ``path`` (``pg_restore``)."""
+        schema = url.rsplit("search_path=", 1)[1]
+        subprocess.run(
+            [
+                "psql",
+                "-q",
+                "-v",
+                "ON_ERROR_STOP=1",
+                self.base_url,
+                "-c",
+                f"DROP SCHEMA {schema} CASCADE",
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        subprocess.run(
+            [str(self._bin / "pg_restore"), "-d", self.base_url, str(path)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+
     def url(self) -> str:
         """The URL of a new, empty schema of the cluster's database: one per test."""
         schema = f"t_{uuid.uuid4().hex[:16]}"

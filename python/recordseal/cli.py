@@ -127,8 +127,10 @@ def _token_revoke(args: argparse.Namespace) -> int:
 
 async def _export_keys(settings: Settings) -> dict[str, object]:
     from recordseal.crypto.keyfiles import read_or_create_secret
+    from recordseal.ledger.continuity import Continuity
     from recordseal.ledger.sealer import Sealer
     from recordseal.services.keys import key_directory
+    from recordseal.storage.journal import DirectoryJournal
 
     store = open_store(settings)
     await store.open()
@@ -137,6 +139,8 @@ async def _export_keys(settings: Settings) -> dict[str, object]:
             store.logs,
             read_or_create_secret(settings.data_dir / "keys" / "log-signing.ed25519"),
             settings.origin,
+            # names the logs only: nothing is sealed here, so the journal is not opened
+            continuity=Continuity(DirectoryJournal(settings.journal_dir)),
         )
         return await key_directory(store, sealer)
     finally:

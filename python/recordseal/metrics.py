@@ -65,6 +65,13 @@ SEALED_THROUGH = Gauge(
     "Every record acknowledged before this time (Unix seconds) is in a signed checkpoint",
     multiprocess_mode="max",
 )
+FENCED = Gauge(
+    "recordseal_fenced",
+    "Streams and logs fenced because the store is behind what the service signed"
+    " (docs/continuity.md), by kind",
+    ["kind"],
+    multiprocess_mode="max",
+)
 SEALED_RECORDS = Counter("recordseal_sealed_records", "Chain leaves sealed into checkpoints")
 WITNESS_FAILURES = Counter(
     "recordseal_witness_failures",

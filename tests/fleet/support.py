@@ -14,6 +14,7 @@ from recordseal.services.records import RecordIn, RecordService
 from recordseal.storage.base import Store
 from recordseal.storage.rows import SealedBatch, SealRequest
 from recordseal.tlog import Checkpoint, Ed25519Signer, sign_checkpoint
+from tests.continuity_support import fresh_continuity
 
 T = TypeVar("T")
 
@@ -52,7 +53,12 @@ async def seal(store: Store, tenant: str | None, fleet: str, now: str) -> Sealed
 
 
 async def ingest(store: Store, tenant: str, count: int) -> None:
-    records = RecordService(store, KeyWrapper(bytes(32)), HeaderSigner.from_seed(bytes(32)))
+    records = RecordService(
+        store,
+        KeyWrapper(bytes(32)),
+        HeaderSigner.from_seed(bytes(32)),
+        continuity=fresh_continuity(),
+    )
     if await store.records.get_stream(tenant, "s") is None:
         await records.create_stream(tenant, "s", None, False)
     for i in range(count):

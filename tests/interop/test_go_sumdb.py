@@ -36,6 +36,7 @@ from recordseal.tlog import Checkpoint, Ed25519Signer, parse_note, sign_checkpoi
 from recordseal.verify import encode_bundle
 from recordseal.verify.sealing import open_seal
 from recordseal.verify.tlogproof import format_tlog_proof, parse_tlog_proof
+from tests.continuity_support import fresh_continuity
 
 SOURCE = Path(__file__).parent / "sumdbcheck" / "main.go"
 GOCODE = Path("/usr/share/gocode")
@@ -92,8 +93,13 @@ async def _make_log(data: Path) -> Log:
     store = open_store(Settings(data_dir=data))
     await store.open()
     try:
-        records = RecordService(store, KeyWrapper(bytes(32)), HeaderSigner.from_seed(bytes(32)))
-        sealer = Sealer(store.logs, SEED, SERVICE)
+        records = RecordService(
+            store,
+            KeyWrapper(bytes(32)),
+            HeaderSigner.from_seed(bytes(32)),
+            continuity=fresh_continuity(),
+        )
+        sealer = Sealer(store.logs, SEED, SERVICE, continuity=fresh_continuity())
         disclosure = DisclosureService(store, records, ProofService(store, sealer))
         await records.create_stream("acme", "orders", {"o:/amount": "money"}, False)
         posted = []

@@ -18,6 +18,7 @@ from recordseal.services.records import RecordIn, RecordService
 from recordseal.storage.base import Store
 from recordseal.storage.rows import SEAL_LIMIT
 from recordseal.tlog import open_checkpoint
+from tests.continuity_support import fresh_continuity
 
 SEED = bytes(range(32))
 
@@ -43,9 +44,18 @@ class Harness:
     async def __aenter__(self) -> Harness:
         await self.store.open()
         self.records = RecordService(
-            self.store, KeyWrapper(bytes(32)), HeaderSigner.from_seed(bytes(32))
+            self.store,
+            KeyWrapper(bytes(32)),
+            HeaderSigner.from_seed(bytes(32)),
+            continuity=fresh_continuity(),
         )
-        self.sealer = Sealer(self.store.logs, SEED, "test.local", seal_limit=self.seal_limit)
+        self.sealer = Sealer(
+            self.store.logs,
+            SEED,
+            "test.local",
+            seal_limit=self.seal_limit,
+            continuity=fresh_continuity(),
+        )
         return self
 
     async def __aexit__(self, *exc: object) -> None:

@@ -26,6 +26,7 @@ from recordseal.storage.rows import CheckpointRow, LatestCheckpoint
 from recordseal.tlog import CosignatureVerifier
 from recordseal.tlog.client import WitnessClient
 from tests.backends import opened
+from tests.continuity_support import fresh_continuity
 from tests.servers import free_port, witness_key, witness_server
 
 SEED = bytes(range(32))
@@ -47,7 +48,12 @@ def witness_of(url: str, vkey: str) -> Witness:
 
 
 async def ingest(store: Store, count: int) -> None:
-    records = RecordService(store, KeyWrapper(bytes(32)), HeaderSigner.from_seed(bytes(32)))
+    records = RecordService(
+        store,
+        KeyWrapper(bytes(32)),
+        HeaderSigner.from_seed(bytes(32)),
+        continuity=fresh_continuity(),
+    )
     if await store.records.get_stream("acme", "orders") is None:
         await records.create_stream("acme", "orders", None, False)
     for i in range(count):
@@ -59,7 +65,7 @@ async def ingest(store: Store, count: int) -> None:
 def test_a_quiet_logs_newest_checkpoint_is_cosigned_once_a_witness_is_configured(
     store: Store, tmp_path: Path
 ) -> None:
-    plain = Sealer(store.logs, SEED, SERVICE)
+    plain = Sealer(store.logs, SEED, SERVICE, continuity=fresh_continuity())
     vkey = witness_key(tmp_path / "w", WITNESS)
     log_key = plain.signer(ORIGIN).verifier().vkey
 
@@ -72,7 +78,13 @@ def test_a_quiet_logs_newest_checkpoint_is_cosigned_once_a_witness_is_configured
             assert sizes == [3, 5, 6]
             with witness_server(tmp_path / "w", WITNESS, {ORIGIN: log_key}) as url:
                 # The service starts again with the witness configured, and no new record.
-                sealer = Sealer(store.logs, SEED, SERVICE, [witness_of(url, vkey)])
+                sealer = Sealer(
+                    store.logs,
+                    SEED,
+                    SERVICE,
+                    [witness_of(url, vkey)],
+                    continuity=fresh_continuity(),
+                )
                 await sealer.load_offers()
                 assert sealer.pending_offers() == {ORIGIN: {WITNESS}}
                 await sealer.offer_due()
@@ -84,7 +96,13 @@ def test_a_quiet_logs_newest_checkpoint_is_cosigned_once_a_witness_is_configured
                 found = await newest_witnessed(store.logs, ORIGIN, index, policy)
                 assert found is not None and found.size == 6
             # Another start finds the newest checkpoint cosigned: nothing to offer.
-            again = Sealer(store.logs, SEED, SERVICE, [witness_of("http://127.0.0.1:9", vkey)])
+            again = Sealer(
+                store.logs,
+                SEED,
+                SERVICE,
+                [witness_of("http://127.0.0.1:9", vkey)],
+                continuity=fresh_continuity(),
+            )
             await again.load_offers()
             assert again.pending_offers() == {}
 
@@ -105,6 +123,7 @@ def test_a_down_witness_gets_the_newest_checkpoint_again_with_backoff_logged_onc
         [witness_of(f"http://127.0.0.1:{port}", vkey)],
         retry_delays=(1.0, 8.0),
         clock=clock,
+        continuity=fresh_continuity(),
     )
     log_key = sealer.signer(ORIGIN).verifier().vkey
 
@@ -152,14 +171,19 @@ def test_a_witness_that_does_not_know_the_log_is_logged_once_while_the_sealer_ru
 ) -> None:
     caplog.set_level(logging.INFO)
     vkey = witness_key(tmp_path / "w", WITNESS)
-    plain = Sealer(store.logs, SEED, SERVICE)
+    plain = Sealer(store.logs, SEED, SERVICE, continuity=fresh_continuity())
     other = {f"{SERVICE}/globex/default": plain.signer(f"{SERVICE}/globex/default").verifier().vkey}
 
     async def scenario(url: str) -> None:
         async with opened(store):
             await ingest(store, 1)
             sealer = Sealer(
-                store.logs, SEED, SERVICE, [witness_of(url, vkey)], retry_delays=(0.02, 0.1)
+                store.logs,
+                SEED,
+                SERVICE,
+                [witness_of(url, vkey)],
+                retry_delays=(0.02, 0.1),
+                continuity=fresh_continuity(),
             )
             running = asyncio.create_task(sealer.run(0.01))
             deadline = time.monotonic() + 60
@@ -234,7 +258,7 @@ def test_the_newest_witnessed_checkpoint_is_found_across_pages(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(rows, "RECEIPT_PAGE", 4)
-    sealer = Sealer(store.logs, SEED, SERVICE)
+    sealer = Sealer(store.logs, SEED, SERVICE, continuity=fresh_continuity())
 
     async def scenario() -> None:
         async with opened(store):

@@ -13,6 +13,7 @@ from recordseal.services.errors import AlreadyExists
 from recordseal.services.records import RACE_RETRIES, Ingested, RecordIn, RecordService
 from recordseal.storage.backends import open_store
 from tests.backends import count, opened
+from tests.continuity_support import fresh_continuity
 
 
 def item(payload, **envelope):
@@ -243,7 +244,7 @@ def raced_record(subject: str, n: int, stream: str = "orders") -> RecordIn:
 
 
 def service(store) -> RecordService:
-    return RecordService(store, WRAPPER, SIGNER)
+    return RecordService(store, WRAPPER, SIGNER, continuity=fresh_continuity())
 
 
 class LookupBeforeTheOtherWriter:

@@ -28,13 +28,14 @@ from recordseal.audit import FleetAudit, FleetScope
 from recordseal.clock import utc_now
 from recordseal.identifiers import DEFAULT_FLEET
 from recordseal.ledger import offering
+from recordseal.ledger.continuity import Continuity
 from recordseal.ledger.offering import Head, Offers
 from recordseal.ledger.witnessed import WitnessPolicy
 from recordseal.merkle import tree
 from recordseal.merkle.genesis import log_origin, tenant_genesis
 from recordseal.settings import AuthoritySetting, WitnessSetting
 from recordseal.storage.logs import LogStore
-from recordseal.storage.rows import SEAL_LIMIT, SealedBatch, SealRequest
+from recordseal.storage.rows import SEAL_LIMIT, LogBehind, SealedBatch, SealRequest
 from recordseal.tlog import (
     Checkpoint,
     CosignatureVerifier,
@@ -77,12 +78,14 @@ class Sealer:
         quorum: int = 1,
         retry_delays: tuple[float, float] = (offering.FIRST_DELAY, offering.MAX_DELAY),
         clock: Callable[[], float] = time.monotonic,
+        continuity: Continuity,
     ) -> None:
         """``seal_limit``: pending leaves per seal transaction (a larger backlog is sealed in
         several, one checkpoint each); ``quorum``: how many of the witnesses and authorities
         make a checkpoint witnessed; ``retry_delays``: the first and the longest wait before
         offering a checkpoint again to a voucher that failed."""
         self._store = store
+        self._continuity = continuity
         self._seal_limit = seal_limit
         self._audit = audit or FleetAudit()
         self._seed = log_key_seed
@@ -127,20 +130,29 @@ class Sealer:
     async def seal_log(self, tenant: str | None, fleet: str) -> list[SealedBatch]:
         """Seal the pending leaves of one log (creating it if new); audit each new anchor
         under the fleet's tenant scope."""
-        sealed = []
+        sealed: list[SealedBatch] = []
         origin = self.origin(tenant, fleet)
+        if self._continuity.log_fence(tenant, fleet) is not None:
+            return sealed  # fenced: nothing is signed for it (docs/continuity.md)
         signer = self.signer(origin)
 
         def sign(size: int, root: bytes) -> str:
             return sign_checkpoint(Checkpoint(origin, size, root), signer)
 
+        behind = self._continuity.seal_check(origin, tenant, fleet)
         while True:  # a large backlog goes in several bounded transactions
             genesis = tenant_genesis(tenant, fleet)
-            batch = await self._store.seal(
-                SealRequest(tenant, fleet, origin, genesis, sign, utc_now(), self._seal_limit)
+            request = SealRequest(
+                tenant, fleet, origin, genesis, sign, utc_now(), self._seal_limit, behind
             )
+            try:
+                batch = await self._store.seal(request)
+            except LogBehind:
+                break  # fenced by ``behind``, which logged it
             if batch is None:
                 break
+            # Journaled before it is offered to anyone (docs/continuity.md).
+            await self._continuity.signed_checkpoint(origin, batch.size, batch.root)
             sealed.append(batch)
             self._offers.sealed(batch)
             await self._audit.emit(
@@ -197,6 +209,8 @@ class Sealer:
                 await self._store.add_timestamp(head.origin, head.size, name, stamp.token)
         except (TlogError, OSError) as error:
             code = getattr(error, "code", type(error).__name__)
+            if code == "witness_ahead" and isinstance(error, TlogError):
+                await self._witness_ahead(head, name, error)
             failures = (
                 metrics.WITNESS_FAILURES if isinstance(voucher, Witness) else metrics.TSA_FAILURES
             )
@@ -234,6 +248,16 @@ class Sealer:
                         "failed_offers": change.failures,
                     },
                 )
+
+    async def _witness_ahead(self, head: Head, name: str, error: TlogError) -> None:
+        """A witness cosigned a larger size of the log than it has: the store lost part of
+        the log (restored, failed over, and the journal too). Fence it."""
+        size = error.evidence.get("witness_size")
+        scope = next((a for a in await self._store.anchor_logs() if a.origin == head.origin), None)
+        if isinstance(size, int) and scope is not None:
+            self._continuity.witness_ahead(
+                head.origin, scope.tenant, scope.fleet, name, size, head.size
+            )
 
     async def _cosign(self, witness: Witness, head: Head) -> None:
         key = (head.origin, witness.name)

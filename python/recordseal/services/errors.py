@@ -66,6 +66,13 @@ class UnsupportedMediaType(ServiceError):
     kind = "unsupported_media_type"
 
 
+class Unavailable(ServiceError):
+    """The resource cannot be served now: its store is behind what the service signed
+    (``store_rolled_back``, docs/continuity.md)."""
+
+    kind = "unavailable"
+
+
 class TooManyRequests(ServiceError):
     """A rate limit of this client address is exhausted; retry after ``retry_after`` s."""
 

@@ -17,6 +17,7 @@ from recordseal.crypto.signing import HeaderSigner
 from recordseal.crypto.vault import KeyWrapper, SubjectKeys
 from recordseal.fleet.manifest import FleetManifest
 from recordseal.identifiers import DEFAULT_FLEET
+from recordseal.ledger.continuity import STORE_ROLLED_BACK, Continuity, Fence
 from recordseal.services.errors import (
     AlreadyExists,
     Gone,
@@ -24,13 +25,16 @@ from recordseal.services.errors import (
     NotFound,
     ServiceError,
     TooLarge,
+    Unavailable,
 )
 from recordseal.services.pipeline import Pipeline, Prepared, RecordInput, pipeline_from_seed
 from recordseal.services.streams import check_stream_fleet
 from recordseal.services.subject_cache import SubjectKeyCache
 from recordseal.storage.base import Store
+from recordseal.storage.journal import Head
 from recordseal.storage.records import (
     Deferred,
+    Fenced,
     KeyReused,
     Replayed,
     SubjectErased,
@@ -172,10 +176,14 @@ class RecordService:
         signer: HeaderSigner,
         manifest: Callable[[], FleetManifest] = FleetManifest,
         pipeline: Pipeline | None = None,
+        *,
+        continuity: Continuity,
     ) -> None:
         """``manifest`` answers the fleet manifest in force (which fleets a stream may join);
         ``pipeline`` does the per-record cryptography of a batch (by default the native one
-        under ``signer``'s key)."""
+        under ``signer``'s key); ``continuity`` journals what is signed and erased, and fences
+        streams the store lost (docs/continuity.md)."""
+        self._continuity = continuity
         self._manifest = manifest
         self._store = store
         self._wrapper = wrapper
@@ -215,6 +223,9 @@ class RecordService:
                 "strict",
             )
         check_stream_fleet(self._manifest(), tenant, fleet)
+        fence = self._continuity.stream_fence(tenant, name)
+        if fence is not None:
+            raise _fenced(fence, "name")
         created = await self._store.records.create_stream(
             tenant,
             name,
@@ -399,6 +410,11 @@ class RecordService:
         stream = batch.streams[record.stream]
         if isinstance(stream, NotFound):
             raise stream
+        fence = self._continuity.stream_fence(tenant, stream.name) or self._continuity.log_fence(
+            tenant, stream.fleet
+        )
+        if fence is not None:
+            raise _fenced(fence, "stream")
         _check_label(record.record_type, "record_type", MAX_RECORD_TYPE)
         _check_label(record.subject_id, "subject_id", MAX_SUBJECT_ID)
         try:
@@ -454,12 +470,21 @@ class RecordService:
                 None
                 if stage.retry is None
                 else IdempotencyClaim(stage.retry.key, stage.retry.request_hash),
+                self._continuity.head_check(tenant, stage.stream.name),
             )
             for stage, record in prepared
         ]
         outcomes = await self._store.records.append_records(
             tenant, appends, utc_now(), self._builder
         )
+        # What was signed is journaled before anyone is told of it (docs/continuity.md).
+        heads: dict[str, Head] = {}
+        for (stage, _), outcome in zip(prepared, outcomes, strict=True):
+            if isinstance(outcome, NewRecord):
+                heads[stage.stream.name] = Head(
+                    tenant, stage.stream.name, outcome.seq, outcome.chain_leaf
+                )
+        await self._continuity.signed_heads(heads.values())
         results: list[Ingested | ServiceError | _Race] = []
         key_id = self._pipeline.key_id
         for (stage, record), outcome in zip(prepared, outcomes, strict=True):
@@ -490,6 +515,10 @@ class RecordService:
                     results.append(await self._replay(tenant, stage.retry, known))
                 case KeyReused():
                     results.append(_key_reused())
+                case Fenced():
+                    fence = self._continuity.stream_fence(tenant, stage.stream.name)
+                    assert fence is not None  # head_check fenced it
+                    results.append(_fenced(fence, "stream"))
                 case _:
                     assert_never(outcome)
         return results
@@ -521,7 +550,21 @@ class RecordService:
         if subject is None:
             raise NotFound("subject_not_found", "no records for this subject", "subject_id")
         self._subjects.forget(tenant, index)
-        return await self._store.records.erase_subject(tenant, subject.subject_ref, utc_now())
+        now = utc_now()
+        # Journaled first: an erasure outlives any restore of the store (docs/continuity.md).
+        await self._continuity.erasing(tenant, index, subject.subject_ref, subject.erased_at or now)
+        return await self._store.records.erase_subject(tenant, subject.subject_ref, now)
+
+
+def _fenced(fence: Fence, field: str) -> Unavailable:
+    """The 503 of a fenced stream or log: it names the stream (or log), never a value."""
+    what = f"stream '{fence.name}'" if fence.kind == "stream" else f"log '{fence.name}'"
+    return Unavailable(
+        STORE_ROLLED_BACK,
+        f"{what} is fenced: the store is behind what the service signed for it (a restore or"
+        " failover); an operator must run `recordseal recover` (docs/continuity.md)",
+        field,
+    )
 
 
 def _key_reused() -> Invalid:

@@ -47,6 +47,13 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             pattern="^postgres(ql)?://",
         ),
     ] = None
+    journal: Annotated[
+        Path | None,
+        setting(
+            "the continuity journal: a directory outside the database that a restore never puts"
+            " back (docs/continuity.md); default `journal` in the data directory"
+        ),
+    ] = None
     host: Annotated[str, setting("address to listen on", rule="an IP address or host name")] = (
         "127.0.0.1"
     )
@@ -198,6 +205,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def database_path(self) -> Path:
         return self.data_dir / "recordseal.sqlite3"
+
+    @property
+    def journal_dir(self) -> Path:
+        return self.journal or self.data_dir / "journal"
 
     @property
     def transparency_root(self) -> Path:

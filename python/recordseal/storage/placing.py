@@ -14,7 +14,10 @@ The rules, for each append in order:
    of the same call is ``Deferred`` (nothing placed), so a call's records keep their order
    when the service appends them again.
 3. An erased subject (no key any more): ``SubjectErased``.
-4. Otherwise it is placed at its stream's head.
+4. A stream whose stored head is behind what the service signed for it (the append's
+   ``behind`` says so: the database was restored or failed over): ``Fenced``, and so is every
+   later append of that stream in the transaction.
+5. Otherwise it is placed at its stream's head.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import Protocol
 from recordseal.storage.records import (
     AppendOutcome,
     Deferred,
+    Fenced,
     KeyReused,
     Refusal,
     Replayed,
@@ -121,6 +125,10 @@ def place(items: Sequence[Queued], lookups: Lookups, build: BatchBuilder) -> Pla
     raced: set[Hashable] = set()
     decided: list[int | Refusal] = []  # an index into ``placed``, or the refusal
     placed: list[Append] = []
+    slots: list[int] = []
+    slot_of: dict[int, int] = {}
+    heads: list[tuple[int, bytes]] = []
+    fenced: set[int] = set()
     keys: dict[tuple[str, str], tuple[bytes, str]] = {}
     for queued in items:
         append = queued.append
@@ -128,6 +136,8 @@ def place(items: Sequence[Queued], lookups: Lookups, build: BatchBuilder) -> Pla
             decided.append(Deferred())
             continue
         refusal = check(queued, lookups, keys)
+        if refusal is None:
+            refusal = _fence(append, lookups, slot_of, heads, fenced)
         if refusal is not None:
             if isinstance(refusal, SubjectRace):
                 raced.add((queued.call, append.stream_id))
@@ -138,15 +148,7 @@ def place(items: Sequence[Queued], lookups: Lookups, build: BatchBuilder) -> Pla
             keys[(queued.tenant, claim.key)] = (claim.request_hash, append.record_id)
         decided.append(len(placed))
         placed.append(append)
-    slot_of: dict[int, int] = {}
-    slots: list[int] = []
-    heads: list[tuple[int, bytes]] = []
-    for append in placed:
-        slot = slot_of.get(append.stream_id)
-        if slot is None:
-            slot = slot_of[append.stream_id] = len(heads)
-            heads.append(lookups.head(append.stream_id))
-        slots.append(slot)
+        slots.append(slot_of[append.stream_id])
     records = build(placed, slots, heads) if placed else []
     if len(records) != len(placed):
         raise AssertionError(f"the builder made {len(records)} records for {len(placed)}")
@@ -155,3 +157,25 @@ def place(items: Sequence[Queued], lookups: Lookups, build: BatchBuilder) -> Pla
         {stream_id: heads[slot] for stream_id, slot in slot_of.items()},
         keys,
     )
+
+
+def _fence(
+    append: Append,
+    lookups: Lookups,
+    slot_of: dict[int, int],
+    heads: list[tuple[int, bytes]],
+    fenced: set[int],
+) -> Fenced | None:
+    """Rule 4: read the stream's head once per transaction (its slot), and ask the append's
+    ``behind`` whether the store is behind what was signed."""
+    stream_id = append.stream_id
+    if stream_id in fenced:
+        return Fenced(stream_id)
+    if stream_id not in slot_of:
+        head = lookups.head(stream_id)
+        if append.behind is not None and append.behind(*head):
+            fenced.add(stream_id)
+            return Fenced(stream_id)
+        slot_of[stream_id] = len(heads)
+        heads.append(head)
+    return None

@@ -311,6 +311,7 @@ async def _seal(conn: Connection, request: SealRequest) -> SealedBatch | None:
         [index for _, index in ids],
         [growth.nodes[i] for i in ids],
     )
+    request.admit(size)
     note = request.sign(growth.size, growth.root)
     await conn.execute(
         "UPDATE logs SET size = $1, root = $2 WHERE id = $3", growth.size, growth.root, log_id

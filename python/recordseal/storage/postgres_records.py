@@ -217,6 +217,57 @@ class PostgresRecords:
         )
         return sealed
 
+    async def stream_heads(self) -> list[tuple[str, str, int, bytes]]:
+        rows = await self._db.pool.fetch("SELECT tenant, name, next_seq, head FROM streams")
+        return [(t, n, s, bytes(h)) for t, n, s, h in rows]
+
+    async def chain_leaf_at(self, tenant: str, stream: str, seq: int) -> bytes | None:
+        leaf = await self._db.pool.fetchval(
+            "SELECT r.chain_leaf FROM records r JOIN streams s ON s.id = r.stream_id"
+            " WHERE s.tenant = $1 AND s.name = $2 AND r.seq = $3",
+            tenant,
+            stream,
+            seq,
+        )
+        return None if leaf is None else bytes(leaf)
+
+    async def apply_erasures(self, erasures: Sequence[tuple[str, bytes, str, str]]) -> int:
+        changed = 0
+        async with self._db.pool.acquire() as conn, conn.transaction():
+            for tenant, index, subject_ref, erased_at in erasures:
+                row = await conn.fetchrow(
+                    "SELECT subject_ref, wrapped_key IS NOT NULL AS live FROM subjects"
+                    " WHERE tenant = $1 AND subject_index = $2 FOR UPDATE",
+                    tenant,
+                    index,
+                )
+                if row is None:
+                    await conn.execute(
+                        "INSERT INTO subjects (tenant, subject_index, subject_ref, wrapped_key,"
+                        " created_at, erased_at) VALUES ($1, $2, $3, NULL, $4, $4)",
+                        tenant,
+                        index,
+                        subject_ref,
+                        erased_at,
+                    )
+                elif row["live"]:
+                    await conn.execute(
+                        "UPDATE subjects SET wrapped_key = NULL, erased_at = $1"
+                        " WHERE tenant = $2 AND subject_index = $3",
+                        erased_at,
+                        tenant,
+                        index,
+                    )
+                    await conn.execute(
+                        "DELETE FROM payloads WHERE subject_ref = $1", row["subject_ref"]
+                    )
+                else:
+                    continue
+                changed += 1
+        if changed:
+            self._reclaim()
+        return changed
+
     async def erase_subject(self, tenant: str, subject_ref: str, now: str) -> Erasure:
         """Destroy the subject's wrapped key and delete its payloads in one transaction.
 

@@ -60,8 +60,17 @@ class Deferred:
     order."""
 
 
+@dataclass(frozen=True, slots=True)
+class Fenced:
+    """The store's head of the stream is behind what the service has signed for it (the
+    database was restored or failed over: docs/continuity.md). Nothing may be signed for the
+    stream until ``recordseal recover`` has declared the loss."""
+
+    stream_id: int
+
+
 #: Why an append was not placed (nothing was written for it).
-Refusal = Replayed | KeyReused | SubjectErased | SubjectRace | Deferred
+Refusal = Replayed | KeyReused | SubjectErased | SubjectRace | Deferred | Fenced
 #: What became of one append.
 AppendOutcome = NewRecord | Refusal
 
@@ -129,6 +138,21 @@ class RecordStore(Protocol):
     async def get_record(self, tenant: str, record_id: str) -> RecordRow | None: ...
     async def get_sealed_payload(self, tenant: str, record_id: str) -> bytes | None: ...
     async def stream_records(self, tenant: str, stream: str) -> list[RecordRow]: ...
+
+    async def stream_heads(self) -> list[tuple[str, str, int, bytes]]:
+        """Every stream as (tenant, name, next sequence number, chain leaf of its last record
+        or its genesis hash): what the continuity check compares with the journal."""
+        ...
+
+    async def chain_leaf_at(self, tenant: str, stream: str, seq: int) -> bytes | None:
+        """The chain leaf of the stream's record ``seq``, or None if the store has none."""
+        ...
+
+    async def apply_erasures(self, erasures: Sequence[tuple[str, bytes, str, str]]) -> int:
+        """Make sure every (tenant, subject index, subject handle, erased at) is erased: a
+        subject still holding its key loses it and its payloads, one the store does not know
+        is stored erased (so it is never re-keyed). Returns how many changed."""
+        ...
 
     async def erase_subject(self, tenant: str, subject_ref: str, now: str) -> Erasure:
         """Destroy the stored subject's wrapped key and delete its payloads, in one

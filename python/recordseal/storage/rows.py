@@ -124,6 +124,24 @@ class SealRequest:
     sign: Callable[[int, bytes], str]
     now: str
     limit: int = SEAL_LIMIT  # pending leaves sealed at most by this transaction
+    #: Asked with the log's stored size before anything is signed: True when the store is
+    #: behind what the service signed for this log (docs/continuity.md).
+    behind: Callable[[int], bool] | None = None
+
+    def admit(self, size: int) -> None:
+        """Raise :class:`LogBehind` when the stored ``size`` is behind what was signed."""
+        if self.behind is not None and self.behind(size):
+            raise LogBehind(self.origin, size)
+
+
+class LogBehind(Exception):
+    """A seal found the log's stored size behind the last checkpoint the service signed for
+    it: the database was restored or failed over. Nothing was signed."""
+
+    def __init__(self, origin: str, size: int) -> None:
+        super().__init__(f"log {origin} is at size {size}, behind what was signed")
+        self.origin = origin
+        self.size = size
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,7 +233,14 @@ class Append:
     record_id: str
     prepared: object
     idempotency: IdempotencyClaim | None = None
+    #: Asked with the stream's head (next sequence number, last chain leaf) under the stream
+    #: lock before the append is placed: True when the store is behind what the service
+    #: signed for the stream (the append is then refused ``Fenced``).
+    behind: HeadCheck | None = None
 
+
+#: ``behind(next_seq, prev)`` of an :class:`Append`.
+HeadCheck = Callable[[int, bytes], bool]
 
 #: Called once per transaction (or per call within it) under the stream locks, with the
 #: appends placed, in order: append ``i`` extends the stream head ``heads[slots[i]]`` (its

@@ -69,6 +69,7 @@ class SQLiteLogs:
         log_id, size, growth = planned
         if growth is None:
             return None
+        request.admit(size)
         note = request.sign(growth.size, growth.root)
 
         def job(conn: sqlite3.Connection, batch: Batch) -> SealedBatch | None:
@@ -271,6 +272,7 @@ def _seal(conn: sqlite3.Connection, request: SealRequest) -> SealedBatch | None:
     growth = _grow(conn.execute, log_id, size, request)
     if growth is None:
         return None
+    request.admit(size)
     return _write_seal(conn, request, log_id, growth, request.sign(growth.size, growth.root))
 
 

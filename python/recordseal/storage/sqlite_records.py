@@ -209,6 +209,49 @@ class SQLiteRecords:
         )
         return rows[0][0] if rows else None
 
+    async def stream_heads(self) -> list[tuple[str, str, int, bytes]]:
+        rows = self._db.read("SELECT tenant, name, next_seq, head FROM streams")
+        return [(tenant, name, next_seq, head) for tenant, name, next_seq, head in rows]
+
+    async def chain_leaf_at(self, tenant: str, stream: str, seq: int) -> bytes | None:
+        rows = self._db.read(
+            "SELECT r.chain_leaf FROM records r JOIN streams s ON s.id = r.stream_id"
+            " WHERE s.tenant = ? AND s.name = ? AND r.seq = ?",
+            (tenant, stream, seq),
+        )
+        return rows[0][0] if rows else None
+
+    async def apply_erasures(self, erasures: Sequence[tuple[str, bytes, str, str]]) -> int:
+        def job(conn: sqlite3.Connection, batch: Batch) -> int:
+            changed = 0
+            for tenant, index, subject_ref, erased_at in erasures:
+                row = conn.execute(
+                    "SELECT subject_ref, wrapped_key IS NOT NULL FROM subjects"
+                    " WHERE tenant = ? AND subject_index = ?",
+                    (tenant, index),
+                ).fetchone()
+                if row is None:
+                    conn.execute(
+                        "INSERT INTO subjects (tenant, subject_index, subject_ref, wrapped_key,"
+                        " created_at, erased_at) VALUES (?, ?, ?, NULL, ?, ?)",
+                        (tenant, index, subject_ref, erased_at, erased_at),
+                    )
+                elif row[1]:
+                    conn.execute(
+                        "UPDATE subjects SET wrapped_key = NULL, erased_at = ?"
+                        " WHERE tenant = ? AND subject_index = ?",
+                        (erased_at, tenant, index),
+                    )
+                    conn.execute("DELETE FROM payloads WHERE subject_ref = ?", (row[0],))
+                else:
+                    continue
+                changed += 1
+            if changed:
+                self._db.writer.request_checkpoint()
+            return changed
+
+        return await self._db.writer.submit(job) if erasures else 0
+
     async def erase_subject(self, tenant: str, subject_ref: str, now: str) -> Erasure:
         def job(conn: sqlite3.Connection, batch: Batch) -> Erasure:
             erased_at = conn.execute(

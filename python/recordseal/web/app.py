@@ -26,6 +26,7 @@ from recordseal.fleet.manifest import FleetManifest, load_manifest
 from recordseal.fleet.reload import FleetRegistry, ReloadOutcome, scope_of, watch_manifest
 from recordseal.fleet.status import FleetStatusReader
 from recordseal.fleet.transparency import run_daily
+from recordseal.ledger.continuity import Continuity
 from recordseal.ledger.sealer import Sealer, configured_authorities, configured_witnesses
 from recordseal.panel.bootstrap import store_from_seed
 from recordseal.panel.cookies import CookieKeyring, SigningKey
@@ -41,6 +42,7 @@ from recordseal.services.tokens import TokenService
 from recordseal.services.verification import OnlineVerifier
 from recordseal.settings import Settings, from_env
 from recordseal.storage.backends import open_store
+from recordseal.storage.journal import DirectoryJournal
 from recordseal.storage.rows import SigningKeyRow
 from recordseal.verify import KeyDirectory, TrustStore
 from recordseal.web.headers import security_headers
@@ -90,6 +92,10 @@ def create_app(settings: Settings | None = None) -> Litestar:
         await store.records.register_signing_key(
             SigningKeyRow(signer.key_id, "Ed25519", signer.public_key, utc_now(), None, None)
         )
+        # Before anything is served: erasures re-applied, streams and logs the store lost
+        # fenced (docs/continuity.md).
+        continuity = Continuity(DirectoryJournal(settings.journal_dir))
+        await continuity.start(store)
         audit = FleetAudit(store.panel)
         witnesses = configured_witnesses(settings.witnesses)
         authorities = configured_authorities(settings.timestamp_authorities)
@@ -101,6 +107,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             authorities,
             audit,
             quorum=settings.witness_quorum,
+            continuity=continuity,
         )
         registry = FleetRegistry(manifest, audit)
         await registry.bind()
@@ -116,7 +123,9 @@ def create_app(settings: Settings | None = None) -> Litestar:
 
         app.state.rate_limiter = RateLimiter.of(settings)
         app.state.fleets = registry
-        records = RecordService(store, wrapper, signer, lambda: registry.manifest)
+        records = RecordService(
+            store, wrapper, signer, lambda: registry.manifest, continuity=continuity
+        )
         proofs = ProofService(store, sealer, max_wait=settings.max_wait_seconds)
         app.state.services = AppServices(
             store=store,
@@ -125,6 +134,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             records=records,
             proofs=proofs,
             disclosure=DisclosureService(store, records, proofs),
+            continuity=continuity,
         )
 
         trust = msgspec.convert(
@@ -195,6 +205,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             app.state.rate_limiter.close()
             await app.state.services.tokens.drain()
             await store.close()
+            continuity.close()
 
     app = Litestar(
         route_handlers=[

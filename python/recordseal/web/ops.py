@@ -50,6 +50,14 @@ NOT_READY = refusal(
 )
 
 
+ROLLED_BACK = refusal(
+    503,
+    "the store is behind what the service signed (a restore or failover): `detail` counts the"
+    " fenced streams and logs; `recordseal recover` lifts the fence (docs/continuity.md)",
+    "store_rolled_back",
+)
+
+
 def _metrics_documented() -> dict[str, Any]:
     declared = documented()
     declared["responses"][200] = ResponseSpec(
@@ -76,7 +84,7 @@ class ServiceController(DomainController):
         tags=["service"],
         **documented(
             answers={200: (Readiness, "ready: keys loaded, store answering")},
-            refusals=[NOT_READY],
+            refusals=[NOT_READY, ROLLED_BACK],
         ),
     )
     async def readyz(self, state: State) -> Response[bytes]:
@@ -89,6 +97,15 @@ class ServiceController(DomainController):
         except Exception as error:  # any failure of the store means: not ready
             log.warning("readiness.store_unavailable", extra={"error": type(error).__name__})
             return problem_response(503, "not_ready", "store: the database does not answer")
+        continuity = provide_services(state).continuity
+        streams, logs = len(continuity.streams), len(continuity.logs)
+        if streams or logs:  # a public endpoint: counts, never tenant or stream names
+            return problem_response(
+                503,
+                "store_rolled_back",
+                f"{streams} streams and {logs} logs are fenced: the store is behind what the"
+                " service signed; stop the service and run `recordseal recover`",
+            )
         body = Readiness(status="ready", checks={"keys": "ok", "store": "ok"})
         return Response(msgspec.json.encode(body), media_type="application/json")
 

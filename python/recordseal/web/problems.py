@@ -31,6 +31,7 @@ STATUS = {
     "invalid": 422,
     "unsupported_media_type": 415,
     "too_many_requests": 429,
+    "unavailable": 503,
 }
 #: Refusals of the payload as a whole: the core names no path, the problem names the member
 #: (docs/records.md, "Errors": a refusal names the offending field).

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from litestar.connection import ASGIConnection
 from litestar.datastructures import State
 
+from recordseal.ledger.continuity import Continuity
 from recordseal.ledger.sealer import Sealer
 from recordseal.services.disclosure import DisclosureService
 from recordseal.services.proofs import ProofService
@@ -37,6 +38,7 @@ class AppServices:
     records: RecordService
     proofs: ProofService
     disclosure: DisclosureService
+    continuity: Continuity
 
 
 def typed_state(state: State, name: str, kind: type[T]) -> T:

@@ -1,0 +1,375 @@
+"""The continuity journal: what the service signed and erased, kept outside the database.
+
+A restore of the database (or a failover to a replica that missed the last commits) must
+never make the service sign a second history, nor bring an erased subject back
+(docs/continuity.md). The journal is the memory a restore does not roll back: an append-only,
+fsynced, hash-chained list of entries, written *after* the database committed what they
+describe and *before* anyone is told (an answer, a witness):
+
+- :class:`Head`: a stream's records up to ``seq`` are signed, the last with chain leaf ``leaf``;
+- :class:`Signed`: a checkpoint of ``origin`` at ``size`` with ``root`` is signed;
+- :class:`Erased`: a subject was erased (written *before* the database erases it);
+- :class:`Retired`: a log was retired for a successor by ``recordseal recover``.
+
+Its state is a merge by maximum (the largest head per stream, the largest checkpoint per log,
+the union of erasures), so entries of several writers, in any order, give one state. Each
+process writes a segment file of its own (``<writer>.jsonl``, locked while it lives), so
+writers never wait for each other; a process that starts absorbs the segments of writers that
+died into its own, so the directory holds about one segment per live process. Every line
+names the SHA-256 of the line before it in its segment; a segment's first line names the last
+hashes of the segments it absorbed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import hashlib
+import os
+import secrets
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+
+from recordseal.clock import utc_now
+
+#: A segment grows to this many bytes before its writer starts a new one with its state.
+ROTATE_BYTES = 8 * 1024 * 1024
+SEGMENT_SUFFIX = ".jsonl"
+_GENESIS = "0" * 64
+
+
+class JournalError(Exception):
+    """The journal cannot be read (a broken hash chain, an unreadable line) or written."""
+
+
+@dataclass(frozen=True, slots=True)
+class Head:
+    tenant: str
+    stream: str
+    seq: int
+    leaf: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Signed:
+    origin: str
+    size: int
+    root: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Erased:
+    tenant: str
+    index: bytes  # the subject index (an HMAC: never the subject id)
+    subject_ref: str
+    erased_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class Retired:
+    origin: str
+    size: int
+    root: bytes
+    successor: str
+
+
+Entry = Head | Signed | Erased | Retired
+
+
+@dataclass(slots=True)
+class JournalState:
+    """The merge of every entry: what the service has signed and erased, at most."""
+
+    heads: dict[tuple[str, str], Head] = field(default_factory=dict)
+    checkpoints: dict[str, Signed] = field(default_factory=dict)
+    erasures: dict[tuple[str, bytes], Erased] = field(default_factory=dict)
+    retired: dict[str, Retired] = field(default_factory=dict)
+    #: (origin, size) signed with two roots: never expected, reported by ``recordseal recover``
+    conflicts: list[tuple[Signed, Signed]] = field(default_factory=list)
+
+    def add(self, entry: Entry) -> bool:
+        """Merge one entry; True when it changed the state."""
+        match entry:
+            case Head(tenant, stream):
+                known = self.heads.get((tenant, stream))
+                if known is None or entry.seq > known.seq:
+                    self.heads[(tenant, stream)] = entry
+                    return True
+            case Signed(origin):
+                known_cp = self.checkpoints.get(origin)
+                if known_cp is not None and known_cp.size == entry.size:
+                    if known_cp.root != entry.root:
+                        self.conflicts.append((known_cp, entry))
+                    return False
+                if known_cp is None or entry.size > known_cp.size:
+                    self.checkpoints[origin] = entry
+                    return True
+            case Erased(tenant, index):
+                known_er = self.erasures.get((tenant, index))
+                if known_er is None or entry.erased_at < known_er.erased_at:
+                    self.erasures[(tenant, index)] = entry
+                    return True
+            case Retired(origin):
+                if origin not in self.retired:
+                    self.retired[origin] = entry
+                    return True
+        return False
+
+    def entries(self) -> Iterator[Entry]:
+        yield from self.heads.values()
+        yield from self.checkpoints.values()
+        yield from self.erasures.values()
+        yield from self.retired.values()
+
+
+def encode(entry: Entry) -> dict[str, object]:
+    match entry:
+        case Head(tenant, stream, seq, leaf):
+            return {"k": "head", "tenant": tenant, "stream": stream, "seq": seq, "leaf": leaf.hex()}
+        case Signed(origin, size, root):
+            return {"k": "signed", "origin": origin, "size": size, "root": root.hex()}
+        case Erased(tenant, index, ref, at):
+            return {"k": "erased", "tenant": tenant, "index": index.hex(), "ref": ref, "at": at}
+        case Retired(origin, size, root, successor):
+            return {
+                "k": "retired",
+                "origin": origin,
+                "size": size,
+                "root": root.hex(),
+                "successor": successor,
+            }
+
+
+def decode(line: dict[str, object]) -> Entry | None:
+    """The entry of a line; None for a segment's first line."""
+    kind = line["k"]
+    if kind == "head":
+        return Head(
+            _str(line["tenant"]), _str(line["stream"]), _int(line["seq"]), _hex(line["leaf"])
+        )
+    if kind == "signed":
+        return Signed(_str(line["origin"]), _int(line["size"]), _hex(line["root"]))
+    if kind == "erased":
+        return Erased(
+            _str(line["tenant"]), _hex(line["index"]), _str(line["ref"]), _str(line["at"])
+        )
+    if kind == "retired":
+        return Retired(
+            _str(line["origin"]), _int(line["size"]), _hex(line["root"]), _str(line["successor"])
+        )
+    if kind == "segment":
+        return None
+    raise ValueError(f"unknown entry kind {kind!r}")
+
+
+def _str(value: object) -> str:
+    if not isinstance(value, str):
+        raise TypeError("a member is not a string")
+    return value
+
+
+def _int(value: object) -> int:
+    if type(value) is not int:
+        raise TypeError("a member is not an integer")
+    return value
+
+
+def _hex(value: object) -> bytes:
+    return bytes.fromhex(_str(value))
+
+
+@dataclass(frozen=True, slots=True)
+class _Segment:
+    path: Path
+    entries: list[Entry]
+    last_hash: str
+
+
+def read_segment(path: Path) -> _Segment:
+    """A segment's entries, its chain checked. A last line cut short (a crash mid-write: it
+    was never fsynced, so nobody was told of it) is left out; any other damage raises."""
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    torn = lines.pop()  # b"" when the file ends in a newline
+    entries: list[Entry] = []
+    previous = None
+    for number, raw in enumerate(lines, 1):
+        try:
+            line = orjson.loads(raw)
+            if not isinstance(line, dict):
+                raise ValueError("not an object")
+            prev = line.get("prev")
+            if previous is not None and prev != previous:
+                raise ValueError("its 'prev' is not the hash of the line before")
+            entry = decode(line)
+        except (ValueError, KeyError, TypeError, orjson.JSONDecodeError) as error:
+            raise JournalError(f"journal segment {path.name}, line {number}: {error}") from None
+        if entry is not None:
+            entries.append(entry)
+        previous = hashlib.sha256(raw).hexdigest()
+    del torn  # an unterminated last line was never acknowledged
+    return _Segment(path, entries, previous or _GENESIS)
+
+
+class DirectoryJournal:
+    """The journal in a directory (``RECORDSEAL_JOURNAL``, default ``<data dir>/journal``)."""
+
+    def __init__(self, directory: Path, *, rotate_bytes: int = ROTATE_BYTES) -> None:
+        self.directory = directory
+        self._rotate_bytes = rotate_bytes
+        self._fd: int | None = None
+        self._path: Path | None = None
+        self._last = _GENESIS
+        self._size = 0
+        self._mine = JournalState()  # what this writer's segment holds (for rotation)
+        self._queue: list[tuple[list[Entry], asyncio.Future[None]]] = []
+        self._flusher: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()
+
+    # --- opening and reading -------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _directory_lock(self) -> Iterator[None]:
+        """Held while segments are created, absorbed or listed for a full read."""
+        fd = os.open(self.directory / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+    def open(self) -> JournalState:
+        """Start this process's segment (absorbing the segments of writers that died) and
+        return the whole state."""
+        self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with self._directory_lock():
+            dead: list[_Segment] = []
+            for path in self._segment_paths():
+                fd = os.open(path, os.O_RDONLY)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    continue  # a live writer's
+                finally:
+                    os.close(fd)
+                dead.append(read_segment(path))
+            for segment in dead:
+                for entry in segment.entries:
+                    self._mine.add(entry)
+            self._start_segment([s.last_hash for s in dead])
+            for segment in dead:
+                segment.path.unlink()
+            _fsync_directory(self.directory)
+            return self._read_all()
+
+    def read(self) -> JournalState:
+        """The whole state as every writer has written it so far."""
+        with self._directory_lock():
+            return self._read_all()
+
+    def _read_all(self) -> JournalState:
+        state = JournalState()
+        for path in self._segment_paths():
+            try:
+                segment = read_segment(path)
+            except FileNotFoundError:
+                continue
+            for entry in segment.entries:
+                state.add(entry)
+        return state
+
+    def _segment_paths(self) -> list[Path]:
+        return sorted(p for p in self.directory.iterdir() if p.name.endswith(SEGMENT_SUFFIX))
+
+    def _start_segment(self, absorbed: list[str]) -> None:
+        """A new segment of this writer holding its state, fsynced, before the old one goes."""
+        name = f"{utc_now().replace(':', '')}-{secrets.token_hex(6)}{SEGMENT_SUFFIX}"
+        path = self.directory / name
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        old_fd, old_path, old_last = self._fd, self._path, self._last
+        self._fd, self._path, self._last, self._size = fd, path, _GENESIS, 0
+        header: dict[str, object] = {"k": "segment", "created": utc_now(), "absorbed": absorbed}
+        if old_path is not None:
+            header["continues"] = old_last
+        lines = [self._line(header)] + [self._line(encode(e)) for e in self._mine.entries()]
+        self._write(b"".join(lines))
+        _fsync_directory(self.directory)
+        if old_fd is not None and old_path is not None:
+            old_path.unlink()
+            os.close(old_fd)
+            _fsync_directory(self.directory)
+
+    def _line(self, body: dict[str, object]) -> bytes:
+        raw = orjson.dumps({"prev": self._last, **body})
+        self._last = hashlib.sha256(raw).hexdigest()
+        return raw + b"\n"
+
+    def _write(self, data: bytes) -> None:
+        assert self._fd is not None
+        view = memoryview(data)
+        while view:
+            written = os.write(self._fd, view)
+            view = view[written:]
+        os.fdatasync(self._fd)
+        self._size += len(data)
+
+    # --- appending -----------------------------------------------------------------------
+
+    async def append(self, entries: Iterable[Entry]) -> None:
+        """Write ``entries`` durably (fsynced) before returning. Concurrent calls share one
+        write and one fsync."""
+        batch = list(entries)
+        if not batch:
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._queue.append((batch, future))
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.create_task(self._flush())
+        await asyncio.shield(future)
+
+    async def _flush(self) -> None:
+        while self._queue:
+            waiting, self._queue = self._queue, []
+            try:
+                await asyncio.to_thread(self._append_now, [e for b, _ in waiting for e in b])
+            except Exception as error:
+                for _, future in waiting:
+                    if not future.done():
+                        future.set_exception(JournalError(f"journal write failed: {error}"))
+            else:
+                for _, future in waiting:
+                    if not future.done():
+                        future.set_result(None)
+
+    def _append_now(self, entries: list[Entry]) -> None:
+        if self._fd is None:
+            raise JournalError("the journal is not open")
+        changed = [e for e in entries if self._mine.add(e)]
+        if not changed:
+            return
+        self._write(b"".join(self._line(encode(e)) for e in changed))
+        if self._size > self._rotate_bytes:
+            with self._directory_lock():
+                self._start_segment([])
+
+    def append_now(self, entries: Iterable[Entry]) -> None:
+        """:meth:`append` for commands without an event loop (``recordseal recover``)."""
+        self._append_now(list(entries))
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def _fsync_directory(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,276 @@
+"""Continuity: after a restore of the database the service signs no second history, fences
+what the store lost, keeps everything else working, and keeps erased subjects erased
+(docs/continuity.md). Both backends; a real restore of each (a file copy of SQLite's
+database while the service is stopped, ``pg_dump``/``pg_restore`` of PostgreSQL's schema)."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from pathlib import Path
+
+import pytest
+
+from recordseal.crypto.signing import HeaderSigner
+from recordseal.crypto.vault import KeyWrapper
+from recordseal.ledger.continuity import Continuity
+from recordseal.ledger.sealer import Sealer
+from recordseal.services.errors import Gone, Unavailable
+from recordseal.services.records import RecordIn, RecordService
+from recordseal.settings import Settings
+from recordseal.storage.backends import open_store
+from recordseal.storage.base import Store
+from recordseal.storage.journal import DirectoryJournal, Head, JournalState, Signed, read_segment
+from recordseal.storage.placing import Queued, place
+from recordseal.storage.records import Fenced
+from recordseal.storage.rows import Append, SubjectClaim
+
+SEED = bytes(range(32))
+SERVICE = "test.local"
+
+
+class Service:
+    """The record service and the sealer over one data directory, started like ``serve``."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    async def __aenter__(self) -> Service:
+        self.store: Store = open_store(self.settings)
+        await self.store.open()
+        self.continuity = Continuity(DirectoryJournal(self.settings.journal_dir))
+        await self.continuity.start(self.store)
+        self.records = RecordService(
+            self.store,
+            KeyWrapper(bytes(32)),
+            HeaderSigner.from_seed(SEED),
+            continuity=self.continuity,
+        )
+        self.sealer = Sealer(self.store.logs, SEED, SERVICE, continuity=self.continuity)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.store.close()
+        self.continuity.close()
+
+    async def post(self, tenant: str, stream: str, subject: str, n: int):  # type: ignore[no-untyped-def]
+        return await self.records.ingest(
+            tenant, RecordIn(stream, "t", "2026-11-26T08:00:00Z", subject, b'{"n":%d}' % n)
+        )
+
+
+class Backup:
+    """An operator's backup of the database (never of the journal), and its restore."""
+
+    def __init__(self, settings: Settings, postgres: object, directory: Path) -> None:
+        self.settings, self.postgres, self.directory = settings, postgres, directory
+
+    def take(self) -> None:
+        self.directory.mkdir()
+        if self.settings.database_url:
+            self.postgres.dump(self.settings.database_url, self.directory / "db.dump")  # type: ignore[attr-defined]
+            return
+        for path in self.settings.data_dir.glob("recordseal.sqlite3*"):
+            if not path.name.endswith(".lock"):
+                shutil.copy2(path, self.directory / path.name)
+
+    def restore(self) -> None:
+        if self.settings.database_url:
+            self.postgres.restore(self.settings.database_url, self.directory / "db.dump")  # type: ignore[attr-defined]
+            return
+        for path in self.settings.data_dir.glob("recordseal.sqlite3*"):
+            if not path.name.endswith(".lock"):
+                path.unlink()
+        for path in self.directory.iterdir():
+            shutil.copy2(path, self.settings.data_dir / path.name)
+
+
+@pytest.fixture
+def backup(store_settings: Settings, request: pytest.FixtureRequest, tmp_path: Path) -> Backup:
+    postgres = request.getfixturevalue("postgres") if store_settings.database_url else None
+    return Backup(store_settings, postgres, tmp_path / "backup")
+
+
+def test_a_restore_fences_what_the_store_lost_and_nothing_else(
+    store_settings: Settings, backup: Backup
+) -> None:
+    async def scenario() -> None:
+        async with Service(store_settings) as service:
+            for tenant in ("acme", "beta"):
+                await service.records.create_stream(tenant, "s", None, False)
+            bob = await service.post("acme", "s", "bob", 1)
+            await service.post("acme", "s", "carol", 2)
+            await service.post("beta", "s", "dave", 1)
+            await service.sealer.seal_pending()
+        backup.take()
+        async with Service(store_settings) as service:
+            third = await service.post("acme", "s", "erin", 3)
+            assert third.seq == 3
+            await service.sealer.seal_pending()
+            await service.records.erase("acme", "bob")
+        backup.restore()
+        async with Service(store_settings) as service:
+            fences = service.continuity
+            assert set(fences.streams) == {("acme", "s")}
+            assert [f.name for f in fences.logs.values()] == [f"{SERVICE}/acme/default"]
+            # Nothing is signed for the fenced stream: 503 store_rolled_back naming it.
+            with pytest.raises(Unavailable) as refused:
+                await service.post("acme", "s", "frank", 33)
+            assert (refused.value.code, refused.value.field) == ("store_rolled_back", "stream")
+            assert "stream 's'" in str(refused.value)
+            assert (await service.store.records.get_stream("acme", "s")).next_seq == 3  # type: ignore[union-attr]
+            # ... nor for its log: no second checkpoint of size 4.
+            assert await service.sealer.seal_log("acme", "default") == []
+            sizes = [c.size for c in await service.store.logs.checkpoints("acme", "default")]
+            assert 4 not in sizes
+            # Another tenant's stream and log are not behind: they keep working.
+            assert (await service.post("beta", "s", "dave", 2)).seq == 2
+            assert [b.size for b in await service.sealer.seal_pending()] == [3]
+            # The erasure made after the backup holds: no payload, no new record for bob.
+            with pytest.raises(Gone):
+                await service.records.payload("acme", bob.record_id)
+            index = KeyWrapper(bytes(32)).subject_index("acme", "bob")
+            subject = (await service.store.records.get_subjects("acme", [index]))[index]
+            assert subject.wrapped_key is None and subject.erased_at is not None
+
+    asyncio.run(scenario())
+
+
+def test_an_erased_subject_the_backup_never_held_stays_erased(
+    store_settings: Settings, backup: Backup
+) -> None:
+    async def scenario() -> None:
+        async with Service(store_settings) as service:
+            for stream in ("s", "u"):
+                await service.records.create_stream("acme", stream, None, False)
+            await service.post("acme", "s", "carol", 1)
+        backup.take()
+        async with Service(store_settings) as service:
+            await service.post("acme", "s", "zoe", 2)
+            await service.records.erase("acme", "zoe")
+        backup.restore()
+        async with Service(store_settings) as service:
+            # The store never knew zoe; it does now, as erased: never silently re-keyed.
+            with pytest.raises(Gone):
+                await service.post("acme", "u", "zoe", 3)
+            index = KeyWrapper(bytes(32)).subject_index("acme", "zoe")
+            subject = (await service.store.records.get_subjects("acme", [index]))[index]
+            assert subject.wrapped_key is None
+
+    asyncio.run(scenario())
+
+
+def test_a_restart_without_a_restore_fences_nothing(store_settings: Settings) -> None:
+    async def scenario() -> None:
+        async with Service(store_settings) as service:
+            await service.records.create_stream("acme", "s", None, False)
+            for n in range(5):
+                await service.post("acme", "s", f"s{n}", n)
+            await service.sealer.seal_pending()
+            await service.post("acme", "s", "late", 9)  # journaled, not sealed
+        async with Service(store_settings) as service:
+            assert (service.continuity.streams, service.continuity.logs) == ({}, {})
+            assert (await service.post("acme", "s", "again", 10)).seq == 7
+            assert await service.sealer.seal_pending()
+
+    asyncio.run(scenario())
+
+
+def test_a_store_ahead_of_the_journal_is_not_behind(store_settings: Settings) -> None:
+    """A crash between the commit and the journal write leaves the journal behind the store
+    (nobody was answered): that is no rollback."""
+
+    async def scenario() -> None:
+        async with Service(store_settings) as service:
+            await service.records.create_stream("acme", "s", None, False)
+            await service.post("acme", "s", "a", 1)
+        for path in store_settings.journal_dir.glob("*.jsonl"):
+            path.unlink()  # as if the journal never heard of it
+        async with Service(store_settings) as service:
+            assert service.continuity.streams == {}
+            assert (await service.post("acme", "s", "b", 2)).seq == 2
+
+    asyncio.run(scenario())
+
+
+def test_placement_refuses_every_append_of_a_stream_found_behind() -> None:
+    asked = []
+
+    def behind(next_seq: int, prev: bytes) -> bool:
+        asked.append(next_seq)
+        return True
+
+    class Rows:
+        def stored_key(self, tenant: str, key: str) -> None:
+            return None
+
+        def stored_subject(self, tenant: str, subject: SubjectClaim) -> tuple[str, bool]:
+            return subject.subject_ref, True
+
+        def head(self, stream_id: int) -> tuple[int, bytes]:
+            return (3, b"x" * 32)
+
+    claim = SubjectClaim(b"i", "ref", None)
+    items = [Queued("acme", Append(1, claim, f"r{n}", None, None, behind)) for n in range(3)]
+
+    def build(*args: object) -> list:  # type: ignore[type-arg]
+        raise AssertionError("nothing may be built for a fenced stream")
+
+    outcomes = place(items, Rows(), build).outcomes
+    assert outcomes == [Fenced(1)] * 3
+    assert asked == [3]  # asked once per stream and transaction
+
+
+def test_the_journal_merges_by_maximum_and_checks_its_chain(tmp_path: Path) -> None:
+    state = JournalState()
+    assert state.add(Head("t", "s", 5, b"a" * 32))
+    assert not state.add(Head("t", "s", 3, b"b" * 32))
+    assert state.add(Signed("o", 4, b"r" * 32))
+    assert not state.add(Signed("o", 4, b"x" * 32))
+    assert state.conflicts == [(Signed("o", 4, b"r" * 32), Signed("o", 4, b"x" * 32))]
+
+    journal = DirectoryJournal(tmp_path / "j")
+    journal.open()
+    journal.append_now([Head("t", "s", 1, b"a" * 32), Head("t", "s", 2, b"b" * 32)])
+    journal.close()
+    (segment,) = (tmp_path / "j").glob("*.jsonl")
+    assert [e.seq for e in read_segment(segment).entries] == [1, 2]  # type: ignore[union-attr]
+    # A torn last line (a crash mid-write) is left out; a changed line breaks the chain.
+    with segment.open("ab") as f:
+        f.write(b'{"prev": "00", "k": "head"')
+    assert len(read_segment(segment).entries) == 2
+    lines = segment.read_bytes().split(b"\n")
+    lines[1] = lines[1].replace(b'"seq":1', b'"seq":7')
+    segment.write_bytes(b"\n".join(lines))
+    with pytest.raises(Exception, match="line 3"):
+        read_segment(segment)
+
+
+def test_a_new_writer_absorbs_the_segments_of_writers_that_died(tmp_path: Path) -> None:
+    directory = tmp_path / "j"
+    for n in range(3):
+        journal = DirectoryJournal(directory)
+        journal.open()
+        journal.append_now([Head("t", f"s{n}", n + 1, bytes(32))])
+        journal.close()  # its process died: the lock is gone
+    live = DirectoryJournal(directory)
+    state = live.open()
+    assert len(list(directory.glob("*.jsonl"))) == 1
+    assert {k: h.seq for k, h in state.heads.items()} == {
+        ("t", "s0"): 1,
+        ("t", "s1"): 2,
+        ("t", "s2"): 3,
+    }
+    live.close()
+
+
+def test_a_writer_rotates_its_segment_keeping_its_state(tmp_path: Path) -> None:
+    journal = DirectoryJournal(tmp_path / "j", rotate_bytes=2000)
+    journal.open()
+    for seq in range(1, 60):
+        journal.append_now([Head("t", "s", seq, bytes(32)), Signed("o", seq, bytes(32))])
+    segments = list((tmp_path / "j").glob("*.jsonl"))
+    assert len(segments) == 1 and segments[0].stat().st_size < 4000
+    state = journal.read()
+    assert (state.heads[("t", "s")].seq, state.checkpoints["o"].size) == (59, 59)
+    journal.close()
