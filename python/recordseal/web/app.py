@@ -166,6 +166,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
                 [authority.name for authority in authorities],
             ),
             transparency_root=settings.transparency_root,
+            fences=continuity.tenant_fences,
         )
         app.state.sso = build_sso_context(sso_settings, store.panel, secrets)
         tasks = []

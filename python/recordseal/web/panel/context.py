@@ -11,7 +11,7 @@ sign-out-everywhere made through another at once.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ from litestar.connection import ASGIConnection
 from litestar.datastructures import State
 
 from recordseal.fleet.status import FleetStatus
+from recordseal.ledger.continuity import Fence
 from recordseal.panel.cookies import CookieKeyring
 from recordseal.panel.passkey_store import PasskeyStore
 from recordseal.panel.sessions import Role, Session
@@ -58,6 +59,9 @@ class PanelContext:
     fleet_status: Callable[[FleetRef], Awaitable[FleetStatus]] | None = None
     #: Root of the daily transparency log files; None: ``/transparency`` answers 404.
     transparency_root: Path | None = None
+    #: A tenant's streams and logs fenced because the store is behind what the service
+    #: signed (docs/continuity.md); none when not wired.
+    fences: Callable[[str], Sequence[Fence]] = lambda tenant: ()
 
     def count(self, metric: str) -> None:
         self.metrics[metric] = self.metrics.get(metric, 0) + 1

@@ -137,7 +137,11 @@ class TenantController(DomainController):
             request,
             panel_principal,
             "panel/tenant.html",
-            {"tenant": tenant, "organizations": organizations},
+            {
+                "tenant": tenant,
+                "organizations": organizations,
+                "fences": list(panel.fences(tenant_id)),
+            },
         )
 
     @get(

@@ -1,0 +1,134 @@
+"""A restore of the database, as an operator does it, with real processes: ``serve`` with its
+demo witness (a process of its own that remembers what it cosigned), stopped, its database
+files put back to an earlier copy, started again. Nothing equivocates; what the store lost is
+fenced; everything else keeps working; an erased subject stays erased (docs/continuity.md)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+
+import httpx
+
+from tests.servers import create_token, free_port, kill_service, start_service
+
+RECORD = {"record_type": "t", "occurred_at": "2026-11-26T08:00:00Z", "payload": {"n": 1}}
+
+
+def stop(server: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, as an operator stops the service; it finishes its requests and exits."""
+    os.killpg(server.pid, signal.SIGTERM)
+    try:
+        server.wait(timeout=60)
+    finally:
+        kill_service(server)
+
+
+def database_files(data: Path) -> list[Path]:
+    return [p for p in data.glob("recordseal.sqlite3*") if not p.name.endswith(".lock")]
+
+
+def test_a_restored_database_is_fenced_and_signs_nothing_twice(tmp_path: Path) -> None:
+    data, witness, copy = tmp_path / "data", tmp_path / "witness", tmp_path / "copy"
+    data.mkdir()
+    copy.mkdir()
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    args = ["--demo-witness", str(witness)]
+    env = {"RECORDSEAL_SEAL_INTERVAL": "0.2"}
+
+    def start() -> subprocess.Popen[bytes]:
+        return start_service(data, port, args=args, env=env)
+
+    def post(http: httpx.Client, token: str, stream: str, subject: str) -> httpx.Response:
+        body = {**RECORD, "stream": stream, "subject_id": subject}
+        return http.post("/v1/records", json=body, headers={"Authorization": f"Bearer {token}"})
+
+    def witnessed(http: httpx.Client, token: str, record_id: str) -> dict:  # type: ignore[type-arg]
+        answer = http.post(
+            f"/v1/records/{record_id}/disclosure?wait=30",
+            json={"fields": []},
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        assert answer.status_code == 200, answer.text
+        bundle: dict = answer.json()  # type: ignore[type-arg]
+        assert bundle["seal"] is not None
+        return bundle
+
+    acme, beta = create_token(data, "acme"), create_token(data, "beta")
+    server = start()
+    try:
+        with httpx.Client(base_url=url, timeout=60) as http:
+            for token in (acme, beta):
+                created = http.post(
+                    "/v1/streams", json={"name": "s"}, headers={"Authorization": f"Bearer {token}"}
+                )
+                assert created.status_code == 201, created.text
+            bob = post(http, acme, "s", "bob").json()
+            post(http, acme, "s", "carol")
+            post(http, beta, "s", "dave")
+            witnessed(http, acme, bob["record_id"])
+    finally:
+        stop(server)
+    for path in database_files(data):  # the backup: the database, never the journal
+        shutil.copy2(path, copy / path.name)
+
+    server = start()
+    try:
+        with httpx.Client(base_url=url, timeout=60) as http:
+            third = post(http, acme, "s", "erin").json()
+            assert third["seq"] == 3
+            before = witnessed(http, acme, third["record_id"])
+            erased = http.post(
+                "/v1/subjects/bob/erase", headers={"Authorization": f"Bearer {acme}"}
+            )
+            assert erased.json()["status"] == "erased"
+    finally:
+        stop(server)
+    for path in database_files(data):  # the restore
+        path.unlink()
+    for path in copy.iterdir():
+        shutil.copy2(path, data / path.name)
+
+    server = start()
+    try:
+        with httpx.Client(base_url=url, timeout=60) as http:
+            ready = http.get("/readyz")
+            assert ready.status_code == 503
+            assert ready.json()["code"] == "store_rolled_back"
+            assert ready.json()["detail"].startswith("1 streams and 1 logs are fenced")
+            assert "acme" not in ready.text  # a public endpoint names no tenant
+            refused = post(http, acme, "s", "frank")
+            assert refused.status_code == 503
+            assert (refused.json()["code"], refused.json()["field"]) == (
+                "store_rolled_back",
+                "stream",
+            )
+            # bob's erasure, made after the backup, holds.
+            payload = http.get(
+                f"/v1/records/{bob['record_id']}/payload",
+                headers={"Authorization": f"Bearer {acme}"},
+            )
+            assert payload.status_code == 410
+            assert post(http, acme, "other", "bob").status_code in (404, 410)
+            # Another tenant's stream and log were not behind: they keep working, witnessed.
+            fine = post(http, beta, "s", "dave")
+            assert fine.status_code == 201 and fine.json()["seq"] == 2
+            witnessed(http, beta, fine.json()["record_id"])
+            metrics = http.get("/metrics").text
+            assert 'recordseal_fenced{kind="stream"} 1.0' in metrics
+            assert 'recordseal_fenced{kind="log"} 1.0' in metrics
+            # The log that lost its tail was not sealed again: its newest checkpoint is still
+            # the restored one, below the size the witness cosigned before the restore.
+            keys = http.get("/v1/keys").json()
+            assert any(log["origin"].endswith("/acme/default") for log in keys["logs"])
+        log = (data / f"server-{port}.log").read_text()
+        assert "continuity.stream_fenced" in log and "continuity.log_fenced" in log
+        assert "witness.two_roots" not in log
+        assert "checkpoint_inconsistent" not in log
+    finally:
+        stop(server)
+    assert before["header"]["seq"] == 3
