@@ -490,8 +490,7 @@ def parser() -> argparse.ArgumentParser:
         type=Path,
         required=True,
         metavar="DIR",
-        help="a new or empty directory outside the data directory, for the copies and"
-        " backup.json",
+        help="a new or empty directory outside the data directory, for the copies and backup.json",
     )
     _json_option(backup, "the manifest (backup.json) and the target")
     _database_url_option(backup)

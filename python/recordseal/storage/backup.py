@@ -6,11 +6,13 @@ header) is copied with SQLite's online backup API while ``serve`` and its worker
 writing. The copy runs in steps of :data:`STEP_PAGES` pages inside **one read transaction**
 of the source: in WAL mode a reader blocks no writer, and the snapshot it holds is what keeps
 the copy consistent and finite. Without it, SQLite starts a stepped backup over whenever
-another connection commits, and under steady ingest such a copy never ends (tried: a
-7 MB database with one process inserting did not finish in 60 s; with the read transaction
-it took 170 steps and 30 ms). While the snapshot is held the WAL cannot be checkpointed past
-it, so it grows for the length of the copy, and an erasure's ``wal_checkpoint(TRUNCATE)``
-waits for the copy to end (at most the writer's 30 s busy timeout).
+another connection commits between two steps, and under steady ingest such a copy may never
+end (tried on an 8 MB database with a process inserting in a loop: in one run it had not
+finished after 60 s, in another it started over 9 times; inside one read transaction it took
+170 steps, 30 ms, and never started over). While the snapshot is held the WAL cannot be
+checkpointed past it, so it grows for the length of the copy, and an erasure's
+``wal_checkpoint(TRUNCATE)`` waits for the copy to end (at most the writer's 30 s busy
+timeout).
 
 The target also gets ``service.json`` and the fleet transparency files, and ``backup.json``
 (:data:`FORMAT`), written last, read from the copies: a target without it is not a backup.
@@ -32,7 +34,7 @@ import json
 import os
 import shutil
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -197,9 +199,15 @@ def _write(
     return manifest
 
 
-def copy_database(source: Path, copy: Path, step_pages: int = STEP_PAGES) -> int:
+def copy_database(
+    source: Path,
+    copy: Path,
+    step_pages: int = STEP_PAGES,
+    progress: Callable[[int, int], None] | None = None,
+) -> int:
     """Copy the database at ``source`` into the new file ``copy`` with SQLite's backup API,
-    in steps, from one snapshot (see the module's note); returns the pages copied."""
+    in steps, from one snapshot (see the module's note); returns the pages copied.
+    ``progress(remaining, total)`` is called after each step."""
     uri = f"{source.resolve().as_uri()}?mode=ro"
     src = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=30)
     try:
@@ -208,13 +216,15 @@ def copy_database(source: Path, copy: Path, step_pages: int = STEP_PAGES) -> int
         src.execute("SELECT count(*) FROM sqlite_master").fetchone()  # the snapshot starts
         pages = 0
 
-        def progress(status: int, remaining: int, total: int) -> None:
+        def stepped(status: int, remaining: int, total: int) -> None:
             nonlocal pages
             pages = total
+            if progress is not None:
+                progress(remaining, total)
 
         dst = sqlite3.connect(copy, isolation_level=None)
         try:
-            src.backup(dst, pages=step_pages, progress=progress, sleep=0.05)
+            src.backup(dst, pages=step_pages, progress=stepped, sleep=0.05)
         finally:
             dst.close()
         src.execute("COMMIT")
@@ -236,7 +246,9 @@ def _opened(copy: Path) -> Iterator[sqlite3.Connection]:
         Path(f"{copy}{suffix}").unlink(missing_ok=True)
 
 
-def _contents(db: sqlite3.Connection) -> tuple[int | None, list[dict[str, Any]], list[dict[str, Any]]]:
+def _contents(
+    db: sqlite3.Connection,
+) -> tuple[int | None, list[dict[str, Any]], list[dict[str, Any]]]:
     """The schema version, streams (tenant, name, next_seq) and logs as the copy holds them."""
     tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     version = None
@@ -255,8 +267,7 @@ def _contents(db: sqlite3.Connection) -> tuple[int | None, list[dict[str, Any]],
         logs = [
             {"tenant": tenant, "fleet": fleet, "origin": origin, "size": size}
             for tenant, fleet, origin, size in db.execute(
-                "SELECT tenant, fleet, origin, size FROM logs"
-                " ORDER BY ifnull(tenant, ''), fleet"
+                "SELECT tenant, fleet, origin, size FROM logs ORDER BY ifnull(tenant, ''), fleet"
             )
         ]
     return version, streams, logs
