@@ -1,11 +1,12 @@
 """The ``recordseal`` command line: ``serve``, ``migrate``, ``token create|list|revoke``,
-``keys export``, ``verify``, ``bundle refresh``, ``panel link``, ``witness serve|key``,
+``keys export``, ``backup``, ``verify``, ``bundle refresh``, ``panel link``, ``witness serve|key``,
 ``transparency write|replay``, ``fleet check|audit``.
 
 Every command that prints a result takes ``--json``. Scripts rely on the text shape too:
 ``recordseal token create`` prints the token alone on the last line of standard output.
 Exit codes: 0 success, 2 a refusal or bad setting (one line on standard error), 64 a usage
-error; ``verify`` has its own (docs/bundle.md, "The command line").
+error; ``verify`` has its own (docs/bundle.md, "The command line"); ``backup`` exits 1 when
+the copy failed once begun (its partial output removed).
 """
 
 from __future__ import annotations
@@ -278,6 +279,64 @@ def _panel_link(args: argparse.Namespace) -> int:
     return 0
 
 
+#: Why ``recordseal backup`` copies SQLite only (docs/operations.md, "Backup, restore and
+#: failover").
+POSTGRES_BACKUP_REFUSAL = (
+    "backup copies a SQLite data directory; this store is PostgreSQL. Back it up with"
+    " pg_basebackup or pgBackRest and continuous WAL archiving, which restore to any moment up"
+    " to the last archived commit (point-in-time recovery). A pg_dump is not a backup of a"
+    " running store: it restores only to the moment it began, and its hours-long snapshot"
+    " holds back the VACUUM that reclaims erased payloads. See docs/operations.md, 'Backup,"
+    " restore and failover'; nothing was written"
+)
+
+
+def _backup(args: argparse.Namespace) -> int:
+    """A consistent online copy of a SQLite data directory (``storage/backup.py``)."""
+    from recordseal.storage.backup import BackupFailed, BackupRefused, Source, backup
+
+    settings = from_env(data_dir=args.data_dir, database_url=args.database_url)
+    if settings.database_url:
+        open_store(settings)  # a URL of another kind is refused as every command refuses it
+        print(f"recordseal: {POSTGRES_BACKUP_REFUSAL}", file=sys.stderr)
+        return 2
+    data_dir = settings.data_dir
+    excluded = [data_dir / "keys", data_dir / "journal"]
+    journal = getattr(settings, "journal", None)  # RECORDSEAL_JOURNAL, once it exists
+    if journal and not str(journal).startswith(("postgresql://", "postgres://")):
+        excluded.append(Path(journal))
+    source = Source(data_dir, settings.transparency_root, tuple(excluded))
+    try:
+        manifest = backup(source, args.to, __version__)
+    except BackupRefused as error:
+        print(f"recordseal: {error}", file=sys.stderr)
+        return 2
+    except BackupFailed as error:
+        print(f"recordseal: {error}", file=sys.stderr)
+        return 1
+    if args.json:
+        _print_json({"target": str(args.to), **manifest})
+        return 0
+    print(_backup_summary(args.to, manifest))
+    return 0
+
+
+def _backup_summary(target: Path, manifest: dict[str, Any]) -> str:
+    databases = ", ".join(
+        f"{d['file']} ({d['bytes'] / 2**20:.1f} MiB, sha256 {d['sha256'][:12]}…)"
+        for d in manifest["databases"]
+    )
+    extra = list(manifest["files"])
+    if manifest["transparency"]:
+        extra.append(f"transparency/ ({manifest['transparency']['files']} files)")
+    also = f"; {', '.join(extra)}" if extra else ""
+    return (
+        f"recordseal: backed up {databases}: schema {manifest['schema_version']},"
+        f" {len(manifest['streams'])} streams, {len(manifest['logs'])} logs{also} into"
+        f" {target} (integrity ok; keys/ and journal/ not copied: back up keys separately)"
+    )
+
+
 def _create_data_dir_option(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--create-data-dir",
@@ -423,6 +482,23 @@ def parser() -> argparse.ArgumentParser:
     _database_url_option(link)
     _create_data_dir_option(link)
     link.set_defaults(run=_panel_link)
+
+    backup = commands.add_parser(
+        "backup",
+        help="copy a SQLite data directory's databases consistently while the service runs"
+        " (PostgreSQL: refused, use pg_basebackup or pgBackRest)",
+    )
+    _data_dir_option(backup)
+    backup.add_argument(
+        "--to",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="a new or empty directory outside the data directory, for the copies and backup.json",
+    )
+    _json_option(backup, "the manifest (backup.json) and the target")
+    _database_url_option(backup)
+    backup.set_defaults(run=_backup)
 
     add_witness_parser(commands)
     add_verify_parser(commands)
