@@ -301,10 +301,8 @@ def _backup(args: argparse.Namespace) -> int:
         print(f"recordseal: {POSTGRES_BACKUP_REFUSAL}", file=sys.stderr)
         return 2
     data_dir = settings.data_dir
-    excluded = [data_dir / "keys", data_dir / "journal"]
-    journal = getattr(settings, "journal", None)  # RECORDSEAL_JOURNAL, once it exists
-    if journal and not str(journal).startswith(("postgresql://", "postgres://")):
-        excluded.append(Path(journal))
+    # Never the keys (backed up apart) nor the continuity journal (never restored).
+    excluded = [data_dir / "keys", settings.journal_dir]
     source = Source(data_dir, settings.transparency_root, tuple(excluded))
     try:
         manifest = backup(source, args.to, __version__)
