@@ -28,7 +28,7 @@ from recordseal.audit import FleetAudit, FleetScope
 from recordseal.clock import utc_now
 from recordseal.identifiers import DEFAULT_FLEET
 from recordseal.ledger import offering
-from recordseal.ledger.continuity import Continuity
+from recordseal.ledger.continuity import STORE_ROLLED_BACK, Continuity
 from recordseal.ledger.offering import Head, Offers
 from recordseal.ledger.witnessed import WitnessPolicy
 from recordseal.merkle import tree
@@ -201,6 +201,9 @@ class Sealer:
 
     async def _offer(self, head: Head, name: str) -> None:
         voucher = self._vouchers[name]
+        if head.origin in self._continuity.logs:  # fenced: its stale head is not offered
+            self._offers.failed(head, name, STORE_ROLLED_BACK)
+            return
         try:
             if isinstance(voucher, Witness):
                 await self._cosign(voucher, head)
