@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, TypeVar
 import msgspec
 from msgspec import Meta, Struct
 
-from recordseal.chain import HEADER_FORMAT, canonical_header
+from recordseal.chain import GAP_FORMAT, HEADER_FORMAT, canonical_header, valid_gap_reason
 from recordseal.core import CommitError, canonicalize
 
 from .encoding import BASE64_PATTERN, HEX32_PATTERN, HEX_PATTERN, b64decode, parse_instant
@@ -64,10 +64,12 @@ def _canonical_base64(values: list[str], member: str) -> None:
 # --- the bundle ----------------------------------------------------------------------------
 
 
-class Header(Struct, forbid_unknown_fields=True):
-    """The signed record header (docs/records.md); its RFC 8785 form is what was signed."""
+class Header(Struct, forbid_unknown_fields=True, tag_field="format", tag=HEADER_FORMAT):
+    """The signed record header (docs/records.md); its RFC 8785 form is what was signed.
 
-    format: Literal["recordseal/header/v1"]
+    ``format`` is the struct's tag: a covered record is a :class:`Header` or a
+    :class:`GapHeader`, told apart by it."""
+
     tenant: str
     stream: str
     seq: Sequence
@@ -89,6 +91,35 @@ class Header(Struct, forbid_unknown_fields=True):
 
     def canonical(self) -> bytes:
         """RFC 8785 bytes: the signed message body and the log entry."""
+        return canonical_header(msgspec.to_builtins(self))
+
+
+class GapHeader(Struct, forbid_unknown_fields=True, tag_field="format", tag=GAP_FORMAT):
+    """A signed gap header (docs/records.md): ``from_seq..to_seq`` of the stream declared
+    lost, stored as the stream's record at ``seq``. Only ever covered, never disclosed.
+
+    Its own check refuses what is malformed (rule M10); that the range ends just before
+    ``seq`` is check 6's (rule 6.11)."""
+
+    tenant: str
+    stream: str
+    seq: Sequence
+    from_seq: Sequence
+    to_seq: Sequence
+    reason: str
+    declared_at: str
+    prev: Hex32
+    key_id: str
+    attestation: str
+
+    def __post_init__(self) -> None:
+        if not valid_gap_reason(self.reason):
+            raise ValueError(f"{_MEMBER}reason: Expected 1 to 64 characters of a-z, 0-9 and _")
+        _hex(self.prev, "prev", 32)
+        _instant(self.declared_at, "declared_at")
+
+    def canonical(self) -> bytes:
+        """RFC 8785 bytes: the signed message body and the chain leaf's data."""
         return canonical_header(msgspec.to_builtins(self))
 
 
@@ -135,7 +166,9 @@ class Seal(Struct, forbid_unknown_fields=True):
 
 
 class SignedHeader(Struct, forbid_unknown_fields=True):
-    header: Header
+    """A covered record: a record header or a gap header, and its signature."""
+
+    header: Header | GapHeader
     signature: Hex
 
     def __post_init__(self) -> None:
@@ -151,7 +184,8 @@ class Coverage(Struct, forbid_unknown_fields=True):
 
 
 class Bundle(Struct, forbid_unknown_fields=True):
-    """A disclosure bundle (docs/bundle.md section 1)."""
+    """A disclosure bundle (docs/bundle.md section 1); its own header is never a gap header
+    (rule M11: the service never discloses a gap record)."""
 
     format: Literal["recordseal/bundle/v1"]
     header: Header
@@ -294,8 +328,18 @@ def header_of(members: dict[str, Any]) -> Header:
         raise BundleError("header", str(error)) from None
 
 
+def covered_header_of(members: dict[str, Any]) -> Header | GapHeader:
+    """A stored record's header dict, a record header or a gap header (by its ``format``),
+    as a struct; :class:`BundleError`."""
+    try:
+        return msgspec.convert(members, Header | GapHeader, strict=True)  # type: ignore[arg-type]
+    except msgspec.ValidationError as error:
+        raise BundleError("header", _named(str(error))) from None
+
+
 __all__ = [
     "BUNDLE_FORMAT",
+    "GAP_FORMAT",
     "HEADER_FORMAT",
     "KEYS_FORMAT",
     "TRUST_FORMAT",
@@ -303,6 +347,7 @@ __all__ = [
     "Coverage",
     "DirectoryKey",
     "DisclosedField",
+    "GapHeader",
     "Header",
     "KeyDirectory",
     "LogKey",
@@ -312,6 +357,7 @@ __all__ = [
     "TrustStore",
     "TrustedAuthority",
     "TrustedWitness",
+    "covered_header_of",
     "decode_bundle",
     "decode_key_directory",
     "decode_trust_store",
