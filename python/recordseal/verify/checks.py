@@ -359,7 +359,8 @@ def check_sequence_continuity(
         expected_prev = stream_genesis(covered.tenant, covered.stream) if linked == 0 else None
         expected_prev = leaves.get(linked, expected_prev)
         if expected_prev is not None and covered.prev != expected_prev.hex():
-            problems.append(f"{where} does not link to the header at seq {linked} (prev)")
+            to = f"the header at seq {linked}" if linked else "the stream genesis"
+            problems.append(f"{where} does not link to {to} (prev)")
         if keyring is not None:
             problem = signature_problem(
                 covered, covered_canonical, bytes.fromhex(item.signature), keyring
