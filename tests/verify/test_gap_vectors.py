@@ -23,6 +23,7 @@ VECTORS: dict[str, Any] = json.loads(
     (Path(__file__).parents[1] / "vectors" / "gaps.json").read_text(encoding="utf-8")
 )
 NOW = datetime.fromisoformat(VECTORS["now"])
+DOCS = Path(__file__).parents[2] / "docs" / "records.md"
 
 
 @pytest.mark.parametrize("case", VECTORS["cases"], ids=lambda case: case["name"])
@@ -61,6 +62,10 @@ def test_the_example_gap_header() -> None:
     assert signer.public_key.hex() == example["public_key"]
     signature = bytes.fromhex(example["signature"])
     assert verify_signature(signer.public_key, message, signature)
+    shown = " ".join((DOCS.read_text()).split())
+    for text in (example["canonical"], example["chain_leaf"], example["public_key"]):
+        assert text in shown
+    assert f"{example['signature'][:64]} {example['signature'][64:]}" in shown
     # the record headers' context does not verify it: the two kinds never stand for each other
     assert not verify_signature(
         signer.public_key, b"recordseal/header/v1\x00" + canonical, signature

@@ -13,7 +13,13 @@ from typing import Annotated, Any, Literal, TypeVar
 import msgspec
 from msgspec import Meta, Struct
 
-from recordseal.chain import GAP_FORMAT, HEADER_FORMAT, canonical_header, valid_gap_reason
+from recordseal.chain import (
+    ERASURE_RECEIPT_FORMAT,
+    GAP_FORMAT,
+    HEADER_FORMAT,
+    canonical_header,
+    valid_gap_reason,
+)
 from recordseal.core import CommitError, canonicalize
 
 from .encoding import BASE64_PATTERN, HEX32_PATTERN, HEX_PATTERN, b64decode, parse_instant
@@ -257,6 +263,38 @@ class TrustStore(Struct, forbid_unknown_fields=True):
     quorum: Annotated[int, Meta(ge=1)] = 1
 
 
+# --- the erasure receipt -------------------------------------------------------------------
+
+
+class ErasureReceipt(Struct, forbid_unknown_fields=True):
+    """What the service signs when it erases a subject (docs/records.md, "Erasure receipts")."""
+
+    format: Literal["recordseal/erasure-receipt/v1"]
+    tenant: str
+    subject_ref: str
+    erased_at: str
+    key_id: str
+    attestation: str
+
+    def __post_init__(self) -> None:
+        _hex(self.subject_ref, "subject_ref", 16)
+        _instant(self.erased_at, "erased_at")
+
+    def canonical(self) -> bytes:
+        """RFC 8785 bytes: what follows the context in the signed message."""
+        return canonical_header(msgspec.to_builtins(self))
+
+
+class SignedReceipt(Struct, forbid_unknown_fields=True):
+    """An erasure receipt and the header-signing key's signature over it."""
+
+    receipt: ErasureReceipt
+    signature: Hex
+
+    def __post_init__(self) -> None:
+        _hex(self.signature, "signature")
+
+
 # --- decoding ------------------------------------------------------------------------------
 
 T = TypeVar("T")
@@ -320,6 +358,21 @@ def decode_trust_store(data: bytes | str) -> TrustStore:
     return _decode(data, TrustStore, "trust store")
 
 
+def decode_erasure_receipt(data: bytes | str) -> SignedReceipt:
+    """``{"receipt", "signature"}``, or a whole erase answer holding one as
+    ``erasure_receipt``, parsed strictly; :class:`BundleError` naming the faulty member."""
+    document = _decode(data, dict[str, Any], "erasure receipt")
+    where = "$"
+    if "erasure_receipt" in document and "receipt" not in document:
+        document, where = document["erasure_receipt"], "$.erasure_receipt"
+    try:
+        return msgspec.convert(document, SignedReceipt, strict=True)
+    except msgspec.ValidationError as error:
+        message = str(error) if " - at `" in str(error) else f"{error} - at `$`"
+        message = _named(message).replace("at `$", f"at `{where}", 1)
+        raise BundleError("erasure receipt", message) from None
+
+
 def header_of(members: dict[str, Any]) -> Header:
     """A header dict (as the service holds it) as a :class:`Header`; :class:`BundleError`."""
     try:
@@ -339,6 +392,7 @@ def covered_header_of(members: dict[str, Any]) -> Header | GapHeader:
 
 __all__ = [
     "BUNDLE_FORMAT",
+    "ERASURE_RECEIPT_FORMAT",
     "GAP_FORMAT",
     "HEADER_FORMAT",
     "KEYS_FORMAT",
@@ -347,18 +401,21 @@ __all__ = [
     "Coverage",
     "DirectoryKey",
     "DisclosedField",
+    "ErasureReceipt",
     "GapHeader",
     "Header",
     "KeyDirectory",
     "LogKey",
     "Seal",
     "SignedHeader",
+    "SignedReceipt",
     "TimestampReceipt",
     "TrustStore",
     "TrustedAuthority",
     "TrustedWitness",
     "covered_header_of",
     "decode_bundle",
+    "decode_erasure_receipt",
     "decode_key_directory",
     "decode_trust_store",
     "encode_bundle",
