@@ -385,7 +385,7 @@ def covered_header_of(members: dict[str, Any]) -> Header | GapHeader:
     """A stored record's header dict, a record header or a gap header (by its ``format``),
     as a struct; :class:`BundleError`."""
     try:
-        return msgspec.convert(members, Header | GapHeader, strict=True)  # type: ignore[arg-type]
+        return msgspec.convert(members, Header | GapHeader, strict=True)
     except msgspec.ValidationError as error:
         raise BundleError("header", _named(str(error))) from None
 
