@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import struct
 from collections.abc import Sequence
 from typing import Any
@@ -16,8 +17,12 @@ import orjson
 from recordseal.core import canonicalize, leaf_hash
 
 HEADER_FORMAT = "recordseal/header/v1"
+GAP_FORMAT = "recordseal/gap/v1"
+ERASURE_RECEIPT_FORMAT = "recordseal/erasure-receipt/v1"
 ATTESTATION = "hosted-ingest"
 STREAM_GENESIS_TAG = b"recordseal-stream-genesis-v1"
+#: A gap's ``reason``: a short machine string (``store_rolled_back`` is the one in use).
+GAP_REASON = re.compile(r"[a-z0-9_]{1,64}")
 
 
 def _length_prefixed(text: str) -> bytes:
@@ -67,6 +72,73 @@ def build_header(
         "ingested_at": ingested_at,
         "attestation": ATTESTATION,
     }
+
+
+def build_gap_header(
+    *,
+    tenant: str,
+    stream: str,
+    from_seq: int,
+    to_seq: int,
+    reason: str,
+    declared_at: str,
+    prev: bytes,
+    key_id: str,
+) -> dict[str, Any]:
+    """A gap header declaring ``from_seq..to_seq`` of a stream lost; it is the stream's
+    record at ``seq = to_seq + 1`` and ``prev`` is the chain leaf of the header at
+    ``from_seq - 1`` (the stream genesis when ``from_seq`` is 1). Members in the order
+    docs/records.md lists them; ``ValueError`` for a range or reason it does not allow."""
+    if not 1 <= from_seq <= to_seq:
+        raise ValueError(
+            f"a gap declares from_seq..to_seq with 1 <= from_seq <= to_seq, "
+            f"not {from_seq}..{to_seq}"
+        )
+    if not valid_gap_reason(reason):
+        raise ValueError(f"a gap reason is 1-64 characters of a-z, 0-9 and _, not {reason!r}")
+    return {
+        "format": GAP_FORMAT,
+        "tenant": tenant,
+        "stream": stream,
+        "seq": to_seq + 1,
+        "from_seq": from_seq,
+        "to_seq": to_seq,
+        "reason": reason,
+        "declared_at": declared_at,
+        "prev": prev.hex(),
+        "key_id": key_id,
+        "attestation": ATTESTATION,
+    }
+
+
+def valid_gap_reason(reason: str) -> bool:
+    """Whether ``reason`` is 1-64 characters of ``a-z0-9_``."""
+    return GAP_REASON.fullmatch(reason) is not None
+
+
+def gap_signing_message(canonical: bytes) -> bytes:
+    """What the header-signing key signs for a gap: context, a zero byte, RFC 8785 bytes."""
+    return GAP_FORMAT.encode() + b"\x00" + canonical
+
+
+def build_erasure_receipt(
+    *, tenant: str, subject_ref: str, erased_at: str, key_id: str
+) -> dict[str, Any]:
+    """The receipt of a subject's erasure, members in the order docs/records.md lists them."""
+    return {
+        "format": ERASURE_RECEIPT_FORMAT,
+        "tenant": tenant,
+        "subject_ref": subject_ref,
+        "erased_at": erased_at,
+        "key_id": key_id,
+        "attestation": ATTESTATION,
+    }
+
+
+def erasure_receipt_message(canonical: bytes) -> bytes:
+    """What the header-signing key signs for an erasure receipt (RFC 8785 bytes after the
+    context and a zero byte)."""
+    return ERASURE_RECEIPT_FORMAT.encode() + b"\x00" + canonical
 
 
 def canonical_header(header: dict[str, Any]) -> bytes:

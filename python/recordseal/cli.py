@@ -1,12 +1,13 @@
 """The ``recordseal`` command line: ``serve``, ``migrate``, ``token create|list|revoke``,
-``keys export``, ``backup``, ``verify``, ``bundle refresh``, ``panel link``, ``witness serve|key``,
-``transparency write|replay``, ``fleet check|audit``.
+``keys export``, ``backup``, ``verify``, ``verify-receipt``, ``bundle refresh``, ``panel link``,
+``witness serve|key``, ``transparency write|replay``, ``fleet check|audit``.
 
 Every command that prints a result takes ``--json``. Scripts rely on the text shape too:
 ``recordseal token create`` prints the token alone on the last line of standard output.
 Exit codes: 0 success, 2 a refusal or bad setting (one line on standard error), 64 a usage
-error; ``verify`` has its own (docs/bundle.md, "The command line"); ``backup`` exits 1 when
-the copy failed once begun (its partial output removed).
+error; ``verify`` and ``verify-receipt`` have their own (docs/bundle.md, "The command line";
+docs/records.md, "Erasure receipts"); ``backup`` exits 1 when the copy failed once begun (its
+partial output removed).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from recordseal.settings import (
 from recordseal.storage.backends import BackendError, open_store, schema_status
 from recordseal.storage.schema_version import SchemaStatus, SchemaTooNew
 from recordseal.tlog.witness_cli import add_witness_parser
-from recordseal.verify.cli import UsageParser, add_verify_parser
+from recordseal.verify.cli import UsageParser, add_verify_parser, add_verify_receipt_parser
 
 #: Modes of the files ``keys export`` writes: public material, readable by anyone.
 EXPORT_MODE = 0o644
@@ -500,6 +501,7 @@ def parser() -> argparse.ArgumentParser:
 
     add_witness_parser(commands)
     add_verify_parser(commands)
+    add_verify_receipt_parser(commands)
     add_bundle_parser(commands)
     add_fleet_parsers(commands)
     return top

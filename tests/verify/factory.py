@@ -4,10 +4,15 @@ A :class:`World` is one tenant's stream ``orders`` of six records, signed with a
 entered in an RFC 6962 log (leaf 0 the tenant genesis root, a record of another stream in
 between) whose checkpoints are signed by the log key and cosigned by a witness. Its
 :meth:`World.bundle` discloses fields of record 4 with any of the optional parts.
+
+With ``gap=(from_seq, to_seq)`` the stream lost those seqs (a restore, docs/records.md): its
+record at ``to_seq + 1`` is a signed gap header and it goes on to ``last_seq``. With ``seed``
+every salt key and subject handle is derived from it (the vectors of tests/vectors/gaps.json).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Sequence
@@ -15,7 +20,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from recordseal.chain import build_header, canonical_header, chain_leaf, stream_genesis
+from recordseal.chain import (
+    build_gap_header,
+    build_header,
+    canonical_header,
+    chain_leaf,
+    gap_signing_message,
+    stream_genesis,
+)
 from recordseal.core import (
     CommittedRecord,
     commit_record,
@@ -101,19 +113,38 @@ class World:
     )
     log_signer: Ed25519Signer = field(default_factory=lambda: Ed25519Signer.generate(ORIGIN))
     witness: CosignatureSigner = field(default_factory=lambda: CosignatureSigner.generate(WITNESS))
+    gap: tuple[int, int] | None = None
+    last_seq: int = RECORDS
+    seed: bytes | None = None
     records: list[Record] = field(default_factory=list)
+    #: every header of the stream (records and the gap), with its signature, in seq order
+    covered: list[tuple[dict[str, Any], bytes]] = field(default_factory=list)
     log: list[bytes] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        prev = stream_genesis(TENANT, STREAM)
-        for seq in range(1, RECORDS + 1):
-            record = self.make_record(seq, prev)
-            self.records.append(record)
-            prev = chain_leaf(record.canonical)
+        leaves = {0: stream_genesis(TENANT, STREAM)}
+        lost = range(self.gap[0], self.gap[1] + 1) if self.gap else range(0)
+        for seq in range(1, self.last_seq + 1):
+            if seq in lost:
+                continue
+            if self.gap is not None and seq == self.gap[1] + 1:
+                header = self.gap_header(*self.gap, prev=leaves[self.gap[0] - 1])
+                self.covered.append((header, self.sign_gap(header)))
+            else:
+                record = self.make_record(seq, leaves[seq - 1])
+                self.records.append(record)
+                self.covered.append((record.header, record.signature))
+            leaves[seq] = chain_leaf(canonical_header(self.covered[-1][0]))
         other = self.make_record(1, stream_genesis(TENANT, "invoices"), stream="invoices")
         genesis_root = leaf_hash(b"recordseal tenant genesis " + TENANT.encode())
-        canonical = [record.canonical for record in self.records]
+        canonical = [canonical_header(header) for header, _ in self.covered]
         self.log = [genesis_root, canonical[0], other.canonical, *canonical[1:]]
+
+    def random(self, size: int, label: str) -> bytes:
+        """Random bytes, or bytes derived from ``seed`` and ``label`` when it is set."""
+        if self.seed is None:
+            return os.urandom(size)
+        return hashlib.sha256(self.seed + label.encode()).digest()[:size]
 
     # --- records ---------------------------------------------------------------------------
 
@@ -123,8 +154,9 @@ class World:
     def make_record(self, seq: int, prev: bytes, *, stream: str = STREAM) -> Record:
         payload = payload_of(seq)
         record_id = f"0193a1b2-c3d4-7e5f-8a9b-{seq:012d}"
+        salt_key = self.random(32, f"salt key {stream} {seq}")
         committed = commit_record(
-            json.dumps(payload).encode(), DECLARATIONS, False, os.urandom(32), record_id
+            json.dumps(payload).encode(), DECLARATIONS, False, salt_key, record_id
         )
         header = build_header(
             tenant=TENANT,
@@ -133,7 +165,7 @@ class World:
             record_id=record_id,
             record_type="order.placed",
             occurred_at="2026-11-21T07:00:00Z",
-            subject_ref=os.urandom(16).hex(),
+            subject_ref=self.random(16, f"subject {stream} {seq}").hex(),
             root=committed.root,
             field_count=committed.field_count,
             prev=prev,
@@ -145,9 +177,26 @@ class World:
     def sign(self, header: dict[str, Any]) -> bytes:
         return self.header_signer.sign(canonical_header(header))
 
+    def gap_header(self, first: int, last: int, prev: bytes, **changes: Any) -> dict[str, Any]:
+        """A gap header declaring ``first..last`` lost, declared at its seq's ingest slot."""
+        header = build_gap_header(
+            tenant=TENANT,
+            stream=STREAM,
+            from_seq=first,
+            to_seq=last,
+            reason="store_rolled_back",
+            declared_at=format_instant(self.ingested_at(last + 1)),
+            prev=prev,
+            key_id=self.header_signer.key_id,
+        )
+        return {**header, **changes}
+
+    def sign_gap(self, header: dict[str, Any]) -> bytes:
+        return self.header_signer.sign_message(gap_signing_message(canonical_header(header)))
+
     @property
     def target(self) -> Record:
-        return self.records[TARGET_SEQ - 1]
+        return next(record for record in self.records if record.header["seq"] == TARGET_SEQ)
 
     @property
     def target_index(self) -> int:
@@ -202,9 +251,7 @@ class World:
         if coverage is not None:
             low, high = coverage
             window = coverage_of(
-                low,
-                high,
-                [(r.header, r.signature) for r in self.records if low <= r.header["seq"] <= high],
+                low, high, [(h, sig) for h, sig in self.covered if low <= h["seq"] <= high]
             )
         return encode_bundle(build_bundle(target.header, target.signature, disclosed, seal, window))
 

@@ -10,6 +10,7 @@ tables from the page, so a row without a test, or a test without a row, fails.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -21,6 +22,7 @@ from typing import Any
 import msgspec
 import pytest
 
+from recordseal.chain import GAP_FORMAT, canonical_header, chain_leaf
 from recordseal.tlog import Ed25519Signer, sign_checkpoint
 from recordseal.verify import (
     KeyDirectory,
@@ -32,7 +34,7 @@ from recordseal.verify import (
 from recordseal.verify.encoding import format_instant
 
 from .conftest import tampered
-from .factory import ORIGIN, TARGET_SEQ, World
+from .factory import ORIGIN, RECORDS, TARGET_SEQ, World
 from .test_tamper import (
     _checkpoint_start,
     _drop_coverage,
@@ -159,6 +161,94 @@ def _at(world: World, shift: timedelta) -> str:
     return format_instant(world.ingested_at(TARGET_SEQ) + shift)
 
 
+# --- a stream with a declared gap (docs/records.md, "Gap declarations") -------------------
+
+#: seqs 5..1002 lost; the gap header is the stream's record 1003, records 1004 and 1005 follow
+GAP = (5, 1002)
+GAP_SEQ = GAP[1] + 1
+LAST_SEQ = 1005
+
+
+@functools.cache
+def gap_world() -> World:
+    """Records 1-4, the gap header at 1003, records 1004-1005 (a day ago: none in the future)."""
+    base = datetime.now(UTC).replace(microsecond=0) - timedelta(days=1)
+    return World(gap=GAP, last_seq=LAST_SEQ, base=base)
+
+
+def _gap_case(
+    name: str,
+    edit: Callable[[Doc], None] | None = None,
+    *,
+    window: tuple[int, int] = (1, LAST_SEQ),
+    keys: Doc | None = None,
+    world: World | None = None,
+) -> Case:
+    """A bundle of record 4 whose window may cross the gap, edited; keys and trust given."""
+    world = world or gap_world()
+    bundle = world.bundle(coverage=window)
+    bundle = bundle if edit is None else tampered(bundle, edit)
+    return Case(
+        name, bundle, world.keys_document() if keys is None else keys, world.trust_document()
+    )
+
+
+def _gap_item(document: Doc) -> Doc:
+    item: Doc = next(
+        i for i in document["coverage"]["records"] if i["header"]["format"] == GAP_FORMAT
+    )
+    return item
+
+
+def _gap_set(member: str, value: Any) -> Callable[[Doc], None]:
+    return lambda document: _gap_item(document)["header"].update({member: value})
+
+
+def _gap_resigned(world: World, sign: str = "gap", **changes: Any) -> Callable[[Doc], None]:
+    """The gap header changed and signed again (``sign="header"``: as a record header)."""
+
+    def apply(document: Doc) -> None:
+        item = _gap_item(document)
+        header = {**item["header"], **changes}
+        signature = world.sign_gap(header) if sign == "gap" else world.sign(header)
+        item.update(header=header, signature=signature.hex())
+
+    return apply
+
+
+def _record_resigned(world: World, seq: int, **changes: Any) -> Callable[[Doc], None]:
+    """The covered record header at ``seq`` changed and signed again."""
+
+    def apply(document: Doc) -> None:
+        item = next(i for i in document["coverage"]["records"] if i["header"]["seq"] == seq)
+        header = {**item["header"], **changes}
+        item.update(header=header, signature=world.sign(header).hex())
+
+    return apply
+
+
+def _gap_appended(world: World, first: int, *, covered: bool = True) -> Callable[[Doc], None]:
+    """A gap header declaring ``first..6`` lost appended as seq 7 of the plain stream (1..6),
+    linked to seq ``first - 1``; the records it declares lost stay covered, or not."""
+    prev = chain_leaf(canonical_header(world.records[first - 2].header))
+    header = world.gap_header(first, RECORDS, prev)
+    signature = world.sign_gap(header).hex()
+
+    def apply(document: Doc) -> None:
+        document["coverage"]["to_seq"] = RECORDS + 1
+        records = document["coverage"]["records"]
+        if not covered:
+            records[:] = [item for item in records if item["header"]["seq"] < first]
+        records.append({"header": header, "signature": signature})
+
+    return apply
+
+
+def _gap_header_disclosed(document: Doc) -> None:
+    item = _gap_item(document)
+    document.update(header=item["header"], signature=item["signature"])
+
+
 RULES: dict[str, Rule] = {
     # --- a malformed bundle: check 1 failed, 2-7 unchecked ---------------------------------
     "M1": Rule(
@@ -281,6 +371,38 @@ RULES: dict[str, Rule] = {
                 "to_seq as a string": _set("coverage.to_seq", "6"),
             }
         ),
+        malformed=True,
+    ),
+    "M10": Rule(
+        1,
+        "failed",
+        lambda w: [
+            _gap_case("a reason in upper case", _gap_set("reason", "Store_rolled_back")),
+            _gap_case("an empty reason", _gap_set("reason", "")),
+            _gap_case("a reason of 65 characters", _gap_set("reason", "x" * 65)),
+            _gap_case("a reason with a hyphen", _gap_set("reason", "store-rolled-back")),
+            _gap_case("prev of 31 bytes", _gap_set("prev", "ab" * 31)),
+            _gap_case("declared_at not a date-time", _gap_set("declared_at", "yesterday")),
+            _gap_case("from_seq 0", _gap_set("from_seq", 0)),
+            _gap_case("to_seq as a string", _gap_set("to_seq", "1002")),
+            _gap_case("seq beyond 2^53 - 1", _gap_set("seq", 2**53)),
+            _gap_case("an unknown member", _gap_set("note", "x")),
+            _gap_case("no reason", lambda d: _gap_item(d)["header"].pop("reason")),
+            _gap_case("a record member", _gap_set("record_id", "x")),
+            _gap_case("another format", _gap_set("format", "recordseal/gap/v2")),
+        ],
+        malformed=True,
+    ),
+    "M11": Rule(
+        1,
+        "failed",
+        lambda w: [
+            _gap_case("the bundle's header is the gap header", _gap_header_disclosed),
+            _gap_case(
+                "the gap header disclosed without fields",
+                lambda d: (_gap_header_disclosed(d), d.update(fields=[]), d.update(coverage=None)),
+            ),
+        ],
         malformed=True,
     ),
     # --- 1. field commitments --------------------------------------------------------------
@@ -560,6 +682,11 @@ RULES: dict[str, Rule] = {
         lambda w: [
             _complete(w, "a header of another stream", _resigned(w, 2, stream="invoices")),
             _complete(w, "a header of another tenant", _resigned(w, 2, tenant="globex")),
+            _gap_case(
+                "a gap header of another stream",
+                _gap_resigned(gap_world(), stream="invoices"),
+                window=(1, GAP_SEQ),
+            ),
         ],
     ),
     "6.4": Rule(
@@ -628,6 +755,17 @@ RULES: dict[str, Rule] = {
                 w.keys_document(),
                 w.trust_document(),
             ),
+            Case(
+                "a gap, no key directory",
+                gap_world().bundle(coverage=(1, LAST_SEQ)),
+                None,
+                gap_world().trust_document(),
+            ),
+            _gap_case(
+                "a gap header's key not listed",
+                _foreign_gap(gap_world()),
+                window=(1, GAP_SEQ),
+            ),
         ],
     ),
     "6.10": Rule(
@@ -637,6 +775,103 @@ RULES: dict[str, Rule] = {
             _complete(w, "a gap", _drop_coverage(2)),
             _complete(w, "the record's own seq missing", _drop_coverage(TARGET_SEQ)),
             _complete(w, "a huge window", _set("coverage.to_seq", 2**53 - 1)),
+            _gap_case("a gap, and seq 2 missing undeclared", _record_dropped(2)),
+        ],
+    ),
+    "6.11": Rule(
+        6,
+        "failed",
+        lambda w: [
+            _gap_case(
+                "a range that ends two before the gap",
+                _gap_resigned(gap_world(), to_seq=GAP[1] - 1),
+                window=(1, GAP_SEQ),
+            ),
+            _gap_case(
+                "an empty range",
+                _gap_resigned(gap_world(), from_seq=GAP[1] + 1, to_seq=GAP[1]),
+                window=(1, GAP_SEQ),
+            ),
+            _gap_case(
+                "a range that ends at the gap itself",
+                _gap_resigned(gap_world(), to_seq=GAP_SEQ),
+                window=(1, GAP_SEQ),
+            ),
+        ],
+    ),
+    "6.12": Rule(
+        6,
+        "failed",
+        lambda w: [
+            _gap_case(
+                "a changed gap signature", lambda d: _gap_item(d).update(signature="00" * 64)
+            ),
+            _gap_case(
+                "a gap signed as a record header",
+                _gap_resigned(gap_world(), sign="header"),
+                window=(1, GAP_SEQ),
+            ),
+            _gap_case(
+                "a changed reason",
+                _gap_set("reason", "operator_error"),
+                window=(1, GAP_SEQ),
+            ),
+            _gap_case(
+                "the key revoked before declared_at",
+                window=(1, GAP_SEQ),
+                keys=gap_world().keys_document(revoked_at=_declared(timedelta(seconds=-1))),
+            ),
+            _gap_case(
+                "the key expired at declared_at",
+                window=(1, GAP_SEQ),
+                keys=gap_world().keys_document(not_after=_declared(timedelta(0))),
+            ),
+        ],
+    ),
+    "6.13": Rule(
+        6,
+        "failed",
+        lambda w: [
+            _gap_case(
+                "a gap that does not link to the header before its range",
+                _gap_resigned(gap_world(), prev="11" * 32),
+                window=(1, GAP_SEQ),
+            ),
+            _gap_case(
+                "the header after the gap does not link to it",
+                _record_resigned(gap_world(), GAP_SEQ + 1, prev="22" * 32),
+            ),
+            _gap_case(
+                "a gap from seq 1 off the genesis",
+                _gap_resigned(_first_gap_world(), prev="33" * 32),
+                window=(1, RECORDS),
+                world=_first_gap_world(),
+            ),
+        ],
+    ),
+    "6.14": Rule(
+        6,
+        "failed",
+        lambda w: [
+            _complete(w, "records declared lost are covered", _gap_appended(w, TARGET_SEQ + 1)),
+            _complete(
+                w,
+                "the record itself declared lost",
+                _gap_appended(w, TARGET_SEQ, covered=False),
+            ),
+        ],
+    ),
+    "6.15": Rule(
+        6,
+        "unchecked",
+        lambda w: [
+            _gap_case("a window across the gap"),
+            _gap_case("a window that ends at the gap", window=(1, GAP_SEQ)),
+            _gap_case(
+                "a window inside a gap from seq 1",
+                window=(2, RECORDS),
+                world=_first_gap_world(),
+            ),
         ],
     ),
     # --- 7. verdict and time bracket -------------------------------------------------------
@@ -678,6 +913,37 @@ def _foreign_header(world: World) -> Callable[[Doc], None]:
 
     def apply(document: Doc) -> None:
         document["coverage"]["records"][-1] = {"header": header, "signature": signature}
+
+    return apply
+
+
+def _declared(shift: timedelta) -> str:
+    return format_instant(gap_world().ingested_at(GAP_SEQ) + shift)
+
+
+@functools.cache
+def _first_gap_world() -> World:
+    """seqs 1-2 lost: the gap header at 3 links to the stream genesis, record 4 to the gap."""
+    return World(gap=(1, 2))
+
+
+def _record_dropped(seq: int) -> Callable[[Doc], None]:
+    def apply(document: Doc) -> None:
+        records = document["coverage"]["records"]
+        records[:] = [item for item in records if item["header"]["seq"] != seq]
+
+    return apply
+
+
+def _foreign_gap(world: World) -> Callable[[Doc], None]:
+    """The gap header signed by a key the directory does not list (its key_id says so);
+    the window ends with it, so no link breaks."""
+    stranger = World()
+
+    def apply(document: Doc) -> None:
+        item = _gap_item(document)
+        header = {**item["header"], "key_id": stranger.header_signer.key_id}
+        item.update(header=header, signature=stranger.sign_gap(header).hex())
 
     return apply
 

@@ -11,7 +11,7 @@ from .conftest import STATIC, Harness
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("name", ["jcs", "numbers", "kinds", "records", "rfc6962"])
+@pytest.mark.parametrize("name", ["jcs", "numbers", "kinds", "records", "rfc6962", "gaps"])
 def test_vector_file(harness: Harness, name: str) -> None:
     outcome = harness(name)
     assert outcome["count"] > 0

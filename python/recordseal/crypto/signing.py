@@ -54,13 +54,22 @@ class HeaderSigner:
     def sign(self, canonical_header: bytes) -> bytes:
         return self._sign(canonical_header, HEADER_CONTEXT)
 
+    def sign_message(self, message: bytes) -> bytes:
+        """Sign a whole message that already starts with its context: a gap header's
+        (``chain.gap_signing_message``) or an erasure receipt's
+        (``chain.erasure_receipt_message``)."""
+        return self._sign(message, b"")
 
-def verify_header_signature(public_key: bytes, canonical_header: bytes, signature: bytes) -> bool:
-    """True when ``signature`` is the key's Ed25519 signature over the header."""
+
+def verify_signature(public_key: bytes, message: bytes, signature: bytes) -> bool:
+    """True when ``signature`` is the key's Ed25519 signature over ``message``."""
     try:
-        Ed25519PublicKey.from_public_bytes(public_key).verify(
-            signature, HEADER_CONTEXT + canonical_header
-        )
+        Ed25519PublicKey.from_public_bytes(public_key).verify(signature, message)
     except (InvalidSignature, ValueError):
         return False
     return True
+
+
+def verify_header_signature(public_key: bytes, canonical_header: bytes, signature: bytes) -> bool:
+    """True when ``signature`` is the key's Ed25519 signature over the header."""
+    return verify_signature(public_key, HEADER_CONTEXT + canonical_header, signature)

@@ -7,6 +7,9 @@ transparency-log formats only. It imports neither the web layer nor storage.
 :class:`VerificationResult`; it never raises on a bad bundle (the verdict is then ``FAILED``
 with the reason in check 1). The parse functions raise :class:`BundleError`.
 
+``verify_erasure_receipt(document, keys)`` checks an erasure receipt (docs/records.md,
+"Erasure receipts") and returns a :class:`ReceiptResult`; it never raises on its input.
+
 ``replay_log_file(data, expected=LogFileName.parse(name))`` replays a daily transparency log
 file of a (tenant, fleet) log back to its genesis root, and checks it is the file of that name
 (docs/fleets.md); it raises :class:`TransparencyLogError`.
@@ -28,20 +31,25 @@ from .bundle import (
     Coverage,
     DirectoryKey,
     DisclosedField,
+    ErasureReceipt,
+    GapHeader,
     Header,
     KeyDirectory,
     LogKey,
     Seal,
     SignedHeader,
+    SignedReceipt,
     TimestampReceipt,
     TrustedAuthority,
     TrustedWitness,
     TrustStore,
     decode_bundle,
+    decode_erasure_receipt,
     encode_bundle,
 )
 from .context import load_key_directory, load_trust_store
 from .errors import BundleError, VerificationError
+from .receipt import ReceiptResult, verify_erasure_receipt
 from .result import (
     FAILED,
     INCOMPLETE,
@@ -72,14 +80,18 @@ __all__ = [
     "DisclosedField",
     "DisclosureError",
     "DuplicateField",
+    "ErasureReceipt",
+    "GapHeader",
     "Header",
     "KeyDirectory",
     "LogFileName",
     "LogKey",
+    "ReceiptResult",
     "RecordRef",
     "ReplayedLog",
     "Seal",
     "SignedHeader",
+    "SignedReceipt",
     "TimeBracket",
     "TimestampReceipt",
     "TransparencyLogError",
@@ -94,6 +106,7 @@ __all__ = [
     "check_days_link",
     "coverage_of",
     "decode_bundle",
+    "decode_erasure_receipt",
     "encode_bundle",
     "field_disclosures",
     "leaf_values",
@@ -103,4 +116,5 @@ __all__ = [
     "seal_of",
     "tlog_proof_text",
     "verify_bundle",
+    "verify_erasure_receipt",
 ]

@@ -21,6 +21,7 @@ from .bundle import (
     Seal,
     SignedHeader,
     TimestampReceipt,
+    covered_header_of,
     header_of,
 )
 from .encoding import b64encode
@@ -173,12 +174,14 @@ def seal_of(
 def coverage_of(
     from_seq: int, to_seq: int, records: Iterable[tuple[Mapping[str, Any], bytes]]
 ) -> Coverage:
-    """The ``coverage`` member from (header dict, signature) pairs in sequence order."""
+    """The ``coverage`` member from (header dict, signature) pairs in sequence order; a
+    header may be a gap header (docs/records.md)."""
     return Coverage(
         from_seq=from_seq,
         to_seq=to_seq,
         records=[
-            SignedHeader(header_of(dict(header)), signature.hex()) for header, signature in records
+            SignedHeader(covered_header_of(dict(header)), signature.hex())
+            for header, signature in records
         ],
     )
 

@@ -13,7 +13,13 @@ from typing import Annotated, Any, Literal, TypeVar
 import msgspec
 from msgspec import Meta, Struct
 
-from recordseal.chain import HEADER_FORMAT, canonical_header
+from recordseal.chain import (
+    ERASURE_RECEIPT_FORMAT,
+    GAP_FORMAT,
+    HEADER_FORMAT,
+    canonical_header,
+    valid_gap_reason,
+)
 from recordseal.core import CommitError, canonicalize
 
 from .encoding import BASE64_PATTERN, HEX32_PATTERN, HEX_PATTERN, b64decode, parse_instant
@@ -64,10 +70,12 @@ def _canonical_base64(values: list[str], member: str) -> None:
 # --- the bundle ----------------------------------------------------------------------------
 
 
-class Header(Struct, forbid_unknown_fields=True):
-    """The signed record header (docs/records.md); its RFC 8785 form is what was signed."""
+class Header(Struct, forbid_unknown_fields=True, tag_field="format", tag=HEADER_FORMAT):
+    """The signed record header (docs/records.md); its RFC 8785 form is what was signed.
 
-    format: Literal["recordseal/header/v1"]
+    ``format`` is the struct's tag: a covered record is a :class:`Header` or a
+    :class:`GapHeader`, told apart by it."""
+
     tenant: str
     stream: str
     seq: Sequence
@@ -89,6 +97,35 @@ class Header(Struct, forbid_unknown_fields=True):
 
     def canonical(self) -> bytes:
         """RFC 8785 bytes: the signed message body and the log entry."""
+        return canonical_header(msgspec.to_builtins(self))
+
+
+class GapHeader(Struct, forbid_unknown_fields=True, tag_field="format", tag=GAP_FORMAT):
+    """A signed gap header (docs/records.md): ``from_seq..to_seq`` of the stream declared
+    lost, stored as the stream's record at ``seq``. Only ever covered, never disclosed.
+
+    Its own check refuses what is malformed (rule M10); that the range ends just before
+    ``seq`` is check 6's (rule 6.11)."""
+
+    tenant: str
+    stream: str
+    seq: Sequence
+    from_seq: Sequence
+    to_seq: Sequence
+    reason: str
+    declared_at: str
+    prev: Hex32
+    key_id: str
+    attestation: str
+
+    def __post_init__(self) -> None:
+        if not valid_gap_reason(self.reason):
+            raise ValueError(f"{_MEMBER}reason: Expected 1 to 64 characters of a-z, 0-9 and _")
+        _hex(self.prev, "prev", 32)
+        _instant(self.declared_at, "declared_at")
+
+    def canonical(self) -> bytes:
+        """RFC 8785 bytes: the signed message body and the chain leaf's data."""
         return canonical_header(msgspec.to_builtins(self))
 
 
@@ -135,7 +172,9 @@ class Seal(Struct, forbid_unknown_fields=True):
 
 
 class SignedHeader(Struct, forbid_unknown_fields=True):
-    header: Header
+    """A covered record: a record header or a gap header, and its signature."""
+
+    header: Header | GapHeader
     signature: Hex
 
     def __post_init__(self) -> None:
@@ -151,7 +190,8 @@ class Coverage(Struct, forbid_unknown_fields=True):
 
 
 class Bundle(Struct, forbid_unknown_fields=True):
-    """A disclosure bundle (docs/bundle.md section 1)."""
+    """A disclosure bundle (docs/bundle.md section 1); its own header is never a gap header
+    (rule M11: the service never discloses a gap record)."""
 
     format: Literal["recordseal/bundle/v1"]
     header: Header
@@ -223,6 +263,38 @@ class TrustStore(Struct, forbid_unknown_fields=True):
     quorum: Annotated[int, Meta(ge=1)] = 1
 
 
+# --- the erasure receipt -------------------------------------------------------------------
+
+
+class ErasureReceipt(Struct, forbid_unknown_fields=True):
+    """What the service signs when it erases a subject (docs/records.md, "Erasure receipts")."""
+
+    format: Literal["recordseal/erasure-receipt/v1"]
+    tenant: str
+    subject_ref: str
+    erased_at: str
+    key_id: str
+    attestation: str
+
+    def __post_init__(self) -> None:
+        _hex(self.subject_ref, "subject_ref", 16)
+        _instant(self.erased_at, "erased_at")
+
+    def canonical(self) -> bytes:
+        """RFC 8785 bytes: what follows the context in the signed message."""
+        return canonical_header(msgspec.to_builtins(self))
+
+
+class SignedReceipt(Struct, forbid_unknown_fields=True):
+    """An erasure receipt and the header-signing key's signature over it."""
+
+    receipt: ErasureReceipt
+    signature: Hex
+
+    def __post_init__(self) -> None:
+        _hex(self.signature, "signature")
+
+
 # --- decoding ------------------------------------------------------------------------------
 
 T = TypeVar("T")
@@ -286,6 +358,21 @@ def decode_trust_store(data: bytes | str) -> TrustStore:
     return _decode(data, TrustStore, "trust store")
 
 
+def decode_erasure_receipt(data: bytes | str) -> SignedReceipt:
+    """``{"receipt", "signature"}``, or a whole erase answer holding one as
+    ``erasure_receipt``, parsed strictly; :class:`BundleError` naming the faulty member."""
+    document = _decode(data, dict[str, Any], "erasure receipt")
+    where = "$"
+    if "erasure_receipt" in document and "receipt" not in document:
+        document, where = document["erasure_receipt"], "$.erasure_receipt"
+    try:
+        return msgspec.convert(document, SignedReceipt, strict=True)
+    except msgspec.ValidationError as error:
+        message = str(error) if " - at `" in str(error) else f"{error} - at `$`"
+        message = _named(message).replace("at `$", f"at `{where}", 1)
+        raise BundleError("erasure receipt", message) from None
+
+
 def header_of(members: dict[str, Any]) -> Header:
     """A header dict (as the service holds it) as a :class:`Header`; :class:`BundleError`."""
     try:
@@ -294,8 +381,19 @@ def header_of(members: dict[str, Any]) -> Header:
         raise BundleError("header", str(error)) from None
 
 
+def covered_header_of(members: dict[str, Any]) -> Header | GapHeader:
+    """A stored record's header dict, a record header or a gap header (by its ``format``),
+    as a struct; :class:`BundleError`."""
+    try:
+        return msgspec.convert(members, Header | GapHeader, strict=True)
+    except msgspec.ValidationError as error:
+        raise BundleError("header", _named(str(error))) from None
+
+
 __all__ = [
     "BUNDLE_FORMAT",
+    "ERASURE_RECEIPT_FORMAT",
+    "GAP_FORMAT",
     "HEADER_FORMAT",
     "KEYS_FORMAT",
     "TRUST_FORMAT",
@@ -303,16 +401,21 @@ __all__ = [
     "Coverage",
     "DirectoryKey",
     "DisclosedField",
+    "ErasureReceipt",
+    "GapHeader",
     "Header",
     "KeyDirectory",
     "LogKey",
     "Seal",
     "SignedHeader",
+    "SignedReceipt",
     "TimestampReceipt",
     "TrustStore",
     "TrustedAuthority",
     "TrustedWitness",
+    "covered_header_of",
     "decode_bundle",
+    "decode_erasure_receipt",
     "decode_key_directory",
     "decode_trust_store",
     "encode_bundle",

@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import ParamSpec
 
-from recordseal.chain import chain_leaf, stream_genesis
+from recordseal.chain import chain_leaf, gap_signing_message, stream_genesis
 from recordseal.core import CommitError, commit_field, encode_value, verify_inclusion
-from recordseal.crypto.signing import verify_header_signature
+from recordseal.crypto.signing import HEADER_CONTEXT, verify_signature
 from recordseal.tlog import TlogError, verify_note
 
-from .bundle import Coverage, DisclosedField, Header, Seal
+from .bundle import Coverage, DisclosedField, GapHeader, Header, Seal
 from .context import Keyring, Policy
 from .encoding import format_instant, parse_instant
 from .errors import BundleError
@@ -145,19 +145,26 @@ def check_record_tree(
 
 
 def signature_problem(
-    header: Header, canonical: bytes, signature: bytes, keyring: Keyring
+    header: Header | GapHeader, canonical: bytes, signature: bytes, keyring: Keyring
 ) -> tuple[str, str] | None:
-    """(status, reason) when the header's signature or key fails, else None."""
+    """(status, reason) when the header's signature or key fails, else None. A record header
+    is signed under ``recordseal/header/v1`` by a key valid at its ``ingested_at``, a gap
+    header under ``recordseal/gap/v1`` by a key valid at its ``declared_at``."""
     key = keyring.header_keys.get(header.key_id)
     if key is None:
         return "unchecked", f"{NO_PUBLIC_KEY} for key {header.key_id}"
-    if not verify_header_signature(key.public_key, canonical, signature):
+    if isinstance(header, GapHeader):
+        message, when, event = gap_signing_message(canonical), header.declared_at, "declared"
+    else:
+        message, when, event = HEADER_CONTEXT + canonical, header.ingested_at, "ingested"
+    if not verify_signature(key.public_key, message, signature):
         return "failed", f"the Ed25519 signature does not verify with key {header.key_id}"
-    ingested_at = parse_instant(header.ingested_at)
-    if ingested_at is None:  # the struct's own check makes this unreachable after decoding
-        return "failed", "ingested_at is not an RFC 3339 date-time"
-    if (problem := key.problem_at(ingested_at)) is not None:
-        return "failed", f"{problem}, and the record was ingested at {header.ingested_at}"
+    moment = parse_instant(when)
+    if moment is None:  # the struct's own check makes this unreachable after decoding
+        return "failed", f"{when!r} is not an RFC 3339 date-time"
+    if (problem := key.problem_at(moment)) is not None:
+        what = "the gap was" if isinstance(header, GapHeader) else "the record was"
+        return "failed", f"{problem}, and {what} {event} at {when}"
     return None
 
 
@@ -279,17 +286,18 @@ def check_witness_receipts(
 # --- 6. sequence continuity ----------------------------------------------------------------
 
 
-def _gaps(low: int, high: int, present: Sequence[int]) -> list[tuple[int, int]]:
-    """The spans of ``low..high`` missing from ``present`` (sorted), without listing them all."""
+def _gaps(low: int, high: int, present: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The spans of ``low..high`` missing from the ``present`` spans (sorted by their first
+    seq), without listing them all."""
     gaps: list[tuple[int, int]] = []
     expected = low
-    for seq in present:
-        if seq > expected:
-            gaps.append((expected, seq - 1))
-        expected = max(expected, seq + 1)
+    for first, last in present:
+        if first > expected:
+            gaps.append((expected, min(first - 1, high)))
+        expected = max(expected, last + 1)
     if expected <= high:
         gaps.append((expected, high))
-    return gaps
+    return [(first, last) for first, last in gaps if first <= last]
 
 
 def _missing(gaps: Sequence[tuple[int, int]]) -> str:
@@ -297,6 +305,16 @@ def _missing(gaps: Sequence[tuple[int, int]]) -> str:
     spans = [str(a) if a == b else f"{a}-{b}" for a, b in gaps[:5]]
     listed = ", ".join(spans) + (f" and {len(gaps) - 5} more spans" if len(gaps) > 5 else "")
     return f"sequence{'s' * (count != 1)} {listed} missing from the claimed window"
+
+
+def declared_lost(first: int, last: int, gap: GapHeader) -> str:
+    """``seqs 3\u20131002 declared lost on 2026-11-26 (store_rolled_back)``, an en dash
+    between the seqs: the part of a gap's range inside the window, the UTC date of
+    ``declared_at``, the reason."""
+    moment = parse_instant(gap.declared_at)
+    day = gap.declared_at[:10] if moment is None else moment.date().isoformat()
+    seqs = f"seq {first}" if first == last else f"seqs {first}\u2013{last}"
+    return f"{seqs} declared lost on {day} ({gap.reason})"
 
 
 @guarded(6)
@@ -313,7 +331,9 @@ def check_sequence_continuity(
     problems: list[str] = []
     keyless: list[str] = []
     present: list[int] = []
-    before: tuple[int, bytes] | None = None
+    gaps: list[GapHeader] = []
+    leaves: dict[int, bytes] = {}  # chain leaves of the covered headers, by seq
+    last_seq: int | None = None
     for item in coverage.records:
         covered, where = item.header, f"seq {item.header.seq}"
         covered_canonical = covered.canonical()
@@ -321,17 +341,26 @@ def check_sequence_continuity(
             problems.append(f"{where} is a header of another stream")
         if not low <= covered.seq <= high:
             problems.append(f"{where} lies outside the claimed window")
-        if before is not None and covered.seq <= before[0]:
-            problems.append(f"{where} comes after seq {before[0]}: headers out of order")
+        if last_seq is not None and covered.seq <= last_seq:
+            problems.append(f"{where} comes after seq {last_seq}: headers out of order")
         if covered.seq == header.seq and covered_canonical != canonical:
             problems.append(f"{where} is not the record's own header")
-        expected_prev = None
-        if covered.seq == 1:
-            expected_prev = stream_genesis(covered.tenant, covered.stream)
-        elif before is not None and before[0] == covered.seq - 1:
-            expected_prev = before[1]
+        # A record header links to the one before it; a gap header to the one before the
+        # range it declares lost (rule 6.13).
+        linked = covered.seq - 1
+        if isinstance(covered, GapHeader):
+            gaps.append(covered)
+            linked = covered.from_seq - 1
+            if not covered.from_seq <= covered.to_seq == covered.seq - 1:
+                problems.append(
+                    f"{where} declares seqs {covered.from_seq}..{covered.to_seq} lost,"
+                    " not a range that ends just before it"
+                )
+        expected_prev = stream_genesis(covered.tenant, covered.stream) if linked == 0 else None
+        expected_prev = leaves.get(linked, expected_prev)
         if expected_prev is not None and covered.prev != expected_prev.hex():
-            problems.append(f"{where} does not link to the header before it (prev)")
+            to = f"the header at seq {linked}" if linked else "the stream genesis"
+            problems.append(f"{where} does not link to {to} (prev)")
         if keyring is not None:
             problem = signature_problem(
                 covered, covered_canonical, bytes.fromhex(item.signature), keyring
@@ -340,11 +369,19 @@ def check_sequence_continuity(
                 status, reason = problem
                 (keyless if status == "unchecked" else problems).append(f"{where}: {reason}")
         present.append(covered.seq)
-        before = (covered.seq, chain_leaf(covered_canonical))
+        leaves[covered.seq] = chain_leaf(covered_canonical)
+        last_seq = covered.seq
+    for gap in gaps:
+        inside = [seq for seq in (*present, header.seq) if gap.from_seq <= seq <= gap.to_seq]
+        if inside:
+            problems.append(f"seq {inside[0]} is present, yet declared lost by seq {gap.seq}")
     if problems:
         return failed(6, _joined(problems))
-    gaps = _gaps(low, high, sorted({seq for seq in present if low <= seq <= high}))
-    reasons = [_missing(gaps)] if gaps else []
+    lost = [(max(gap.from_seq, low), gap.to_seq, gap) for gap in gaps if gap.to_seq >= low]
+    spans = sorted([(seq, seq) for seq in present] + [(a, b) for a, b, _ in lost])
+    missing = _gaps(low, high, spans)
+    reasons = [_missing(missing)] if missing else []
+    reasons += [declared_lost(first, last, gap) for first, last, gap in lost]
     if keyring is None:
         reasons.append(f"the {len(present)} headers' signatures need the key directory")
     reasons += keyless

@@ -24,6 +24,7 @@ import msgspec
 from .bundle import KeyDirectory, TrustStore
 from .context import load_key_directory, load_trust_store
 from .errors import BundleError
+from .receipt import verify_erasure_receipt
 from .report import (
     Outcome,
     summary_json,
@@ -92,6 +93,51 @@ def configure(command: argparse.ArgumentParser) -> None:
         "--json", action="store_true", help="print the result (or every result) as JSON"
     )
     command.set_defaults(run=run)
+
+
+def add_verify_receipt_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``verify-receipt`` command: ``recordseal verify-receipt FILE --keys KEYS``."""
+    command: argparse.ArgumentParser = subparsers.add_parser(
+        "verify-receipt",
+        help="verify an erasure receipt offline",
+        description="Verify an erasure receipt (docs/records.md, 'Erasure receipts'): the"
+        " answer of POST /v1/subjects/{id}/erase, or its erasure_receipt member.",
+        epilog="exit codes: 0 VALID, 1 INVALID, 64 usage error, 65 invalid key directory,"
+        "\n66 unreadable input file",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    command.add_argument("file", metavar="FILE", help="the receipt, or '-' for standard input")
+    command.add_argument(
+        "--keys",
+        type=Path,
+        required=True,
+        help="the key directory (written by 'recordseal keys export')",
+    )
+    command.set_defaults(run=run_receipt)
+    return command
+
+
+def run_receipt(args: argparse.Namespace) -> int:
+    """One line: ``VALID erasure of subject … at … (key …)`` (0) or ``INVALID: …`` (1)."""
+    try:
+        keys = load_key_directory(args.keys.read_bytes())
+        data = _read(args.file)
+    except OSError as error:
+        print(f"recordseal verify-receipt: {error}", file=sys.stderr)
+        return EXIT_NO_INPUT
+    except BundleError as error:
+        print(f"recordseal verify-receipt: {error}", file=sys.stderr)
+        return EXIT_DATA
+    result = verify_erasure_receipt(data, keys)
+    if not result.valid or result.receipt is None:
+        print(f"INVALID: {result.reason}")
+        return 1
+    receipt = result.receipt
+    print(
+        f"VALID erasure of subject {receipt.subject_ref} at {receipt.erased_at}"
+        f" (key {receipt.key_id})"
+    )
+    return 0
 
 
 def _expand(names: Sequence[str], skip: set[Path]) -> tuple[list[str], bool]:

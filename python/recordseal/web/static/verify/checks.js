@@ -9,7 +9,7 @@ import { encodeValue } from "./kinds.js";
 import {
   parseCheckpoint, parseNote, parseTlogProof, TlogError, verifyCosignature, verifyNote,
 } from "./notes.js";
-import { BundleError, decodeBundle, formatSeconds, parseInstant } from "./documents.js";
+import { BundleError, decodeBundle, formatSeconds, GAP_FORMAT, parseInstant } from "./documents.js";
 import { leafHash, verifyConsistency, verifyInclusion } from "./rfc6962.js";
 
 export const CHECK_NAMES = [
@@ -22,6 +22,8 @@ const NO_PUBLIC_KEY = "no public key in the supplied directory";
 const NO_INCLUSION_PROOF = "no chain inclusion proof";
 const NO_RECEIPTS = "no witness receipts";
 const HEADER_CONTEXT = concat("recordseal/header/v1", new Uint8Array([0]));
+const GAP_CONTEXT = concat(GAP_FORMAT, new Uint8Array([0]));
+const isGap = (header) => header.format === GAP_FORMAT;
 
 const result = (status) => (number, detail) => ({ number, name: CHECK_NAMES[number - 1], status, detail });
 const passed = result("passed");
@@ -120,15 +122,21 @@ function keyProblemAt(key, moment) {
   return null;
 }
 
-/** [status, reason] when the header's signature or key fails, else null. */
+/** [status, reason] when the header's signature or key fails, else null. A record header is
+ * signed under recordseal/header/v1 by a key valid at its ingested_at, a gap header under
+ * recordseal/gap/v1 by a key valid at its declared_at. */
 async function signatureProblem(header, canonical, signature, keyring) {
   const key = keyring.headerKeys.get(header.key_id);
   if (!key) return ["unchecked", `${NO_PUBLIC_KEY} for key ${header.key_id}`];
-  if (!(await ed25519Verify(key.publicKey, concat(HEADER_CONTEXT, canonical), signature))) {
+  const gap = isGap(header);
+  const context = gap ? GAP_CONTEXT : HEADER_CONTEXT;
+  if (!(await ed25519Verify(key.publicKey, concat(context, canonical), signature))) {
     return ["failed", `the Ed25519 signature does not verify with key ${header.key_id}`];
   }
-  const problem = keyProblemAt(key, parseInstant(header.ingested_at));
-  if (problem !== null) return ["failed", `${problem}, and the record was ingested at ${header.ingested_at}`];
+  const when = gap ? header.declared_at : header.ingested_at;
+  const problem = keyProblemAt(key, parseInstant(when));
+  const event = gap ? "the gap was declared" : "the record was ingested";
+  if (problem !== null) return ["failed", `${problem}, and ${event} at ${when}`];
   return null;
 }
 
@@ -237,15 +245,16 @@ function checkWitnessReceipts(seal, opened, policy, receipts) {
 
 // --- 6. sequence continuity ----------------------------------------------------------------
 
+/** The spans of low..high missing from the present spans [first, last] (sorted by first). */
 function gaps(low, high, present) {
   const found = [];
   let expected = low;
-  for (const seq of present) {
-    if (seq > expected) found.push([expected, seq - 1]);
-    expected = Math.max(expected, seq + 1);
+  for (const [first, last] of present) {
+    if (first > expected) found.push([expected, Math.min(first - 1, high)]);
+    expected = Math.max(expected, last + 1);
   }
   if (expected <= high) found.push([expected, high]);
-  return found;
+  return found.filter(([first, last]) => first <= last);
 }
 
 function missing(spans) {
@@ -255,38 +264,63 @@ function missing(spans) {
   return `${plural(count, "sequence")} ${listed}${more} missing from the claimed window`;
 }
 
+/** "seqs 3–1002 declared lost on 2026-11-26 (store_rolled_back)": the part of a gap's range
+ * inside the window, the UTC date of declared_at, the reason. */
+function declaredLost(first, last, gap) {
+  const day = new Date(Number(parseInstant(gap.declared_at) / 1000n)).toISOString().slice(0, 10);
+  const seqs = first === last ? `seq ${first}` : `seqs ${first}\u2013${last}`;
+  return `${seqs} declared lost on ${day} (${gap.reason})`;
+}
+
 async function checkSequenceContinuity(header, canonical, coverage, keyring) {
   if (coverage === null) return passed(6, "no window claimed");
   const [low, high] = [coverage.from_seq, coverage.to_seq];
   if (low > high) return failed(6, `the claimed window ${low}..${high} is empty`);
   if (!(low <= header.seq && header.seq <= high)) return failed(6, `the record (seq ${header.seq}) is outside the claimed window`);
-  const [problems, keyless, present] = [[], [], []];
-  let before = null;
+  const [problems, keyless, present, gapHeaders] = [[], [], [], []];
+  const leaves = new Map(); // chain leaves of the covered headers, by seq
+  let lastSeq = null;
   for (const item of coverage.records) {
     const covered = item.header;
     const where = `seq ${covered.seq}`;
     const coveredCanonical = canonicalOf(covered);
     if (covered.tenant !== header.tenant || covered.stream !== header.stream) problems.push(`${where} is a header of another stream`);
     if (!(low <= covered.seq && covered.seq <= high)) problems.push(`${where} lies outside the claimed window`);
-    if (before !== null && covered.seq <= before.seq) problems.push(`${where} comes after seq ${before.seq}: headers out of order`);
+    if (lastSeq !== null && covered.seq <= lastSeq) problems.push(`${where} comes after seq ${lastSeq}: headers out of order`);
     if (covered.seq === header.seq && serialize(covered) !== serialize(header)) problems.push(`${where} is not the record's own header`);
-    let expectedPrev = null;
-    if (covered.seq === 1) expectedPrev = await streamGenesis(covered.tenant, covered.stream);
-    else if (before !== null && before.seq === covered.seq - 1) expectedPrev = before.leaf;
+    // A record header links to the one before it; a gap header to the one before its range.
+    let linked = covered.seq - 1;
+    if (isGap(covered)) {
+      gapHeaders.push(covered);
+      linked = covered.from_seq - 1;
+      if (!(covered.from_seq <= covered.to_seq && covered.to_seq === covered.seq - 1)) {
+        problems.push(`${where} declares seqs ${covered.from_seq}..${covered.to_seq} lost, not a range that ends just before it`);
+      }
+    }
+    let expectedPrev = linked === 0 ? await streamGenesis(covered.tenant, covered.stream) : null;
+    if (leaves.has(linked)) expectedPrev = leaves.get(linked);
     if (expectedPrev !== null && covered.prev !== toHex(expectedPrev)) {
-      problems.push(`${where} does not link to the header before it (prev)`);
+      problems.push(`${where} does not link to ${linked ? `the header at seq ${linked}` : "the stream genesis"} (prev)`);
     }
     if (keyring !== null) {
       const problem = await signatureProblem(covered, coveredCanonical, fromHex(item.signature), keyring);
       if (problem !== null) (problem[0] === "unchecked" ? keyless : problems).push(`${where}: ${problem[1]}`);
     }
     present.push(covered.seq);
-    before = { seq: covered.seq, leaf: await leafHash(coveredCanonical) };
+    leaves.set(covered.seq, await leafHash(coveredCanonical));
+    lastSeq = covered.seq;
+  }
+  for (const gap of gapHeaders) {
+    const inside = [...present, header.seq].filter((seq) => gap.from_seq <= seq && seq <= gap.to_seq);
+    if (inside.length) problems.push(`seq ${inside[0]} is present, yet declared lost by seq ${gap.seq}`);
   }
   if (problems.length) return failed(6, joined(problems));
-  const inside = [...new Set(present.filter((seq) => low <= seq && seq <= high))].sort((a, b) => a - b);
-  const spans = gaps(low, high, inside);
-  const reasons = spans.length ? [missing(spans)] : [];
+  const lost = gapHeaders.filter((gap) => gap.to_seq >= low).map((gap) => [Math.max(gap.from_seq, low), gap.to_seq, gap]);
+  const spans = [...present.map((seq) => [seq, seq]), ...lost.map(([a, b]) => [a, b])]
+    .sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+  const absent = gaps(low, high, spans);
+  const reasons = absent.length ? [missing(absent)] : [];
+  reasons.push(...lost.map(([first, last, gap]) => declaredLost(first, last, gap)));
   if (keyring === null) reasons.push(`the ${present.length} headers' signatures need the key directory`);
   reasons.push(...keyless);
   if (reasons.length) return unchecked(6, joined(reasons));

@@ -146,6 +146,16 @@ const Header = struct({
   root: [hex32], field_count: [int(0, SAFE)], prev: [hex32], key_id: [str],
   ingested_at: [instant], attestation: [str],
 });
+/** A gap header (docs/records.md, "Gap declarations"): only ever covered, never disclosed. */
+const GapHeader = struct({
+  format: [literal("recordseal/gap/v1")], tenant: [str], stream: [str], seq: [seq],
+  from_seq: [seq], to_seq: [seq], reason: [matching(/^[a-z0-9_]{1,64}$/, "1 to 64 characters of a-z, 0-9 and _")],
+  declared_at: [instant], prev: [hex32], key_id: [str], attestation: [str],
+});
+/** A covered record's header: a gap header when its format says so, else a record header. */
+const CoveredHeader = (value, at) =>
+  (value !== null && typeof value === "object" && value.format === "recordseal/gap/v1" ? GapHeader : Header)(value, at);
+export const GAP_FORMAT = "recordseal/gap/v1";
 const DisclosedField = struct({
   path: [str], kind: [str], value: [any], salt: [hex], index: [int(0, SAFE)], proof: [list(hex)],
 });
@@ -156,7 +166,7 @@ const Seal = struct({
 });
 const Coverage = struct({
   from_seq: [seq], to_seq: [seq],
-  records: [list(struct({ header: [Header], signature: [hex] }))],
+  records: [list(struct({ header: [CoveredHeader], signature: [hex] }))],
 });
 const Bundle = struct({
   format: [literal("recordseal/bundle/v1")], header: [Header], signature: [hex],
