@@ -5,10 +5,12 @@ fenced; everything else keeps working; an erased subject stays erased (docs/cont
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import httpx
@@ -25,6 +27,13 @@ def stop(server: subprocess.Popen[bytes]) -> None:
         server.wait(timeout=60)
     finally:
         kill_service(server)
+
+
+def cli(argv: list[str], *, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "recordseal.cli", *argv],
+        capture_output=True, text=True, check=check, timeout=120,
+    )  # fmt: skip
 
 
 def database_files(data: Path) -> list[Path]:
@@ -86,8 +95,24 @@ def test_a_restored_database_is_fenced_and_signs_nothing_twice(tmp_path: Path) -
                 "/v1/subjects/bob/erase", headers={"Authorization": f"Bearer {acme}"}
             )
             assert erased.json()["status"] == "erased"
+            (tmp_path / "erase.json").write_bytes(erased.content)
     finally:
         stop(server)
+    # The data subject's proof of erasure: the whole answer verifies with the key directory.
+    keys = tmp_path / "keys.json"
+    cli(["keys", "export", "--data-dir", str(data), "--keys-out", str(keys),
+         "--trust-out", str(tmp_path / "trust.json")])  # fmt: skip
+    checked = cli(
+        ["verify-receipt", str(tmp_path / "erase.json"), "--keys", str(keys)], check=False
+    )
+    assert checked.returncode == 0 and checked.stdout.startswith("VALID"), checked.stdout
+    answer = json.loads((tmp_path / "erase.json").read_text())
+    answer["erasure_receipt"]["receipt"]["tenant"] = "beta"
+    (tmp_path / "forged.json").write_text(json.dumps(answer))
+    forged = cli(
+        ["verify-receipt", str(tmp_path / "forged.json"), "--keys", str(keys)], check=False
+    )
+    assert forged.returncode == 1 and forged.stdout.startswith("INVALID"), forged.stdout
     for path in database_files(data):  # the restore
         path.unlink()
     for path in copy.iterdir():

@@ -12,7 +12,7 @@ import orjson
 
 from recordseal import chain
 from recordseal.clock import new_record_id, new_subject_ref, utc_now
-from recordseal.core import CommitError, encode_value, validate_declarations
+from recordseal.core import CommitError, canonicalize, encode_value, validate_declarations
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.crypto.vault import KeyWrapper, SubjectKeys
 from recordseal.fleet.manifest import FleetManifest
@@ -184,6 +184,7 @@ class RecordService:
         under ``signer``'s key); ``continuity`` journals what is signed and erased, and fences
         streams the store lost (docs/continuity.md)."""
         self._continuity = continuity
+        self._signer = signer
         self._manifest = manifest
         self._store = store
         self._wrapper = wrapper
@@ -543,7 +544,8 @@ class RecordService:
             raise Gone("subject_erased", "the subject was erased; the payload is gone", None)
         return row, self._keys(subject).decrypt_payload(record_id, sealed)
 
-    async def erase(self, tenant: str, subject_id: str) -> Erasure:
+    async def erase(self, tenant: str, subject_id: str) -> SignedErasure:
+        """Erase the subject (a repeat is a no-op), with a signed receipt of the erasure."""
         _check_label(subject_id, "subject_id", MAX_SUBJECT_ID)
         index = self._wrapper.subject_index(tenant, subject_id)
         subject = (await self._store.records.get_subjects(tenant, [index])).get(index)
@@ -553,7 +555,25 @@ class RecordService:
         now = utc_now()
         # Journaled first: an erasure outlives any restore of the store (docs/continuity.md).
         await self._continuity.erasing(tenant, index, subject.subject_ref, subject.erased_at or now)
-        return await self._store.records.erase_subject(tenant, subject.subject_ref, now)
+        erasure = await self._store.records.erase_subject(tenant, subject.subject_ref, now)
+        receipt = chain.build_erasure_receipt(
+            tenant=tenant,
+            subject_ref=subject.subject_ref,
+            erased_at=erasure.erased_at,
+            key_id=self._signer.key_id,
+        )
+        message = chain.erasure_receipt_message(canonicalize(orjson.dumps(receipt)))
+        return SignedErasure(erasure, receipt, self._signer.sign_message(message))
+
+
+@dataclass(frozen=True, slots=True)
+class SignedErasure:
+    """An erasure and its receipt (docs/records.md, "Erasure receipts"): the receipt's
+    members and the header-signing key's signature over them."""
+
+    erasure: Erasure
+    receipt: dict[str, Any]
+    signature: bytes
 
 
 def _fenced(fence: Fence, field: str) -> Unavailable:

@@ -21,7 +21,7 @@ from litestar.params import FromPath, PathParameter
 from recordseal.services.disclosure import DisclosureService, Window
 from recordseal.services.records import RecordService, Retry, header_members
 from recordseal.storage.rows import RecordRow
-from recordseal.verify.bundle import Bundle, encode_bundle
+from recordseal.verify.bundle import Bundle, SignedReceipt, encode_bundle
 from recordseal.web import batch
 from recordseal.web.bodies import read_json, strict_decoder
 from recordseal.web.controller import DomainController
@@ -302,11 +302,15 @@ async def _erase(
     subject_id = _subject_in_path(request, decoded)
     if subject_id is None:
         raise NotFoundException()
-    erasure = await records.erase(tenant, subject_id)
+    signed = await records.erase(tenant, subject_id)
+    erasure = signed.erasure
     return ErasureOut(
         status="erased" if erasure.erased_now else "already_erased",
         erased_at=erasure.erased_at,
         payloads_deleted=erasure.payloads_deleted,
+        erasure_receipt=msgspec.convert(
+            {"receipt": signed.receipt, "signature": signed.signature.hex()}, SignedReceipt
+        ),
     )
 
 

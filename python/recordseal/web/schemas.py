@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from recordseal.identifiers import DEFAULT_FLEET
-from recordseal.verify.bundle import Header
+from recordseal.verify.bundle import Header, SignedReceipt
 from recordseal.verify.result import VerificationResult
 
 Attestation = Literal["hosted-ingest"]
@@ -116,6 +116,8 @@ class ErasureOut(msgspec.Struct):
     status: Literal["erased", "already_erased"]
     erased_at: str
     payloads_deleted: int
+    #: signed by the header key: ``recordseal verify-receipt`` checks it (docs/records.md)
+    erasure_receipt: SignedReceipt
     attestation: Attestation = "hosted-ingest"
 
 
