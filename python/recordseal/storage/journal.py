@@ -349,7 +349,10 @@ class DirectoryJournal:
     def _append_now(self, entries: list[Entry]) -> None:
         if self._fd is None:
             raise JournalError("the journal is not open")
-        changed = [e for e in entries if self._mine.add(e)]
+        flush = JournalState()  # one line per stream and log per write: the largest
+        for entry in entries:
+            flush.add(entry)
+        changed = [e for e in flush.entries() if self._mine.add(e)]
         if not changed:
             return
         self._write(b"".join(self._line(encode(e)) for e in changed))
