@@ -231,14 +231,17 @@ def test_the_journal_merges_by_maximum_and_checks_its_chain(tmp_path: Path) -> N
 
     journal = DirectoryJournal(tmp_path / "j")
     journal.open()
-    journal.append_now([Head("t", "s", 1, b"a" * 32), Head("t", "s", 2, b"b" * 32)])
+    journal.append_now([Head("t", "s", 1, b"a" * 32)])
+    journal.append_now([Head("t", "s", 2, b"b" * 32)])
+    # One write keeps the largest head per stream: one line, not one per entry.
+    journal.append_now([Head("t", "u", n, b"c" * 32) for n in (3, 5, 4)])
     journal.close()
     (segment,) = (tmp_path / "j").glob("*.jsonl")
-    assert [e.seq for e in read_segment(segment).entries] == [1, 2]  # type: ignore[union-attr]
+    assert [e.seq for e in read_segment(segment).entries] == [1, 2, 5]  # type: ignore[union-attr]
     # A torn last line (a crash mid-write) is left out; a changed line breaks the chain.
     with segment.open("ab") as f:
         f.write(b'{"prev": "00", "k": "head"')
-    assert len(read_segment(segment).entries) == 2
+    assert len(read_segment(segment).entries) == 3
     lines = segment.read_bytes().split(b"\n")
     lines[1] = lines[1].replace(b'"seq":1', b'"seq":7')
     segment.write_bytes(b"\n".join(lines))
