@@ -113,6 +113,9 @@ def add_verify_receipt_parser(subparsers: Any) -> argparse.ArgumentParser:
         required=True,
         help="the key directory (written by 'recordseal keys export')",
     )
+    command.add_argument(
+        "--json", action="store_true", help="print the outcome as JSON (valid, reason, receipt)"
+    )
     command.set_defaults(run=run_receipt)
     return command
 
@@ -129,6 +132,9 @@ def run_receipt(args: argparse.Namespace) -> int:
         print(f"recordseal verify-receipt: {error}", file=sys.stderr)
         return EXIT_DATA
     result = verify_erasure_receipt(data, keys)
+    if args.json:
+        print(msgspec.json.encode(result).decode())
+        return 0 if result.valid else 1
     if not result.valid or result.receipt is None:
         print(f"INVALID: {result.reason}")
         return 1
