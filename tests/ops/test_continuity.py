@@ -78,8 +78,11 @@ def test_a_restored_database_is_fenced_and_signs_nothing_twice(tmp_path: Path) -
                 assert created.status_code == 201, created.text
             bob = post(http, acme, "s", "bob").json()
             post(http, acme, "s", "carol")
-            post(http, beta, "s", "dave")
+            dave = post(http, beta, "s", "dave").json()
             witnessed(http, acme, bob["record_id"])
+            # Both logs sealed before the backup: a checkpoint of beta's signed after it
+            # would rightly fence beta's log too once the backup is restored.
+            witnessed(http, beta, dave["record_id"])
     finally:
         stop(server)
     for path in database_files(data):  # the backup: the database, never the journal
