@@ -87,7 +87,7 @@ async def _make(
             fields = [leaf for leaf in _paths(payload)]
             bundle = await disclosure.disclose("acme", receipt.record_id, fields, None)
             bundles.append(encode_bundle(bundle))
-        keys = json.dumps(await key_directory(store, sealer)).encode()
+        keys = json.dumps(await key_directory(store, sealer.signer)).encode()
     finally:
         await store.close()
     trust = json.dumps(

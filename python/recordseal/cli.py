@@ -129,22 +129,14 @@ def _token_revoke(args: argparse.Namespace) -> int:
 
 async def _export_keys(settings: Settings) -> dict[str, object]:
     from recordseal.crypto.keyfiles import read_or_create_secret
-    from recordseal.ledger.continuity import Continuity
-    from recordseal.ledger.sealer import Sealer
     from recordseal.services.keys import key_directory
-    from recordseal.storage.journal import DirectoryJournal
+    from recordseal.tlog import Ed25519Signer
 
     store = open_store(settings)
     await store.open()
     try:
-        sealer = Sealer(
-            store.logs,
-            read_or_create_secret(settings.data_dir / "keys" / "log-signing.ed25519"),
-            settings.origin,
-            # names the logs only: nothing is sealed here, so the journal is not opened
-            continuity=Continuity(DirectoryJournal(settings.journal_dir)),
-        )
-        return await key_directory(store, sealer)
+        seed = read_or_create_secret(settings.data_dir / "keys" / "log-signing.ed25519")
+        return await key_directory(store, lambda origin: Ed25519Signer.from_seed(origin, seed))
     finally:
         await store.close()
 

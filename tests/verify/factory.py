@@ -18,6 +18,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from recordseal.chain import (
@@ -298,3 +299,10 @@ class World:
 
     def trust(self, **options: Any) -> TrustStore:
         return load_trust_store(json.dumps(self.trust_document(**options)).encode())
+
+
+def write_documents(folder: Path, documents: dict[str, bytes]) -> dict[str, Path]:
+    """Write each document into ``folder``; their paths by name without ``.json``."""
+    for name, data in documents.items():
+        (folder / name).write_bytes(data)
+    return {name.removesuffix(".json"): folder / name for name in documents}

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import tampered
-from .factory import World
+from .factory import World, write_documents
 
 
 @pytest.fixture(scope="module")
@@ -27,9 +27,7 @@ def files(world: World, tmp_path_factory: pytest.TempPathFactory) -> dict[str, P
         "trust.json": json.dumps(world.trust_document()).encode(),
         "bad-keys.json": b'{"format": "recordseal/keys/v1"}',
     }
-    for name, data in documents.items():
-        (folder / name).write_bytes(data)
-    return {name.removesuffix(".json"): folder / name for name in documents}
+    return write_documents(folder, documents)
 
 
 def _run(*args: str | Path, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:

@@ -21,6 +21,8 @@ from recordseal.chain import (
 from recordseal.crypto.signing import HEADER_CONTEXT, HeaderSigner
 from recordseal.verify import load_key_directory, verify_erasure_receipt
 
+from .factory import write_documents
+
 #: The worked example of docs/records.md: the key of seed 00 01 ... 1f.
 SEED = bytes(range(32))
 SUBJECT_REF = "019ac1d2e3f40718293a4b5c6d7e8f90"
@@ -240,9 +242,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "keys.json": json.dumps(directory(SIGNER)).encode(),
         "bad-keys.json": b'{"format": "recordseal/keys/v1"}',
     }
-    for name, data in documents.items():
-        (folder / name).write_bytes(data)
-    return {name.removesuffix(".json"): folder / name for name in documents}
+    return write_documents(folder, documents)
 
 
 def _run(*args: str | Path, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:

@@ -39,13 +39,14 @@ def _create(path: Path, size: int) -> bytes:
             os.link(temporary, path)
         except FileExistsError:
             return path.read_bytes()  # another process linked its key first
-        _sync_directory(path.parent)
+        sync_directory(path.parent)
         return data
     finally:
         os.unlink(temporary)
 
 
-def _sync_directory(directory: Path) -> None:
+def sync_directory(directory: Path) -> None:
+    """fsync a directory, so a file created, renamed or removed in it stays so after a crash."""
     fd = os.open(directory, os.O_RDONLY)
     try:
         os.fsync(fd)

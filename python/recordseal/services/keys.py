@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from recordseal.ledger.sealer import Sealer
 from recordseal.settings import AuthoritySetting, WitnessSetting
 from recordseal.storage.base import Store
+from recordseal.tlog import Ed25519Signer
 
 
-async def key_directory(store: Store, sealer: Sealer) -> dict[str, Any]:
-    """Header-signing keys with their validity, and the note verifier key of every log."""
+async def key_directory(store: Store, log_signer: Callable[[str], Ed25519Signer]) -> dict[str, Any]:
+    """Header-signing keys with their validity, and the note verifier key of every log
+    (``log_signer(origin)``: the log key under the log's name, ``Sealer.signer``)."""
     return {
         "format": "recordseal/keys/v1",
         "keys": [
@@ -26,7 +27,7 @@ async def key_directory(store: Store, sealer: Sealer) -> dict[str, Any]:
             for key in await store.records.signing_keys()
         ],
         "logs": [
-            {"origin": origin, "vkey": sealer.signer(origin).verifier().vkey}
+            {"origin": origin, "vkey": log_signer(origin).verifier().vkey}
             for origin in await store.logs.log_origins()
         ],
     }

@@ -478,19 +478,14 @@ class RecordService:
         outcomes = await self._store.records.append_records(
             tenant, appends, utc_now(), self._builder
         )
-        # What was signed is journaled before anyone is told of it (docs/continuity.md).
-        heads: dict[str, Head] = {}
-        for (stage, _), outcome in zip(prepared, outcomes, strict=True):
-            if isinstance(outcome, NewRecord):
-                heads[stage.stream.name] = Head(
-                    tenant, stage.stream.name, outcome.seq, outcome.chain_leaf
-                )
-        await self._continuity.signed_heads(heads.values())
         results: list[Ingested | ServiceError | _Race] = []
+        heads: dict[str, Head] = {}  # each stream's last record placed
         key_id = self._pipeline.key_id
         for (stage, record), outcome in zip(prepared, outcomes, strict=True):
             match outcome:
                 case NewRecord():
+                    name = stage.stream.name
+                    heads[name] = Head(tenant, name, outcome.seq, outcome.chain_leaf)
                     results.append(
                         Ingested(
                             record_id=record.record_id,
@@ -522,6 +517,8 @@ class RecordService:
                     results.append(_fenced(fence, "stream"))
                 case _:
                     assert_never(outcome)
+        # What was signed is journaled before anyone is told of it (docs/continuity.md).
+        await self._continuity.signed_heads(heads.values())
         return results
 
     async def record(self, tenant: str, record_id: str) -> RecordRow:

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from recordseal import clock
+from recordseal.crypto.keyfiles import sync_directory
 
 FORMAT = "recordseal/backup/v1"
 MANIFEST = "backup.json"
@@ -293,11 +294,7 @@ def _write_manifest(path: Path, manifest: dict[str, Any]) -> None:
         file.flush()
         os.fsync(file.fileno())
     temporary.replace(path)
-    directory = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(directory)
-    finally:
-        os.close(directory)
+    sync_directory(path.parent)
 
 
 def _remove_output(target: Path, created: bool) -> None:

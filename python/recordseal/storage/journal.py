@@ -35,6 +35,7 @@ from pathlib import Path
 import orjson
 
 from recordseal.clock import utc_now
+from recordseal.crypto.keyfiles import sync_directory
 
 #: A segment grows to this many bytes before its writer starts a new one with its state.
 ROTATE_BYTES = 8 * 1024 * 1024
@@ -88,7 +89,7 @@ class JournalState:
     checkpoints: dict[str, Signed] = field(default_factory=dict)
     erasures: dict[tuple[str, bytes], Erased] = field(default_factory=dict)
     retired: dict[str, Retired] = field(default_factory=dict)
-    #: (origin, size) signed with two roots: never expected, reported by ``recordseal recover``
+    #: (origin, size) signed with two roots: never expected, kept for whoever inspects it
     conflicts: list[tuple[Signed, Signed]] = field(default_factory=list)
 
     def add(self, entry: Entry) -> bool:
@@ -228,7 +229,6 @@ class DirectoryJournal:
         self._mine = JournalState()  # what this writer's segment holds (for rotation)
         self._queue: list[tuple[list[Entry], asyncio.Future[None]]] = []
         self._flusher: asyncio.Task[None] | None = None
-        self._lock = asyncio.Lock()
 
     # --- opening and reading -------------------------------------------------------------
 
@@ -263,7 +263,7 @@ class DirectoryJournal:
             self._start_segment([s.last_hash for s in dead])
             for segment in dead:
                 segment.path.unlink()
-            _fsync_directory(self.directory)
+            sync_directory(self.directory)
             return self._read_all()
 
     def read(self) -> JournalState:
@@ -298,11 +298,11 @@ class DirectoryJournal:
             header["continues"] = old_last
         lines = [self._line(header)] + [self._line(encode(e)) for e in self._mine.entries()]
         self._write(b"".join(lines))
-        _fsync_directory(self.directory)
+        sync_directory(self.directory)
         if old_fd is not None and old_path is not None:
             old_path.unlink()
             os.close(old_fd)
-            _fsync_directory(self.directory)
+            sync_directory(self.directory)
 
     def _line(self, body: dict[str, object]) -> bytes:
         raw = orjson.dumps({"prev": self._last, **body})
@@ -361,18 +361,10 @@ class DirectoryJournal:
                 self._start_segment([])
 
     def append_now(self, entries: Iterable[Entry]) -> None:
-        """:meth:`append` for commands without an event loop (``recordseal recover``)."""
+        """:meth:`append` for callers without an event loop."""
         self._append_now(list(entries))
 
     def close(self) -> None:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
-
-
-def _fsync_directory(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import msgspec
 
+from recordseal.crypto.keyfiles import sync_directory
+
 from . import _base64
 from .checkpoint import HASH_SIZE
 from .errors import TlogError
@@ -98,11 +100,7 @@ class StateStore:
         except BaseException:
             Path(temporary).unlink(missing_ok=True)
             raise
-        directory = os.open(self.directory, os.O_RDONLY)
-        try:
-            os.fsync(directory)
-        finally:
-            os.close(directory)
+        sync_directory(self.directory)
 
 
 def _corrupt(path: Path, message: str) -> TlogError:

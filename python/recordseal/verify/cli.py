@@ -125,12 +125,8 @@ def run_receipt(args: argparse.Namespace) -> int:
     try:
         keys = load_key_directory(args.keys.read_bytes())
         data = _read(args.file)
-    except OSError as error:
-        print(f"recordseal verify-receipt: {error}", file=sys.stderr)
-        return EXIT_NO_INPUT
-    except BundleError as error:
-        print(f"recordseal verify-receipt: {error}", file=sys.stderr)
-        return EXIT_DATA
+    except (OSError, BundleError) as error:
+        return _unusable_input("verify-receipt", error)
     result = verify_erasure_receipt(data, keys)
     if args.json:
         print(msgspec.json.encode(result).decode())
@@ -164,6 +160,13 @@ def _expand(names: Sequence[str], skip: set[Path]) -> tuple[list[str], bool]:
     return expanded, several
 
 
+def _unusable_input(command: str, error: OSError | BundleError) -> int:
+    """One line on standard error; 66 for a file that cannot be read, 65 for one that is not
+    a key directory (or trust store, or receipt) at all."""
+    print(f"recordseal {command}: {error}", file=sys.stderr)
+    return EXIT_NO_INPUT if isinstance(error, OSError) else EXIT_DATA
+
+
 def _read(name: str) -> bytes:
     return sys.stdin.buffer.read() if name == STDIN else Path(name).read_bytes()
 
@@ -184,12 +187,8 @@ def run(args: argparse.Namespace) -> int:
             keys = load_key_directory(args.keys.read_bytes())
         if args.trust is not None:
             trust = load_trust_store(args.trust.read_bytes())
-    except OSError as error:
-        print(f"recordseal verify: {error}", file=sys.stderr)
-        return EXIT_NO_INPUT
-    except BundleError as error:
-        print(f"recordseal verify: {error}", file=sys.stderr)
-        return EXIT_DATA
+    except (OSError, BundleError) as error:
+        return _unusable_input("verify", error)
     skip = {path.resolve() for path in (args.keys, args.trust) if path is not None}
     names, several = _expand(args.bundles, skip)
     # One verifier for every bundle: the key material built once, and what bundles of one

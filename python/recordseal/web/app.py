@@ -145,7 +145,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         )
 
         async def verification_context() -> tuple[KeyDirectory, TrustStore]:
-            directory = await key_directory(store, sealer)
+            directory = await key_directory(store, sealer.signer)
             return msgspec.convert(directory, KeyDirectory), trust
 
         app.state.verifier = OnlineVerifier(verification_context)

@@ -123,6 +123,6 @@ class ServiceController(DomainController):
         """The public key directory (docs/bundle.md): header-signing keys with their validity, and
         the note verifier key of every log."""
         return Response(
-            msgspec.json.encode(await key_directory(services.store, services.sealer)),
+            msgspec.json.encode(await key_directory(services.store, services.sealer.signer)),
             media_type="application/json",
         )
