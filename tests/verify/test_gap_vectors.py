@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from recordseal.chain import (
     build_gap_header,
@@ -18,6 +20,7 @@ from recordseal.chain import (
 )
 from recordseal.crypto.signing import HeaderSigner, verify_signature
 from recordseal.verify import load_key_directory, load_trust_store, verify_bundle
+from recordseal.verify.checks import _gaps
 
 VECTORS: dict[str, Any] = json.loads(
     (Path(__file__).parents[1] / "vectors" / "gaps.json").read_text(encoding="utf-8")
@@ -103,3 +106,18 @@ def test_build_gap_header_accepts_the_longest_reason() -> None:
         key_id="00" * 8,
     )
     assert header["seq"] == 2 and len(header["reason"]) == 64
+
+
+@given(
+    st.integers(1, 40),
+    st.integers(0, 40),
+    st.lists(st.tuples(st.integers(1, 90), st.integers(0, 10)), max_size=8),
+)
+def test_missing_spans_are_what_no_span_covers(low: int, width: int, spans: list[Any]) -> None:
+    """Check 6's span arithmetic (present seqs and declared ranges) against enumeration."""
+    high = low + width
+    present = sorted((first, first + extra) for first, extra in spans)
+    covered = {seq for first, last in present for seq in range(first, last + 1)}
+    expected = [seq for seq in range(low, high + 1) if seq not in covered]
+    got = [seq for first, last in _gaps(low, high, present) for seq in range(first, last + 1)]
+    assert got == expected

@@ -1,6 +1,6 @@
 """The outcome docs/bundle.md section 3 states for every rule, one test per row (issue 19).
 
-Each row of the tables (``M1``…``M9`` for a malformed bundle, ``1.1``…``7.2`` for the checks)
+Each row of the tables (``M1``…``M11`` for a malformed bundle, ``1.1``…``7.2`` for the checks)
 has its cases here, each breaking that rule alone as far as a bundle allows; the test asserts
 the stated status of the stated check. ``test_every_documented_rule_has_a_test`` reads the
 tables from the page, so a row without a test, or a test without a row, fails.

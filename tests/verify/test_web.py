@@ -20,6 +20,7 @@ from recordseal.web.verify import static_files, verify_controller
 
 from .conftest import tampered
 from .factory import World
+from .test_outcomes import GAP_SEQ, LAST_SEQ, gap_world
 
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 
@@ -267,3 +268,18 @@ def test_the_form_needs_url_encoding(client: TestClient[Litestar], world: World)
 def test_invalid_utf8_in_the_form_is_refused(client: TestClient[Litestar]) -> None:
     response = client.post("/verify-record", content="bundle=%FF%FE", headers=FORM)
     assert response.status_code == 400
+
+
+def test_api_reports_a_declared_gap_as_incomplete() -> None:
+    """The online verifier is the Python one: a window across a gap header is INCOMPLETE and
+    names the range (docs/bundle.md, rule 6.15); a window before it is VERIFIED."""
+    world = gap_world()
+    with TestClient(_app(world)) as gap_client:
+        across = gap_client.post(
+            "/v1/verify", content=world.bundle(coverage=(1, LAST_SEQ)), headers=JSON
+        ).json()
+        before = gap_client.post("/v1/verify", content=world.bundle(coverage=(1, 4)), headers=JSON)
+    assert across["verdict"] == "VERIFICATION INCOMPLETE"
+    assert across["checks"][5]["status"] == "unchecked"
+    assert f"seqs 5\u2013{GAP_SEQ - 1} declared lost on " in across["checks"][5]["detail"]
+    assert before.json()["verdict"] == "VERIFIED"
