@@ -1,4 +1,5 @@
-"""A continuity journal for tests that build services by hand (docs/continuity.md)."""
+"""A continuity journal for tests that build services by hand, and a service over one data
+directory with an operator's backup and restore of its database (docs/continuity.md)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,14 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from recordseal.crypto.signing import HeaderSigner
+from recordseal.crypto.vault import KeyWrapper
 from recordseal.ledger.continuity import Continuity
+from recordseal.ledger.sealer import Sealer
+from recordseal.services.records import RecordIn, RecordService
+from recordseal.settings import Settings
+from recordseal.storage.backends import open_store
+from recordseal.storage.base import Store
 from recordseal.storage.journal import DirectoryJournal
 
 
@@ -20,3 +28,63 @@ def fresh_continuity(directory: Path | None = None) -> Continuity:
     journal = DirectoryJournal(directory)
     journal.open()
     return Continuity(journal)
+
+
+SEED = bytes(range(32))
+SERVICE = "test.local"
+
+
+class Service:
+    """The record service and the sealer over one data directory, started like ``serve``."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    async def __aenter__(self) -> Service:
+        self.store: Store = open_store(self.settings)
+        await self.store.open()
+        self.continuity = Continuity(DirectoryJournal(self.settings.journal_dir))
+        await self.continuity.start(self.store)
+        self.records = RecordService(
+            self.store,
+            KeyWrapper(bytes(32)),
+            HeaderSigner.from_seed(SEED),
+            continuity=self.continuity,
+        )
+        self.sealer = Sealer(self.store.logs, SEED, SERVICE, continuity=self.continuity)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.store.close()
+        self.continuity.close()
+
+    async def post(self, tenant: str, stream: str, subject: str, n: int):  # type: ignore[no-untyped-def]
+        return await self.records.ingest(
+            tenant, RecordIn(stream, "t", "2026-11-26T08:00:00Z", subject, b'{"n":%d}' % n)
+        )
+
+
+class Backup:
+    """An operator's backup of the database (never of the journal), and its restore."""
+
+    def __init__(self, settings: Settings, postgres: object, directory: Path) -> None:
+        self.settings, self.postgres, self.directory = settings, postgres, directory
+
+    def take(self) -> None:
+        self.directory.mkdir()
+        if self.settings.database_url:
+            self.postgres.dump(self.settings.database_url, self.directory / "db.dump")  # type: ignore[attr-defined]
+            return
+        for path in self.settings.data_dir.glob("recordseal.sqlite3*"):
+            if not path.name.endswith(".lock"):
+                shutil.copy2(path, self.directory / path.name)
+
+    def restore(self) -> None:
+        if self.settings.database_url:
+            self.postgres.restore(self.settings.database_url, self.directory / "db.dump")  # type: ignore[attr-defined]
+            return
+        for path in self.settings.data_dir.glob("recordseal.sqlite3*"):
+            if not path.name.endswith(".lock"):
+                path.unlink()
+        for path in self.directory.iterdir():
+            shutil.copy2(path, self.settings.data_dir / path.name)

@@ -1,5 +1,6 @@
 """The ``recordseal`` command line: ``serve``, ``migrate``, ``token create|list|revoke``,
-``keys export``, ``backup``, ``verify``, ``verify-receipt``, ``bundle refresh``, ``panel link``,
+``keys export``, ``backup``, ``recover``, ``verify``, ``verify-receipt``, ``bundle refresh``,
+``panel link``,
 ``witness serve|key``, ``transparency write|replay``, ``fleet check|audit``.
 
 Every command that prints a result takes ``--json``. Scripts rely on the text shape too:
@@ -7,7 +8,7 @@ Every command that prints a result takes ``--json``. Scripts rely on the text sh
 Exit codes: 0 success, 2 a refusal or bad setting (one line on standard error), 64 a usage
 error; ``verify`` and ``verify-receipt`` have their own (docs/bundle.md, "The command line";
 docs/records.md, "Erasure receipts"); ``backup`` exits 1 when the copy failed once begun (its
-partial output removed).
+partial output removed); ``recover`` exits 1 when a stream or log stays fenced.
 """
 
 from __future__ import annotations
@@ -312,6 +313,104 @@ def _backup(args: argparse.Namespace) -> int:
     return 0
 
 
+#: The key files ``recover`` signs with; it never makes new ones.
+RECOVER_KEYS = ("header-signing.ed25519", "log-signing.ed25519")
+
+
+def _recover(args: argparse.Namespace) -> int:
+    """Declare lost sequence numbers and start successor logs (``ledger/recovery.py``)."""
+    settings = from_env(data_dir=args.data_dir, database_url=args.database_url)
+    _data_dir_for(settings, create=False)
+    missing = [n for n in RECOVER_KEYS if not (settings.data_dir / "keys" / n).is_file()]
+    if missing:
+        print(
+            f"recordseal: recover signs with the service's keys; {settings.data_dir / 'keys'}"
+            f" lacks {', '.join(missing)}: restore the keys (backed up apart) first;"
+            " nothing was written",
+            file=sys.stderr,
+        )
+        return 2
+    from recordseal.ledger.recovery import ServiceRunning
+
+    try:
+        report = asyncio.run(_run_recover(settings))
+    except ServiceRunning as running:
+        print(
+            f"recordseal: {running}: stop every service process of this store before"
+            " `recordseal recover`; nothing was written",
+            file=sys.stderr,
+        )
+        return 2
+    if args.json:
+        _print_json(
+            {
+                "gaps": [
+                    {
+                        "tenant": g.tenant,
+                        "stream": g.stream,
+                        "from_seq": g.from_seq,
+                        "to_seq": g.seq - 1,
+                        "seq": g.seq,
+                    }
+                    for g in report.gaps
+                ],
+                "successions": [
+                    {
+                        "predecessor": s.predecessor,
+                        "size": s.size,
+                        "root": s.root.hex(),
+                        "successor": s.origin,
+                    }
+                    for s in report.successions
+                ],
+                "refused": [{"name": name, "reason": why} for name, why in report.refused],
+            }
+        )
+    else:
+        for g in report.gaps:
+            last = g.seq - 1
+            lost = f"seq {last}" if g.from_seq == last else f"seqs {g.from_seq}-{last}"
+            print(
+                f"recordseal: stream {g.tenant}/{g.stream}: {lost} declared lost"
+                f" (gap header at seq {g.seq}); the next record is seq {g.seq + 1}"
+            )
+        for s in report.successions:
+            print(
+                f"recordseal: log {s.predecessor} retired after size {s.size};"
+                f" its successor is {s.origin}"
+            )
+        for name, why in report.refused:
+            print(f"recordseal: {name} stays fenced: {why}", file=sys.stderr)
+        if not (report.gaps or report.successions or report.refused):
+            print("recordseal: nothing is fenced; nothing to recover")
+    return 1 if report.refused else 0
+
+
+async def _run_recover(settings: Settings) -> Any:
+    from recordseal.crypto.keyfiles import read_or_create_secret
+    from recordseal.crypto.signing import HeaderSigner
+    from recordseal.ledger.continuity import Continuity
+    from recordseal.ledger.recovery import recover
+    from recordseal.storage.journal import DirectoryJournal
+    from recordseal.tlog import Ed25519Signer
+
+    store = open_store(settings)
+    await store.open()
+    continuity = Continuity(DirectoryJournal(settings.journal_dir))
+    try:
+        seed = read_or_create_secret(settings.data_dir / "keys" / "log-signing.ed25519")
+        return await recover(
+            store,
+            continuity,
+            HeaderSigner.load_or_create(settings.data_dir),
+            lambda origin: Ed25519Signer.from_seed(origin, seed),
+            settings.origin,
+        )
+    finally:
+        continuity.close()
+        await store.close()
+
+
 def _backup_summary(target: Path, manifest: dict[str, Any]) -> str:
     databases = ", ".join(
         f"{d['file']} ({d['bytes'] / 2**20:.1f} MiB, sha256 {d['sha256'][:12]}…)"
@@ -490,6 +589,16 @@ def parser() -> argparse.ArgumentParser:
     _json_option(backup, "the manifest (backup.json) and the target")
     _database_url_option(backup)
     backup.set_defaults(run=_backup)
+
+    recover = commands.add_parser(
+        "recover",
+        help="with the service stopped, after a restore fenced streams or logs: declare the"
+        " lost sequence numbers and start successor logs (docs/continuity.md)",
+    )
+    _data_dir_option(recover)
+    _json_option(recover, "the gaps declared, the logs succeeded and what stays fenced")
+    _database_url_option(recover)
+    recover.set_defaults(run=_recover)
 
     add_witness_parser(commands)
     add_verify_parser(commands)

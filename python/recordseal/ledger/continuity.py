@@ -34,7 +34,7 @@ from recordseal.storage.journal import (
     JournalState,
     Signed,
 )
-from recordseal.storage.rows import HeadCheck
+from recordseal.storage.rows import AnchorLog, HeadCheck
 
 log = logging.getLogger("recordseal.continuity")
 
@@ -126,13 +126,27 @@ class Continuity:
                 if at is not None and at.root == signed.root:
                     continue
                 reason = f"the store's checkpoint at size {signed.size} is not the one signed"
-            scope = by_origin.get(origin)
-            self._fence_log(
+            scope = self._scope_of(origin, by_origin)
+            self.fence_log(
                 origin,
                 None if scope is None else scope.tenant,
                 None if scope is None else scope.fleet,
                 reason,
             )
+
+    def _scope_of(self, origin: str, by_origin: dict[str, AnchorLog]) -> AnchorLog | None:
+        """The store's log of ``origin``, or of the predecessor it succeeds (a store put back
+        to before the ``recordseal recover`` that started ``origin``)."""
+        preceding = {r.successor: r.origin for r in self.state.retired.values()}
+        while origin not in by_origin and origin in preceding:
+            origin = preceding[origin]
+        return by_origin.get(origin)
+
+    def current_origin(self, origin: str) -> str:
+        """The live log of the line that starts at ``origin``: its last successor."""
+        while origin in self.state.retired:
+            origin = self.state.retired[origin].successor
+        return origin
 
     # --- fences ----------------------------------------------------------------------------
 
@@ -162,7 +176,7 @@ class Continuity:
         )
         self._report()
 
-    def _fence_log(self, origin: str, tenant: str | None, fleet: str | None, reason: str) -> None:
+    def fence_log(self, origin: str, tenant: str | None, fleet: str | None, reason: str) -> None:
         if origin in self.logs:
             return
         self.logs[origin] = Fence("log", tenant, origin, reason, utc_now(), fleet)
@@ -223,7 +237,7 @@ class Continuity:
             known = self.state.checkpoints.get(origin)
             if known is None or size >= known.size:
                 return False
-            self._fence_log(
+            self.fence_log(
                 origin,
                 tenant,
                 fleet,
@@ -243,7 +257,7 @@ class Continuity:
         self, origin: str, tenant: str | None, fleet: str, witness: str, size: int, ours: int
     ) -> None:
         """A witness cosigned ``size`` of the log, beyond the ``ours`` it now has."""
-        self._fence_log(
+        self.fence_log(
             origin,
             tenant,
             fleet,

@@ -109,7 +109,9 @@ class Sealer:
         return Ed25519Signer.from_seed(origin, self._seed)
 
     def origin(self, tenant: str | None, fleet: str = DEFAULT_FLEET) -> str:
-        return log_origin(self._service, tenant, fleet)
+        """The origin of the (tenant, fleet) log: its first, or the successor ``recordseal
+        recover`` started for it (docs/continuity.md)."""
+        return self._continuity.current_origin(log_origin(self._service, tenant, fleet))
 
     async def seal_pending(self) -> list[SealedBatch]:
         """Seal every log that has pending leaves; return the new checkpoints."""
@@ -132,7 +134,7 @@ class Sealer:
         under the fleet's tenant scope."""
         sealed: list[SealedBatch] = []
         origin = self.origin(tenant, fleet)
-        if self._continuity.log_fence(tenant, fleet) is not None:
+        if origin in self._continuity.logs:
             return sealed  # fenced: nothing is signed for it (docs/continuity.md)
         signer = self.signer(origin)
 
@@ -147,8 +149,10 @@ class Sealer:
             )
             try:
                 batch = await self._store.seal(request)
-            except LogBehind:
-                break  # fenced by ``behind``, which logged it
+            except LogBehind as refused:
+                if refused.reason is not None:  # the store's log is another origin
+                    self._continuity.fence_log(origin, tenant, fleet, refused.reason)
+                break  # fenced, and logged
             if batch is None:
                 break
             # Journaled before it is offered to anyone (docs/continuity.md).

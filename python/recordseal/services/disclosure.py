@@ -77,13 +77,16 @@ class DisclosureService:
                 "coverage",
             )
         rows = await self._store.records.stream_records(tenant, row.stream)
-        if window.to_seq > len(rows):
+        if window.to_seq > rows[-1].seq:
             raise Invalid("coverage_invalid", "coverage reaches past the stream's end", "coverage")
+        # By seq, not position: after a declared gap (docs/records.md, "Gap declarations") the
+        # stream has no record at the numbers it declares lost.
         return build.coverage_of(
             window.from_seq,
             window.to_seq,
             [
                 (header_members(r.header), r.signature)
-                for r in rows[window.from_seq - 1 : window.to_seq]
+                for r in rows
+                if window.from_seq <= r.seq <= window.to_seq
             ],
         )

@@ -523,7 +523,8 @@ class RecordService:
 
     async def record(self, tenant: str, record_id: str) -> RecordRow:
         row = await self._store.records.get_record(tenant, record_id)
-        if row is None:
+        # A gap header is stored as a record but is none: it is only ever covered.
+        if row is None or header_members(row.header)["format"] == chain.GAP_FORMAT:
             raise NotFound("record_not_found", "no record with this id", "record_id")
         return row
 

@@ -266,6 +266,26 @@ class DirectoryJournal:
             sync_directory(self.directory)
             return self._read_all()
 
+    def live_writers(self) -> int:
+        """How many segments other than this writer's are held by a live process (a service
+        sharing the journal is running)."""
+        live = 0
+        with self._directory_lock():
+            for path in self._segment_paths():
+                if path == self._path:
+                    continue
+                try:
+                    fd = os.open(path, os.O_RDONLY)
+                except FileNotFoundError:
+                    continue
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    live += 1
+                finally:
+                    os.close(fd)
+        return live
+
     def read(self) -> JournalState:
         """The whole state as every writer has written it so far."""
         with self._directory_lock():

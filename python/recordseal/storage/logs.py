@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from recordseal.storage.recovery import Recovery
 from recordseal.storage.rows import (
     Anchor,
     AnchorLog,
@@ -60,7 +61,8 @@ class LogStore(Protocol):
     # ``IS NOT DISTINCT FROM``): None matches only legacy logs (no tenant), a tenant id only
     # that tenant's logs, never the legacy ones.
     async def anchor_logs(self) -> list[AnchorLog]:
-        """Every log, legacy ones included, in creation order."""
+        """Every live log (not retired by ``recordseal recover``), legacy ones included, in
+        creation order."""
         ...
 
     async def anchors(
@@ -97,3 +99,8 @@ class LogStore(Protocol):
     async def cosignatures(self, origin: str, size: int) -> list[str]: ...
     async def add_timestamp(self, origin: str, size: int, authority: str, token: bytes) -> None: ...
     async def timestamps(self, origin: str, size: int) -> list[tuple[str, bytes]]: ...
+
+    async def recover(self, recovery: Recovery) -> None:
+        """Apply ``recordseal recover``'s successions and gaps in one transaction
+        (``storage.recovery``); ``RecoveryConflict`` when the store changed since the plan."""
+        ...

@@ -10,8 +10,10 @@ from typing import TYPE_CHECKING
 import asyncpg
 
 from recordseal.merkle import log as merkle_log
+from recordseal.storage import postgres_recovery
 from recordseal.storage import rows as store_rows
 from recordseal.storage.postgres_database import PostgresDatabase
+from recordseal.storage.recovery import Recovery
 from recordseal.storage.rows import (
     Anchor,
     AnchorLog,
@@ -29,7 +31,7 @@ _CHECKPOINT = "SELECT l.origin, c.size, c.root, c.note, c.created_at FROM checkp
 _ANCHORS = (
     "SELECT l.tenant, l.fleet, l.origin, c.size, c.root, c.note, c.created_at"
     " FROM checkpoints c JOIN logs l ON l.id = c.log_id"
-    " WHERE l.tenant IS NOT DISTINCT FROM $1::text AND l.fleet = $2"
+    " WHERE l.tenant IS NOT DISTINCT FROM $1::text AND l.fleet = $2 AND l.retired_at IS NULL"
 )
 
 if TYPE_CHECKING:
@@ -72,7 +74,7 @@ class PostgresLogs:
         """The (tenant, fleet) pairs that have records not yet in a sealed batch."""
         rows = await self._db.pool.fetch(
             "SELECT l.tenant, l.fleet FROM logs l JOIN log_positions p ON p.log_id = l.id"
-            " WHERE p.next_index > greatest(l.size, 1) ORDER BY l.id"
+            " WHERE p.next_index > greatest(l.size, 1) AND l.retired_at IS NULL ORDER BY l.id"
         )
         return [(tenant, fleet) for tenant, fleet in rows]
 
@@ -86,7 +88,7 @@ class PostgresLogs:
     async def checkpoints(self, tenant: str, fleet: str) -> list[CheckpointRow]:
         rows = await self._db.pool.fetch(
             _CHECKPOINT + " JOIN logs l ON l.id = c.log_id WHERE l.tenant = $1 AND l.fleet = $2"
-            " ORDER BY c.size",
+            " AND l.retired_at IS NULL ORDER BY c.size",
             tenant,
             fleet,
         )
@@ -171,7 +173,8 @@ class PostgresLogs:
 
     async def anchor_logs(self) -> list[AnchorLog]:
         rows = await self._db.pool.fetch(
-            "SELECT tenant, fleet, origin FROM logs WHERE origin IS NOT NULL ORDER BY id"
+            "SELECT tenant, fleet, origin FROM logs WHERE origin IS NOT NULL AND retired_at IS NULL"
+            " ORDER BY id"
         )
         return [AnchorLog(*row) for row in rows]
 
@@ -224,6 +227,10 @@ class PostgresLogs:
             line,
         )
 
+    async def recover(self, recovery: Recovery) -> None:
+        async with self._db.pool.acquire() as conn, conn.transaction():
+            await postgres_recovery.apply(conn, recovery)
+
     async def cosignatures(self, origin: str, size: int) -> list[str]:
         rows = await self._db.pool.fetch(
             "SELECT c.line FROM cosignatures c JOIN logs l ON l.id = c.log_id"
@@ -259,7 +266,7 @@ class PostgresLogs:
 #: wait for the seal (docs/records.md, "Sealing").
 LOCK_LOG = (
     "SELECT id, origin, size FROM logs WHERE tenant IS NOT DISTINCT FROM $1::text"
-    " AND fleet = $2 FOR NO KEY UPDATE"
+    " AND fleet = $2 AND retired_at IS NULL FOR NO KEY UPDATE"
 )
 
 
@@ -282,6 +289,7 @@ async def _seal(conn: Connection, request: SealRequest) -> SealedBatch | None:
     log_id, origin, size = row
     if origin is None:  # made with the log's first stream, named by its first seal
         await conn.execute("UPDATE logs SET origin = $1 WHERE id = $2", request.origin, log_id)
+        origin = request.origin
     wanted = sorted(merkle_log.frontier(size))
     rows = await conn.fetch(
         "SELECT n.level, n.idx, n.hash FROM log_nodes n"
@@ -311,7 +319,7 @@ async def _seal(conn: Connection, request: SealRequest) -> SealedBatch | None:
         [index for _, index in ids],
         [growth.nodes[i] for i in ids],
     )
-    request.admit(size)
+    request.admit(origin, size)
     note = request.sign(growth.size, growth.root)
     await conn.execute(
         "UPDATE logs SET size = $1, root = $2 WHERE id = $3", growth.size, growth.root, log_id

@@ -323,7 +323,9 @@ async def _log_of(conn: Connection, tenant: str, fleet: str) -> int:
         fleet,
     )
     log_id: int = await conn.fetchval(
-        "SELECT id FROM logs WHERE tenant = $1 AND fleet = $2", tenant, fleet
+        "SELECT id FROM logs WHERE tenant = $1 AND fleet = $2 AND retired_at IS NULL",
+        tenant,
+        fleet,
     )
     await conn.execute(  # a log the sealer opened first (a fleet's genesis) has no counter yet
         "INSERT INTO log_positions (log_id, next_index)"

@@ -243,6 +243,15 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE tokens ADD COLUMN last_used_at text;
     """,
+    # 7: successor logs, as SQLite's migration 9.
+    """
+    ALTER TABLE logs ADD COLUMN retired_at text;
+    ALTER TABLE logs ADD COLUMN predecessor text;
+    ALTER TABLE logs ADD COLUMN predecessor_size bigint;
+    ALTER TABLE logs ADD COLUMN predecessor_root bytea;
+    DROP INDEX logs_scope;
+    CREATE UNIQUE INDEX logs_scope ON logs ((coalesce(tenant, '')), fleet) WHERE retired_at IS NULL;
+    """,
 ]
 
 

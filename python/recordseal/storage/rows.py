@@ -128,20 +128,28 @@ class SealRequest:
     #: behind what the service signed for this log (docs/continuity.md).
     behind: Callable[[int], bool] | None = None
 
-    def admit(self, size: int) -> None:
-        """Raise :class:`LogBehind` when the stored ``size`` is behind what was signed."""
+    def admit(self, stored: str | None, size: int) -> None:
+        """Raise :class:`LogBehind` when the store's log of this scope is named ``stored``,
+        another origin than this seal's (a store put back to before a ``recordseal recover``),
+        or when its stored ``size`` is behind what was signed."""
+        if stored is not None and stored != self.origin:
+            raise LogBehind(
+                self.origin, size, f"the store's log of its scope is {stored}, not {self.origin}"
+            )
         if self.behind is not None and self.behind(size):
             raise LogBehind(self.origin, size)
 
 
 class LogBehind(Exception):
     """A seal found the log's stored size behind the last checkpoint the service signed for
-    it: the database was restored or failed over. Nothing was signed."""
+    it, or the store's log of the scope has another origin: the database was restored or
+    failed over. Nothing was signed. ``reason`` is set when nothing fenced the log yet."""
 
-    def __init__(self, origin: str, size: int) -> None:
-        super().__init__(f"log {origin} is at size {size}, behind what was signed")
+    def __init__(self, origin: str, size: int, reason: str | None = None) -> None:
+        super().__init__(reason or f"log {origin} is at size {size}, behind what was signed")
         self.origin = origin
         self.size = size
+        self.reason = reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,13 +185,13 @@ RECEIPT_PAGE = 512
 #: of the receipts on it: the same SQL for both backends.
 LATEST_CHECKPOINTS = (
     "SELECT l.origin, c.size, c.root, c.note, c.created_at FROM checkpoints c"
-    " JOIN logs l ON l.id = c.log_id AND c.size = l.size"
+    " JOIN logs l ON l.id = c.log_id AND c.size = l.size WHERE l.retired_at IS NULL"
 )
 LATEST_RECEIPTS = (
     "SELECT l.origin, x.witness FROM cosignatures x"
-    " JOIN logs l ON l.id = x.log_id AND x.size = l.size"
+    " JOIN logs l ON l.id = x.log_id AND x.size = l.size WHERE l.retired_at IS NULL"
     " UNION ALL SELECT l.origin, t.authority FROM timestamps t"
-    " JOIN logs l ON l.id = t.log_id AND t.size = l.size"
+    " JOIN logs l ON l.id = t.log_id AND t.size = l.size WHERE l.retired_at IS NULL"
 )
 
 

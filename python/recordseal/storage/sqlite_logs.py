@@ -9,6 +9,8 @@ from typing import Any, BinaryIO
 
 from recordseal.merkle import log as merkle_log
 from recordseal.storage import rows as store_rows
+from recordseal.storage import sqlite_recovery
+from recordseal.storage.recovery import Recovery
 from recordseal.storage.rows import (
     Anchor,
     AnchorLog,
@@ -48,7 +50,7 @@ class SQLiteLogs:
         """The (tenant, fleet) pairs that have records not yet in a sealed batch."""
         rows = self._db.read(
             "SELECT l.tenant, l.fleet FROM logs l JOIN log_positions p ON p.log_id = l.id"
-            " WHERE p.next_index > max(l.size, 1) ORDER BY l.id"
+            " WHERE p.next_index > max(l.size, 1) AND l.retired_at IS NULL ORDER BY l.id"
         )
         return [(tenant, fleet) for tenant, fleet in rows]
 
@@ -66,10 +68,10 @@ class SQLiteLogs:
         planned = _plan(self._db, request)
         if planned is None:
             return await self._db.writer.submit(lambda conn, batch: _seal(conn, request))
-        log_id, size, growth = planned
+        log_id, origin, size, growth = planned
         if growth is None:
             return None
-        request.admit(size)
+        request.admit(origin, size)
         note = request.sign(growth.size, growth.root)
 
         def job(conn: sqlite3.Connection, batch: Batch) -> SealedBatch | None:
@@ -83,7 +85,8 @@ class SQLiteLogs:
     async def checkpoints(self, tenant: str, fleet: str) -> list[CheckpointRow]:
         rows = self._db.read(
             "SELECT l.origin, c.size, c.root, c.note, c.created_at FROM checkpoints c"
-            " JOIN logs l ON l.id = c.log_id WHERE l.tenant = ? AND l.fleet = ? ORDER BY c.size",
+            " JOIN logs l ON l.id = c.log_id WHERE l.tenant = ? AND l.fleet = ?"
+            " AND l.retired_at IS NULL ORDER BY c.size",
             (tenant, fleet),
         )
         return [CheckpointRow(*row) for row in rows]
@@ -169,7 +172,9 @@ class SQLiteLogs:
 
     async def anchor_logs(self) -> list[AnchorLog]:
         rows = self._db.read(
-            "SELECT tenant, fleet, origin FROM logs WHERE origin IS NOT NULL ORDER BY id", ()
+            "SELECT tenant, fleet, origin FROM logs WHERE origin IS NOT NULL AND retired_at IS NULL"
+            " ORDER BY id",
+            (),
         )
         return [AnchorLog(*row) for row in rows]
 
@@ -237,6 +242,9 @@ class SQLiteLogs:
         )
         return [(authority, token) for authority, token in rows]
 
+    async def recover(self, recovery: Recovery) -> None:
+        await self._db.writer.submit(lambda conn, batch: sqlite_recovery.apply(conn, recovery))
+
     async def cosignatures(self, origin: str, size: int) -> list[str]:
         rows = self._db.read(
             "SELECT c.line FROM cosignatures c JOIN logs l ON l.id = c.log_id"
@@ -250,6 +258,7 @@ class SQLiteLogs:
 _ANCHORS = (
     "SELECT l.tenant, l.fleet, l.origin, c.size, c.root, c.note, c.created_at"
     " FROM checkpoints c JOIN logs l ON l.id = c.log_id WHERE l.tenant IS ? AND l.fleet = ?"
+    " AND l.retired_at IS NULL"
 )
 
 
@@ -264,31 +273,32 @@ def _seal(conn: sqlite3.Connection, request: SealRequest) -> SealedBatch | None:
         (request.tenant, request.fleet, request.origin, b""),
     )
     log_id, origin, size = conn.execute(
-        "SELECT id, origin, size FROM logs WHERE tenant IS ? AND fleet = ?",
+        "SELECT id, origin, size FROM logs WHERE tenant IS ? AND fleet = ? AND retired_at IS NULL",
         (request.tenant, request.fleet),
     ).fetchone()
     if origin is None:  # made with the log's first stream, named by its first seal
         conn.execute("UPDATE logs SET origin = ? WHERE id = ?", (request.origin, log_id))
+        origin = request.origin
     growth = _grow(conn.execute, log_id, size, request)
     if growth is None:
         return None
-    request.admit(size)
+    request.admit(origin, size)
     return _write_seal(conn, request, log_id, growth, request.sign(growth.size, growth.root))
 
 
 def _plan(
     db: SQLiteDatabase, request: SealRequest
-) -> tuple[int, int, merkle_log.Growth | None] | None:
-    """The log's id and sealed size and its growth by the pending leaves, read outside the
-    write lock; None for a log without a row or an origin yet."""
+) -> tuple[int, str, int, merkle_log.Growth | None] | None:
+    """The log's id, origin and sealed size and its growth by the pending leaves, read
+    outside the write lock; None for a log without a row or an origin yet."""
     rows = db.read(
-        "SELECT id, origin, size FROM logs WHERE tenant IS ? AND fleet = ?",
+        "SELECT id, origin, size FROM logs WHERE tenant IS ? AND fleet = ? AND retired_at IS NULL",
         (request.tenant, request.fleet),
     )
     if not rows or rows[0][1] is None:
         return None
-    log_id, _, size = rows[0]
-    return log_id, size, _grow(db.read, log_id, size, request)
+    log_id, origin, size = rows[0]
+    return log_id, origin, size, _grow(db.read, log_id, size, request)
 
 
 def _grow(

@@ -360,7 +360,8 @@ def _log_of(conn: sqlite3.Connection, tenant: str, fleet: str) -> int:
         (tenant, fleet, b""),
     )
     (log_id,) = conn.execute(
-        "SELECT id FROM logs WHERE tenant IS ? AND fleet = ?", (tenant, fleet)
+        "SELECT id FROM logs WHERE tenant IS ? AND fleet = ? AND retired_at IS NULL",
+        (tenant, fleet),
     ).fetchone()
     conn.execute(  # a log the sealer opened first (a fleet's genesis) has no counter yet
         "INSERT OR IGNORE INTO log_positions (log_id, next_index)"

@@ -263,6 +263,18 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE tokens ADD COLUMN last_used_at TEXT;
     """,
+    # 9: successor logs (docs/continuity.md, "Recover"). ``recordseal recover`` retires a log
+    # the store lost part of (``retired_at``) and starts its successor, a new row of the same
+    # (tenant, fleet) whose leaf 0 commits to the predecessor's last signed checkpoint
+    # (``predecessor``, ``predecessor_size``, ``predecessor_root``). One live log per scope.
+    """
+    ALTER TABLE logs ADD COLUMN retired_at TEXT;
+    ALTER TABLE logs ADD COLUMN predecessor TEXT;
+    ALTER TABLE logs ADD COLUMN predecessor_size INTEGER;
+    ALTER TABLE logs ADD COLUMN predecessor_root BLOB;
+    DROP INDEX logs_scope;
+    CREATE UNIQUE INDEX logs_scope ON logs (ifnull(tenant, ''), fleet) WHERE retired_at IS NULL;
+    """,
 ]
 
 

@@ -1,0 +1,166 @@
+"""``recordseal recover``: continue every fenced stream and log without equivocation
+(docs/continuity.md, "Recover").
+
+Run while the service is stopped, after a restore or failover fenced streams and logs
+(``ledger.continuity``):
+
+- a fenced **stream** whose store ends at ``seq n-1`` while the journal says ``seq J`` was
+  signed gets a signed gap header declaring ``n..J`` lost, stored as its record at ``J+1``
+  (docs/records.md, "Gap declarations"); its next record is ``J+2``;
+- a fenced **log** is retired and a successor started (``<base>/2``, ``<base>/3``...), whose
+  leaf 0 commits to the last checkpoint the service signed for the predecessor
+  (``merkle.genesis.successor_genesis``) and whose checkpoint of size 1 is signed now; the
+  records the predecessor had not sealed move to the successor.
+
+Everything is signed and journaled first (the journal then holds the new heads, the
+retirement and the successor's checkpoint), and then written to the store in one
+transaction. Should that transaction never happen (a crash between the two), the streams and
+logs are fenced again at the next start and a second ``recover`` declares past what the first
+journaled: nothing is ever signed twice for one sequence number or one log size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from recordseal import chain
+from recordseal.clock import new_record_id, utc_now
+from recordseal.core import leaf_hash
+from recordseal.crypto.signing import HeaderSigner
+from recordseal.ledger.continuity import STORE_ROLLED_BACK, Continuity
+from recordseal.merkle.genesis import log_origin, successor_genesis, successor_origin
+from recordseal.storage.base import Store
+from recordseal.storage.journal import Entry, Head, Retired, Signed
+from recordseal.storage.recovery import GapRecord, Recovery, Succession
+from recordseal.tlog import Checkpoint, Ed25519Signer, sign_checkpoint
+
+
+class ServiceRunning(Exception):
+    """``recover`` runs while the service is stopped; nothing was written."""
+
+
+@dataclass
+class RecoveryReport:
+    """What ``recover`` did: gaps declared, logs succeeded, and what it could not recover."""
+
+    gaps: list[GapRecord] = field(default_factory=list)
+    successions: list[Succession] = field(default_factory=list)
+    #: (stream or log, why it stays fenced)
+    refused: list[tuple[str, str]] = field(default_factory=list)
+
+
+async def recover(
+    store: Store,
+    continuity: Continuity,
+    header_signer: HeaderSigner,
+    log_signer: Callable[[str], Ed25519Signer],
+    service_origin: str,
+) -> RecoveryReport:
+    """Compare the store with the journal (``continuity.start``, which also re-applies the
+    journal's erasures) and recover what is fenced."""
+    if not await store.logs.claim_sealing():
+        raise ServiceRunning("a service holds the sealer claim of this store")
+    await continuity.start(store)
+    if continuity.journal.live_writers():
+        raise ServiceRunning(f"a service is writing the journal {continuity.journal.directory}")
+    now = utc_now()
+    report = RecoveryReport()
+    await _plan_successions(store, continuity, log_signer, service_origin, report)
+    await _plan_gaps(store, continuity, header_signer, now, report)
+    if not report.gaps and not report.successions:
+        return report
+    entries: list[Entry] = []
+    for s in report.successions:
+        entries += [
+            Retired(s.predecessor, s.size, s.root, s.origin),
+            Signed(s.origin, 1, leaf_hash(s.leaf)),
+        ]
+    entries += [Head(g.tenant, g.stream, g.seq, g.chain_leaf) for g in report.gaps]
+    # Journaled first: from here on these heads and this checkpoint count as signed.
+    continuity.journal.append_now(entries)
+    await store.logs.recover(Recovery(report.successions, report.gaps, now))
+    return report
+
+
+async def _plan_successions(
+    store: Store,
+    continuity: Continuity,
+    log_signer: Callable[[str], Ed25519Signer],
+    service_origin: str,
+    report: RecoveryReport,
+) -> None:
+    taken = set(await store.logs.log_origins()) | set(continuity.state.checkpoints)
+    taken |= {r.successor for r in continuity.state.retired.values()}
+    for origin, fence in sorted(continuity.logs.items()):
+        signed = continuity.state.checkpoints.get(origin)
+        if fence.fleet is None or signed is None:
+            report.refused.append((f"log {origin}", "the store has no log it could succeed"))
+            continue
+        base = log_origin(service_origin, fence.tenant, fence.fleet)
+        successor = successor_origin(base, origin)
+        while successor in taken:
+            successor = successor_origin(base, successor)
+        taken.add(successor)
+        leaf = successor_genesis(origin, signed.size, signed.root)
+        note = sign_checkpoint(Checkpoint(successor, 1, leaf_hash(leaf)), log_signer(successor))
+        report.successions.append(
+            Succession(
+                fence.tenant, fence.fleet, origin, signed.size, signed.root, successor, leaf, note
+            )
+        )
+
+
+async def _plan_gaps(
+    store: Store,
+    continuity: Continuity,
+    signer: HeaderSigner,
+    now: str,
+    report: RecoveryReport,
+) -> None:
+    stored = {
+        (t, n): (next_seq, head) for t, n, next_seq, head in await store.records.stream_heads()
+    }
+    for (tenant, stream), _ in sorted(continuity.streams.items()):
+        signed = continuity.state.heads[(tenant, stream)]
+        found = stored.get((tenant, stream))
+        name = f"stream {tenant}/{stream}"
+        if found is None:
+            report.refused.append(
+                (name, "the store has no such stream (it was created after the backup)")
+            )
+            continue
+        next_seq, prev = found
+        if next_seq > signed.seq:
+            report.refused.append(
+                (
+                    name,
+                    f"the store holds another record at seq {signed.seq} than the one signed:"
+                    " it is not an earlier state of this service's store",
+                )
+            )
+            continue
+        header = chain.build_gap_header(
+            tenant=tenant,
+            stream=stream,
+            from_seq=next_seq,
+            to_seq=signed.seq,
+            reason=STORE_ROLLED_BACK,
+            declared_at=now,
+            prev=prev,
+            key_id=signer.key_id,
+        )
+        canonical = chain.canonical_header(header)
+        report.gaps.append(
+            GapRecord(
+                tenant,
+                stream,
+                new_record_id(),
+                next_seq,
+                signed.seq + 1,
+                prev,
+                canonical,
+                signer.sign_message(chain.gap_signing_message(canonical)),
+                chain.chain_leaf(canonical),
+            )
+        )

@@ -1,0 +1,63 @@
+"""What ``recordseal recover`` writes (docs/continuity.md, "Recover").
+
+A :class:`Recovery` is applied by ``store.logs.recover`` in one transaction: every
+:class:`Succession` first (the fenced log retired, its successor started with a signed
+checkpoint of size 1, the records it had not sealed moved to the successor's positions, its
+streams pointed at the successor), then every :class:`GapRecord` (a signed gap header stored
+as the stream's record at ``seq``, taking the next position of the stream's log). What is
+written was signed and journaled before (``ledger.recovery``); the store only places it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Succession:
+    """Retire the live log of (``tenant``, ``fleet``) for ``origin``.
+
+    ``predecessor``, ``size`` and ``root``: the last checkpoint the service signed for the
+    log it succeeds (the journal's, which may be beyond what the store holds); ``leaf``: the
+    successor's leaf 0 (``merkle.genesis.successor_genesis``); ``note``: its checkpoint of
+    size 1, whose root is the leaf hash of ``leaf``.
+    """
+
+    tenant: str | None
+    fleet: str
+    predecessor: str
+    size: int
+    root: bytes
+    origin: str
+    leaf: bytes
+    note: str
+
+
+@dataclass(frozen=True, slots=True)
+class GapRecord:
+    """A gap header of stream (``tenant``, ``stream``) stored as its record at ``seq``.
+
+    ``from_seq``: the stream's next sequence number in the store when the gap was planned
+    (the first one declared lost); the store refuses the gap when that has changed.
+    ``prev``: the stream's head the gap header links to."""
+
+    tenant: str
+    stream: str
+    record_id: str
+    from_seq: int
+    seq: int
+    prev: bytes
+    header: bytes  # RFC 8785 gap header
+    signature: bytes
+    chain_leaf: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Recovery:
+    successions: list[Succession]
+    gaps: list[GapRecord]
+    now: str
+
+
+class RecoveryConflict(Exception):
+    """The store changed between the plan and its application: nothing was written."""
