@@ -1,7 +1,10 @@
-"""A restore of the database, as an operator does it, with real processes: ``serve`` with its
-demo witness (a process of its own that remembers what it cosigned), stopped, its database
-files put back to an earlier copy, started again. Nothing equivocates; what the store lost is
-fenced; everything else keeps working; an erased subject stays erased (docs/continuity.md)."""
+"""A restore of the database, as an operator does it, with real processes on both backends:
+``serve`` with its demo witness (a process of its own that remembers what it cosigned),
+stopped, its database put back to an earlier backup (SQLite's files, or a ``pg_dump`` of
+PostgreSQL's schema), started again. Nothing equivocates; what the store lost is fenced;
+everything else keeps working; an erased subject stays erased; ``recordseal recover`` then
+declares the loss and starts a successor log, and every verdict is what docs/bundle.md says
+(docs/continuity.md)."""
 
 from __future__ import annotations
 
@@ -14,7 +17,10 @@ import sys
 from pathlib import Path
 
 import httpx
+import pytest
 
+from tests.conftest import BACKENDS
+from tests.pg_cluster import Cluster
 from tests.servers import create_token, free_port, kill_service, start_service
 
 RECORD = {"record_type": "t", "occurred_at": "2026-11-26T08:00:00Z", "payload": {"n": 1}}
@@ -40,14 +46,49 @@ def database_files(data: Path) -> list[Path]:
     return [p for p in data.glob("recordseal.sqlite3*") if not p.name.endswith(".lock")]
 
 
-def test_a_restored_database_is_fenced_and_signs_nothing_twice(tmp_path: Path) -> None:
+class Database:
+    """The service's database and an operator's backup and restore of it: SQLite's files
+    copied while the service is stopped, or ``pg_dump``/``pg_restore`` of PostgreSQL's."""
+
+    def __init__(self, data: Path, copy: Path, cluster: Cluster | None) -> None:
+        self.data, self.copy, self.cluster = data, copy, cluster
+        self.url = cluster.url() if cluster else None
+
+    def options(self) -> list[str]:
+        return ["--database-url", self.url] if self.url else []
+
+    def back_up(self) -> None:
+        if self.cluster and self.url:
+            self.cluster.dump(self.url, self.copy / "db.dump")
+            return
+        for path in database_files(self.data):  # the database, never the journal
+            shutil.copy2(path, self.copy / path.name)
+
+    def restore(self) -> None:
+        if self.cluster and self.url:
+            self.cluster.restore(self.url, self.copy / "db.dump")
+            return
+        for path in database_files(self.data):
+            path.unlink()
+        for path in self.copy.iterdir():
+            shutil.copy2(path, self.data / path.name)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_restored_database_is_fenced_and_signs_nothing_twice(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest
+) -> None:
     data, witness, copy = tmp_path / "data", tmp_path / "witness", tmp_path / "copy"
     data.mkdir()
     copy.mkdir()
+    cluster = request.getfixturevalue("postgres") if backend == "postgres" else None
+    database = Database(data, copy, cluster)
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     args = ["--demo-witness", str(witness)]
     env = {"RECORDSEAL_SEAL_INTERVAL": "0.2"}
+    if database.url:
+        env["RECORDSEAL_DATABASE_URL"] = database.url
 
     def start() -> subprocess.Popen[bytes]:
         return start_service(data, port, args=args, env=env)
@@ -67,7 +108,7 @@ def test_a_restored_database_is_fenced_and_signs_nothing_twice(tmp_path: Path) -
         assert bundle["seal"] is not None
         return bundle
 
-    acme, beta = create_token(data, "acme"), create_token(data, "beta")
+    acme, beta = (create_token(data, t, database.url) for t in ("acme", "beta"))
     server = start()
     try:
         with httpx.Client(base_url=url, timeout=60) as http:
@@ -85,8 +126,7 @@ def test_a_restored_database_is_fenced_and_signs_nothing_twice(tmp_path: Path) -
             witnessed(http, beta, dave["record_id"])
     finally:
         stop(server)
-    for path in database_files(data):  # the backup: the database, never the journal
-        shutil.copy2(path, copy / path.name)
+    database.back_up()
 
     server = start()
     try:
@@ -103,7 +143,7 @@ def test_a_restored_database_is_fenced_and_signs_nothing_twice(tmp_path: Path) -
         stop(server)
     # The data subject's proof of erasure: the whole answer verifies with the key directory.
     keys = tmp_path / "keys.json"
-    cli(["keys", "export", "--data-dir", str(data), "--keys-out", str(keys),
+    cli(["keys", "export", "--data-dir", str(data), *database.options(), "--keys-out", str(keys),
          "--trust-out", str(tmp_path / "trust.json")])  # fmt: skip
     checked = cli(
         ["verify-receipt", str(tmp_path / "erase.json"), "--keys", str(keys)], check=False
@@ -116,10 +156,7 @@ def test_a_restored_database_is_fenced_and_signs_nothing_twice(tmp_path: Path) -
         ["verify-receipt", str(tmp_path / "forged.json"), "--keys", str(keys)], check=False
     )
     assert forged.returncode == 1 and forged.stdout.startswith("INVALID"), forged.stdout
-    for path in database_files(data):  # the restore
-        path.unlink()
-    for path in copy.iterdir():
-        shutil.copy2(path, data / path.name)
+    database.restore()
 
     server = start()
     try:
@@ -163,7 +200,7 @@ def test_a_restored_database_is_fenced_and_signs_nothing_twice(tmp_path: Path) -
 
     # Recover, with the service stopped: seq 3 declared lost (the gap header is seq 4), the log
     # retired after the size 4 the witness cosigned, its successor started.
-    recovered = cli(["recover", "--data-dir", str(data), "--json"])
+    recovered = cli(["recover", "--data-dir", str(data), "--json", *database.options()])
     report = json.loads(recovered.stdout)
     assert report["gaps"] == [
         {"tenant": "acme", "stream": "s", "from_seq": 3, "to_seq": 3, "seq": 4}
@@ -192,8 +229,8 @@ def test_a_restored_database_is_fenced_and_signs_nothing_twice(tmp_path: Path) -
     finally:
         stop(server)
     keys_file = tmp_path / "keys-after.json"
-    cli(["keys", "export", "--data-dir", str(data), "--keys-out", str(keys_file),
-         "--trust-out", str(tmp_path / "trust.json")])  # fmt: skip
+    cli(["keys", "export", "--data-dir", str(data), *database.options(),
+         "--keys-out", str(keys_file), "--trust-out", str(tmp_path / "trust.json")])  # fmt: skip
     trust = tmp_path / "trust.json"
 
     def verify(bundle: Path) -> subprocess.CompletedProcess[str]:
