@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,15 @@ import pytest
 
 from recordseal.core import leaf_hash
 from recordseal.ledger import sealer
-from recordseal.merkle.genesis import TENANT_GENESIS_TAG, log_origin, tenant_genesis
+from recordseal.merkle.genesis import (
+    SUCCESSOR_GENESIS_TAG,
+    TENANT_GENESIS_TAG,
+    log_origin,
+    successor_genesis,
+    successor_origin,
+    tenant_genesis,
+)
+from recordseal.tlog import Checkpoint, Ed25519Signer, open_checkpoint, sign_checkpoint
 
 VECTORS = json.loads((Path(__file__).parents[1] / "vectors" / "genesis.json").read_text())
 
@@ -64,3 +73,49 @@ def test_each_vector_spells_out_its_preimage(case: dict[str, Any]) -> None:
     )
     assert bytes.fromhex(case["preimage"]) == spelled
     assert hashlib.sha256(spelled).hexdigest() == case["genesis"]
+
+
+SUCCESSORS = json.loads((Path(__file__).parents[1] / "vectors" / "successors.json").read_text())
+
+
+def test_the_successor_tag_is_its_own_and_ends_in_v1() -> None:
+    assert SUCCESSORS["tag"] == SUCCESSOR_GENESIS_TAG.decode() == "recordseal-log-successor-v1"
+    assert SUCCESSOR_GENESIS_TAG != TENANT_GENESIS_TAG
+
+
+@pytest.mark.parametrize("case", SUCCESSORS["cases"], ids=lambda case: case["name"])
+def test_successor_vectors(case: dict[str, Any]) -> None:
+    """Leaf 0 of a successor log, its root at size 1, its origin and its signed checkpoint of
+    size 1 (docs/tlog.md, "Successor logs")."""
+    root = bytes.fromhex(case["root"])
+    leaf = successor_genesis(case["predecessor"], case["size"], root)
+    assert leaf.hex() == case["leaf"]
+    assert hashlib.sha256(bytes.fromhex(case["preimage"])).hexdigest() == case["leaf"]
+    assert leaf_hash(leaf).hex() == case["root_size_1"]
+    assert successor_origin(case["first"], case["predecessor"]) == case["successor"]
+    seed = hashlib.sha256(b"recordseal docs: log key").digest()
+    checkpoint = Checkpoint(case["successor"], 1, leaf_hash(leaf))
+    signer = Ed25519Signer.from_seed(case["successor"], seed)
+    assert sign_checkpoint(checkpoint, signer) == case["signed_checkpoint"]
+    opened, _ = open_checkpoint(case["signed_checkpoint"], [signer.verifier()])
+    assert (opened.origin, opened.size, opened.root_hash) == (case["successor"], 1, leaf_hash(leaf))
+
+
+def test_a_successor_commits_to_every_part_of_the_predecessor_checkpoint() -> None:
+    root = bytes(32)
+    leaves = {
+        successor_genesis("svc/a/f", 5, root),
+        successor_genesis("svc/a/g", 5, root),
+        successor_genesis("svc/a/f", 6, root),
+        successor_genesis("svc/a/f", 5, b"\x01" + root[1:]),
+    }
+    assert len(leaves) == 4
+    with pytest.raises(ValueError):
+        successor_genesis("svc/a/f", 5, b"short")
+
+
+def test_successor_origins_refuse_another_line() -> None:
+    assert successor_origin("svc/a/f", "svc/a/f/9") == "svc/a/f/10"
+    for stranger in ("svc/a/g", "svc/a/f/x", "svc/a/f2"):
+        with pytest.raises(ValueError):
+            successor_origin("svc/a/f", stranger)
