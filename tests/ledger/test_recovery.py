@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 
 import msgspec
 import pytest
 
 from recordseal import chain
+from recordseal.clock import utc_datetime
 from recordseal.core import leaf_hash
 from recordseal.crypto.signing import HeaderSigner
+from recordseal.fleet.transparency import write_day
 from recordseal.ledger.continuity import Continuity
 from recordseal.ledger.recovery import ServiceRunning, recover
 from recordseal.merkle.genesis import successor_genesis
@@ -27,6 +30,7 @@ from recordseal.storage.journal import DirectoryJournal
 from recordseal.storage.rows import SigningKeyRow
 from recordseal.tlog import Ed25519Signer
 from recordseal.verify.bundle import KeyDirectory
+from recordseal.verify.transparency import TransparencyLogError, replay_log_file
 from recordseal.verify.verifier import verify_bundle
 from tests.continuity_support import SEED, SERVICE, Backup, Service
 
@@ -234,5 +238,48 @@ def test_a_store_put_back_to_before_a_recover_is_fenced_again_and_recovered_agai
             assert (await service.post("acme", "s", "carol", 6)).seq == 6
             [batch] = await service.sealer.seal_pending()
             assert batch.origin == f"{BASE}/3"
+
+    asyncio.run(scenario())
+
+
+def test_a_successor_log_has_transparency_files_that_replay_to_its_predecessor(
+    store_settings: Settings, backup: Backup, tmp_path: Path
+) -> None:
+    """The day's file of a (tenant, fleet) after a recover is its successor's: its header names
+    the predecessor checkpoint, and the replay checks leaf 0 against it (docs/fleets.md)."""
+
+    async def scenario() -> None:
+        async with Service(store_settings) as service:
+            await service.records.create_stream("acme", "s", None, False)
+            await service.post("acme", "s", "bob", 1)
+            await service.sealer.seal_pending()
+        backup.take()
+        async with Service(store_settings) as service:
+            await service.post("acme", "s", "bob", 2)
+            [lost] = await service.sealer.seal_pending()
+        backup.restore()
+        await run_recover(store_settings)
+        async with Service(store_settings) as service:
+            await service.post("acme", "s", "carol", 4)
+            await service.sealer.seal_pending()
+            today = utc_datetime().date()
+            [path] = await write_day(service.store.logs, tmp_path / "t", today)
+        data = path.read_bytes()
+        replayed = replay_log_file(data, log_verifiers=[log_signer(f"{BASE}/2").verifier()])
+        assert replayed.origin == f"{BASE}/2"
+        assert replayed.predecessor == (BASE, lost.size, lost.root)
+        assert [a.size for a in replayed.anchors] == [1, 3]
+        header, _, rest = data.partition(b"\n")
+        for change in ({"size": lost.size - 1}, {"origin": f"{SERVICE}/beta/default"}):
+            forged = json.loads(header)
+            forged["predecessor"].update(change)
+            with pytest.raises(TransparencyLogError) as refused:
+                replay_log_file(json.dumps(forged).encode() + b"\n" + rest)
+            assert refused.value.code == "genesis_mismatch"
+        plain = json.loads(header)
+        del plain["predecessor"]  # a successor's file is not a first log's
+        with pytest.raises(TransparencyLogError) as refused:
+            replay_log_file(json.dumps(plain).encode() + b"\n" + rest)
+        assert refused.value.code == "genesis_mismatch"
 
     asyncio.run(scenario())

@@ -24,13 +24,14 @@ from pathlib import Path
 
 from recordseal.clock import utc_datetime
 from recordseal.merkle import tree
-from recordseal.merkle.genesis import tenant_genesis
+from recordseal.merkle.genesis import successor_genesis, tenant_genesis
 from recordseal.storage.logs import LogStore
 from recordseal.storage.rows import Anchor, AnchorLog
 from recordseal.verify.transparency import (
     FORMAT,
     AnchorLine,
     Header,
+    Predecessor,
     PreviousAnchor,
     b64,
     encode_log_file,
@@ -86,15 +87,19 @@ async def day_file(store: LogStore, scope: AnchorLog, day: date) -> bytes | None
         )
         size = anchor.size
     header = Header(
-        FORMAT,
-        start,
-        scope.origin,
-        scope.tenant,
-        scope.fleet,
-        b64(tenant_genesis(scope.tenant, scope.fleet)),
-        previous,
+        FORMAT, start, scope.origin, scope.tenant, scope.fleet, b64(_leaf_0(scope)), previous
     )
+    if scope.predecessor is not None:
+        origin, size, root = scope.predecessor
+        header.predecessor = Predecessor(origin, size, b64(root))
     return encode_log_file(header, lines)
+
+
+def _leaf_0(scope: AnchorLog) -> bytes:
+    """The genesis root of the (tenant, fleet), or a successor log's leaf 0."""
+    if scope.predecessor is None:
+        return tenant_genesis(scope.tenant, scope.fleet)
+    return successor_genesis(*scope.predecessor)
 
 
 def _write_atomically(path: Path, data: bytes) -> None:

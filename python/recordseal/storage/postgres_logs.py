@@ -173,10 +173,10 @@ class PostgresLogs:
 
     async def anchor_logs(self) -> list[AnchorLog]:
         rows = await self._db.pool.fetch(
-            "SELECT tenant, fleet, origin FROM logs WHERE origin IS NOT NULL AND retired_at IS NULL"
-            " ORDER BY id"
+            "SELECT tenant, fleet, origin, predecessor, predecessor_size, predecessor_root"
+            " FROM logs WHERE origin IS NOT NULL AND retired_at IS NULL ORDER BY id"
         )
-        return [AnchorLog(*row) for row in rows]
+        return [AnchorLog.of_row(*row) for row in rows]
 
     async def anchors(
         self,

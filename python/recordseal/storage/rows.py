@@ -216,6 +216,22 @@ class AnchorLog:
     tenant: str | None
     fleet: str
     origin: str
+    #: a successor log's predecessor at its last signed checkpoint: (origin, size, root)
+    predecessor: tuple[str, int, bytes] | None = None
+
+    @classmethod
+    def of_row(
+        cls,
+        tenant: str | None,
+        fleet: str,
+        origin: str,
+        predecessor: str | None,
+        size: int | None,
+        root: bytes | None,
+    ) -> AnchorLog:
+        if predecessor is None or size is None or root is None:
+            return cls(tenant, fleet, origin)
+        return cls(tenant, fleet, origin, (predecessor, size, bytes(root)))
 
 
 @dataclass(frozen=True, slots=True)

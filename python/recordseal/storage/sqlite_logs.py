@@ -172,11 +172,10 @@ class SQLiteLogs:
 
     async def anchor_logs(self) -> list[AnchorLog]:
         rows = self._db.read(
-            "SELECT tenant, fleet, origin FROM logs WHERE origin IS NOT NULL AND retired_at IS NULL"
-            " ORDER BY id",
+            _ANCHOR_LOGS,
             (),
         )
-        return [AnchorLog(*row) for row in rows]
+        return [AnchorLog.of_row(*row) for row in rows]
 
     async def anchors(
         self,
@@ -262,6 +261,10 @@ _ANCHORS = (
 )
 
 
+_ANCHOR_LOGS = (
+    "SELECT tenant, fleet, origin, predecessor, predecessor_size, predecessor_root FROM logs"
+    " WHERE origin IS NOT NULL AND retired_at IS NULL ORDER BY id"
+)
 _CHECKPOINT = "SELECT l.origin, c.size, c.root, c.note, c.created_at FROM checkpoints c"
 
 

@@ -43,7 +43,7 @@ import msgspec
 
 from recordseal.core import CommitError, leaf_hash, verify_consistency
 from recordseal.identifiers import IDENTIFIER
-from recordseal.merkle.genesis import tenant_genesis
+from recordseal.merkle.genesis import successor_genesis, tenant_genesis
 from recordseal.tlog import (
     Checkpoint,
     CosignatureVerifier,
@@ -92,7 +92,16 @@ class PreviousAnchor(msgspec.Struct, forbid_unknown_fields=True):
     proof: list[str]
 
 
-class Header(msgspec.Struct, forbid_unknown_fields=True):
+class Predecessor(msgspec.Struct, forbid_unknown_fields=True):
+    """The log a successor log succeeds, at the last checkpoint signed for it (docs/tlog.md,
+    "Successor logs")."""
+
+    origin: str
+    size: int
+    root: str
+
+
+class Header(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
     format: str
     date: str
     origin: str
@@ -100,6 +109,8 @@ class Header(msgspec.Struct, forbid_unknown_fields=True):
     fleet: str
     genesis: str
     previous: PreviousAnchor | None
+    #: only in the files of a successor log: its leaf 0 commits to this checkpoint
+    predecessor: Predecessor | None = None
 
 
 class AnchorLine(msgspec.Struct, forbid_unknown_fields=True):
@@ -129,6 +140,8 @@ class ReplayedLog:
     genesis: bytes
     previous: tuple[int, bytes] | None
     anchors: tuple[ReplayedAnchor, ...]
+    #: a successor log's predecessor checkpoint (origin, size, root), which its leaf 0 commits to
+    predecessor: tuple[str, int, bytes] | None = None
 
     @property
     def latest(self) -> tuple[int, bytes] | None:
@@ -203,13 +216,12 @@ def replay_log_file(
             f" {expected.path}",
             1,
         )
-    genesis = tenant_genesis(header.tenant, header.fleet)
+    genesis, what = _genesis_of(header)
     stated = _bytes(header.genesis, "genesis", 1)
     if stated != genesis:
         raise TransparencyLogError(
             "genesis_mismatch",
-            f"the genesis is not the genesis root of tenant {header.tenant!r}, fleet"
-            f" {header.fleet!r} (expected {b64(genesis)})",
+            f"the genesis is not {what} (expected {b64(genesis)})",
             1,
             expected=genesis,
             computed=stated,
@@ -246,8 +258,16 @@ def replay_log_file(
         cosigned = _check_checkpoint(header, line, line_root, number, log_keys, witness_keys)
         anchors.append(ReplayedAnchor(line.size, line_root, line.created_at, cosigned))
         size, root, last_time = line.size, line_root, order
+    prior = header.predecessor
     return ReplayedLog(
-        header.origin, header.tenant, header.fleet, header.date, genesis, previous, tuple(anchors)
+        header.origin,
+        header.tenant,
+        header.fleet,
+        header.date,
+        genesis,
+        previous,
+        tuple(anchors),
+        None if prior is None else (prior.origin, prior.size, _bytes(prior.root, "root", 1)),
     )
 
 
@@ -292,6 +312,25 @@ def _is_date(text: str) -> bool:
         return bool(_DATE.fullmatch(text)) and Date.fromisoformat(text).isoformat() == text
     except ValueError:
         return False
+
+
+def _genesis_of(header: Header) -> tuple[bytes, str]:
+    """Leaf 0 the header must state, and what it is in words."""
+    prior = header.predecessor
+    if prior is None:
+        return (
+            tenant_genesis(header.tenant, header.fleet),
+            f"the genesis root of tenant {header.tenant!r}, fleet {header.fleet!r}",
+        )
+    if not prior.origin or prior.origin == header.origin or not 1 <= prior.size < 2**64:
+        raise TransparencyLogError(
+            "line_malformed", "predecessor is not another log's checkpoint of size 1 or more", 1
+        )
+    root = _bytes(prior.root, "predecessor root", 1)
+    return (
+        successor_genesis(prior.origin, prior.size, root),
+        f"leaf 0 of the successor of {prior.origin} after its checkpoint of size {prior.size}",
+    )
 
 
 def _check_header(header: Header) -> None:
