@@ -258,7 +258,7 @@ def replay_log_file(
         cosigned = _check_checkpoint(header, line, line_root, number, log_keys, witness_keys)
         anchors.append(ReplayedAnchor(line.size, line_root, line.created_at, cosigned))
         size, root, last_time = line.size, line_root, order
-    prior = header.predecessor
+    succeeds = header.predecessor
     return ReplayedLog(
         header.origin,
         header.tenant,
@@ -267,7 +267,9 @@ def replay_log_file(
         genesis,
         previous,
         tuple(anchors),
-        None if prior is None else (prior.origin, prior.size, _bytes(prior.root, "root", 1)),
+        None
+        if succeeds is None
+        else (succeeds.origin, succeeds.size, _bytes(succeeds.root, "root", 1)),
     )
 
 
