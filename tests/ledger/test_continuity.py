@@ -206,3 +206,14 @@ def test_a_writer_rotates_its_segment_keeping_its_state(tmp_path: Path) -> None:
     state = journal.read()
     assert (state.heads[("t", "s")].seq, state.checkpoints["o"].size) == (59, 59)
     journal.close()
+
+
+def test_a_signed_entry_names_its_logs_scope_and_older_lines_still_read() -> None:
+    from recordseal.storage.journal import decode, encode
+
+    scoped = Signed("svc/acme/default", 4, bytes(32), "acme", "default")
+    assert decode(encode(scoped)) == scoped
+    legacy = Signed("svc/fleet-1", 4, bytes(32), None, "fleet-1")
+    assert decode(encode(legacy)) == legacy
+    older = {"k": "signed", "origin": "svc/acme/default", "size": 4, "root": "00" * 32}
+    assert decode(older) == Signed("svc/acme/default", 4, bytes(32))

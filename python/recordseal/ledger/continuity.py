@@ -127,12 +127,10 @@ class Continuity:
                     continue
                 reason = f"the store's checkpoint at size {signed.size} is not the one signed"
             scope = self._scope_of(origin, by_origin)
-            self.fence_log(
-                origin,
-                None if scope is None else scope.tenant,
-                None if scope is None else scope.fleet,
-                reason,
-            )
+            if scope is not None:
+                self.fence_log(origin, scope.tenant, scope.fleet, reason)
+            else:  # the store lost the log altogether: the journal names its scope
+                self.fence_log(origin, signed.tenant, signed.fleet, reason)
 
     def _scope_of(self, origin: str, by_origin: dict[str, AnchorLog]) -> AnchorLog | None:
         """The store's log of ``origin``, or of the predecessor it succeeds (a store put back
@@ -247,9 +245,12 @@ class Continuity:
 
         return behind
 
-    async def signed_checkpoint(self, origin: str, size: int, root: bytes) -> None:
-        """Journal a committed checkpoint before it is offered to anyone."""
-        entry = Signed(origin, size, root)
+    async def signed_checkpoint(
+        self, origin: str, size: int, root: bytes, tenant: str | None, fleet: str
+    ) -> None:
+        """Journal a committed checkpoint of the (tenant, fleet) log before it is offered to
+        anyone."""
+        entry = Signed(origin, size, root, tenant, fleet)
         if self.state.add(entry):
             await self.journal.append([entry])
 

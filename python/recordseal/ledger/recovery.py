@@ -74,7 +74,7 @@ async def recover(
     for s in report.successions:
         entries += [
             Retired(s.predecessor, s.size, s.root, s.origin),
-            Signed(s.origin, 1, leaf_hash(s.leaf)),
+            Signed(s.origin, 1, leaf_hash(s.leaf), s.tenant, s.fleet),
         ]
     entries += [Head(g.tenant, g.stream, g.seq, g.chain_leaf) for g in report.gaps]
     # Journaled first: from here on these heads and this checkpoint count as signed.

@@ -156,7 +156,7 @@ class Sealer:
             if batch is None:
                 break
             # Journaled before it is offered to anyone (docs/continuity.md).
-            await self._continuity.signed_checkpoint(origin, batch.size, batch.root)
+            await self._continuity.signed_checkpoint(origin, batch.size, batch.root, tenant, fleet)
             sealed.append(batch)
             self._offers.sealed(batch)
             await self._audit.emit(

@@ -60,6 +60,10 @@ class Signed:
     origin: str
     size: int
     root: bytes
+    #: the log's (tenant, fleet), so a store that lost the log altogether still names its
+    #: scope; ``fleet`` None: not recorded
+    tenant: str | None = None
+    fleet: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,8 +135,12 @@ def encode(entry: Entry) -> dict[str, object]:
     match entry:
         case Head(tenant, stream, seq, leaf):
             return {"k": "head", "tenant": tenant, "stream": stream, "seq": seq, "leaf": leaf.hex()}
-        case Signed(origin, size, root):
-            return {"k": "signed", "origin": origin, "size": size, "root": root.hex()}
+        case Signed(origin, size, root, tenant, fleet):
+            line: dict[str, object] = {"k": "signed", "origin": origin, "size": size}
+            line["root"] = root.hex()
+            if fleet is not None:
+                line.update(tenant=tenant, fleet=fleet)
+            return line
         case Erased(tenant, index, ref, at):
             return {"k": "erased", "tenant": tenant, "index": index.hex(), "ref": ref, "at": at}
         case Retired(origin, size, root, successor):
@@ -153,7 +161,14 @@ def decode(line: dict[str, object]) -> Entry | None:
             _str(line["tenant"]), _str(line["stream"]), _int(line["seq"]), _hex(line["leaf"])
         )
     if kind == "signed":
-        return Signed(_str(line["origin"]), _int(line["size"]), _hex(line["root"]))
+        fleet = line.get("fleet")
+        return Signed(
+            _str(line["origin"]),
+            _int(line["size"]),
+            _hex(line["root"]),
+            None if line.get("tenant") is None else _str(line["tenant"]),
+            None if fleet is None else _str(fleet),
+        )
     if kind == "erased":
         return Erased(
             _str(line["tenant"]), _hex(line["index"]), _str(line["ref"]), _str(line["at"])
