@@ -39,6 +39,17 @@ def postgres() -> Iterator[Cluster]:
         cluster.stop()
 
 
+@pytest.fixture(scope="session")
+def journal_server() -> Iterator[Cluster]:
+    """A second PostgreSQL cluster, another server than ``postgres``: where a continuity
+    journal lives when it is a database (docs/continuity.md)."""
+    cluster = Cluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
 @pytest.fixture(params=BACKENDS)
 def store_settings(request: pytest.FixtureRequest, tmp_path: Path) -> Settings:
     """Settings of a fresh data directory, once per backend: SQLite in the directory, or a

@@ -14,7 +14,7 @@ from recordseal.ledger.continuity import Continuity
 from recordseal.ledger.sealer import Sealer
 from recordseal.services.records import RecordIn, RecordService
 from recordseal.settings import Settings
-from recordseal.storage.backends import open_store
+from recordseal.storage.backends import open_journal, open_store
 from recordseal.storage.base import Store
 from recordseal.storage.journal import DirectoryJournal
 
@@ -43,7 +43,7 @@ class Service:
     async def __aenter__(self) -> Service:
         self.store: Store = open_store(self.settings)
         await self.store.open()
-        self.continuity = Continuity(DirectoryJournal(self.settings.journal_dir))
+        self.continuity = Continuity(open_journal(self.settings))
         await self.continuity.start(self.store)
         self.records = RecordService(
             self.store,
@@ -56,7 +56,7 @@ class Service:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.store.close()
-        self.continuity.close()
+        await self.continuity.close()
 
     async def post(self, tenant: str, stream: str, subject: str, n: int):  # type: ignore[no-untyped-def]
         return await self.records.ingest(

@@ -38,7 +38,7 @@ from recordseal.settings import (
     from_env,
     unknown_variables,
 )
-from recordseal.storage.backends import BackendError, open_store, schema_status
+from recordseal.storage.backends import BackendError, open_journal, open_store, schema_status
 from recordseal.storage.schema_version import SchemaStatus, SchemaTooNew
 from recordseal.tlog.witness_cli import add_witness_parser
 from recordseal.verify.cli import UsageParser, add_verify_parser, add_verify_receipt_parser
@@ -321,6 +321,8 @@ def _recover(args: argparse.Namespace) -> int:
     """Declare lost sequence numbers and start successor logs (``ledger/recovery.py``)."""
     settings = from_env(data_dir=args.data_dir, database_url=args.database_url)
     _data_dir_for(settings, create=False)
+    open_store(settings)  # refuses a database URL of another kind,
+    open_journal(settings)  # and a journal database on the store's own server
     missing = [n for n in RECOVER_KEYS if not (settings.data_dir / "keys" / n).is_file()]
     if missing:
         print(
@@ -391,12 +393,11 @@ async def _run_recover(settings: Settings) -> Any:
     from recordseal.crypto.signing import HeaderSigner
     from recordseal.ledger.continuity import Continuity
     from recordseal.ledger.recovery import recover
-    from recordseal.storage.journal import DirectoryJournal
     from recordseal.tlog import Ed25519Signer
 
     store = open_store(settings)
+    continuity = Continuity(open_journal(settings))  # refuses a journal on the store's server
     await store.open()
-    continuity = Continuity(DirectoryJournal(settings.journal_dir))
     try:
         seed = read_or_create_secret(settings.data_dir / "keys" / "log-signing.ed25519")
         return await recover(
@@ -407,7 +408,7 @@ async def _run_recover(settings: Settings) -> Any:
             settings.origin,
         )
     finally:
-        continuity.close()
+        await continuity.close()
         await store.close()
 
 

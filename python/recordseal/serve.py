@@ -23,7 +23,7 @@ import msgspec
 
 from recordseal import core, datadir, logs
 from recordseal.settings import Settings
-from recordseal.storage.backends import open_store
+from recordseal.storage.backends import open_journal, open_store
 
 #: Seconds a worker has to finish its requests after a stop signal before it is killed.
 WORKERS_KILL_TIMEOUT = 10
@@ -89,6 +89,7 @@ def serve(settings: Settings, workers: int, demo_witness_dir: Path | None) -> in
         logs.configure(settings.log_format, settings.log_level)  # type: ignore[arg-type]
         witnesses = _witnesses(settings)
         open_store(settings)  # refuses a database URL of another kind before anything starts
+        open_journal(settings)  # ... and a journal database on the store's own server
         data_dir = datadir.secure(settings.data_dir)
         os.environ["RECORDSEAL_DATA_DIR"] = str(data_dir)
         if settings.database_url:

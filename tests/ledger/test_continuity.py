@@ -203,7 +203,7 @@ def test_a_writer_rotates_its_segment_keeping_its_state(tmp_path: Path) -> None:
         journal.append_now([Head("t", "s", seq, bytes(32)), Signed("o", seq, bytes(32))])
     segments = list((tmp_path / "j").glob("*.jsonl"))
     assert len(segments) == 1 and segments[0].stat().st_size < 4000
-    state = journal.read()
+    state = journal.read_now()
     assert (state.heads[("t", "s")].seq, state.checkpoints["o"].size) == (59, 59)
     journal.close()
 

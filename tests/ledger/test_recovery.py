@@ -26,7 +26,7 @@ from recordseal.services.errors import NotFound
 from recordseal.services.keys import key_directory
 from recordseal.services.proofs import ProofService
 from recordseal.settings import Settings
-from recordseal.storage.journal import DirectoryJournal
+from recordseal.storage.backends import open_journal, open_store
 from recordseal.storage.rows import SigningKeyRow
 from recordseal.tlog import Ed25519Signer
 from recordseal.verify.bundle import KeyDirectory
@@ -42,17 +42,14 @@ def log_signer(origin: str) -> Ed25519Signer:
 
 
 async def run_recover(settings: Settings):  # type: ignore[no-untyped-def]
-    async with Service(settings) as service:
-        await service.store.close()  # recover opens its own, as the command does
-    from recordseal.storage.backends import open_store
-
+    """What ``recordseal recover`` does, with the test keys and service origin."""
     store = open_store(settings)
+    continuity = Continuity(open_journal(settings))
     await store.open()
-    continuity = Continuity(DirectoryJournal(settings.journal_dir))
     try:
         return await recover(store, continuity, HeaderSigner.from_seed(SEED), log_signer, SERVICE)
     finally:
-        continuity.close()
+        await continuity.close()
         await store.close()
 
 
@@ -184,22 +181,9 @@ def test_recover_refuses_while_a_service_runs(store_settings: Settings) -> None:
             await service.records.create_stream("acme", "s", None, False)
             assert await service.store.logs.claim_sealing()
             with pytest.raises(ServiceRunning):
-                await run_recover_open(store_settings)
+                await run_recover(store_settings)
 
     asyncio.run(scenario())
-
-
-async def run_recover_open(settings: Settings):  # type: ignore[no-untyped-def]
-    from recordseal.storage.backends import open_store
-
-    store = open_store(settings)
-    await store.open()
-    continuity = Continuity(DirectoryJournal(settings.journal_dir))
-    try:
-        return await recover(store, continuity, HeaderSigner.from_seed(SEED), log_signer, SERVICE)
-    finally:
-        continuity.close()
-        await store.close()
 
 
 def test_a_store_put_back_to_before_a_recover_is_fenced_again_and_recovered_again(

@@ -24,8 +24,7 @@ from recordseal.ledger.continuity import Continuity
 from recordseal.ledger.recovery import recover
 from recordseal.services.errors import Gone, NotFound, Unavailable
 from recordseal.settings import Settings
-from recordseal.storage.backends import open_store
-from recordseal.storage.journal import DirectoryJournal
+from recordseal.storage.backends import open_journal, open_store
 from recordseal.tlog import Ed25519Signer
 from tests.continuity_support import SEED, SERVICE, Service
 
@@ -123,7 +122,7 @@ class Run:
     async def recover(self) -> None:
         store = open_store(self.settings)
         await store.open()
-        continuity = Continuity(DirectoryJournal(self.settings.journal_dir))
+        continuity = Continuity(open_journal(self.settings))
         try:
             report = await recover(
                 store,
@@ -133,7 +132,7 @@ class Run:
                 SERVICE,
             )
         finally:
-            continuity.close()
+            await continuity.close()
             await store.close()
         for s in report.successions:
             self.signed.checkpoint(s.origin, 1, leaf_hash(s.leaf))

@@ -81,7 +81,7 @@ def test_sigkill_loses_no_acknowledged_record(tmp_path: Path):
 
     # The continuity journal lost nothing acknowledged: its head of each stream is at least
     # every seq answered (docs/continuity.md: journaled before the answer).
-    journal = DirectoryJournal(Settings(data_dir=tmp_path).journal_dir).read()
+    journal = DirectoryJournal(Settings(data_dir=tmp_path).journal_dir).read_now()
     for name in STREAMS:
         answered = max(r["seq"] for r in acknowledged if r["stream"] == name)
         assert journal.heads[("acme", name)].seq >= answered

@@ -19,7 +19,6 @@ the lost sequence numbers and started a successor log (docs/continuity.md).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -28,9 +27,9 @@ from recordseal import metrics
 from recordseal.clock import utc_now
 from recordseal.storage.base import Store
 from recordseal.storage.journal import (
-    DirectoryJournal,
     Erased,
     Head,
+    Journal,
     JournalState,
     Signed,
 )
@@ -56,7 +55,7 @@ class Fence:
 class Continuity:
     """One process's view of the journal, and the fences found by comparing it with the store."""
 
-    def __init__(self, journal: DirectoryJournal) -> None:
+    def __init__(self, journal: Journal) -> None:
         self.journal = journal
         self.state = JournalState()
         self.streams: dict[tuple[str, str], Fence] = {}
@@ -68,7 +67,7 @@ class Continuity:
 
     async def start(self, store: Store) -> None:
         """Open the journal, re-apply its erasures, and fence what the store lost."""
-        self.state = await asyncio.to_thread(self.journal.open)
+        self.state = await self.journal.load()
         erasures = [
             (e.tenant, e.index, e.subject_ref, e.erased_at) for e in self.state.erasures.values()
         ]
@@ -273,5 +272,5 @@ class Continuity:
         self.state.add(entry)
         await self.journal.append([entry])
 
-    def close(self) -> None:
-        self.journal.close()
+    async def close(self) -> None:
+        await self.journal.aclose()

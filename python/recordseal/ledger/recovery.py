@@ -62,8 +62,8 @@ async def recover(
     if not await store.logs.claim_sealing():
         raise ServiceRunning("a service holds the sealer claim of this store")
     await continuity.start(store)
-    if continuity.journal.live_writers():
-        raise ServiceRunning(f"a service is writing the journal {continuity.journal.directory}")
+    if await continuity.journal.other_writers():
+        raise ServiceRunning(f"a service is writing the journal {continuity.journal.location}")
     now = utc_now()
     report = RecoveryReport()
     await _plan_successions(store, continuity, log_signer, service_origin, report)
@@ -78,7 +78,7 @@ async def recover(
         ]
     entries += [Head(g.tenant, g.stream, g.seq, g.chain_leaf) for g in report.gaps]
     # Journaled first: from here on these heads and this checkpoint count as signed.
-    continuity.journal.append_now(entries)
+    await continuity.journal.append(entries)
     await store.logs.recover(Recovery(report.successions, report.gaps, now))
     return report
 

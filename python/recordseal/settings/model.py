@@ -48,10 +48,12 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         ),
     ] = None
     journal: Annotated[
-        Path | None,
+        str | None,
         setting(
-            "the continuity journal: a directory outside the database that a restore never puts"
-            " back (docs/continuity.md); default `journal` in the data directory"
+            "the continuity journal, which a restore of the database never puts back"
+            " (docs/continuity.md): a directory (default `journal` in the data directory), or"
+            " the postgresql:// URL of a database on another server than the store's",
+            rule="a directory, or a postgresql:// or postgres:// URL",
         ),
     ] = None
     host: Annotated[str, setting("address to listen on", rule="an IP address or host name")] = (
@@ -207,8 +209,16 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         return self.data_dir / "recordseal.sqlite3"
 
     @property
+    def journal_url(self) -> str | None:
+        """The journal's database URL, when it is one."""
+        if self.journal and self.journal.startswith(("postgresql://", "postgres://")):
+            return self.journal
+        return None
+
+    @property
     def journal_dir(self) -> Path:
-        return self.journal or self.data_dir / "journal"
+        """The journal's directory (meaningless when it is a database: ``journal_url``)."""
+        return Path(self.journal) if self.journal else self.data_dir / "journal"
 
     @property
     def transparency_root(self) -> Path:

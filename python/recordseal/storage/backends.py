@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from recordseal.settings import Settings
 from recordseal.storage.base import Store
+from recordseal.storage.journal import DirectoryJournal, Journal
 from recordseal.storage.schema_version import SchemaStatus
 
 
@@ -25,6 +28,32 @@ def open_store(settings: Settings) -> Store:
     from recordseal.storage.sqlite import SQLiteStore
 
     return SQLiteStore(settings.database_path)
+
+
+def open_journal(settings: Settings) -> Journal:
+    """The continuity journal named by the settings (not opened yet): a directory, or a
+    PostgreSQL database that must be on another server than the store's (docs/continuity.md:
+    one on the store's server is restored and failed over with it, so it remembers nothing
+    the store forgot)."""
+    url = settings.journal_url
+    if url is None:
+        return DirectoryJournal(settings.journal_dir)
+    store = settings.database_url
+    if store and _server(url) == _server(store):
+        raise BackendError(
+            "RECORDSEAL_JOURNAL names a database on the store's own PostgreSQL server"
+            f" ({_server(url)[0]}:{_server(url)[1]}): a restore or failover of that server"
+            " rolls the journal back with the store. Use a database on another server, or a"
+            " directory (docs/continuity.md)"
+        )
+    from recordseal.storage.journal_postgres import PostgresJournal
+
+    return PostgresJournal(url)
+
+
+def _server(url: str) -> tuple[str, int]:
+    parts = urlsplit(url)
+    return (parts.hostname or "localhost", parts.port or 5432)
 
 
 async def schema_status(settings: Settings) -> SchemaStatus:

@@ -28,9 +28,10 @@ import fcntl
 import hashlib
 import os
 import secrets
-from collections.abc import Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import orjson
 
@@ -182,6 +183,74 @@ def decode(line: dict[str, object]) -> Entry | None:
     raise ValueError(f"unknown entry kind {kind!r}")
 
 
+class Journal(Protocol):
+    """Where the journal lives: a directory (:class:`DirectoryJournal`) or a PostgreSQL
+    database on another server (``storage.journal_postgres.PostgresJournal``)."""
+
+    #: a directory path or a database URL without its password, for messages
+    location: str
+
+    async def load(self) -> JournalState:
+        """Start writing (taking over what dead writers left) and return the whole state."""
+        ...
+
+    async def read(self) -> JournalState:
+        """The whole state as every writer has written it so far."""
+        ...
+
+    async def append(self, entries: Iterable[Entry]) -> None:
+        """Write ``entries`` durably before returning; concurrent calls share one write."""
+        ...
+
+    async def other_writers(self) -> int:
+        """How many other processes write the journal now (a service is running)."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+class GroupWriter:
+    """Concurrent ``append`` calls share one ``write``: every call queued while a write runs
+    joins the next one, and each call returns once the write that holds it is durable."""
+
+    def __init__(self, write: Callable[[list[Entry]], Awaitable[None]]) -> None:
+        self._write = write
+        self._queue: list[tuple[list[Entry], asyncio.Future[None]]] = []
+        self._flusher: asyncio.Task[None] | None = None
+
+    async def append(self, entries: Iterable[Entry]) -> None:
+        batch = list(entries)
+        if not batch:
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._queue.append((batch, future))
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.create_task(self._flush())
+        await asyncio.shield(future)
+
+    async def _flush(self) -> None:
+        while self._queue:
+            waiting, self._queue = self._queue, []
+            try:
+                await self._write([e for b, _ in waiting for e in b])
+            except Exception as error:
+                for _, future in waiting:
+                    if not future.done():
+                        future.set_exception(JournalError(f"journal write failed: {error}"))
+            else:
+                for _, future in waiting:
+                    if not future.done():
+                        future.set_result(None)
+
+
+def largest(entries: Iterable[Entry]) -> list[Entry]:
+    """One entry per stream and log (the largest) and every erasure and retirement."""
+    merged = JournalState()
+    for entry in entries:
+        merged.add(entry)
+    return list(merged.entries())
+
+
 def _str(value: object) -> str:
     if not isinstance(value, str):
         raise TypeError("a member is not a string")
@@ -242,8 +311,8 @@ class DirectoryJournal:
         self._last = _GENESIS
         self._size = 0
         self._mine = JournalState()  # what this writer's segment holds (for rotation)
-        self._queue: list[tuple[list[Entry], asyncio.Future[None]]] = []
-        self._flusher: asyncio.Task[None] | None = None
+        self._group = GroupWriter(lambda entries: asyncio.to_thread(self._append_now, entries))
+        self.location = str(directory)
 
     # --- opening and reading -------------------------------------------------------------
 
@@ -301,10 +370,13 @@ class DirectoryJournal:
                     os.close(fd)
         return live
 
-    def read(self) -> JournalState:
+    def read_now(self) -> JournalState:
         """The whole state as every writer has written it so far."""
         with self._directory_lock():
             return self._read_all()
+
+    async def read(self) -> JournalState:
+        return await asyncio.to_thread(self.read_now)
 
     def _read_all(self) -> JournalState:
         state = JournalState()
@@ -358,36 +430,13 @@ class DirectoryJournal:
     async def append(self, entries: Iterable[Entry]) -> None:
         """Write ``entries`` durably (fsynced) before returning. Concurrent calls share one
         write and one fsync."""
-        batch = list(entries)
-        if not batch:
-            return
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._queue.append((batch, future))
-        if self._flusher is None or self._flusher.done():
-            self._flusher = asyncio.create_task(self._flush())
-        await asyncio.shield(future)
-
-    async def _flush(self) -> None:
-        while self._queue:
-            waiting, self._queue = self._queue, []
-            try:
-                await asyncio.to_thread(self._append_now, [e for b, _ in waiting for e in b])
-            except Exception as error:
-                for _, future in waiting:
-                    if not future.done():
-                        future.set_exception(JournalError(f"journal write failed: {error}"))
-            else:
-                for _, future in waiting:
-                    if not future.done():
-                        future.set_result(None)
+        await self._group.append(entries)
 
     def _append_now(self, entries: list[Entry]) -> None:
         if self._fd is None:
             raise JournalError("the journal is not open")
-        flush = JournalState()  # one line per stream and log per write: the largest
-        for entry in entries:
-            flush.add(entry)
-        changed = [e for e in flush.entries() if self._mine.add(e)]
+        # one line per stream and log per write: the largest
+        changed = [e for e in largest(entries) if self._mine.add(e)]
         if not changed:
             return
         self._write(b"".join(self._line(encode(e)) for e in changed))
@@ -403,3 +452,14 @@ class DirectoryJournal:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+    # --- the Journal protocol, for the service ---------------------------------------------
+
+    async def load(self) -> JournalState:
+        return await asyncio.to_thread(self.open)
+
+    async def other_writers(self) -> int:
+        return await asyncio.to_thread(self.live_writers)
+
+    async def aclose(self) -> None:
+        self.close()

@@ -41,8 +41,7 @@ from recordseal.services.retention import purge_loop
 from recordseal.services.tokens import TokenService
 from recordseal.services.verification import OnlineVerifier
 from recordseal.settings import Settings, from_env
-from recordseal.storage.backends import open_store
-from recordseal.storage.journal import DirectoryJournal
+from recordseal.storage.backends import open_journal, open_store
 from recordseal.storage.rows import SigningKeyRow
 from recordseal.verify import KeyDirectory, TrustStore
 from recordseal.web.headers import security_headers
@@ -94,7 +93,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         )
         # Before anything is served: erasures re-applied, streams and logs the store lost
         # fenced (docs/continuity.md).
-        continuity = Continuity(DirectoryJournal(settings.journal_dir))
+        continuity = Continuity(open_journal(settings))
         await continuity.start(store)
         audit = FleetAudit(store.panel)
         witnesses = configured_witnesses(settings.witnesses)
@@ -206,7 +205,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             app.state.rate_limiter.close()
             await app.state.services.tokens.drain()
             await store.close()
-            continuity.close()
+            await continuity.close()
 
     app = Litestar(
         route_handlers=[

@@ -1,0 +1,224 @@
+"""The continuity journal in a PostgreSQL database on **another server** than the store's
+(``RECORDSEAL_JOURNAL=postgresql://…``, docs/continuity.md).
+
+Several hosts share one journal this way. The state is kept as the merge it is
+(``journal.JournalState``): one row per stream (its largest head), per log (its largest signed
+checkpoint), per erased subject (its earliest erasure) and per retired log, each written by an
+upsert that only ever moves forward, so writers in any order give one state. Concurrent
+appends of a process share one transaction (``journal.GroupWriter``); it commits with the
+server's ``synchronous_commit`` (on by default: durable on the journal server). Every writer
+holds a shared advisory lock while it lives, so ``recordseal recover`` sees a running service.
+The tables are made on first use, in the schema the URL's ``search_path`` names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+import asyncpg
+
+from recordseal.clock import utc_now
+from recordseal.storage.journal import (
+    Entry,
+    Erased,
+    GroupWriter,
+    Head,
+    JournalError,
+    JournalState,
+    Retired,
+    Signed,
+    largest,
+)
+
+if TYPE_CHECKING:
+    from recordseal.storage.postgres_schema import Connection
+
+#: Held shared by every writer of a journal database ("journal").
+WRITER_LOCK = 0x6A6F75726E616C
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS journal_heads (
+    tenant  text NOT NULL,
+    stream  text NOT NULL,
+    seq     bigint NOT NULL,
+    leaf    bytea NOT NULL,
+    PRIMARY KEY (tenant, stream)
+);
+CREATE TABLE IF NOT EXISTS journal_checkpoints (
+    origin  text PRIMARY KEY,
+    size    bigint NOT NULL,
+    root    bytea NOT NULL,
+    tenant  text,
+    fleet   text
+);
+CREATE TABLE IF NOT EXISTS journal_conflicts (
+    origin  text NOT NULL,
+    size    bigint NOT NULL,
+    root    bytea NOT NULL,
+    other   bytea NOT NULL,
+    seen_at text NOT NULL
+);
+CREATE TABLE IF NOT EXISTS journal_erasures (
+    tenant         text NOT NULL,
+    subject_index  bytea NOT NULL,
+    subject_ref    text NOT NULL,
+    erased_at      text NOT NULL,
+    PRIMARY KEY (tenant, subject_index)
+);
+CREATE TABLE IF NOT EXISTS journal_retired (
+    origin     text PRIMARY KEY,
+    size       bigint NOT NULL,
+    root       bytea NOT NULL,
+    successor  text NOT NULL
+);
+"""
+
+
+def redacted(url: str) -> str:
+    """The URL without its password, for messages."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return parts._replace(netloc=netloc).geturl()
+
+
+class PostgresJournal:
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.location = redacted(url)
+        self._pool: asyncpg.Pool | None = None
+        self._holder: asyncpg.Connection | None = None  # holds the writer lock
+        self._group = GroupWriter(self._write)
+
+    async def load(self) -> JournalState:
+        try:
+            self._holder = await asyncpg.connect(self.url)
+            await self._holder.execute("SELECT pg_advisory_lock_shared($1)", WRITER_LOCK)
+        except (OSError, asyncpg.PostgresError) as error:
+            raise JournalError(f"journal {self.location}: {error}") from None
+        return await self.read()
+
+    async def read(self) -> JournalState:
+        pool = await self._open_pool()
+        state = JournalState()
+        async with pool.acquire() as conn:
+            for tenant, stream, seq, leaf in await conn.fetch(
+                "SELECT tenant, stream, seq, leaf FROM journal_heads"
+            ):
+                state.add(Head(tenant, stream, seq, bytes(leaf)))
+            for origin, size, root, tenant, fleet in await conn.fetch(
+                "SELECT origin, size, root, tenant, fleet FROM journal_checkpoints"
+            ):
+                state.add(Signed(origin, size, bytes(root), tenant, fleet))
+            for origin, size, root, other in await conn.fetch(
+                "SELECT origin, size, root, other FROM journal_conflicts"
+            ):
+                state.conflicts.append(
+                    (Signed(origin, size, bytes(root)), Signed(origin, size, bytes(other)))
+                )
+            for tenant, index, ref, at in await conn.fetch(
+                "SELECT tenant, subject_index, subject_ref, erased_at FROM journal_erasures"
+            ):
+                state.add(Erased(tenant, bytes(index), ref, at))
+            for origin, size, root, successor in await conn.fetch(
+                "SELECT origin, size, root, successor FROM journal_retired"
+            ):
+                state.add(Retired(origin, size, bytes(root), successor))
+        return state
+
+    async def _open_pool(self) -> asyncpg.Pool:
+        if self._pool is None:
+            try:
+                self._pool = await asyncpg.create_pool(self.url, min_size=1, max_size=4)
+                async with self._pool.acquire() as conn:
+                    await conn.execute(SCHEMA)
+            except (OSError, asyncpg.PostgresError) as error:
+                raise JournalError(f"journal {self.location}: {error}") from None
+        return self._pool
+
+    async def append(self, entries: Iterable[Entry]) -> None:
+        await self._group.append(entries)
+
+    async def _write(self, entries: list[Entry]) -> None:
+        pool = await self._open_pool()
+        async with pool.acquire() as conn, conn.transaction():
+            for entry in largest(entries):
+                await _upsert(conn, entry)
+
+    async def other_writers(self) -> int:
+        if self._holder is None:
+            raise JournalError("the journal is not open")
+        high, low = divmod(WRITER_LOCK, 2**32)
+        count: int = await self._holder.fetchval(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = $1"
+            " AND objid = $2 AND objsubid = 1 AND granted AND pid <> pg_backend_pid()",
+            high,
+            low,
+        )
+        return count
+
+    async def aclose(self) -> None:
+        if self._holder is not None:
+            await self._holder.close()
+            self._holder = None
+        if self._pool is not None:
+            await self._pool.close()
+            self._pool = None
+
+
+async def _upsert(conn: Connection, entry: Entry) -> None:
+    match entry:
+        case Head(tenant, stream, seq, leaf):
+            await conn.execute(
+                "INSERT INTO journal_heads (tenant, stream, seq, leaf) VALUES ($1, $2, $3, $4)"
+                " ON CONFLICT (tenant, stream) DO UPDATE SET seq = excluded.seq,"
+                " leaf = excluded.leaf WHERE journal_heads.seq < excluded.seq",
+                tenant,
+                stream,
+                seq,
+                leaf,
+            )
+        case Signed(origin, size, root, tenant, fleet):
+            await conn.execute(
+                "INSERT INTO journal_conflicts (origin, size, root, other, seen_at)"
+                " SELECT origin, size, root, $3, $4 FROM journal_checkpoints"
+                " WHERE origin = $1 AND size = $2 AND root <> $3",
+                origin,
+                size,
+                root,
+                utc_now(),
+            )
+            await conn.execute(
+                "INSERT INTO journal_checkpoints (origin, size, root, tenant, fleet)"
+                " VALUES ($1, $2, $3, $4, $5) ON CONFLICT (origin) DO UPDATE SET"
+                " size = excluded.size, root = excluded.root, tenant = excluded.tenant,"
+                " fleet = excluded.fleet WHERE journal_checkpoints.size < excluded.size",
+                origin,
+                size,
+                root,
+                tenant,
+                fleet,
+            )
+        case Erased(tenant, index, ref, at):
+            await conn.execute(
+                "INSERT INTO journal_erasures (tenant, subject_index, subject_ref, erased_at)"
+                " VALUES ($1, $2, $3, $4) ON CONFLICT (tenant, subject_index) DO UPDATE SET"
+                " erased_at = excluded.erased_at, subject_ref = excluded.subject_ref"
+                " WHERE excluded.erased_at < journal_erasures.erased_at",
+                tenant,
+                index,
+                ref,
+                at,
+            )
+        case Retired(origin, size, root, successor):
+            await conn.execute(
+                "INSERT INTO journal_retired (origin, size, root, successor)"
+                " VALUES ($1, $2, $3, $4) ON CONFLICT (origin) DO NOTHING",
+                origin,
+                size,
+                root,
+                successor,
+            )
