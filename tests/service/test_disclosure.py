@@ -28,6 +28,7 @@ from recordseal.verify import (
 )
 from recordseal.web.app import create_app
 from tests.servers import free_port, wait_for
+from tests.verify.conftest import in_order
 
 ORIGIN = "test.recordseal"
 
@@ -209,6 +210,7 @@ def test_a_sealed_witnessed_record_verifies_offline(tmp_path: Path, witness, sto
     assert result.verdict == VERIFIED, [(c.number, c.status, c.detail) for c in result.checks]
     assert result.time_bracket.not_after is not None
     assert result.time_bracket.not_after_by == "witness.test"
+    assert in_order(result.time_bracket), result.time_bracket
     assert result.disclosed == {"o:/amount": 102, "o:/note": "n2"}
 
     # The same offline, through the command line: keys export, then verify.
@@ -310,3 +312,6 @@ def test_time_stamping_authority_receipts_verify(tmp_path: Path, store_settings)
     result = verify_bundle(bundle, load_key_directory(keys), trust)
     assert result.verdict == VERIFIED, [(c.number, c.status, c.detail) for c in result.checks]
     assert result.time_bracket.not_after_by == "tsa.local"
+    # The first record of a fresh tenant, time-stamped within its ingest second by an
+    # authority that writes whole seconds: the bracket still runs forwards (check 7).
+    assert in_order(result.time_bracket), result.time_bracket

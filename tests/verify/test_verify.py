@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 import msgspec
 
 from recordseal.tlog import CosignatureSigner
 from recordseal.verify import VerificationResult, verify_bundle
+from recordseal.verify.encoding import format_instant
 
 from .conftest import statuses, tampered
 from .factory import ORIGIN, RECORDS, TARGET_SEQ, WITNESS, World
@@ -52,7 +54,9 @@ def test_with_keys_and_trust_everything_verifies(world: World) -> None:
         "verdict and time bracket",
     ]
     bracket = result.time_bracket
-    assert bracket.not_after == world.sealed_at.strftime("%Y-%m-%dT%H:%M:%SZ")
+    # The witness cosigned in the second from sealed_at's whole second: by its end.
+    cosigned = world.sealed_at.replace(microsecond=0)
+    assert bracket.not_after == (cosigned + timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
     assert bracket.not_after_by == WITNESS
     assert bracket.not_before == world.previous_at.strftime("%Y-%m-%dT%H:%M:%SZ")
     assert bracket.not_before_by == WITNESS
@@ -222,3 +226,22 @@ def test_the_verifier_imports_neither_web_nor_storage_nor_services() -> None:
     assert done.returncode == 0, done.stderr
     for layer in ("recordseal.web", "recordseal.storage", "recordseal.services", "litestar"):
         assert f"'{layer}" not in loaded, loaded
+
+
+def test_a_record_cosigned_within_its_own_second_is_bracketed_in_order(world: World) -> None:
+    """The record ingested at .123456 past a second and cosigned in that same second: the
+    cosignature says the whole second, so the bound is that second's end, after ingest."""
+    ingested = world.ingested_at(TARGET_SEQ)
+    assert ingested.microsecond != 0
+    bundle = world.bundle(previous=False, sealed_at=ingested)
+    result = verify_bundle(bundle, world.keys(), world.trust())
+    assert result.verdict == "VERIFIED", result.checks
+    bracket = result.time_bracket
+    assert (bracket.not_before, bracket.not_before_by) == (
+        world.target.header["ingested_at"],
+        "hosted-ingest",
+    )
+    second = ingested.replace(microsecond=0)
+    assert bracket.not_after == format_instant(second + timedelta(seconds=1))
+    assert bracket.not_after_by == WITNESS
+    assert f"cosigned in the second from {format_instant(second)}" in result.check(7).detail

@@ -329,25 +329,39 @@ async function checkSequenceContinuity(header, canonical, coverage, keyring) {
 
 // --- 7. verdict and time bracket -----------------------------------------------------------
 
+/** The time bracket {bracket, upper, inverted}: `upper` the witness time the upper bound comes
+ * from, `inverted` why the lower bound was dropped ("" when it was not). Witness times are
+ * whole seconds, so the upper bound is the end of the witness's second (rule 7.3 when the
+ * lower bound is still later). */
 function bracketOf(header, included, sealingTimes, previousTimes) {
   const bracket = { not_before: header.ingested_at, not_before_by: HOSTED_INGEST, not_after: null, not_after_by: null };
+  let lowerAt = parseInstant(header.ingested_at); // microseconds
+  let lower = `the service's ingested_at ${header.ingested_at}`;
   if (previousTimes.length) {
     const latest = previousTimes.reduce((a, b) => (b.at > a.at ? b : a));
     [bracket.not_before, bracket.not_before_by] = [formatSeconds(latest.at), latest.by];
+    lowerAt = latest.at * 1_000_000n;
+    lower = `${latest.by}'s time on the previous checkpoint ${bracket.not_before}`;
   }
-  if (included && sealingTimes.length) {
-    const first = sealingTimes.reduce((a, b) => (b.at < a.at ? b : a));
-    [bracket.not_after, bracket.not_after_by] = [formatSeconds(first.at), first.by];
+  if (!(included && sealingTimes.length)) return { bracket, upper: null, inverted: "" };
+  const first = sealingTimes.reduce((a, b) => (b.at < a.at ? b : a));
+  const upperAt = first.at + 1n; // the end of the witness's second
+  [bracket.not_after, bracket.not_after_by] = [formatSeconds(upperAt), first.by];
+  if (lowerAt !== null && lowerAt > upperAt * 1_000_000n) {
+    [bracket.not_before, bracket.not_before_by] = [null, null];
+    return { bracket, upper: first, inverted: `${lower} is later than the upper bound` };
   }
-  return bracket;
+  return { bracket, upper: first, inverted: "" };
 }
 
-function checkTimeBracket(bracket, included, previousReason) {
+function checkTimeBracket({ bracket, upper, inverted }, included, previousReason) {
   let lower = `not before ${bracket.not_before} (${bracket.not_before_by})`;
-  if (bracket.not_before_by === HOSTED_INGEST && previousReason) lower += ` [${previousReason}]`;
+  if (inverted) lower = `no lower bound: ${inverted} (the clocks disagree)`;
+  else if (bracket.not_before_by === HOSTED_INGEST && previousReason) lower += ` [${previousReason}]`;
   if (!included) return unchecked(7, `${lower}; no trusted upper bound: the seal is not verified`);
-  if (bracket.not_after === null) return unchecked(7, `${lower}; no trusted witness time on the sealing checkpoint`);
-  return passed(7, `${lower}; not after ${bracket.not_after} (${bracket.not_after_by})`);
+  if (upper === null) return unchecked(7, `${lower}; no trusted witness time on the sealing checkpoint`);
+  const detail = `${lower}; not after ${bracket.not_after} (${upper.by}: cosigned in the second from ${formatSeconds(upper.at)})`;
+  return inverted ? unchecked(7, detail) : passed(7, detail);
 }
 
 /** Trusted times on seal.previous, or none and why it cannot be used. Only after check 4
@@ -452,7 +466,7 @@ export async function verifyBundle(data, keyring = null, policy = null, { now = 
     format: "recordseal/verification/v1",
     verdict: verdictOf(checks),
     checks,
-    time_bracket: bracket,
+    time_bracket: bracket.bracket,
     record: { tenant: header.tenant, stream: header.stream, seq: header.seq, record_id: header.record_id },
     disclosed,
   };
