@@ -190,6 +190,10 @@ def test_the_api_is_documented() -> None:
     result = schema["components"]["schemas"][answer.rsplit("/", 1)[-1]]
     assert {"verdict", "checks", "attestation"} <= set(result["properties"])
     assert "/verify-record" not in schema["paths"]
+    # A body that is not JSON is a malformed bundle (200): 400 is only for broken framing.
+    refused = operation["responses"]["400"]["content"]["application/problem+json"]["examples"]
+    assert set(refused) == {"request_incomplete"}
+    assert {"413", "415"} <= set(operation["responses"])
 
 
 # --- the form ----------------------------------------------------------------------------------
