@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -220,6 +223,33 @@ def test_a_bundle_file_can_be_picked(verifier: VerifierPage, world: World) -> No
     page.get_by_role("button", name="Verify").click()
     page.wait_for_selector("#result[data-verified-in=browser] #verdict")
     assert page.inner_text("#verdict") == "VERIFIED"
+
+
+def test_a_token_not_in_canonical_base64_is_malformed_in_the_page_and_the_cli(
+    verifier: VerifierPage, world: World, tmp_path: Path
+) -> None:
+    """Rule M8: the page and ``recordseal verify`` both report a malformed bundle, with no
+    record and no disclosed value (docs/bundle.md, "A malformed bundle")."""
+    document = json.loads(world.bundle())
+    document["seal"]["timestamps"] = [{"authority": "tsa.example", "token": "AB=="}]
+    bundle = json.dumps(document).encode()
+    verifier.files(world.keys_document(), world.trust_document())
+    assert verifier.verify(bundle) == "FAILED"
+    assert verifier.statuses() == ["failed", *["unchecked"] * 6]
+    page = verifier.page
+    assert "$.seal.timestamps[0]" in page.locator("#checks tbody tr").nth(0).inner_text()
+    assert page.locator("#result dl").count() == 1  # the time bracket's; no record
+    assert page.locator("#disclosed").count() == 0
+    (tmp_path / "bundle.json").write_bytes(bundle)
+    (tmp_path / "keys.json").write_text(json.dumps(world.keys_document()))
+    (tmp_path / "trust.json").write_text(json.dumps(world.trust_document()))
+    command = [sys.executable, "-m", "recordseal.cli", "verify", str(tmp_path / "bundle.json")]
+    command += ["--keys", str(tmp_path / "keys.json"), "--trust", str(tmp_path / "trust.json")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1, done.stderr
+    assert "malformed bundle" in done.stdout and "$.seal.timestamps[0]" in done.stdout
+    assert not done.stdout.startswith("record") and "\ndisclosed" not in done.stdout
+    assert "o:/amount" not in done.stdout
 
 
 def test_an_invalid_key_directory_is_refused_by_name(verifier: VerifierPage, world: World) -> None:

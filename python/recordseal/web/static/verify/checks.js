@@ -227,10 +227,11 @@ function checkWitnessReceipts(seal, opened, policy, receipts) {
   if (seal === null || opened === null) return unchecked(5, `${NO_RECEIPTS}: the record is not sealed yet`);
   if (opened instanceof BundleError) return unchecked(5, "not run: the seal's proof does not parse (check 4)");
   if (policy === null || receipts === null) return unchecked(5, `${NO_RECEIPTS} can be checked: no trust store supplied`);
-  if (receipts.problems.length) return failed(5, joined(receipts.problems));
+  // Whatever the outcome, the detail says which tokens were not checked (docs/bundle.md).
   const tokens = receipts.tokens.length
     ? ` [RFC 3161 ${plural(receipts.tokens.length, "token")} of ${receipts.tokens.join(", ")} not checked in the browser]`
     : "";
+  if (receipts.problems.length) return failed(5, joined(receipts.problems) + tokens);
   const vouching = [...new Set(receipts.times.map((time) => time.by))].sort();
   if (!vouching.length) {
     return unchecked(5, `${NO_RECEIPTS} from a trusted witness (quorum not met: 0 of ${policy.quorum})${tokens}`);
