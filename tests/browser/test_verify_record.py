@@ -263,6 +263,17 @@ def test_an_invalid_key_directory_is_refused_by_name(verifier: VerifierPage, wor
     assert "key directory: keys[0]: key_id" in error.inner_text()
 
 
+def test_a_trust_store_picked_as_the_key_directory_is_named(
+    verifier: VerifierPage, world: World
+) -> None:
+    verifier.files(world.trust_document(), None)  # the trust store, in the key directory's input
+    verifier.page.fill("#bundle", world.bundle().decode())
+    verifier.page.get_by_role("button", name="Verify").click()
+    error = verifier.page.wait_for_selector("#input-error")
+    assert error is not None
+    assert "this is a trust store (recordseal/trust/v1), not a key directory" in error.inner_text()
+
+
 def test_without_script_the_server_verifies(
     browser: sync_api.Browser, server: str, world: World
 ) -> None:

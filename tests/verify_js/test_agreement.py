@@ -224,3 +224,29 @@ def test_timestamps_are_reported_unchecked(harness: Harness) -> None:
     check = result["checks"][4]
     assert check["status"] == "unchecked"
     assert "RFC 3161 token of tsa.example not checked in the browser" in check["detail"]
+
+
+def test_stale_and_mixed_up_trust_material_is_named(harness: Harness) -> None:
+    """A directory without the bundle's log or key says how to get a current one; a trust
+    store given as the key directory (or the reverse) is named as what it is."""
+    world = World()
+    keys = world.keys_document()
+    cases = [
+        Case("log newer than the directory", world.bundle(), {**keys, "logs": []}, None,
+             datetime.now(UTC)),
+        Case("key newer than the directory", world.bundle(),
+             {**keys, "keys": World().keys_document()["keys"]}, None, datetime.now(UTC)),
+    ]  # fmt: skip
+    log_missing, key_missing = _browser(harness, cases)
+    for detail in (log_missing["checks"][3]["detail"], key_missing["checks"][2]["detail"]):
+        assert "export the directory again (recordseal keys export)" in detail
+        assert "published one (GET /v1/keys)" in detail
+    trust = json.dumps(world.trust_document())
+    assert harness("loadError", {"kind": "keys", "text": trust}) == (
+        "key directory: this is a trust store (recordseal/trust/v1), not a key directory"
+        " - at `$.format`"
+    )
+    assert harness("loadError", {"kind": "trust", "text": json.dumps(keys)}) == (
+        "trust store: this is a key directory (recordseal/keys/v1), not a trust store"
+        " - at `$.format`"
+    )

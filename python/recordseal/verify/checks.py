@@ -33,6 +33,11 @@ CLOCK_SKEW = timedelta(minutes=5)
 NO_PUBLIC_KEY = "no public key in the supplied directory"
 NO_INCLUSION_PROOF = "no chain inclusion proof"
 NO_RECEIPTS = "no witness receipts"
+#: Said of a key or log the directory lacks: the usual cause is a directory older than it.
+STALE_DIRECTORY = (
+    "if it is newer than the directory, export the directory again (recordseal keys export)"
+    " or use the service's published one (GET /v1/keys)"
+)
 
 
 P = ParamSpec("P")
@@ -171,7 +176,9 @@ def check_header_signature(
     if problem is None:
         return passed(3, f"signed by key {header.key_id}, valid at {header.ingested_at}")
     status, reason = problem
-    return unchecked(3, reason) if status == "unchecked" else failed(3, reason)
+    return (
+        unchecked(3, f"{reason}: {STALE_DIRECTORY}") if status == "unchecked" else failed(3, reason)
+    )
 
 
 # --- 4. sealed batch -----------------------------------------------------------------------
@@ -191,9 +198,8 @@ def check_sealed_batch(
         return failed(4, str(opened))
     verifiers = keyring.logs.get(seal.log, ()) if keyring is not None else ()
     if not verifiers:
-        return unchecked(
-            4, f"{NO_INCLUSION_PROOF} can be checked: no log key for {seal.log!r} in the directory"
-        )
+        missing = f"no log key for {seal.log!r} in the directory: {STALE_DIRECTORY}"
+        return unchecked(4, f"{NO_INCLUSION_PROOF} can be checked: {missing}")
     checkpoint = opened.checkpoint
     if checkpoint.origin != seal.log:
         return failed(4, f"the checkpoint is of {checkpoint.origin!r}, not of {seal.log!r}")

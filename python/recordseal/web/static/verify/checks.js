@@ -21,6 +21,9 @@ const CLOCK_SKEW_SECONDS = 300;
 const NO_PUBLIC_KEY = "no public key in the supplied directory";
 const NO_INCLUSION_PROOF = "no chain inclusion proof";
 const NO_RECEIPTS = "no witness receipts";
+/** Said of a key or log the directory lacks: the usual cause is a directory older than it. */
+const STALE_DIRECTORY = "if it is newer than the directory, export the directory again (recordseal keys export)" +
+  " or use the service's published one (GET /v1/keys)";
 const HEADER_CONTEXT = concat("recordseal/header/v1", new Uint8Array([0]));
 const GAP_CONTEXT = concat(GAP_FORMAT, new Uint8Array([0]));
 const isGap = (header) => header.format === GAP_FORMAT;
@@ -144,7 +147,7 @@ async function checkHeaderSignature(header, canonical, signature, keyring, noKey
   if (keyring === null) return unchecked(3, `${NO_PUBLIC_KEY}: ${noKeys}`);
   const problem = await signatureProblem(header, canonical, signature, keyring);
   if (problem === null) return passed(3, `signed by key ${header.key_id}, valid at ${header.ingested_at}`);
-  return problem[0] === "unchecked" ? unchecked(3, problem[1]) : failed(3, problem[1]);
+  return problem[0] === "unchecked" ? unchecked(3, `${problem[1]}: ${STALE_DIRECTORY}`) : failed(3, problem[1]);
 }
 
 // --- 4. sealed batch -----------------------------------------------------------------------
@@ -173,7 +176,7 @@ async function checkSealedBatch(canonical, seal, opened, keyring) {
   if (opened instanceof BundleError) return failed(4, opened.message);
   const verifiers = keyring?.logs.get(seal.log) ?? [];
   if (!verifiers.length) {
-    return unchecked(4, `${NO_INCLUSION_PROOF} can be checked: no log key for '${seal.log}' in the directory`);
+    return unchecked(4, `${NO_INCLUSION_PROOF} can be checked: no log key for '${seal.log}' in the directory: ${STALE_DIRECTORY}`);
   }
   const { checkpoint, note, proof } = opened;
   if (checkpoint.origin !== seal.log) return failed(4, `the checkpoint is of '${checkpoint.origin}', not of '${seal.log}'`);
