@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -222,6 +225,33 @@ def test_a_bundle_file_can_be_picked(verifier: VerifierPage, world: World) -> No
     assert page.inner_text("#verdict") == "VERIFIED"
 
 
+def test_a_token_not_in_canonical_base64_is_malformed_in_the_page_and_the_cli(
+    verifier: VerifierPage, world: World, tmp_path: Path
+) -> None:
+    """Rule M8: the page and ``recordseal verify`` both report a malformed bundle, with no
+    record and no disclosed value (docs/bundle.md, "A malformed bundle")."""
+    document = json.loads(world.bundle())
+    document["seal"]["timestamps"] = [{"authority": "tsa.example", "token": "AB=="}]
+    bundle = json.dumps(document).encode()
+    verifier.files(world.keys_document(), world.trust_document())
+    assert verifier.verify(bundle) == "FAILED"
+    assert verifier.statuses() == ["failed", *["unchecked"] * 6]
+    page = verifier.page
+    assert "$.seal.timestamps[0]" in page.locator("#checks tbody tr").nth(0).inner_text()
+    assert page.locator("#result dl").count() == 1  # the time bracket's; no record
+    assert page.locator("#disclosed").count() == 0
+    (tmp_path / "bundle.json").write_bytes(bundle)
+    (tmp_path / "keys.json").write_text(json.dumps(world.keys_document()))
+    (tmp_path / "trust.json").write_text(json.dumps(world.trust_document()))
+    command = [sys.executable, "-m", "recordseal.cli", "verify", str(tmp_path / "bundle.json")]
+    command += ["--keys", str(tmp_path / "keys.json"), "--trust", str(tmp_path / "trust.json")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1, done.stderr
+    assert "malformed bundle" in done.stdout and "$.seal.timestamps[0]" in done.stdout
+    assert not done.stdout.startswith("record") and "\ndisclosed" not in done.stdout
+    assert "o:/amount" not in done.stdout
+
+
 def test_an_invalid_key_directory_is_refused_by_name(verifier: VerifierPage, world: World) -> None:
     document = world.keys_document()
     document["keys"][0]["key_id"] = "0" * 16
@@ -231,6 +261,17 @@ def test_an_invalid_key_directory_is_refused_by_name(verifier: VerifierPage, wor
     error = verifier.page.wait_for_selector("#input-error")
     assert error is not None
     assert "key directory: keys[0]: key_id" in error.inner_text()
+
+
+def test_a_trust_store_picked_as_the_key_directory_is_named(
+    verifier: VerifierPage, world: World
+) -> None:
+    verifier.files(world.trust_document(), None)  # the trust store, in the key directory's input
+    verifier.page.fill("#bundle", world.bundle().decode())
+    verifier.page.get_by_role("button", name="Verify").click()
+    error = verifier.page.wait_for_selector("#input-error")
+    assert error is not None
+    assert "this is a trust store (recordseal/trust/v1), not a key directory" in error.inner_text()
 
 
 def test_without_script_the_server_verifies(

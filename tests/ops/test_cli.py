@@ -79,6 +79,32 @@ def test_usage_errors_exit_64(args: list[str]) -> None:
     assert "usage:" in done.stderr and "Traceback" not in done.stderr
 
 
+def parsers(command: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
+    """The parser and every parser under it, leaves and groups alike."""
+    yield command
+    for action in command._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                yield from parsers(child)
+
+
+def test_no_parser_takes_an_abbreviated_option(tmp_path: Path) -> None:
+    """``--key`` is not silently ``--keys``, nor ``--keys`` ``--keys-out``: an option is
+    spelt out or refused, on every parser of the command line."""
+    every = list(parsers(parser()))
+    assert len(every) > len(dict(commands(parser())))
+    assert [command.prog for command in every if command.allow_abbrev] == []
+    for args in (
+        ["verify", "bundle.json", "--key", "keys.json"],
+        ["keys", "export", "--keys", "keys.json"],
+        ["token", "list", "--ten", "acme"],
+    ):
+        done = run(*args, cwd=tmp_path)
+        assert done.returncode == 64, (args, done.stderr)
+        assert f"unrecognized arguments: {args[-2]}" in done.stderr
+        assert not (tmp_path / "keys.json").exists()
+
+
 def test_json_results_of_the_commands(tmp_path: Path) -> None:
     data = tmp_path / "data"
     token = json.loads(

@@ -28,6 +28,7 @@ from recordseal.verify import (
 )
 from recordseal.web.app import create_app
 from tests.servers import free_port, wait_for
+from tests.verify.conftest import in_order
 
 ORIGIN = "test.recordseal"
 
@@ -209,6 +210,7 @@ def test_a_sealed_witnessed_record_verifies_offline(tmp_path: Path, witness, sto
     assert result.verdict == VERIFIED, [(c.number, c.status, c.detail) for c in result.checks]
     assert result.time_bracket.not_after is not None
     assert result.time_bracket.not_after_by == "witness.test"
+    assert in_order(result.time_bracket), result.time_bracket
     assert result.disclosed == {"o:/amount": 102, "o:/note": "n2"}
 
     # The same offline, through the command line: keys export, then verify.
@@ -310,3 +312,54 @@ def test_time_stamping_authority_receipts_verify(tmp_path: Path, store_settings)
     result = verify_bundle(bundle, load_key_directory(keys), trust)
     assert result.verdict == VERIFIED, [(c.number, c.status, c.detail) for c in result.checks]
     assert result.time_bracket.not_after_by == "tsa.local"
+    # The first record of a fresh tenant, time-stamped within its ingest second by an
+    # authority that writes whole seconds: the bracket still runs forwards (check 7).
+    assert in_order(result.time_bracket), result.time_bracket
+
+
+def test_a_key_directory_older_than_the_log_says_to_export_it_again(
+    tmp_path: Path, store_settings
+) -> None:
+    """``keys export`` before the tenant's log existed: its bundles are INCOMPLETE, and check
+    4 says how to get a directory that knows the log; a fresh export verifies them."""
+    data = tmp_path / "service"
+    settings = Settings(
+        data_dir=data, database_url=store_settings.database_url, origin=ORIGIN, seal_interval=0.05
+    )
+    env = {**os.environ, "RECORDSEAL_ORIGIN": ORIGIN}
+    if store_settings.database_url:
+        env["RECORDSEAL_DATABASE_URL"] = store_settings.database_url
+    with TestClient(create_app(settings)):
+        pass
+    stale = tmp_path / "stale"
+    stale.mkdir()
+    export_keys(data, stale, env)
+    assert json.loads((stale / "keys.json").read_text())["logs"] == []
+    with TestClient(create_app(settings)) as client:
+        headers = {"Authorization": f"Bearer {asyncio.run(_create_token(settings, 'acme', 't'))}"}
+        client.post("/v1/streams", json={"name": "orders"}, headers=headers)
+        record = {"stream": "orders", "record_type": "order", "subject_id": "c"}
+        record |= {"occurred_at": "2026-11-21T08:00:00Z", "payload": {"a": 1}}
+        record_id = client.post("/v1/records", headers=headers, json=record).json()["record_id"]
+        bundle = client.post(
+            f"/v1/records/{record_id}/disclosure?wait=20", headers=headers, json={"fields": []}
+        ).content
+    assert json.loads(bundle)["seal"] is not None, "never sealed"
+    (tmp_path / "bundle.json").write_bytes(bundle)
+
+    def verify(keys: Path) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "recordseal.cli", "verify", str(tmp_path / "bundle.json")]
+        command += ["--keys", str(keys / "keys.json"), "--json"]
+        return subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+
+    done = verify(stale)
+    assert done.returncode == 2, done.stdout + done.stderr
+    sealed = json.loads(done.stdout)["checks"][3]
+    assert sealed["status"] == "unchecked"
+    assert f"no log key for '{ORIGIN}/acme/default'" in sealed["detail"]
+    assert "export the directory again (recordseal keys export)" in sealed["detail"]
+    assert "GET /v1/keys" in sealed["detail"]
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    export_keys(data, fresh, env)
+    assert json.loads(verify(fresh).stdout)["checks"][3]["status"] == "passed"

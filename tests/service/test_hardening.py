@@ -127,12 +127,17 @@ def test_repeated_members_are_refused_in_every_json_body(service: Service) -> No
         "/v1/streams": '{"name":"s3","declarations":{"o:/a":"money","o:/a":"text"}}',
         "/v1/records:batch": '{"records":[],"records":[' + ENVELOPE + "]}",
         f"/v1/records/{record_id}/disclosure": '{"fields":["o:/amount"],"fields":[]}',
-        "/v1/verify": '{"format":"recordseal/bundle/v1","format":"x"}',
     }
     for path, body in bodies.items():
         response = service.post(path, body)
         assert response.status_code == 400, (path, response.text)
         assert response.json()["code"] == "duplicate_member"
+    # A bundle to verify is the exception: it is malformed (docs/bundle.md, rule M1), as
+    # `recordseal verify` reports it, not a refused request.
+    response = service.post("/v1/verify", '{"format":"recordseal/bundle/v1","format":"x"}')
+    assert response.status_code == 200, response.text
+    assert response.json()["verdict"] == "FAILED"
+    assert "duplicate_member" in response.json()["checks"][0]["detail"]
 
 
 def test_a_repeated_payload_member_in_a_batch_names_the_item(service: Service) -> None:

@@ -200,7 +200,7 @@ def deep(levels: int, *, closed: bool = True, objects: bool = False) -> bytes:
 
 
 @pytest.mark.parametrize("levels", DEPTHS)
-def test_deep_and_unclosed_nesting_is_refused_on_every_route(server: Server, levels: int) -> None:
+def test_deep_nesting_is_refused_or_failed_on_every_route(server: Server, levels: int) -> None:
     for objects in (False, True):
         for closed in (True, False):
             nested = deep(levels, closed=closed, objects=objects)
@@ -210,10 +210,14 @@ def test_deep_and_unclosed_nesting_is_refused_on_every_route(server: Server, lev
             bodies = {
                 "/v1/streams": b'{"name":"deep","declarations":' + nested + b"}",
                 "/v1/records:batch": b'{"records":[' + envelope + b"]}",
-                "/v1/verify": nested,
             }
             for path, body in bodies.items():
                 assert server.post(path, body).status_code in (400, 413, 422)
+            # A bundle to verify is never refused for its content: it is malformed (rule M1).
+            verified = server.post("/v1/verify", nested)
+            assert verified.status_code == 200, verified.text[:300]
+            assert verified.json()["verdict"] == "FAILED"
+            assert verified.json()["checks"][0]["detail"].startswith("malformed bundle: ")
 
 
 def test_huge_numbers_and_wrong_types_are_refused(server: Server) -> None:

@@ -101,6 +101,23 @@ def test_bundle_from_standard_input(files: dict[str, Path]) -> None:
         (["BUNDLE", "--keys", "bad-keys"], "key directory: ", 65),
         (["BUNDLE", "--trust", "missing-trust.json"], "missing-trust.json", 66),
         (["BUNDLE", "--frobnicate"], "unrecognized arguments: --frobnicate", 64),
+        # no abbreviation: --key is not --keys, --tru not --trust
+        (["BUNDLE", "--key", "keys"], "unrecognized arguments: --key", 64),
+        (["BUNDLE", "--tru", "trust"], "unrecognized arguments: --tru", 64),
+        # a trust store for the key directory, and the reverse: the mix-up is named
+        (
+            ["BUNDLE", "--keys", "trust"],
+            "key directory: this is a trust store (recordseal/trust/v1), not a key directory"
+            " - at `$.format`; give the trust store as --trust",
+            65,
+        ),
+        (
+            ["BUNDLE", "--trust", "keys"],
+            "trust store: this is a key directory (recordseal/keys/v1), not a trust store"
+            " - at `$.format`; give the key directory as --keys",
+            65,
+        ),
+        (["BUNDLE", "--keys", "bundle"], "give the bundle as a BUNDLE argument", 65),
         ([], "the following arguments are required: BUNDLE", 64),
     ],
 )

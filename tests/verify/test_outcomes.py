@@ -1,6 +1,6 @@
 """The outcome docs/bundle.md section 3 states for every rule, one test per row (issue 19).
 
-Each row of the tables (``M1``…``M11`` for a malformed bundle, ``1.1``…``7.2`` for the checks)
+Each row of the tables (``M1``…``M11`` for a malformed bundle, ``1.1``…``7.3`` for the checks)
 has its cases here, each breaking that rule alone as far as a bundle allows; the test asserts
 the stated status of the stated check. ``test_every_documented_rule_has_a_test`` reads the
 tables from the page, so a row without a test, or a test without a row, fails.
@@ -33,7 +33,7 @@ from recordseal.verify import (
 )
 from recordseal.verify.encoding import format_instant
 
-from .conftest import tampered
+from .conftest import in_order, tampered
 from .factory import ORIGIN, RECORDS, TARGET_SEQ, World
 from .test_tamper import (
     _checkpoint_start,
@@ -892,6 +892,26 @@ RULES: dict[str, Rule] = {
             Case("no trust store", w.bundle(), w.keys_document(), None),
         ],
     ),
+    "7.3": Rule(
+        7,
+        "unchecked",
+        lambda w: [
+            Case(
+                "the service's clock seconds ahead of the witness's",
+                w.bundle(
+                    previous=False, sealed_at=w.ingested_at(TARGET_SEQ) - timedelta(seconds=2)
+                ),
+                w.keys_document(),
+                w.trust_document(),
+            ),
+            Case(
+                "the previous checkpoint cosigned after the sealing one",
+                w.bundle(sealed_at=w.previous_at - timedelta(seconds=5)),
+                w.keys_document(),
+                w.trust_document(),
+            ),
+        ],
+    ),
 }
 
 
@@ -978,6 +998,19 @@ def test_the_documented_outcome(world: World, number: str) -> None:
         assert result.verdict == expected
         if rule.status == "unchecked":
             assert result.verdict != "VERIFIED", case.name
+
+
+def test_no_time_bracket_is_inverted(world: World) -> None:
+    """Whatever a case breaks, a bracket with both ends has ``not_before <= not_after``; a
+    lower bound that would be later is dropped (rule 7.3)."""
+    for number, case in cases(world):
+        bracket = run(case).time_bracket
+        assert in_order(bracket), (number, case.name, bracket)
+    for case in RULES["7.3"].cases(world):
+        result = run(case)
+        assert (result.time_bracket.not_before, result.time_bracket.not_before_by) == (None, None)
+        assert result.time_bracket.not_after is not None
+        assert "is later than the upper bound" in result.check(7).detail, case.name
 
 
 def test_every_documented_rule_has_a_test() -> None:

@@ -131,6 +131,7 @@ def test_another_key() -> None:
     assert not valid and f"no public key in the supplied directory for key {stranger.key_id}" in (
         reason
     )
+    assert "export the directory again (recordseal keys export)" in reason
     # signed by another key while naming the listed one
     valid, reason = verify(signed(stranger, key_id=SIGNER.key_id))
     assert not valid and "signature does not verify" in reason

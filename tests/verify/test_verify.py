@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from datetime import timedelta
 
 import msgspec
+import pytest
 
 from recordseal.tlog import CosignatureSigner
-from recordseal.verify import VerificationResult, verify_bundle
+from recordseal.verify import (
+    BundleError,
+    VerificationResult,
+    load_key_directory,
+    load_trust_store,
+    verify_bundle,
+)
+from recordseal.verify.encoding import format_instant
 
 from .conftest import statuses, tampered
 from .factory import ORIGIN, RECORDS, TARGET_SEQ, WITNESS, World
@@ -52,7 +62,9 @@ def test_with_keys_and_trust_everything_verifies(world: World) -> None:
         "verdict and time bracket",
     ]
     bracket = result.time_bracket
-    assert bracket.not_after == world.sealed_at.strftime("%Y-%m-%dT%H:%M:%SZ")
+    # The witness cosigned in the second from sealed_at's whole second: by its end.
+    cosigned = world.sealed_at.replace(microsecond=0)
+    assert bracket.not_after == (cosigned + timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
     assert bracket.not_after_by == WITNESS
     assert bracket.not_before == world.previous_at.strftime("%Y-%m-%dT%H:%M:%SZ")
     assert bracket.not_before_by == WITNESS
@@ -145,6 +157,9 @@ def test_a_log_not_in_the_directory_leaves_the_seal_unchecked(world: World) -> N
     assert result.verdict == "VERIFICATION INCOMPLETE"
     assert statuses(result, "unchecked") == {4, 7}
     assert f"no log key for {ORIGIN!r}" in result.check(4).detail
+    # The usual cause is a directory exported before the log was made: say how to renew it.
+    assert "export the directory again (recordseal keys export)" in result.check(4).detail
+    assert "published one (GET /v1/keys)" in result.check(4).detail
 
 
 def test_a_key_not_in_the_directory_leaves_the_signatures_unchecked(world: World) -> None:
@@ -155,6 +170,7 @@ def test_a_key_not_in_the_directory_leaves_the_signatures_unchecked(world: World
     assert result.verdict == "VERIFICATION INCOMPLETE"
     assert statuses(result, "unchecked") == {3, 6}
     assert result.check(3).detail.startswith("no public key in the supplied directory for key")
+    assert "export the directory again (recordseal keys export)" in result.check(3).detail
     assert "no public key in the supplied directory" in result.check(6).detail
 
 
@@ -222,3 +238,50 @@ def test_the_verifier_imports_neither_web_nor_storage_nor_services() -> None:
     assert done.returncode == 0, done.stderr
     for layer in ("recordseal.web", "recordseal.storage", "recordseal.services", "litestar"):
         assert f"'{layer}" not in loaded, loaded
+
+
+def test_a_record_cosigned_within_its_own_second_is_bracketed_in_order(world: World) -> None:
+    """The record ingested at .123456 past a second and cosigned in that same second: the
+    cosignature says the whole second, so the bound is that second's end, after ingest."""
+    ingested = world.ingested_at(TARGET_SEQ)
+    assert ingested.microsecond != 0
+    bundle = world.bundle(previous=False, sealed_at=ingested)
+    result = verify_bundle(bundle, world.keys(), world.trust())
+    assert result.verdict == "VERIFIED", result.checks
+    bracket = result.time_bracket
+    assert (bracket.not_before, bracket.not_before_by) == (
+        world.target.header["ingested_at"],
+        "hosted-ingest",
+    )
+    second = ingested.replace(microsecond=0)
+    assert bracket.not_after == format_instant(second + timedelta(seconds=1))
+    assert bracket.not_after_by == WITNESS
+    assert f"cosigned in the second from {format_instant(second)}" in result.check(7).detail
+
+
+@pytest.mark.parametrize(
+    ("load", "given", "found"),
+    [
+        (load_key_directory, "trust_document", "trust store"),
+        (load_trust_store, "keys_document", "key directory"),
+    ],
+)
+def test_a_document_given_for_another_is_named(
+    world: World, load: Callable[[bytes], object], given: str, found: str
+) -> None:
+    """A trust store passed as the key directory (or the reverse) is named as what it is,
+    not refused for its format's enum value."""
+    document = json.dumps(getattr(world, given)()).encode()
+    with pytest.raises(BundleError) as raised:
+        load(document)
+    assert raised.value.found == found
+    assert f"this is a {found} (" in str(raised.value)
+    assert "enum" not in str(raised.value)
+
+
+def test_a_key_directory_given_as_the_bundle_is_named(world: World) -> None:
+    result = verify_bundle(json.dumps(world.keys_document()).encode())
+    assert result.check(1).detail == (
+        "malformed bundle: bundle: this is a key directory (recordseal/keys/v1), not a bundle"
+        " - at `$.format`"
+    )

@@ -14,12 +14,13 @@ from litestar import Litestar
 from litestar.testing import TestClient
 
 from recordseal.services.verification import OnlineVerifier
-from recordseal.verify import KeyDirectory, TrustStore
+from recordseal.verify import KeyDirectory, TrustStore, verify_bundle
 from recordseal.web.problems import EXCEPTION_HANDLERS
 from recordseal.web.verify import static_files, verify_controller
 
 from .conftest import tampered
 from .factory import World
+from .test_malformed import RAW
 from .test_outcomes import GAP_SEQ, LAST_SEQ, gap_world
 
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
@@ -89,12 +90,48 @@ def test_api_answers_200_for_json_that_is_no_bundle(client: TestClient[Litestar]
     assert response.json()["attestation"] == "hosted-ingest"
 
 
-def test_api_refuses_a_body_that_is_not_json_text(client: TestClient[Litestar]) -> None:
-    for body in (b"<html>", b'{"format": 1, "format": 2}', b"[" * 100_000, b'{"a": "\xff"}'):
-        response = client.post("/v1/verify", content=body, headers=JSON)
-        assert response.status_code == 400, body[:20]
-        assert response.headers["content-type"] == "application/problem+json"
-        assert response.json()["attestation"] == "hosted-ingest"
+#: Bodies that are not RFC 8259 JSON (rule M1): each a malformed bundle, never a 400.
+NOT_JSON = {
+    **RAW,
+    "html": b"<html>",
+    "deeply unclosed": b"[" * 100_000,
+    "invalid UTF-8 in a member": b'{"a": "\xff"}',
+}
+
+
+@pytest.mark.parametrize("body", NOT_JSON.values(), ids=NOT_JSON)
+def test_api_answers_a_body_that_is_not_json_as_the_cli_does(
+    client: TestClient[Litestar], world: World, body: bytes
+) -> None:
+    """One verdict for one bundle: the result ``recordseal verify`` gives, with 200."""
+    response = client.post("/v1/verify", content=body, headers=JSON)
+    assert response.status_code == 200, response.text
+    online = response.json()
+    assert online.pop("attestation") == "hosted-ingest"
+    offline = json.loads(verify_bundle(body, world.keys(), world.trust()).to_json())
+    assert online == offline
+    assert online["verdict"] == "FAILED"
+    assert online["checks"][0]["detail"].startswith("malformed bundle: bundle: ")
+    assert online["record"] is None and online["disclosed"] == {}
+
+
+def test_api_names_why_a_real_bundle_stops_being_json(
+    client: TestClient[Litestar], world: World
+) -> None:
+    text = world.bundle().decode()
+    for edit, rule in (
+        (text.replace('"seq":4,', '"seq":4,"seq":5,', 1), "duplicate_member"),
+        (text.replace('"tenant":"acme"', '"tenant":"\\udc00"', 1), "lone_surrogate"),
+        (text.replace('"seq":4,', '"seq":4e400,', 1), "number_out_of_range"),
+    ):
+        response = client.post("/v1/verify", content=edit.encode(), headers=JSON)
+        assert response.status_code == 200, response.text
+        detail = response.json()["checks"][0]["detail"]
+        assert detail.startswith("malformed bundle: ") and rule in detail, detail
+        assert detail == verify_bundle(edit.encode(), world.keys()).check(1).detail
+    repeated = text.replace('"seq":4,', '"seq":4,"seq":5,', 1).encode()
+    answer = client.post("/v1/verify", content=repeated, headers=JSON).json()
+    assert "$.header.seq" in answer["checks"][0]["detail"]
 
 
 def test_api_refuses_a_body_not_declared_json(client: TestClient[Litestar], world: World) -> None:
@@ -153,6 +190,10 @@ def test_the_api_is_documented() -> None:
     result = schema["components"]["schemas"][answer.rsplit("/", 1)[-1]]
     assert {"verdict", "checks", "attestation"} <= set(result["properties"])
     assert "/verify-record" not in schema["paths"]
+    # A body that is not JSON is a malformed bundle (200): 400 is only for broken framing.
+    refused = operation["responses"]["400"]["content"]["application/problem+json"]["examples"]
+    assert set(refused) == {"request_incomplete"}
+    assert {"413", "415"} <= set(operation["responses"])
 
 
 # --- the form ----------------------------------------------------------------------------------

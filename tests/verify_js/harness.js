@@ -150,3 +150,14 @@ export async function gaps() {
   }
   return { count: vectors.cases.length, mismatches };
 }
+
+/** The message a key directory ("keys") or trust store ("trust") text is refused with, or
+ * null when it loads. */
+export async function loadError({ kind, text }) {
+  try {
+    await (kind === "keys" ? loadKeyDirectory : loadTrustStore)(text);
+    return null;
+  } catch (error) {
+    return error.message;
+  }
+}

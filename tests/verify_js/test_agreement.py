@@ -17,9 +17,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import msgspec
+
 from recordseal.tlog import CosignatureSigner
-from recordseal.verify import load_key_directory, load_trust_store, verify_bundle
-from tests.verify.conftest import tampered
+from recordseal.verify import TimeBracket, load_key_directory, load_trust_store, verify_bundle
+from tests.verify.conftest import in_order, tampered
 from tests.verify.factory import RECORDS, TARGET_SEQ, World
 from tests.verify.test_malformed import EDITS, RAW
 from tests.verify.test_outcomes import cases as outcome_cases
@@ -126,6 +128,8 @@ def _cases(world: World) -> Iterator[Case]:
         "offset not_before", world.bundle(coverage=None), world.keys_document(not_before=plus_one)
     )
     yield Case("cosigned in the future", good, keys, trust, world.sealed_at - timedelta(minutes=10))
+    # cosigned within the second the record was ingested in: the bound is that second's end
+    yield case("cosigned in the ingest second", world.bundle(previous=False, sealed_at=ingested))
     # every case of the documented outcomes (docs/bundle.md section 3) the browser checks
     for number, outcome in outcome_cases(world):
         if outcome.browser:
@@ -187,6 +191,8 @@ def test_every_bundle_gets_the_same_statuses(harness: Harness) -> None:
         if _summary(got) != _summary(expected):
             disagreements.append((case.name, _summary(expected), _summary(got)))
     assert disagreements == [], f"{len(disagreements)} of {len(cases)} disagree"
+    for case, got in zip(cases, browser, strict=True):
+        assert in_order(msgspec.convert(got["time_bracket"], TimeBracket)), case.name
 
 
 def test_details_name_the_same_faults(harness: Harness) -> None:
@@ -218,3 +224,29 @@ def test_timestamps_are_reported_unchecked(harness: Harness) -> None:
     check = result["checks"][4]
     assert check["status"] == "unchecked"
     assert "RFC 3161 token of tsa.example not checked in the browser" in check["detail"]
+
+
+def test_stale_and_mixed_up_trust_material_is_named(harness: Harness) -> None:
+    """A directory without the bundle's log or key says how to get a current one; a trust
+    store given as the key directory (or the reverse) is named as what it is."""
+    world = World()
+    keys = world.keys_document()
+    cases = [
+        Case("log newer than the directory", world.bundle(), {**keys, "logs": []}, None,
+             datetime.now(UTC)),
+        Case("key newer than the directory", world.bundle(),
+             {**keys, "keys": World().keys_document()["keys"]}, None, datetime.now(UTC)),
+    ]  # fmt: skip
+    log_missing, key_missing = _browser(harness, cases)
+    for detail in (log_missing["checks"][3]["detail"], key_missing["checks"][2]["detail"]):
+        assert "export the directory again (recordseal keys export)" in detail
+        assert "published one (GET /v1/keys)" in detail
+    trust = json.dumps(world.trust_document())
+    assert harness("loadError", {"kind": "keys", "text": trust}) == (
+        "key directory: this is a trust store (recordseal/trust/v1), not a key directory"
+        " - at `$.format`"
+    )
+    assert harness("loadError", {"kind": "trust", "text": json.dumps(keys)}) == (
+        "trust store: this is a key directory (recordseal/keys/v1), not a trust store"
+        " - at `$.format`"
+    )

@@ -24,6 +24,7 @@ from recordseal.core import CommitError, canonicalize
 
 from .encoding import BASE64_PATTERN, HEX32_PATTERN, HEX_PATTERN, b64decode, parse_instant
 from .errors import BundleError
+from .result import RESULT_FORMAT
 
 BUNDLE_FORMAT = "recordseal/bundle/v1"
 KEYS_FORMAT = "recordseal/keys/v1"
@@ -300,6 +301,21 @@ class SignedReceipt(Struct, forbid_unknown_fields=True):
 T = TypeVar("T")
 
 
+#: The documents a verifier is given, by their ``format``: one given for another is named.
+DOCUMENTS = {
+    BUNDLE_FORMAT: "bundle",
+    KEYS_FORMAT: "key directory",
+    TRUST_FORMAT: "trust store",
+    RESULT_FORMAT: "verification result",
+}
+
+
+class _Formatted(Struct):
+    """Any JSON object, read for its ``format`` alone."""
+
+    format: Any = None
+
+
 def _decode(data: bytes | str, kind: type[T], what: str) -> T:
     raw = data.encode() if isinstance(data, str) else bytes(data)
     try:
@@ -312,9 +328,22 @@ def _decode(data: bytes | str, kind: type[T], what: str) -> T:
     try:
         return msgspec.json.decode(raw, type=kind, strict=True)
     except msgspec.ValidationError as error:
-        raise BundleError(what, _named(str(error))) from None
+        raise _other_document(raw, what) or BundleError(what, _named(str(error))) from None
     except msgspec.DecodeError as error:
         raise BundleError(what, f"not valid JSON: {error}") from None
+
+
+def _other_document(raw: bytes, what: str) -> BundleError | None:
+    """The error naming the mix-up when ``raw`` is another of the verifier's documents."""
+    try:
+        named = msgspec.json.decode(raw, type=_Formatted).format
+    except msgspec.MsgspecError:
+        return None
+    found = DOCUMENTS.get(named) if isinstance(named, str) else None
+    if found is None or found == what:
+        return None
+    message = f"this is a {found} ({named}), not a {what} - at `$.format`"
+    return BundleError(what, message, found)
 
 
 def _named(message: str) -> str:

@@ -1,8 +1,8 @@
-"""The seven checks of docs/bundle.md section 3, one small function each.
+"""Checks 1 to 6 of docs/bundle.md section 3, one small function each (check 7, the time
+bracket, is ``bracket.py``'s).
 
 Each returns a :class:`CheckResult` and never raises: a fault is a ``failed`` result naming it.
-What several checks read (the trusted receipts, the previous checkpoint's times, the time
-bracket) is gathered once by the helpers next to them.
+What several checks read (the trusted receipts) is gathered once by the helpers next to them.
 """
 
 from __future__ import annotations
@@ -20,26 +20,24 @@ from recordseal.tlog import TlogError, verify_note
 
 from .bundle import Coverage, DisclosedField, GapHeader, Header, Seal
 from .context import Keyring, Policy
-from .encoding import format_instant, parse_instant
+from .encoding import parse_instant
 from .errors import BundleError
 from .memo import Memo, remembered
 from .paths import path_problem
-from .result import CheckResult, TimeBracket, failed, passed, unchecked
-from .sealing import (
-    OpenedSeal,
-    WitnessTime,
-    cosignature_times,
-    previous_times,
-    timestamp_times,
-)
+from .result import CheckResult, failed, passed, unchecked
+from .sealing import OpenedSeal, WitnessTime, cosignature_times, timestamp_times
 
 SALT_SIZE = 32
-HOSTED_INGEST = "hosted-ingest"
 #: How far in the future a witness time may lie before it is refused (clock skew).
 CLOCK_SKEW = timedelta(minutes=5)
 NO_PUBLIC_KEY = "no public key in the supplied directory"
 NO_INCLUSION_PROOF = "no chain inclusion proof"
 NO_RECEIPTS = "no witness receipts"
+#: Said of a key or log the directory lacks: the usual cause is a directory older than it.
+STALE_DIRECTORY = (
+    "if it is newer than the directory, export the directory again (recordseal keys export)"
+    " or use the service's published one (GET /v1/keys)"
+)
 
 
 P = ParamSpec("P")
@@ -178,7 +176,9 @@ def check_header_signature(
     if problem is None:
         return passed(3, f"signed by key {header.key_id}, valid at {header.ingested_at}")
     status, reason = problem
-    return unchecked(3, reason) if status == "unchecked" else failed(3, reason)
+    return (
+        unchecked(3, f"{reason}: {STALE_DIRECTORY}") if status == "unchecked" else failed(3, reason)
+    )
 
 
 # --- 4. sealed batch -----------------------------------------------------------------------
@@ -198,9 +198,8 @@ def check_sealed_batch(
         return failed(4, str(opened))
     verifiers = keyring.logs.get(seal.log, ()) if keyring is not None else ()
     if not verifiers:
-        return unchecked(
-            4, f"{NO_INCLUSION_PROOF} can be checked: no log key for {seal.log!r} in the directory"
-        )
+        missing = f"no log key for {seal.log!r} in the directory: {STALE_DIRECTORY}"
+        return unchecked(4, f"{NO_INCLUSION_PROOF} can be checked: {missing}")
     checkpoint = opened.checkpoint
     if checkpoint.origin != seal.log:
         return failed(4, f"the checkpoint is of {checkpoint.origin!r}, not of {seal.log!r}")
@@ -388,59 +387,3 @@ def check_sequence_continuity(
     if reasons:
         return unchecked(6, _joined(reasons))
     return passed(6, f"seq {low}..{high}: {len(present)} headers, each signed and linked")
-
-
-# --- 7. verdict and time bracket -----------------------------------------------------------
-
-
-def bracket_of(
-    header: Header,
-    included: bool,
-    sealing_times: Sequence[WitnessTime],
-    previous_times: Sequence[WitnessTime],
-) -> TimeBracket:
-    """``not_before``: the latest trusted time on ``previous``, else the service's
-    ``ingested_at``; ``not_after``: the earliest trusted time on the sealing checkpoint, when
-    check 4 proved that it includes the record."""
-    bracket = TimeBracket(not_before=header.ingested_at, not_before_by=HOSTED_INGEST)
-    if previous_times:
-        latest = max(previous_times, key=lambda time: time.at)
-        bracket.not_before, bracket.not_before_by = format_instant(latest.at), latest.by
-    if included and sealing_times:
-        first = min(sealing_times, key=lambda time: time.at)
-        bracket.not_after, bracket.not_after_by = format_instant(first.at), first.by
-    return bracket
-
-
-@guarded(7)
-def check_time_bracket(bracket: TimeBracket, included: bool, previous_reason: str) -> CheckResult:
-    lower = f"not before {bracket.not_before} ({bracket.not_before_by})"
-    if bracket.not_before_by == HOSTED_INGEST and previous_reason:
-        lower += f" [{previous_reason}]"
-    if not included:
-        return unchecked(7, f"{lower}; no trusted upper bound: the seal is not verified")
-    if bracket.not_after is None:
-        return unchecked(7, f"{lower}; no trusted witness time on the sealing checkpoint")
-    return passed(7, f"{lower}; not after {bracket.not_after} ({bracket.not_after_by})")
-
-
-def previous_bound(
-    seal: Seal | None,
-    opened: OpenedSeal | BundleError | None,
-    keyring: Keyring | None,
-    policy: Policy | None,
-    now: datetime,
-    memo: Memo | None = None,
-) -> tuple[list[WitnessTime], str]:
-    """Trusted times on ``seal.previous`` (see :func:`sealing.previous_times`).
-
-    Call it only when check 4 passed: the entry's index is then proven, so a checkpoint
-    smaller than it provably predates the record.
-    """
-    if seal is None or not isinstance(opened, OpenedSeal):
-        return [], ""
-    verifiers = keyring.logs.get(seal.log, ()) if keyring is not None else ()
-    if not verifiers:
-        return [], "no log key to check the previous checkpoint"
-    latest = int((now + CLOCK_SKEW).timestamp())
-    return previous_times(seal, opened, verifiers, policy, latest, memo)

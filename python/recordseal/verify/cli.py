@@ -46,7 +46,14 @@ STDIN = "-"
 
 class UsageParser(argparse.ArgumentParser):
     """An argument parser whose usage errors exit 64 (EX_USAGE), never 2: for ``verify``,
-    2 means VERIFICATION INCOMPLETE."""
+    2 means VERIFICATION INCOMPLETE. It takes no abbreviated option (``--key`` is not taken
+    for ``--keys``, nor ``--keys`` for ``--keys-out``): an option is spelt out or refused.
+    The parsers of subcommands are of their parent's class, so every parser of the command
+    line is one."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
@@ -160,10 +167,21 @@ def _expand(names: Sequence[str], skip: set[Path]) -> tuple[list[str], bool]:
     return expanded, several
 
 
-def _unusable_input(command: str, error: OSError | BundleError) -> int:
+#: Where ``recordseal verify`` takes each document: a mix-up is answered with the right place.
+TAKEN_AS = {"key directory": "--keys", "trust store": "--trust", "bundle": "a BUNDLE argument"}
+
+
+def _unusable_input(
+    command: str, error: OSError | BundleError, taken_as: dict[str, str] | None = None
+) -> int:
     """One line on standard error; 66 for a file that cannot be read, 65 for one that is not
-    a key directory (or trust store, or receipt) at all."""
-    print(f"recordseal {command}: {error}", file=sys.stderr)
+    a key directory (or trust store, or receipt) at all, naming where it goes when it is
+    another of the verifier's documents (``taken_as``)."""
+    message = f"recordseal {command}: {error}"
+    found = error.found if isinstance(error, BundleError) else None
+    if taken_as and found in taken_as:
+        message += f"; give the {found} as {taken_as[found]}"
+    print(message, file=sys.stderr)
     return EXIT_NO_INPUT if isinstance(error, OSError) else EXIT_DATA
 
 
@@ -188,7 +206,7 @@ def run(args: argparse.Namespace) -> int:
         if args.trust is not None:
             trust = load_trust_store(args.trust.read_bytes())
     except (OSError, BundleError) as error:
-        return _unusable_input("verify", error)
+        return _unusable_input("verify", error, TAKEN_AS)
     skip = {path.resolve() for path in (args.keys, args.trust) if path is not None}
     names, several = _expand(args.bundles, skip)
     # One verifier for every bundle: the key material built once, and what bundles of one

@@ -16,13 +16,17 @@ class VerificationError(ValueError):
 
 
 class BundleError(VerificationError):
-    """A refused verifier input: ``what`` names the document, the message says where and why."""
+    """A refused verifier input: ``what`` names the document, the message says where and why;
+    ``found`` names the document it is instead, when it is another of the verifier's (a trust
+    store given as the key directory)."""
 
     what: str
+    found: str | None
 
-    def __init__(self, what: str, message: str) -> None:
+    def __init__(self, what: str, message: str, found: str | None = None) -> None:
         super().__init__(f"{what}: {message}")
         self.what = what
+        self.found = found
 
-    def __reduce__(self) -> tuple[type[BundleError], tuple[str, str]]:
-        return (BundleError, (self.what, str(self).removeprefix(f"{self.what}: ")))
+    def __reduce__(self) -> tuple[type[BundleError], tuple[str, str, str | None]]:
+        return (BundleError, (self.what, str(self).removeprefix(f"{self.what}: "), self.found))

@@ -14,7 +14,7 @@ from recordseal.chain import erasure_receipt_message
 from recordseal.crypto.signing import verify_signature
 
 from .bundle import ErasureReceipt, KeyDirectory, decode_erasure_receipt
-from .checks import NO_PUBLIC_KEY
+from .checks import NO_PUBLIC_KEY, STALE_DIRECTORY
 from .context import Keyring
 from .encoding import parse_instant
 from .errors import BundleError
@@ -45,7 +45,8 @@ def _verify(document: bytes | str, keys: KeyDirectory) -> ReceiptResult:
     receipt = signed.receipt
     key = keyring.header_keys.get(receipt.key_id)
     if key is None:
-        return ReceiptResult(False, f"{NO_PUBLIC_KEY} for key {receipt.key_id}", receipt)
+        reason = f"{NO_PUBLIC_KEY} for key {receipt.key_id}: {STALE_DIRECTORY}"
+        return ReceiptResult(False, reason, receipt)
     message = erasure_receipt_message(receipt.canonical())
     if not verify_signature(key.public_key, message, bytes.fromhex(signed.signature)):
         reason = f"the Ed25519 signature does not verify with key {receipt.key_id}"

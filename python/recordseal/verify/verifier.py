@@ -8,19 +8,17 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from .bracket import bracket_of, check_time_bracket, previous_bound
 from .bundle import Bundle, KeyDirectory, TrustStore, decode_bundle
 from .checks import (
     Receipts,
-    bracket_of,
     check_field_commitments,
     check_header_signature,
     check_record_tree,
     check_sealed_batch,
     check_sequence_continuity,
-    check_time_bracket,
     check_witness_receipts,
     gather_receipts,
-    previous_bound,
     recompute,
 )
 from .context import Keyring, Policy
@@ -176,7 +174,7 @@ def _verify(
     return VerificationResult(
         verdict=verdict_of(checks),
         checks=checks,
-        time_bracket=bracket,
+        time_bracket=bracket.bracket,
         record=RecordRef(header.tenant, header.stream, header.seq, header.record_id),
         disclosed={field.path: field.value for field in bundle.fields} if fields_sound else {},
     )

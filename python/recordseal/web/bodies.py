@@ -1,6 +1,8 @@
 """Reading JSON request bodies: media type, the core's RFC 8259 reader, strict decoding.
 
-Every route that takes a JSON body reads it here, in three steps:
+Every route that takes a JSON body reads it here, in three steps (``POST /v1/verify`` only in
+the first: its body is a bundle, and a bundle that is not JSON text is malformed, a verdict,
+not a refusal; ``web/verify.py``):
 
 1. ``Content-Type`` must be ``application/json`` or ``application/<something>+json``, with no
    ``charset`` or ``charset=utf-8`` (RFC 8259 section 8.1: JSON exchanged between systems is

@@ -7,7 +7,8 @@ facts about the route it declares, in the document:
   answer: 401 ``unauthenticated`` (with ``WWW-Authenticate: Bearer``) and 429
   ``rate_limited`` (with ``Retry-After``);
 - ``body=``: the JSON request body (a msgspec struct or a ready schema), and the refusals of
-  every body read through ``web/bodies.py``: 400, 413, 415;
+  every body read through ``web/bodies.py``: 400, 413, 415 (``body_refusals=``
+  :data:`BUNDLE_REFUSALS` for a bundle to verify, which is never refused for its content);
 - ``answers=``: the success answers whose schema Litestar cannot see (a handler that returns
   ``Response[bytes]``): status, struct and description;
 - ``refusals=``: the route's own refusals, each a :class:`Refusal` naming its problem codes;
@@ -119,6 +120,14 @@ BODY_REFUSALS = (
         "unsupported_media_type",
     ),
 )
+#: ``POST /v1/verify``: every body of the JSON media type and within the limit is a bundle to
+#: verify (200, a malformed one ``FAILED``: docs/bundle.md), so 400 is only framing.
+BUNDLE_REFUSALS = (
+    refusal(
+        400, "the body is cut short (chunked framing the server rejects)", "request_incomplete"
+    ),
+    *BODY_REFUSALS[1:],
+)
 ALWAYS = (
     refusal(500, "an internal error; its details stay in the server's log", "internal_error"),
 )
@@ -129,6 +138,7 @@ def documented(
     bearer: bool = False,
     body: type | Mapping[str, Any] | None = None,
     body_description: str | None = None,
+    body_refusals: Iterable[Refusal] = BODY_REFUSALS,
     answers: Mapping[int, tuple[Any, str]] | None = None,
     refusals: Iterable[Refusal] = (),
     parameters: Sequence[Parameter] = (),
@@ -137,7 +147,7 @@ def documented(
     ``operation_class`` that adds the request body, ``parameters`` and the refusals' codes
     and headers (see the module docstring)."""
     merged = _merge(
-        [*(BEARER_REFUSALS if bearer else ()), *(BODY_REFUSALS if body else ()), *refusals, *ALWAYS]
+        [*(BEARER_REFUSALS if bearer else ()), *(body_refusals if body else ()), *refusals, *ALWAYS]
     )
     responses: dict[int, ResponseSpec] = {
         status: ResponseSpec(kind, description=description, generate_examples=False)

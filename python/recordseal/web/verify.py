@@ -5,8 +5,11 @@ Both are unauthenticated and store nothing. They verify with the service's own k
 and witness trust store through the online verifier of the typed state (``verifier``, an
 ``OnlineVerifier`` of ``services.verification``: built once, rebuilt only when keys or logs
 change), which decodes and verifies in worker threads. Bundles up to ``max_bundle_bytes`` are
-taken (the ``max_bundle_bytes`` setting; docs/bundle.md, "Verifying online"). A body that is
-not JSON text is refused by the application's problem handlers (``web/problems.py``).
+taken (the ``max_bundle_bytes`` setting; docs/bundle.md, "Verifying online"). Whatever the
+body holds, it is a bundle to verify, as ``recordseal verify`` reads a file: one that is not
+RFC 8259 JSON is a malformed bundle, ``FAILED`` (docs/bundle.md, rule M1), never a 400. Only
+what is not a bundle request at all is refused: a body not declared JSON (415) or over the
+limit (413).
 
 The form is server-rendered HTML that works without script (every value escaped). With
 script, ``static/verify/page.js`` takes the form over and verifies in the page with the
@@ -31,9 +34,9 @@ from litestar.static_files import create_static_files_router
 
 from recordseal.services.verification import OnlineVerifier
 from recordseal.verify import Bundle, VerificationResult
-from recordseal.web.bodies import check_json_text, require_json
+from recordseal.web.bodies import require_json
 from recordseal.web.controller import DomainController
-from recordseal.web.openapi import documented
+from recordseal.web.openapi import BUNDLE_REFUSALS, documented
 from recordseal.web.schemas import VerificationOut
 from recordseal.web.services import provide_verifier
 
@@ -58,9 +61,9 @@ async def _verify_json(
     request: Request[Any, Any, Any], verifier: OnlineVerifier
 ) -> Response[bytes]:
     require_json(request)
-    raw = await request.body()
-    await anyio.to_thread.run_sync(check_json_text, raw)
-    result = await verifier.verify(raw)
+    # The body is not read by web/bodies.py's JSON reader: the verifier's decoding refuses
+    # what it refuses, as a malformed bundle (one verdict for one bundle, wherever checked).
+    result = await verifier.verify(await request.body())
     answer = msgspec.json.decode(result.to_json())
     answer["attestation"] = (
         "hosted-ingest"  # docs/records.md, "Endpoints": every answer of the record API
@@ -246,8 +249,10 @@ def verify_controller(max_bundle_bytes: int) -> type[Controller]:
             **documented(
                 body=Bundle,
                 body_description=(
-                    f"a disclosure bundle (docs/bundle.md), at most {size_text(max_bundle_bytes)}"
+                    f"a disclosure bundle (docs/bundle.md), at most {size_text(max_bundle_bytes)};"
+                    " any body within the limit is verified (a malformed one is FAILED)"
                 ),
+                body_refusals=BUNDLE_REFUSALS,
                 answers={200: (VerificationOut, "the verification result, whatever the verdict")},
             ),
         )
@@ -256,10 +261,10 @@ def verify_controller(max_bundle_bytes: int) -> type[Controller]:
         ) -> Response[bytes]:
             """Verify a bundle with the service's key directory and trust store.
 
-            The body must be JSON (415 otherwise) that the core's reader accepts (400 otherwise:
-            see ``web/bodies.py``). Then the answer is 200 with the result for every bundle, one
-            of the wrong shape included (verdict ``FAILED``, reason in check 1); a body over the
-            limit (the ``max_bundle_bytes`` setting) is 413.
+            The body must be declared JSON (415 otherwise). Then the answer is 200 with the
+            result for every body, as ``recordseal verify`` gives it: one that is not RFC 8259
+            JSON or not of the bundle's shape is malformed (verdict ``FAILED``, the reason in
+            check 1); a body over the limit (the ``max_bundle_bytes`` setting) is 413.
             """
             return await _verify_json(request, verifier)
 

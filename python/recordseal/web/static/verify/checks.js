@@ -21,6 +21,9 @@ const CLOCK_SKEW_SECONDS = 300;
 const NO_PUBLIC_KEY = "no public key in the supplied directory";
 const NO_INCLUSION_PROOF = "no chain inclusion proof";
 const NO_RECEIPTS = "no witness receipts";
+/** Said of a key or log the directory lacks: the usual cause is a directory older than it. */
+const STALE_DIRECTORY = "if it is newer than the directory, export the directory again (recordseal keys export)" +
+  " or use the service's published one (GET /v1/keys)";
 const HEADER_CONTEXT = concat("recordseal/header/v1", new Uint8Array([0]));
 const GAP_CONTEXT = concat(GAP_FORMAT, new Uint8Array([0]));
 const isGap = (header) => header.format === GAP_FORMAT;
@@ -144,7 +147,7 @@ async function checkHeaderSignature(header, canonical, signature, keyring, noKey
   if (keyring === null) return unchecked(3, `${NO_PUBLIC_KEY}: ${noKeys}`);
   const problem = await signatureProblem(header, canonical, signature, keyring);
   if (problem === null) return passed(3, `signed by key ${header.key_id}, valid at ${header.ingested_at}`);
-  return problem[0] === "unchecked" ? unchecked(3, problem[1]) : failed(3, problem[1]);
+  return problem[0] === "unchecked" ? unchecked(3, `${problem[1]}: ${STALE_DIRECTORY}`) : failed(3, problem[1]);
 }
 
 // --- 4. sealed batch -----------------------------------------------------------------------
@@ -173,7 +176,7 @@ async function checkSealedBatch(canonical, seal, opened, keyring) {
   if (opened instanceof BundleError) return failed(4, opened.message);
   const verifiers = keyring?.logs.get(seal.log) ?? [];
   if (!verifiers.length) {
-    return unchecked(4, `${NO_INCLUSION_PROOF} can be checked: no log key for '${seal.log}' in the directory`);
+    return unchecked(4, `${NO_INCLUSION_PROOF} can be checked: no log key for '${seal.log}' in the directory: ${STALE_DIRECTORY}`);
   }
   const { checkpoint, note, proof } = opened;
   if (checkpoint.origin !== seal.log) return failed(4, `the checkpoint is of '${checkpoint.origin}', not of '${seal.log}'`);
@@ -227,10 +230,11 @@ function checkWitnessReceipts(seal, opened, policy, receipts) {
   if (seal === null || opened === null) return unchecked(5, `${NO_RECEIPTS}: the record is not sealed yet`);
   if (opened instanceof BundleError) return unchecked(5, "not run: the seal's proof does not parse (check 4)");
   if (policy === null || receipts === null) return unchecked(5, `${NO_RECEIPTS} can be checked: no trust store supplied`);
-  if (receipts.problems.length) return failed(5, joined(receipts.problems));
+  // Whatever the outcome, the detail says which tokens were not checked (docs/bundle.md).
   const tokens = receipts.tokens.length
     ? ` [RFC 3161 ${plural(receipts.tokens.length, "token")} of ${receipts.tokens.join(", ")} not checked in the browser]`
     : "";
+  if (receipts.problems.length) return failed(5, joined(receipts.problems) + tokens);
   const vouching = [...new Set(receipts.times.map((time) => time.by))].sort();
   if (!vouching.length) {
     return unchecked(5, `${NO_RECEIPTS} from a trusted witness (quorum not met: 0 of ${policy.quorum})${tokens}`);
@@ -329,25 +333,39 @@ async function checkSequenceContinuity(header, canonical, coverage, keyring) {
 
 // --- 7. verdict and time bracket -----------------------------------------------------------
 
+/** The time bracket {bracket, upper, inverted}: `upper` the witness time the upper bound comes
+ * from, `inverted` why the lower bound was dropped ("" when it was not). Witness times are
+ * whole seconds, so the upper bound is the end of the witness's second (rule 7.3 when the
+ * lower bound is still later). */
 function bracketOf(header, included, sealingTimes, previousTimes) {
   const bracket = { not_before: header.ingested_at, not_before_by: HOSTED_INGEST, not_after: null, not_after_by: null };
+  let lowerAt = parseInstant(header.ingested_at); // microseconds
+  let lower = `the service's ingested_at ${header.ingested_at}`;
   if (previousTimes.length) {
     const latest = previousTimes.reduce((a, b) => (b.at > a.at ? b : a));
     [bracket.not_before, bracket.not_before_by] = [formatSeconds(latest.at), latest.by];
+    lowerAt = latest.at * 1_000_000n;
+    lower = `${latest.by}'s time on the previous checkpoint ${bracket.not_before}`;
   }
-  if (included && sealingTimes.length) {
-    const first = sealingTimes.reduce((a, b) => (b.at < a.at ? b : a));
-    [bracket.not_after, bracket.not_after_by] = [formatSeconds(first.at), first.by];
+  if (!(included && sealingTimes.length)) return { bracket, upper: null, inverted: "" };
+  const first = sealingTimes.reduce((a, b) => (b.at < a.at ? b : a));
+  const upperAt = first.at + 1n; // the end of the witness's second
+  [bracket.not_after, bracket.not_after_by] = [formatSeconds(upperAt), first.by];
+  if (lowerAt !== null && lowerAt > upperAt * 1_000_000n) {
+    [bracket.not_before, bracket.not_before_by] = [null, null];
+    return { bracket, upper: first, inverted: `${lower} is later than the upper bound` };
   }
-  return bracket;
+  return { bracket, upper: first, inverted: "" };
 }
 
-function checkTimeBracket(bracket, included, previousReason) {
+function checkTimeBracket({ bracket, upper, inverted }, included, previousReason) {
   let lower = `not before ${bracket.not_before} (${bracket.not_before_by})`;
-  if (bracket.not_before_by === HOSTED_INGEST && previousReason) lower += ` [${previousReason}]`;
+  if (inverted) lower = `no lower bound: ${inverted} (the clocks disagree)`;
+  else if (bracket.not_before_by === HOSTED_INGEST && previousReason) lower += ` [${previousReason}]`;
   if (!included) return unchecked(7, `${lower}; no trusted upper bound: the seal is not verified`);
-  if (bracket.not_after === null) return unchecked(7, `${lower}; no trusted witness time on the sealing checkpoint`);
-  return passed(7, `${lower}; not after ${bracket.not_after} (${bracket.not_after_by})`);
+  if (upper === null) return unchecked(7, `${lower}; no trusted witness time on the sealing checkpoint`);
+  const detail = `${lower}; not after ${bracket.not_after} (${upper.by}: cosigned in the second from ${formatSeconds(upper.at)})`;
+  return inverted ? unchecked(7, detail) : passed(7, detail);
 }
 
 /** Trusted times on seal.previous, or none and why it cannot be used. Only after check 4
@@ -452,7 +470,7 @@ export async function verifyBundle(data, keyring = null, policy = null, { now = 
     format: "recordseal/verification/v1",
     verdict: verdictOf(checks),
     checks,
-    time_bracket: bracket,
+    time_bracket: bracket.bracket,
     record: { tenant: header.tenant, stream: header.stream, seq: header.seq, record_id: header.record_id },
     disclosed,
   };

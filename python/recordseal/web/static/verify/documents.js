@@ -195,6 +195,20 @@ function jsonPath(path) {
     path[i] === "a" ? `[${step}]` : "." + step.replaceAll("~1", "/").replaceAll("~0", "~")).join("");
 }
 
+/** The documents a verifier is given, by their format: one given for another is named. */
+const DOCUMENTS = new Map([
+  ["recordseal/bundle/v1", "bundle"], ["recordseal/keys/v1", "key directory"],
+  ["recordseal/trust/v1", "trust store"], ["recordseal/verification/v1", "verification result"],
+]);
+
+/** The error naming the mix-up when the document is another of the verifier's, else null. */
+function otherDocument(document, what) {
+  const named = document !== null && typeof document === "object" && !Array.isArray(document) ? document.format : null;
+  const found = typeof named === "string" ? DOCUMENTS.get(named) : undefined;
+  if (found === undefined || found === what) return null;
+  return new BundleError(what, `this is a ${found} (${named}), not a ${what} - at \`$.format\``);
+}
+
 function decode(data, schema, what) {
   let document;
   try {
@@ -208,7 +222,7 @@ function decode(data, schema, what) {
   try {
     return schema(document, "$");
   } catch (error) {
-    if (error instanceof SchemaError) throw new BundleError(what, error.message);
+    if (error instanceof SchemaError) throw otherDocument(document, what) ?? new BundleError(what, error.message);
     throw error;
   }
 }
