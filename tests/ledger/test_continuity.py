@@ -18,6 +18,7 @@ from recordseal.storage.placing import Queued, place
 from recordseal.storage.records import Fenced
 from recordseal.storage.rows import Append, SubjectClaim
 from tests.continuity_support import SERVICE, Backup, Service
+from tests.pg_cluster import Cluster
 
 
 def test_a_restore_fences_what_the_store_lost_and_nothing_else(
@@ -217,3 +218,47 @@ def test_a_signed_entry_names_its_logs_scope_and_older_lines_still_read() -> Non
     assert decode(encode(legacy)) == legacy
     older = {"k": "signed", "origin": "svc/acme/default", "size": 4, "root": "00" * 32}
     assert decode(older) == Signed("svc/acme/default", 4, bytes(32))
+
+
+def test_a_failover_while_two_processes_run_is_caught_by_the_one_that_never_wrote_the_stream(
+    postgres: Cluster, tmp_path: Path
+) -> None:
+    """Process B never wrote stream s; process A wrote it up to seq 3. The database goes back
+    to seq 1 while both run (a restore, as a failover to a late replica does), and every
+    connection is cut. B's next append reconnects, reads the journal again, and is fenced:
+    without that it would sign a second seq 2 (docs/continuity.md, "Detect and fence")."""
+    settings = Settings(data_dir=tmp_path, database_url=postgres.url())
+    backup = Backup(settings, postgres, tmp_path / "backup")
+
+    async def scenario() -> None:
+        async with Service(settings) as a:
+            await a.records.create_stream("acme", "s", None, False)
+            await a.records.create_stream("acme", "t", None, False)
+            await a.post("acme", "s", "bob", 1)
+            backup.take()
+            async with Service(settings) as b:
+                await b.post("acme", "t", "carol", 1)  # B's writer connection is open
+                for n in (2, 3):
+                    await a.post("acme", "s", "bob", n)
+                backup.restore()
+                # The failover cuts the appends' connections (the pools' are left alone
+                # here: a pooled connection cut while idle fails its next query once).
+                await _terminate(postgres, [b.store.records._writer._conn.get_server_pid()])  # type: ignore[union-attr]
+                with pytest.raises(Unavailable) as refused:
+                    await b.post("acme", "s", "dave", 2)
+                assert refused.value.code == "store_rolled_back"
+                assert ("acme", "s") in b.continuity.streams
+                stream = await b.store.records.get_stream("acme", "s")
+                assert stream is not None and stream.next_seq == 2  # nothing appended
+
+    asyncio.run(scenario())
+
+
+async def _terminate(cluster: Cluster, pids: list[int]) -> None:
+    import asyncpg
+
+    conn = await asyncpg.connect(cluster.base_url)
+    try:
+        await conn.execute("SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid", pids)
+    finally:
+        await conn.close()

@@ -68,6 +68,27 @@ class Continuity:
     async def start(self, store: Store) -> None:
         """Open the journal, re-apply its erasures, and fence what the store lost."""
         self.state = await self.journal.load()
+        await self._reapply_erasures(store)
+        await self._compare_streams(store)
+        await self._compare_logs(store)
+        self._report()
+
+        async def refresh() -> None:
+            await self.refresh(store)
+
+        store.records.on_reconnect(refresh)
+
+    async def refresh(self, store: Store) -> None:
+        """After the store's connection was lost and opened again (a failover while the
+        service runs): read what every process journaled since, so the next append of a
+        stream another process wrote is checked against that process's head too, and
+        re-apply the erasures."""
+        for entry in (await self.journal.read()).entries():
+            self.state.add(entry)
+        await self._reapply_erasures(store)
+        log.warning("continuity.journal_reread", extra={"note": "the store reconnected"})
+
+    async def _reapply_erasures(self, store: Store) -> None:
         erasures = [
             (e.tenant, e.index, e.subject_ref, e.erased_at) for e in self.state.erasures.values()
         ]
@@ -80,9 +101,6 @@ class Continuity:
                     "note": "the store held subjects the journal says were erased (a restore)",
                 },
             )
-        await self._compare_streams(store)
-        await self._compare_logs(store)
-        self._report()
 
     async def _compare_streams(self, store: Store) -> None:
         stored = {

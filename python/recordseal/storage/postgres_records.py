@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
 import asyncpg
@@ -48,12 +48,20 @@ class PostgresRecords:
     def __init__(self, db: PostgresDatabase) -> None:
         self._db = db
         self._writer: AppendWriter | None = None
+        self._reconnected: Callable[[], Awaitable[None]] | None = None
         self._vacuum: asyncio.Task[None] | None = None
         self._vacuum_wanted = False
 
     def start(self) -> None:
         """Start the append writer (on the running event loop)."""
-        self._writer = AppendWriter(self._db.url)
+        self._writer = AppendWriter(self._db.url, self._after_reconnect)
+
+    def on_reconnect(self, hook: Callable[[], Awaitable[None]]) -> None:
+        self._reconnected = hook
+
+    async def _after_reconnect(self) -> None:
+        if self._reconnected is not None:
+            await self._reconnected()
 
     async def stop(self) -> None:
         if self._vacuum is not None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -58,10 +59,13 @@ class Pending:
 class AppendWriter:
     MAX_BATCH = 1024
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, reconnected: Callable[[], Awaitable[None]] | None = None) -> None:
+        """``reconnected``: awaited after the connection was lost and opened again, before
+        the next transaction (the database may be another one now: a failover)."""
         # A connection of its own, not one from the pool: a pooled connection is reset (one
         # more round trip) every time it goes back, and this one is used all the time.
         self._url = url
+        self._reconnected = reconnected
         self._conn: asyncpg.Connection | None = None
         #: The appends of each submit, in order: a transaction takes whole submits only.
         self._pending: list[list[Pending]] = []
@@ -100,7 +104,16 @@ class AppendWriter:
     async def _connection(self) -> asyncpg.Connection:
         """The writer's connection, opened again if the last one broke."""
         if self._conn is None or self._conn.is_closed():
-            self._conn = await asyncpg.connect(self._url)
+            lost = self._conn is not None
+            self._conn = None
+            connection = await asyncpg.connect(self._url)
+            if lost and self._reconnected is not None:
+                try:
+                    await self._reconnected()
+                except BaseException:
+                    await connection.close()
+                    raise
+            self._conn = connection
         return self._conn
 
     async def _run(self) -> None:

@@ -7,7 +7,7 @@ not (:data:`Refusal`); nothing is raised for a refusal.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -152,6 +152,12 @@ class RecordStore(Protocol):
         """Make sure every (tenant, subject index, subject handle, erased at) is erased: a
         subject still holding its key loses it and its payloads, one the store does not know
         is stored erased (so it is never re-keyed). Returns how many changed."""
+        ...
+
+    def on_reconnect(self, hook: Callable[[], Awaitable[None]]) -> None:
+        """Run ``hook`` before the first append after the appends' database connection was
+        lost and opened again (a failover may have put the database back to an earlier state:
+        ``ledger.continuity`` reads the journal again). A no-op for a store with no server."""
         ...
 
     async def erase_subject(self, tenant: str, subject_ref: str, now: str) -> Erasure:

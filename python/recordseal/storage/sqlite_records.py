@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from recordseal.identifiers import DEFAULT_FLEET
 from recordseal.storage.placing import Queued, new_subjects, place
@@ -28,6 +28,9 @@ from recordseal.storage.sqlite_writer import Batch
 class SQLiteRecords:
     def __init__(self, db: SQLiteDatabase) -> None:
         self._db = db
+
+    def on_reconnect(self, hook: Callable[[], Awaitable[None]]) -> None:
+        """A file is never failed over while it is open: nothing to watch."""
 
     # --- signing keys -------------------------------------------------------------------
 
