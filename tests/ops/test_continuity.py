@@ -224,6 +224,15 @@ def test_a_restored_database_is_fenced_and_signs_nothing_twice(
                 headers={"Authorization": f"Bearer {acme}"},
             )
             assert across.status_code == 200, across.text
+            # The online verifier (the service's own key directory and trust store) agrees.
+            for bundle, verdict in (
+                (after, "VERIFIED"),
+                (before, "VERIFIED"),
+                (across.json(), "VERIFICATION INCOMPLETE"),
+            ):
+                online = http.post("/v1/verify", json=bundle).json()
+                assert online["verdict"] == verdict, online
+            assert "seq 3 declared lost on" in online["checks"][5]["detail"]
         log = (data / f"server-{port}.log").read_text()
         assert "witness.two_roots" not in log and "checkpoint_inconsistent" not in log
     finally:
