@@ -249,6 +249,14 @@ class RecordService:
     async def stream(self, tenant: str, name: str) -> StreamRow:
         return await self._stream(tenant, name)
 
+    async def current_stream(self, tenant: str, name: str) -> StreamRow:
+        """The stream as stored now: its ``next_seq`` is current (:meth:`stream` may keep an
+        earlier copy, whose other members never change)."""
+        stream = await self._store.records.get_stream(tenant, name)
+        if stream is None:
+            raise NotFound("stream_not_found", "no stream of this name", "name")
+        return stream
+
     async def keys_for(self, tenant: str, subject_ref: str) -> SubjectKeys:
         """The keys of a live subject (Gone once erased)."""
         subject = await self._store.records.get_subject_by_ref(tenant, subject_ref)
