@@ -22,6 +22,9 @@ import pytest
 from tests.servers import ROOT, free_port
 
 MARKER = "<!-- quick start: tests/ops/test_quickstart.py runs this block against `make run` -->"
+COMMAND_LINE_MARKER = (
+    "<!-- command line: tests/ops/test_quickstart.py runs this block after the quick start -->"
+)
 CLIENT_MARKER = (
     "<!-- client example: tests/ops/test_quickstart.py runs this block after the quick start -->"
 )
@@ -74,8 +77,9 @@ def make_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, i
         log.close()
 
 
-def run_block(home: Path, port: int, tenant: str) -> subprocess.CompletedProcess[str]:
-    script = readme_block().replace("localhost:8000", f"localhost:{port}")
+def run_block(home: Path, port: int, tenant: str, *then: str) -> subprocess.CompletedProcess[str]:
+    """The quick start's block for ``tenant``, followed in the same shell by ``then``."""
+    script = "\n".join([readme_block(), *then]).replace("localhost:8000", f"localhost:{port}")
     script = script.replace("--tenant acme", f"--tenant {tenant}")
     env = {k: v for k, v in os.environ.items() if not k.startswith("RECORDSEAL_")}
     return subprocess.run(
@@ -161,3 +165,16 @@ def test_the_readme_client_example_prints_verified_on_a_tenant_of_its_own(
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines()[-1] == "VERIFIED", done.stdout
     assert done.stdout.startswith("1 "), done.stdout
+
+
+def test_the_readme_command_line_block_ingests_discloses_and_verifies(
+    make_run: tuple[Path, int],
+) -> None:
+    home, port = make_run
+    done = run_block(home, port, "umbrella", readme_block(COMMAND_LINE_MARKER))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("\nverdict     VERIFIED\n") == 2  # the quick start's, then this
+    assert "record      umbrella / orders / seq 2" in done.stdout
+    assert (home / "refused.jsonl").read_text() == ""
+    assert len((home / "receipts.jsonl").read_text().splitlines()) == 2
+    assert "recordseal ingest: 2 lines: 2 stored, 0 already stored" in done.stderr
