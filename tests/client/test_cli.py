@@ -227,7 +227,10 @@ def test_a_refusal_of_the_whole_run_exits_3(service: Service, tmp_path: Path) ->
     source.write_text(line("u-1", {"amount": 1}) + "\n")
     no_stream = run(["ingest", str(source), "--stream", "nowhere"], environment(service))
     assert no_stream.returncode == 3
-    assert "404 stream_not_found" in no_stream.stderr
+    assert no_stream.stderr.strip() == (
+        "recordseal ingest: 404 stream_not_found: no stream of this name"
+    )
+    assert no_stream.stdout == ""  # nothing was read: no refusal, no summary
     bad_token = run(
         ["ingest", str(source), "--stream", "nowhere"],
         environment(service, RECORDSEAL_TOKEN="rs_not-a-token"),

@@ -124,13 +124,14 @@ def _ingest(args: argparse.Namespace) -> int:
         return EXIT_SETTING
     try:
         with _opened(args.input) as (lines, total), _receipts(args.receipts) as receipts:
+            asyncio.run(_check_stream(service, args.stream))
             source = args.source or str(Path(args.input).resolve())
             tally = Tally()
             with _progress(total) as advance:
                 failure = asyncio.run(
                     _send_all(args, service, lines, source, tally, receipts, advance)
                 )
-    except OSError as error:
+    except (OSError, Refused, Unavailable) as error:
         print(f"recordseal ingest: {error}", file=sys.stderr)
         return EXIT_FAILED
     if args.json:
@@ -139,6 +140,13 @@ def _ingest(args: argparse.Namespace) -> int:
     if failure is not None:
         return EXIT_FAILED
     return EXIT_REFUSED if tally.refused else 0
+
+
+async def _check_stream(service: Service, stream: str) -> None:
+    """Refuse at once, before any line is read, a stream that does not exist or a token the
+    service does not take (:class:`Refused`), or a service that cannot be reached."""
+    async with Client(service.url, service.token) as client:
+        await client.stream(stream)
 
 
 #: A batch read and the task that sends it (None when it has nothing to send).
@@ -158,10 +166,6 @@ async def _send_all(
     in line order; stop reading at the first batch that fails as a whole, or at an input that
     cannot be read (the batches in flight are still reported). The failure, or None."""
     async with Client(service.url, service.token, concurrency=args.concurrency) as client:
-        try:
-            await client.stream(args.stream)  # no stream, or no valid token: say so at once
-        except (Refused, Unavailable) as error:
-            return str(error)
         sent: asyncio.Queue[_Sent | None] = asyncio.Queue(maxsize=args.concurrency)
         stop = asyncio.Event()
         prefix = source_key(source, args.stream)
