@@ -86,6 +86,7 @@ def test_ingest_stores_the_lines_and_names_each_refusal(service: Service, tmp_pa
         line("c-5", {"amount": 3}).replace('"order.placed"', "5"),  # 8: a wrong type
         line("c-6", {"amount": 4}, stream="cli-orders"),  # 9: its own stream, the same
         "{}",  # 10
+        line("c-7", {"amount": 5}, stream=None),  # 11: a stream, if null, is another one
     ]
     source = tmp_path / "orders.jsonl"
     source.write_text("\n".join(lines) + "\n")
@@ -104,6 +105,7 @@ def test_ingest_stores_the_lines_and_names_each_refusal(service: Service, tmp_pa
         (7, 400, "request_invalid", None),
         (8, 400, "request_invalid", "record_type"),
         (10, 400, "request_invalid", "record_type"),
+        (11, 400, "stream_mismatch", "stream"),
     ]
     assert refusals[0]["detail"] == (
         "money is a whole number of minor units (cents): 12.50 is sent as 1250"
@@ -111,21 +113,21 @@ def test_ingest_stores_the_lines_and_names_each_refusal(service: Service, tmp_pa
     assert summary == {
         "source": str(source),
         "stream": "cli-orders",
-        "lines": 10,
+        "lines": 11,
         "stored": 2,
         "already_stored": 0,
-        "refused": 7,
+        "refused": 8,
         "refused_by_code": {
             "invalid_json": 1,
             "money_fraction": 1,
             "number_out_of_range": 1,
             "request_invalid": 3,
-            "stream_mismatch": 1,
+            "stream_mismatch": 2,
         },
         "blank": 1,
         "unsent": 0,
     }
-    assert "10 lines: 2 stored, 0 already stored, 7 refused" in done.stderr
+    assert "11 lines: 2 stored, 0 already stored, 8 refused" in done.stderr
     stored = [json.loads(text) for text in receipts.read_text().splitlines()]
     assert [(r["line"], r["seq"], r["replayed"]) for r in stored] == [(1, 1, False), (9, 2, False)]
 

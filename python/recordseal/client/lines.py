@@ -63,7 +63,7 @@ class Batch:
 
 
 class _Named(msgspec.Struct):
-    stream: Any = None
+    stream: Any = msgspec.UNSET  # told apart from a "stream": null
 
 
 _named = msgspec.json.Decoder(_Named)
@@ -129,7 +129,7 @@ def _item(line: bytes, number: int, stream: str) -> msgspec.Raw | LineRefusal | 
         named = _named.decode(line).stream
     except msgspec.ValidationError:
         return msgspec.Raw(line)  # not an object: the service names the fault
-    if named is None:
+    if named is msgspec.UNSET:
         return msgspec.Raw(_with_stream(line, stream))
     if named != stream:
         return LineRefusal(
