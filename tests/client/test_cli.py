@@ -138,6 +138,36 @@ def test_ingest_stores_the_lines_and_names_each_refusal(service: Service, tmp_pa
     assert asyncio.run(payloads()) == [{"amount": 1500, "note": "two books"}, {"amount": 4}]
 
 
+def test_a_line_that_would_spoil_its_batch_is_refused_alone(
+    service: Service, tmp_path: Path
+) -> None:
+    """A line over the size a batch has room for, or nested as deep as a single post allows
+    but a batch does not (docs/security.md, "Depth is counted from the body"), would make the
+    service refuse the whole batch: it is refused here, and its neighbours are stored."""
+    create_stream(service, "cli-spoilers")
+    deep: Any = 0
+    for _ in range(122):  # the payload nests 123 levels: a post takes 124, a batch 122
+        deep = [deep]
+    lines = [
+        line("y-1", {"amount": 1}),
+        line("y-2", {"amount": 2, "blob": "x" * 330_000}),
+        line("y-3", {"amount": 3, "deep": deep}),
+        line("y-4", {"amount": 4}),
+    ]
+    source = tmp_path / "spoilers.jsonl"
+    source.write_text("\n".join(lines) + "\n")
+    done = run(["ingest", str(source), "--stream", "cli-spoilers", "--json"], environment(service))
+    assert done.returncode == 1, done.stderr
+    refusals, summary = outputs(done)
+    assert [(r["line"], r["status"], r["code"]) for r in refusals] == [
+        (2, 413, "request_too_large"),
+        (3, 422, "depth_exceeded"),
+    ]
+    # The array that opens level 126 of the batch (batch, records, record, payload, deep…).
+    assert refusals[1]["field"] == "o" + "a" * 121 + ":/deep" + "/0" * 121
+    assert summary["stored"] == 2
+
+
 def test_a_rerun_stores_no_line_twice(service: Service, tmp_path: Path) -> None:
     """Run again as it is, then with refused lines corrected in place (one refused by the
     service, one refused here before any later line of its batch was sent), then with lines
