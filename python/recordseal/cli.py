@@ -1,14 +1,16 @@
 """The ``recordseal`` command line: ``serve``, ``migrate``, ``token create|list|revoke``,
 ``keys export``, ``backup``, ``recover``, ``verify``, ``verify-receipt``, ``bundle refresh``,
-``panel link``,
-``witness serve|key``, ``transparency write|replay``, ``fleet check|audit``.
+``ingest``, ``disclose``, ``panel link``, ``witness serve|key``, ``transparency write|replay``,
+``fleet check|audit``.
 
 Every command that prints a result takes ``--json``. Scripts rely on the text shape too:
 ``recordseal token create`` prints the token alone on the last line of standard output.
 Exit codes: 0 success, 2 a refusal or bad setting (one line on standard error), 64 a usage
 error; ``verify`` and ``verify-receipt`` have their own (docs/bundle.md, "The command line";
 docs/records.md, "Erasure receipts"); ``backup`` exits 1 when the copy failed once begun (its
-partial output removed); ``recover`` exits 1 when a stream or log stays fenced.
+partial output removed); ``recover`` exits 1 when a stream or log stays fenced; ``ingest``
+exits 1 when lines were refused and 3 when the service failed a whole batch, ``disclose`` 3
+when it refused (docs/client.md).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ import msgspec
 
 from recordseal import __version__, datadir
 from recordseal.client.cli import add_bundle_parser
+from recordseal.client.disclose_cli import add_disclose_parser
+from recordseal.client.ingest_cli import add_ingest_parser
 from recordseal.datadir import DataDirError
 from recordseal.fleet.cli import add_fleet_parsers
 from recordseal.services.errors import ServiceError
@@ -605,6 +609,8 @@ def parser() -> argparse.ArgumentParser:
     add_verify_parser(commands)
     add_verify_receipt_parser(commands)
     add_bundle_parser(commands)
+    add_ingest_parser(commands)
+    add_disclose_parser(commands)
     add_fleet_parsers(commands)
     return top
 

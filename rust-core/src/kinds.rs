@@ -84,7 +84,28 @@ impl Kind {
             _ => return Err(Error::new(Code::UnknownKind, "unknown field kind")),
         })
     }
+
+    /// What the kind takes, for the `value_type` message: says what to send instead.
+    pub fn takes(self) -> &'static str {
+        match self {
+            Kind::Boolean => "true or false",
+            Kind::Currency
+            | Kind::Date
+            | Kind::Digest
+            | Kind::Text
+            | Kind::Timestamp
+            | Kind::Uuid => "a string",
+            Kind::Decimal | Kind::Lat6 | Kind::Lat9 | Kind::Lon6 => "a number",
+            Kind::Integer => "a whole number",
+            Kind::Money => MINOR_UNITS,
+            Kind::Free => "a JSON scalar, an empty object or an empty array",
+        }
+    }
 }
+
+/// How money is sent: the refusals of the kind `money` say it, so that `12.50` and `"12.50"`
+/// are answered with what to send instead (`1250`).
+pub const MINOR_UNITS: &str = "a whole number of minor units (cents)";
 
 /// A value as `encode` sees it: containers only by whether they are empty.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -133,7 +154,7 @@ pub fn encode(kind: Kind, value: Value<'_>, out: &mut Vec<u8>) -> Result<()> {
     match (kind, value) {
         (Kind::Free, value) => encode_free(value, out),
         (Kind::Boolean, Value::Bool(flag)) => tagged(b"bool:", boolean(flag), out),
-        (Kind::Money, Value::Num(v)) => whole(b"money:", v, Code::MoneyFraction, out),
+        (Kind::Money, Value::Num(v)) => money(v, out),
         (Kind::Integer, Value::Num(v)) => whole(b"int:", v, Code::NotInteger, out),
         (Kind::Decimal, Value::Num(v)) => {
             out.extend_from_slice(b"dec:");
@@ -166,7 +187,7 @@ pub fn encode(kind: Kind, value: Value<'_>, out: &mut Vec<u8>) -> Result<()> {
         ) => Err(unencodable()),
         _ => Err(Error::new(
             Code::ValueType,
-            format!("the kind {} takes another JSON type", kind.name()),
+            format!("the kind {} takes {}", kind.name(), kind.takes()),
         )),
     }
 }
@@ -216,6 +237,16 @@ fn checked(
         Some(body) => tagged(tag, body, out),
         None => Err(refusal(kind)),
     }
+}
+
+fn money(value: f64, out: &mut Vec<u8>) -> Result<()> {
+    if value.fract() != 0.0 {
+        return Err(Error::new(
+            Code::MoneyFraction,
+            format!("money is {MINOR_UNITS}: 12.50 is sent as 1250"),
+        ));
+    }
+    whole(b"money:", value, Code::MoneyFraction, out)
 }
 
 fn whole(tag: &[u8], value: f64, code: Code, out: &mut Vec<u8>) -> Result<()> {

@@ -7,8 +7,6 @@ import json
 import subprocess
 import sys
 import tracemalloc
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -29,26 +27,9 @@ from recordseal.client import (
 from recordseal.verify import BundleError
 from recordseal.verify.refresh import CONSISTENCY_HEADER, check_refresh
 from recordseal.verify.result import FAILED
-from tests.servers import create_token, free_port, kill_service, start_service
+from tests.client.conftest import Service
 
 FAST = RetryPolicy(attempts=4, first_delay=0.01, max_delay=0.05)
-
-
-@dataclass
-class Service:
-    url: str
-    token: str
-
-
-@pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
-    data = tmp_path_factory.mktemp("client-service")
-    port = free_port()
-    server = start_service(data, port, env={"RECORDSEAL_SEAL_INTERVAL": "0.1"})
-    try:
-        yield Service(f"http://127.0.0.1:{port}", create_token(data, "acme"))
-    finally:
-        kill_service(server)
 
 
 def record(stream: str, payload: dict, subject: str = "alice") -> Record:
@@ -246,6 +227,32 @@ def test_a_failed_batch_of_ingest_many_keeps_the_others_receipts(service: Servic
             for result, sent in zip(again, records, strict=True):
                 assert isinstance(result, Receipt)
                 assert await client.payload(result.record_id) == sent.payload
+
+    asyncio.run(scenario())
+
+
+def test_ingest_many_reports_progress_batch_by_batch(service: Service):
+    """``progress`` is called once per batch with its number of records, as each batch has
+    its outcome, failed batches included: the calls add up to the records."""
+
+    async def scenario() -> None:
+        calls: list[int] = []
+        async with Client(service.url, service.token, batch_size=100) as client:
+            await client.create_stream("progress")
+            records = [record("progress", {"n": i}, "pat") for i in range(250)]
+            results = await client.ingest_many(records, progress=calls.append)
+        assert len(results) == 250
+        assert sorted(calls) == [50, 100, 100]
+
+        calls.clear()
+        async with Client(
+            service.url, service.token, retry=FAST, batch_size=2, transport=RefuseFirstBatch()
+        ) as client:
+            with pytest.raises(IngestIncomplete):
+                await client.ingest_many(
+                    [record("progress", {"n": i}, "pat") for i in range(5)], progress=calls.append
+                )
+        assert sorted(calls) == [1, 2, 2]
 
     asyncio.run(scenario())
 

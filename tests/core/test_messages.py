@@ -8,6 +8,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
+import msgspec
 import pytest
 
 from recordseal.core.errors import CommitError
@@ -87,3 +88,32 @@ CASES = _cases()
 def test_both_cores_refuse_in_the_same_words(name: str, call: Call) -> None:
     native = _refusal(call, NATIVE)
     assert native == _refusal(call, REFERENCE)
+
+
+MONEY_REFUSALS = [
+    (
+        12.5,
+        "money_fraction",
+        "money is a whole number of minor units (cents): 12.50 is sent as 1250",
+    ),
+    ("12.50", "value_type", "the kind money takes a whole number of minor units (cents)"),
+    (True, "value_type", "the kind money takes a whole number of minor units (cents)"),
+]
+
+
+@pytest.mark.parametrize(("value", "code", "message"), MONEY_REFUSALS)
+def test_money_refusals_say_what_to_send(
+    impl: ModuleType, value: object, code: str, message: str
+) -> None:
+    """A price sent as 12.50 or "12.50" is answered with the unit money is counted in."""
+    refusal = _refusal(
+        lambda m: m.commit_record(
+            msgspec.json.encode({"price": value}),
+            {"o:/price": "money"},
+            False,
+            bytes(32),
+            "0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b",
+        ),
+        impl,
+    )
+    assert refusal == (code, "o:/price", message)

@@ -1,7 +1,9 @@
 """The README's quick start, as a new user runs it: ``make run`` (its recipe, without the
 build step the test run already did), then the README's shell block, unchanged but for the
 port, in another directory. It must end in VERIFIED, for a tenant that exists before the
-first record and for one that comes later (the demo witness covers every log)."""
+first record and for one that comes later (the demo witness covers every log). The README's
+client example, run after the quick start as the README says (and on a tenant of its own),
+must print VERIFIED too."""
 
 from __future__ import annotations
 
@@ -20,14 +22,20 @@ import pytest
 from tests.servers import ROOT, free_port
 
 MARKER = "<!-- quick start: tests/ops/test_quickstart.py runs this block against `make run` -->"
+COMMAND_LINE_MARKER = (
+    "<!-- command line: tests/ops/test_quickstart.py runs this block after the quick start -->"
+)
+CLIENT_MARKER = (
+    "<!-- client example: tests/ops/test_quickstart.py runs this block after the quick start -->"
+)
 
 
-def readme_block() -> str:
-    """The shell block right after the marker in README.md."""
+def readme_block(marker: str = MARKER, language: str = "sh") -> str:
+    """The ``language`` block right after ``marker`` in README.md."""
     text = (ROOT / "README.md").read_text()
-    assert MARKER in text, "the README lost its quick start marker"
-    match = re.match(r"\s*```sh\n(.*?)\n```", text.split(MARKER, 1)[1], re.DOTALL)
-    assert match, "no ```sh block after the quick start marker"
+    assert marker in text, f"the README lost its marker {marker}"
+    match = re.match(rf"\s*```{language}\n(.*?)\n```", text.split(marker, 1)[1], re.DOTALL)
+    assert match, f"no ```{language} block after the marker {marker}"
     return match.group(1)
 
 
@@ -69,8 +77,9 @@ def make_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, i
         log.close()
 
 
-def run_block(home: Path, port: int, tenant: str) -> subprocess.CompletedProcess[str]:
-    script = readme_block().replace("localhost:8000", f"localhost:{port}")
+def run_block(home: Path, port: int, tenant: str, *then: str) -> subprocess.CompletedProcess[str]:
+    """The quick start's block for ``tenant``, followed in the same shell by ``then``."""
+    script = "\n".join([readme_block(), *then]).replace("localhost:8000", f"localhost:{port}")
     script = script.replace("--tenant acme", f"--tenant {tenant}")
     env = {k: v for k, v in os.environ.items() if not k.startswith("RECORDSEAL_")}
     return subprocess.run(
@@ -112,3 +121,60 @@ def test_the_demo_witness_is_its_own_process_and_says_it_is_a_demo(
     assert health["witness"].startswith("demo-witness.localhost+")
     assert (home / "demo-witness" / "witness-key.ed25519").stat().st_mode & 0o777 == 0o600
     assert not (home / "data" / "witness-key.ed25519").exists()
+
+
+def run_client_example(home: Path, port: int, tenant: str) -> subprocess.CompletedProcess[str]:
+    """The README's Python block saved as ``example.py`` and run as the README says, with a
+    token of ``tenant`` in ``RECORDSEAL_TOKEN`` (and the test's port in ``RECORDSEAL_URL``)."""
+    (home / "example.py").write_text(readme_block(CLIENT_MARKER, "python") + "\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RECORDSEAL_")}
+    token = subprocess.run(
+        [".venv/bin/recordseal", "token", "create", "--data-dir", "data", "--tenant", tenant],
+        cwd=home, env=env, capture_output=True, text=True, check=True,
+    ).stdout.strip().splitlines()[-1]  # fmt: skip
+    env |= {"RECORDSEAL_TOKEN": token, "RECORDSEAL_URL": f"http://127.0.0.1:{port}"}
+    return subprocess.run(
+        [".venv/bin/python", "example.py"],
+        cwd=home, env=env, capture_output=True, text=True, timeout=180, check=False,
+    )  # fmt: skip
+
+
+def test_the_readme_client_example_prints_verified_after_the_quick_start(
+    make_run: tuple[Path, int],
+) -> None:
+    """The quick start declared "orders" first: the example takes it as it is (it was a 409
+    ``stream_exists``), and its bundle, asked with ``wait``, verifies against the key
+    directory and trust store the service publishes (it was VERIFICATION INCOMPLETE)."""
+    home, port = make_run
+    quick_start = run_block(home, port, "initech")
+    assert quick_start.returncode == 0, quick_start.stdout + quick_start.stderr
+    for run in (1, 2):  # and a second run of the same script
+        done = run_client_example(home, port, "initech")
+        assert done.returncode == 0, done.stdout + done.stderr
+        lines = done.stdout.splitlines()
+        assert lines[-2:] == ["1000 stored, 0 refused", "VERIFIED"], done.stdout
+        assert lines[0].startswith(f"{1001 * run - 999} "), done.stdout  # after the quick start's
+        assert done.stderr.count("500 more records answered") == 2, done.stderr
+
+
+def test_the_readme_client_example_prints_verified_on_a_tenant_of_its_own(
+    make_run: tuple[Path, int],
+) -> None:
+    home, port = make_run
+    done = run_client_example(home, port, "hooli")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1] == "VERIFIED", done.stdout
+    assert done.stdout.startswith("1 "), done.stdout
+
+
+def test_the_readme_command_line_block_ingests_discloses_and_verifies(
+    make_run: tuple[Path, int],
+) -> None:
+    home, port = make_run
+    done = run_block(home, port, "umbrella", readme_block(COMMAND_LINE_MARKER))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("\nverdict     VERIFIED\n") == 2  # the quick start's, then this
+    assert "record      umbrella / orders / seq 2" in done.stdout
+    assert (home / "refused.jsonl").read_text() == ""
+    assert len((home / "receipts.jsonl").read_text().splitlines()) == 2
+    assert "recordseal ingest: 2 lines: 2 stored, 0 already stored" in done.stderr

@@ -180,6 +180,9 @@ HAPPY: dict[tuple[str, str], Callable[[Live], httpx.Response]] = {
     ("GET", "/readyz"): lambda live: live.call("GET", "/readyz"),
     ("GET", "/metrics"): lambda live: live.call("GET", "/metrics"),
     ("POST", "/v1/streams"): _stream,
+    ("GET", "/v1/streams/{name}"): lambda live: live.call(
+        "GET", "/v1/streams/orders", headers=live.auth
+    ),
     ("POST", "/v1/records"): _record,
     ("POST", "/v1/records:batch"): lambda live: live.post(
         "/v1/records:batch",
@@ -191,6 +194,7 @@ HAPPY: dict[tuple[str, str], Callable[[Live], httpx.Response]] = {
     ),
     ("POST", "/v1/records/{record_id}/disclosure"): _disclosure,
     ("GET", "/v1/keys"): lambda live: live.call("GET", "/v1/keys"),
+    ("GET", "/v1/trust"): lambda live: live.call("GET", "/v1/trust"),
     ("POST", "/v1/verify"): lambda live: live.call(
         "POST",
         "/v1/verify",
@@ -251,6 +255,7 @@ def _provoke_refusals(live: Live) -> None:
         (live.post("/v1/streams", {"name": "bad name"}), 422, "stream_name_invalid"),
         (live.post("/v1/streams", {"name": "s", "strict": "yes"}), 400, "request_invalid"),
         (live.post("/v1/records", {**alive, "stream": "none"}), 404, "stream_not_found"),
+        (live.call("GET", "/v1/streams/none", headers=live.auth), 404, "stream_not_found"),
         (live.post("/v1/records", {**alive, "payload": {"amount": "x"}}), 422, "value_type"),
         (
             live.post("/v1/records", {**alive, "payload": {"n": "x" * 300_000}}),

@@ -57,7 +57,7 @@ class RetryPolicy:
 
 class Client:
     """A client of one recordseal service, for one tenant's API token (None for the public
-    calls only: :meth:`refresh`, :meth:`key_directory`, :meth:`verify`).
+    calls only: :meth:`refresh`, :meth:`key_directory`, :meth:`trust_store`, :meth:`verify`).
 
     Use it as ``async with Client(url, token) as client: ...``. Ingest calls may run
     concurrently: at most ``concurrency`` requests are in flight at once.
@@ -115,11 +115,18 @@ class Client:
         return _decode(response, Receipt, 201)
 
     async def ingest_many(
-        self, records: Iterable[Record], idempotency_key: str | None = None
+        self,
+        records: Iterable[Record],
+        idempotency_key: str | None = None,
+        *,
+        progress: Callable[[int], None] | None = None,
     ) -> list[Receipt | Problem]:
         """Ingest many records in batches (``batch_size`` each, up to ``concurrency`` at a
         time); one result per record, in the order given: its receipt, or the problem that
         refused it. Records of different batches may be sequenced in any order.
+
+        ``progress``, when given, is called as each batch has its outcome (answered or
+        failed) with the number of records in it: the calls add up to the number of records.
 
         When batches fail as a whole (refused, unreachable through every retry, or answered
         with something unreadable), :class:`IngestIncomplete` is raised once every batch has
@@ -131,11 +138,18 @@ class Client:
         prefix = idempotency_key or uuid.uuid4().hex
         if len(prefix) > MAX_KEY - len(f"-{len(chunks)}"):  # each batch's key is <prefix>-<n>
             raise ValueError(f"idempotency_key leaves no room for the batch number ({MAX_KEY})")
+
         # Every batch runs to its end before a failure is raised: none is left running (and
         # failing against a closed client) after the caller has its answer.
+        async def batch(n: int, chunk: list[Record]) -> list[Receipt | Problem]:
+            try:
+                return await self.ingest_batch(chunk, f"{prefix}-{n}")
+            finally:
+                if progress is not None:
+                    progress(len(chunk))
+
         outcomes = await asyncio.gather(
-            *(self._batch(chunk, f"{prefix}-{n}") for n, chunk in enumerate(chunks)),
-            return_exceptions=True,
+            *(batch(n, chunk) for n, chunk in enumerate(chunks)), return_exceptions=True
         )
         results: list[Receipt | Problem | None] = []
         errors: list[Exception] = []
@@ -151,12 +165,26 @@ class Client:
             raise IngestIncomplete(results, errors, prefix) from errors[0]
         return [result for result in results if result is not None]
 
-    async def _batch(self, records: Sequence[Record], key: str) -> list[Receipt | Problem]:
+    async def ingest_batch(
+        self, records: Sequence[Record | msgspec.Raw | None], idempotency_key: str
+    ) -> list[Receipt | Problem]:
+        """One ``POST /v1/records:batch`` (at most 1,000 records) under ``idempotency_key``:
+        one result per record, in order. Item ``i`` is keyed ``<idempotency_key>#<i>`` by the
+        service, so sending the same records again under the same key stores nothing twice.
+
+        A ``msgspec.Raw`` is sent as it is: the exact bytes of a record's JSON object. A None
+        holds a place: it is sent as ``null``, which the service refuses (400
+        ``request_invalid``) storing nothing, so that the records after it keep their index
+        and their key (``recordseal ingest`` holds the place of a line it could not send).
+        Raises :class:`Refused` or :class:`Unavailable` when the batch fails as a whole."""
         # Encoded once it has a slot, so memory does not grow with the batches waiting: at
         # most `concurrency` bodies are in flight (a sent one is freed when the collector
         # breaks httpx's response cycles).
         response = await self._send(
-            "POST", "/v1/records:batch", lambda: msgspec.json.encode({"records": records}), key
+            "POST",
+            "/v1/records:batch",
+            lambda: msgspec.json.encode({"records": records}),
+            idempotency_key,
         )
         out = _decode(response, BatchOut, 200)
         results: list[Receipt | Problem] = []
@@ -171,13 +199,48 @@ class Client:
     # --- streams, records, subjects ------------------------------------------------------
 
     async def create_stream(
-        self, name: str, declarations: dict[str, str] | None = None, strict: bool = False
+        self,
+        name: str,
+        declarations: dict[str, str] | None = None,
+        strict: bool = False,
+        *,
+        exist_ok: bool = False,
     ) -> Stream:
-        """Declare a stream. Not retried after an ambiguous failure: creating a stream is not
-        idempotent (a second attempt would be refused as ``stream_exists``)."""
+        """Declare a stream (declarations map committed path patterns such as ``o:/amount``
+        to kinds: docs/spec.md, section 6.1).
+
+        With ``exist_ok``, a stream of that name with the same declarations and strictness
+        is answered as it is (a script may run twice); one declared otherwise is still
+        :class:`Refused` (409 ``stream_exists``, saying how it differs), since its records
+        are committed under its own declarations. Without it, the call is not retried after
+        an ambiguous failure: a second attempt would be refused as ``stream_exists``."""
         body = msgspec.json.encode({"name": name, "declarations": declarations, "strict": strict})
-        response = await self._send("POST", "/v1/streams", body, None, attempts=1)
-        return _decode(response, Stream, 201)
+        response = await self._send(
+            "POST", "/v1/streams", body, None, attempts=None if exist_ok else 1
+        )
+        if not exist_ok or response.status_code != 409:
+            return _decode(response, Stream, 201)
+        problem = _problem(response)
+        if problem.code != "stream_exists":
+            raise Refused(problem)
+        existing = await self.stream(name)
+        wanted = (declarations or {}, strict)
+        if (existing.declarations, existing.strict) != wanted:
+            raise Refused(
+                msgspec.structs.replace(
+                    problem,
+                    detail=f"the stream {name!r} exists with declarations"
+                    f" {existing.declarations} and strict={existing.strict}, not"
+                    f" {wanted[0]} and strict={strict}",
+                    field="declarations",
+                )
+            )
+        return existing
+
+    async def stream(self, name: str) -> Stream:
+        """A stream as declared, with the sequence number its next record takes
+        (``GET /v1/streams/{name}``); :class:`Refused` (404 ``stream_not_found``) if none."""
+        return _decode(await self._send("GET", f"/v1/streams/{_segment(name)}"), Stream, 200)
 
     async def record(self, record_id: str) -> RecordView:
         return _decode(
@@ -246,6 +309,16 @@ class Client:
     async def key_directory(self) -> bytes:
         """The service's key directory (``GET /v1/keys``), for offline verification."""
         response = await self._send("GET", "/v1/keys")
+        if response.status_code != 200:
+            raise Refused(_problem(response))
+        return response.content
+
+    async def trust_store(self) -> bytes:
+        """The trust store of the service's witnesses and time-stamping authorities
+        (``GET /v1/trust``), for offline verification. It is the service's own word on whom
+        it asks to vouch for its checkpoints; an auditor who does not take that word uses a
+        trust store of its own (docs/bundle.md, section 2)."""
+        response = await self._send("GET", "/v1/trust")
         if response.status_code != 200:
             raise Refused(_problem(response))
         return response.content

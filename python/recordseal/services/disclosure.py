@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import orjson
 
 from recordseal.core import commit_record
+from recordseal.services import path_hints
 from recordseal.services.errors import Invalid
 from recordseal.services.proofs import ProofService
 from recordseal.services.records import RecordService, header_members
@@ -58,9 +59,9 @@ class DisclosureService:
         try:
             fields = build.field_disclosures(committed, leaf_values(orjson.loads(payload)), wanted)
         except build.UnknownField as unknown:
-            raise Invalid(
-                "unknown_field", "the record has no field at this path", unknown.path
-            ) from None
+            known = [leaf.path for leaf in committed.leaves]
+            detail = path_hints.unknown_field(unknown.path, known)
+            raise Invalid("unknown_field", detail, unknown.path) from None
         except build.DuplicateField as repeated:
             raise Invalid(
                 "field_repeated", "each field may be asked for once", repeated.path

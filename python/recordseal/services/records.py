@@ -18,6 +18,7 @@ from recordseal.crypto.vault import KeyWrapper, SubjectKeys
 from recordseal.fleet.manifest import FleetManifest
 from recordseal.identifiers import DEFAULT_FLEET
 from recordseal.ledger.continuity import STORE_ROLLED_BACK, Continuity, Fence
+from recordseal.services import path_hints
 from recordseal.services.errors import (
     AlreadyExists,
     Gone,
@@ -216,7 +217,12 @@ class RecordService:
         try:
             validate_declarations(declarations)
         except CommitError as error:
-            raise Invalid(error.code, str(error), error.field) from None
+            hint = (
+                path_hints.declaration(error.field) if error.code == "declaration_invalid" else None
+            )
+            raise Invalid(
+                error.code, f"{error}; {hint}" if hint else str(error), error.field
+            ) from None
         if strict and not declarations:
             raise Invalid(
                 "strict_without_declarations",
@@ -242,6 +248,14 @@ class RecordService:
 
     async def stream(self, tenant: str, name: str) -> StreamRow:
         return await self._stream(tenant, name)
+
+    async def current_stream(self, tenant: str, name: str) -> StreamRow:
+        """The stream as stored now: its ``next_seq`` is current (:meth:`stream` may keep an
+        earlier copy, whose other members never change)."""
+        stream = await self._store.records.get_stream(tenant, name)
+        if stream is None:
+            raise NotFound("stream_not_found", "no stream of this name", "name")
+        return stream
 
     async def keys_for(self, tenant: str, subject_ref: str) -> SubjectKeys:
         """The keys of a live subject (Gone once erased)."""

@@ -23,9 +23,17 @@ from recordseal.settings.model import Settings
 from recordseal.settings.values import Rate, parse_network
 
 PREFIX = "RECORDSEAL_"
-#: Variables that are no settings: set by a command for its own workers, or read by tests.
+#: Variables that are no settings of the service: set by a command for its own workers, read
+#: by the client commands (``recordseal ingest``, ``disclose``: the service and the token they
+#: use, ``client/connection.py``), or read by tests.
 NOT_SETTINGS = frozenset(
-    {"RECORDSEAL_WITNESS_CONFIG", "RECORDSEAL_SUPERVISOR_PID", "RECORDSEAL_SCREENSHOTS"}
+    {
+        "RECORDSEAL_WITNESS_CONFIG",
+        "RECORDSEAL_SUPERVISOR_PID",
+        "RECORDSEAL_SCREENSHOTS",
+        "RECORDSEAL_URL",
+        "RECORDSEAL_TOKEN",
+    }
 )
 
 

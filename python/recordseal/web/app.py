@@ -143,6 +143,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
             TrustStore,
         )
 
+        app.state.trust_store = trust
+
         async def verification_context() -> tuple[KeyDirectory, TrustStore]:
             directory = await key_directory(store, sealer.signer)
             return msgspec.convert(directory, KeyDirectory), trust

@@ -1,7 +1,8 @@
 """What the service says about itself: ``ServiceController`` (docs/operations.md).
 
 ``GET /v1/keys`` is the public key directory (docs/bundle.md): header-signing keys with
-their validity, and the note verifier key of every log.
+their validity, and the note verifier key of every log; ``GET /v1/trust`` the trust store of
+the service's witnesses and time-stamping authorities.
 
 ``GET /health`` answers while the process runs. ``GET /readyz`` answers 200 once this worker
 has its keys loaded and its store answers a query (within :data:`READY_TIMEOUT` seconds),
@@ -24,11 +25,12 @@ from litestar.openapi.datastructures import ResponseSpec
 from recordseal import metrics
 from recordseal.services.keys import key_directory
 from recordseal.verify import KeyDirectory
+from recordseal.verify.bundle import TrustStore
 from recordseal.web.controller import DomainController
 from recordseal.web.openapi import documented, refusal
 from recordseal.web.problems import problem_response
 from recordseal.web.schemas import Health
-from recordseal.web.services import AppServices, provide_services
+from recordseal.web.services import AppServices, provide_services, provide_trust_store
 
 log = logging.getLogger("recordseal.web")
 
@@ -126,3 +128,20 @@ class ServiceController(DomainController):
             msgspec.json.encode(await key_directory(services.store, services.sealer.signer)),
             media_type="application/json",
         )
+
+    @get(
+        "/v1/trust",
+        tags=["records"],
+        dependencies={"trust": Provide(provide_trust_store, sync_to_thread=False)},
+        **documented(
+            answers={
+                200: (TrustStore, "the trust store of the service's witnesses (docs/bundle.md)")
+            }
+        ),
+    )
+    async def trust(self, trust: NamedDependency[TrustStore]) -> Response[bytes]:
+        """The witnesses, time-stamping authorities and quorum the service is configured with,
+        as a verifier's trust store (docs/bundle.md): what ``POST /v1/verify`` uses and
+        ``recordseal keys export`` writes. It is the service's own word on whom it asks to
+        vouch: an auditor who does not take that word names the witnesses it trusts itself."""
+        return Response(msgspec.json.encode(trust), media_type="application/json")

@@ -20,7 +20,7 @@ from litestar.params import FromPath, PathParameter
 
 from recordseal.services.disclosure import DisclosureService, Window
 from recordseal.services.records import RecordService, Retry, header_members
-from recordseal.storage.rows import RecordRow
+from recordseal.storage.rows import RecordRow, StreamRow
 from recordseal.verify.bundle import Bundle, SignedReceipt, encode_bundle
 from recordseal.web import batch
 from recordseal.web.bodies import read_json, strict_decoder
@@ -68,6 +68,17 @@ def _view(row: RecordRow) -> RecordView:
         signature=row.signature.hex(),
         key_id=header["key_id"],
         field_count=header["field_count"],
+    )
+
+
+def _stream_out(stream: StreamRow) -> StreamOut:
+    return StreamOut(
+        name=stream.name,
+        declarations=stream.declarations,
+        strict=stream.strict,
+        created_at=stream.created_at,
+        next_seq=stream.next_seq,
+        fleet=stream.fleet,
     )
 
 
@@ -125,14 +136,27 @@ class RecordController(DomainController):
         stream = await records.create_stream(
             tenant, data.name, data.declarations, data.strict, data.fleet
         )
-        return StreamOut(
-            name=stream.name,
-            declarations=stream.declarations,
-            strict=stream.strict,
-            created_at=stream.created_at,
-            next_seq=stream.next_seq,
-            fleet=stream.fleet,
-        )
+        return _stream_out(stream)
+
+    @get(
+        "/v1/streams/{name:str}",
+        tags=["records"],
+        **documented(
+            bearer=True,
+            refusals=[
+                refusal(404, "no stream of this name in the token's tenant", "stream_not_found")
+            ],
+        ),
+    )
+    async def get_stream(
+        self,
+        name: FromPath[str],
+        tenant: NamedDependency[str],
+        records: NamedDependency[RecordService],
+    ) -> StreamOut:
+        """A stream as declared (its declarations, strictness and fleet) and the sequence
+        number its next record takes: what a client checks before ingesting into it."""
+        return _stream_out(await records.current_stream(tenant, name))
 
     @post(
         "/v1/records",

@@ -26,6 +26,7 @@ from recordseal.services.records import RecordService
 from recordseal.services.tokens import TokenService
 from recordseal.services.verification import OnlineVerifier
 from recordseal.storage.base import Store
+from recordseal.verify.bundle import TrustStore
 
 T = TypeVar("T")
 
@@ -86,3 +87,9 @@ def provide_verifier(state: State) -> OnlineVerifier:
     """The online verifier (``app.state.verifier``), built from the key directory and trust
     store once and rebuilt only when keys or logs change (``services.verification``)."""
     return typed_state(state, "verifier", OnlineVerifier)
+
+
+def provide_trust_store(state: State) -> TrustStore:
+    """The trust store of the service's witnesses and authorities (``app.state.trust_store``):
+    what ``POST /v1/verify`` verifies with and ``GET /v1/trust`` publishes."""
+    return typed_state(state, "trust_store", TrustStore)

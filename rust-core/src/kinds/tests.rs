@@ -69,6 +69,22 @@ fn numbers() {
 }
 
 #[test]
+fn money_refusals_say_what_to_send() {
+    let message = |value| {
+        let mut out = Vec::new();
+        encode(Kind::Money, value, &mut out).unwrap_err().message
+    };
+    assert_eq!(
+        message(Value::Num(12.5)),
+        "money is a whole number of minor units (cents): 12.50 is sent as 1250"
+    );
+    assert_eq!(
+        message(Value::Str("12.50")),
+        "the kind money takes a whole number of minor units (cents)"
+    );
+}
+
+#[test]
 fn coordinates() {
     assert_eq!(ok("lat6", Value::Num(48.8583701)), "lat6:48.858370");
     assert_eq!(ok("lat9", Value::Num(-90.0)), "lat9:-90.000000000");

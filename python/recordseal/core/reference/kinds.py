@@ -33,6 +33,19 @@ KINDS: tuple[str, ...] = (
     "uuid",
 )
 
+#: How money is sent: the refusals of the kind ``money`` say it, so that ``12.50`` and
+#: ``"12.50"`` are answered with what to send instead (``1250``).
+MINOR_UNITS = "a whole number of minor units (cents)"
+
+#: What each kind takes, for the ``value_type`` message (``free`` has a message of its own).
+_TAKES = {
+    "boolean": "true or false",
+    "integer": "a whole number",
+    "money": MINOR_UNITS,
+    **dict.fromkeys(("currency", "date", "digest", "text", "timestamp", "uuid"), "a string"),
+    **dict.fromkeys(("decimal", "lat6", "lat9", "lon6"), "a number"),
+}
+
 #: Largest magnitude of a committed number: 2^53 - 1, beyond which doubles skip integers.
 MAX_SAFE_INTEGER = 2**53 - 1
 
@@ -120,7 +133,7 @@ def _number(value: object, field: str | None) -> float | None:
 
 
 def _value_type(kind: str, field: str | None) -> CommitError:
-    return CommitError("value_type", f"the kind {kind} takes another JSON type", field)
+    return CommitError("value_type", f"the kind {kind} takes {_TAKES[kind]}", field)
 
 
 def _free(value: object, number: float | None, field: str | None) -> str:
@@ -139,6 +152,13 @@ def _free(value: object, number: float | None, field: str | None) -> str:
         return "arr:[]"
     message = "only scalars and empty objects or arrays are field values"
     raise CommitError("value_type", message, field)
+
+
+def _money(number: float, field: str | None) -> str:
+    if not number.is_integer():
+        message = f"money is {MINOR_UNITS}: 12.50 is sent as 1250"
+        raise CommitError("money_fraction", message, field)
+    return "money:" + number_text(number)
 
 
 def _whole(code: str, tag: str) -> Callable[[float, str | None], str]:
@@ -170,7 +190,7 @@ _NUMBER_RULES: dict[str, Callable[[float, str | None], str]] = {
     "lat6": _coordinate("lat6", 90, 6),
     "lat9": _coordinate("lat9", 90, 9),
     "lon6": _coordinate("lon6", 180, 6),
-    "money": _whole("money_fraction", "money"),
+    "money": _money,
 }
 
 

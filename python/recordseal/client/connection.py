@@ -1,0 +1,61 @@
+"""Which service and token a client command uses (``recordseal ingest``, ``disclose``).
+
+The service is named by ``--url`` or ``RECORDSEAL_URL``; the API token is read from the file
+named by ``--token-file`` or from ``RECORDSEAL_TOKEN``. A token is never taken on the command
+line, where other users of the machine can read it in the process list.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+URL_VARIABLE = "RECORDSEAL_URL"
+TOKEN_VARIABLE = "RECORDSEAL_TOKEN"
+
+
+class MissingSetting(Exception):
+    """The service or the token is not given, or the token file cannot be read."""
+
+
+@dataclass(frozen=True, slots=True)
+class Service:
+    url: str
+    token: str
+
+
+def add_service_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--url", default=None, help=f"the service, e.g. http://127.0.0.1:8000 ({URL_VARIABLE})"
+    )
+    command.add_argument(
+        "--token-file",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help=f"a file holding the API token (else {TOKEN_VARIABLE})",
+    )
+
+
+def service_of(args: argparse.Namespace) -> Service:
+    """The service and token of a command's options, else of the environment."""
+    url = args.url or os.environ.get(URL_VARIABLE)
+    if not url:
+        raise MissingSetting(f"no service: give --url or set {URL_VARIABLE}")
+    if args.token_file is not None:
+        try:
+            token = args.token_file.read_text().strip()
+        except (OSError, UnicodeDecodeError) as error:
+            raise MissingSetting(f"cannot read the token file {args.token_file}: {error}") from None
+        if not token:
+            raise MissingSetting(f"the token file {args.token_file} is empty")
+    else:
+        token = os.environ.get(TOKEN_VARIABLE, "").strip()
+        if not token:
+            raise MissingSetting(
+                f"no API token: give --token-file FILE or set {TOKEN_VARIABLE}"
+                " (recordseal token create makes one)"
+            )
+    return Service(url, token)
