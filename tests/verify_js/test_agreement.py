@@ -21,9 +21,12 @@ import msgspec
 
 from recordseal.tlog import CosignatureSigner
 from recordseal.verify import TimeBracket, load_key_directory, load_trust_store, verify_bundle
+from recordseal.verify.encoding import format_instant
+from recordseal.verify.sealing import end_of_second
 from tests.verify.conftest import in_order, tampered
 from tests.verify.factory import RECORDS, TARGET_SEQ, World
 from tests.verify.test_malformed import EDITS, RAW
+from tests.verify.test_outcomes import LATER, _first_gap_world
 from tests.verify.test_outcomes import cases as outcome_cases
 from tests.verify.test_tamper import (
     COVERAGE_TAMPERING,
@@ -31,6 +34,8 @@ from tests.verify.test_tamper import (
     HEADER_TAMPERING,
     SEAL_TAMPERING,
     _drop_coverage,
+    _edit_proof,
+    _first_proof_hash,
     _resigned,
     _set,
 )
@@ -130,6 +135,39 @@ def _cases(world: World) -> Iterator[Case]:
     yield Case("cosigned in the future", good, keys, trust, world.sealed_at - timedelta(minutes=10))
     # cosigned within the second the record was ingested in: the bound is that second's end
     yield case("cosigned in the ingest second", world.bundle(previous=False, sealed_at=ingested))
+    # compromised keys (docs/bundle.md, "Compromised keys"), around the witness's second
+    witnessed = end_of_second(world.sealed_at)
+    for shift in (timedelta(0), timedelta(microseconds=-1), -timedelta(seconds=1), LATER):
+        moment = format_instant(witnessed + shift)
+        compromised = world.keys_document(compromised_at=moment)
+        yield case(f"compromised at the witness time{shift}", good, compromised)
+        yield case(f"compromised{shift}, no window", world.bundle(coverage=None), compromised)
+        up_to_the_record = world.bundle(coverage=(1, TARGET_SEQ))
+        yield case(f"compromised{shift}, window to the record", up_to_the_record, compromised)
+        logs = world.keys_document(log_compromised_at=moment)
+        yield case(f"log key compromised{shift}", good, logs)
+        both = world.keys_document(compromised_at=moment, log_compromised_at=moment)
+        yield case(f"both keys compromised{shift}", good, both)
+    later = world.keys_document(compromised_at=format_instant(witnessed + LATER))
+    yield case("compromised, not cosigned", world.bundle(cosigned=False), later)
+    yield case("compromised, unsealed", world.bundle(sealed=False), later)
+    yield case("compromised, no trust store", good, later, None)
+    yield case("compromised, quorum 2", good, later, world.trust_document(quorum=2))
+    yield case("compromised, seal tampered", tampered(good, _edit_proof(_first_proof_hash)), later)
+    unlinked = tampered(world.bundle(coverage=(1, TARGET_SEQ)), _drop_coverage(TARGET_SEQ - 1))
+    yield case("compromised, the record's predecessor missing", unlinked, later)
+    offset = (witnessed + timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M:%S+02:00")
+    yield case("compromised, an offset time", good, world.keys_document(compromised_at=offset))
+    gapped = _first_gap_world()  # seqs 1-2 lost: the gap header at 3 precedes the record
+    for shift in (timedelta(0), timedelta(microseconds=-1)):
+        moment = format_instant(end_of_second(gapped.sealed_at) + shift)
+        for low, high in ((3, TARGET_SEQ), (1, RECORDS)):
+            yield case(
+                f"gap before the record, compromised{shift}, window {low}..{high}",
+                gapped.bundle(coverage=(low, high)),
+                gapped.keys_document(compromised_at=moment),
+                gapped.trust_document(),
+            )
     # every case of the documented outcomes (docs/bundle.md section 3) the browser checks
     for number, outcome in outcome_cases(world):
         if outcome.browser:
