@@ -18,6 +18,7 @@ import pytest
 
 from recordseal.tlog import Ed25519Signer, parse_note, sign_note
 from recordseal.verify import (
+    BundleError,
     VerificationResult,
     load_key_directory,
     load_trust_store,
@@ -86,7 +87,7 @@ def _sealed_by(world: World, *signers: Ed25519Signer) -> Callable[[Doc], None]:
     return edit
 
 
-def _log_key(world: World, signer: Ed25519Signer, compromised_at: str | None) -> Doc:
+def _log_key(signer: Ed25519Signer, compromised_at: str | None) -> Doc:
     log: Doc = {"origin": ORIGIN, "vkey": signer.verifier().vkey}
     return log if compromised_at is None else {**log, "compromised_at": compromised_at}
 
@@ -102,8 +103,8 @@ def test_a_log_key_listed_twice_is_compromised_from_the_earlier_time(
 ) -> None:
     keys = world.keys_document()
     later = format_instant(end_of_second(world.sealed_at) + timedelta(days=1))
-    for listed in ([None, before], [before, None], [later, before]):
-        keys["logs"] = [_log_key(world, world.log_signer, at) for at in listed]
+    for listed in ([None, before], [before, None], [later, before], [before, later]):
+        keys["logs"] = [_log_key(world.log_signer, at) for at in listed]
         result = _run(world.bundle(coverage=None), keys, world.trust_document())
         assert result.check(4).status == "failed", listed
         assert f"compromised at {before}" in result.check(4).detail
@@ -116,8 +117,8 @@ def test_a_checkpoint_also_signed_by_a_sound_log_key_is_trusted(world: World, be
     keys = world.keys_document()
     for successor_at, status in ((None, "passed"), (before, "failed")):
         keys["logs"] = [
-            _log_key(world, world.log_signer, before),
-            _log_key(world, successor, successor_at),
+            _log_key(world.log_signer, before),
+            _log_key(successor, successor_at),
         ]
         result = _run(bundle, keys, world.trust_document())
         assert result.check(4).status == status, (successor_at, result.check(4).detail)
@@ -144,6 +145,30 @@ def test_a_gap_header_the_record_links_to_is_vouched_for() -> None:
         result = _run(world.bundle(coverage=(3, 4)), keys, world.trust_document())
         assert (result.check(3).status, result.check(6).status) == (status, status), shift
     assert "seq 3: signed by key" in result.check(6).detail
+
+
+def test_headers_before_a_gap_are_reached_through_it() -> None:
+    """Seq 2 lost, the gap header at 3, the record at 4: the gap links to seq 1, so the
+    record's witness time vouches for seq 1 too; the window stays incomplete (seq 2 lost)."""
+    world = World(gap=(2, 2))
+    later = format_instant(end_of_second(world.sealed_at) + timedelta(days=1))
+    keys = world.keys_document(compromised_at=later)
+    result = _run(world.bundle(coverage=(1, 4)), keys, world.trust_document())
+    assert result.check(6).status == "unchecked", result.check(6).detail
+    assert result.check(6).detail.startswith("seq 2 declared lost on ")
+    assert "compromised" not in result.check(6).detail
+
+
+@pytest.mark.parametrize("entry", ["keys", "logs"])
+def test_a_malformed_compromised_at_refuses_the_directory(world: World, entry: str) -> None:
+    """As any other bad member: one BundleError naming the member and where it is."""
+    keys = world.keys_document()
+    keys[entry][0]["compromised_at"] = "2026-11-26 08:00"
+    with pytest.raises(BundleError) as refused:
+        load_key_directory(json.dumps(keys))
+    assert str(refused.value) == (
+        f"key directory: `compromised_at` is not an RFC 3339 date-time - at `$.{entry}[0]`"
+    )
 
 
 def test_an_absent_member_and_null_verify_alike(world: World) -> None:

@@ -19,12 +19,13 @@ from typing import Any
 
 import msgspec
 
-from recordseal.tlog import CosignatureSigner
+from recordseal.tlog import CosignatureSigner, Ed25519Signer
 from recordseal.verify import TimeBracket, load_key_directory, load_trust_store, verify_bundle
 from recordseal.verify.encoding import format_instant
 from recordseal.verify.sealing import end_of_second
 from tests.verify.conftest import in_order, tampered
 from tests.verify.factory import RECORDS, TARGET_SEQ, World
+from tests.verify.test_compromise import _log_key, _sealed_by
 from tests.verify.test_malformed import EDITS, RAW
 from tests.verify.test_outcomes import LATER, _first_gap_world
 from tests.verify.test_outcomes import cases as outcome_cases
@@ -168,6 +169,28 @@ def _cases(world: World) -> Iterator[Case]:
                 gapped.keys_document(compromised_at=moment),
                 gapped.trust_document(),
             )
+    reached = World(gap=(2, 2))  # seq 2 lost: the gap header at 3 links the record to seq 1
+    moment = format_instant(end_of_second(reached.sealed_at) + LATER)
+    yield case(
+        "compromised, a header reached through a gap",
+        reached.bundle(coverage=(1, TARGET_SEQ)),
+        reached.keys_document(compromised_at=moment),
+        reached.trust_document(),
+    )
+    before = format_instant(witnessed - timedelta(minutes=1))
+    for listed in ([None, before], [before, format_instant(witnessed + LATER)]):
+        twice = world.keys_document()
+        twice["logs"] = [_log_key(world.log_signer, at) for at in listed]
+        yield case(f"a log key listed twice, compromised {listed}", good, twice)
+    successor = Ed25519Signer.generate(world.log_signer.name)
+    cosealed = tampered(good, _sealed_by(world, world.log_signer, successor))
+    for successor_at in (None, before):
+        keys_ = world.keys_document()
+        keys_["logs"] = [
+            _log_key(world.log_signer, before),
+            _log_key(successor, successor_at),
+        ]
+        yield case(f"two log keys, the successor compromised {successor_at}", cosealed, keys_)
     # every case of the documented outcomes (docs/bundle.md section 3) the browser checks
     for number, outcome in outcome_cases(world):
         if outcome.browser:
@@ -288,3 +311,15 @@ def test_stale_and_mixed_up_trust_material_is_named(harness: Harness) -> None:
         "trust store: this is a key directory (recordseal/keys/v1), not a trust store"
         " - at `$.format`"
     )
+
+
+def test_a_malformed_compromised_at_refuses_the_directory(harness: Harness) -> None:
+    keys = World().keys_document()
+    for entry in ("keys", "logs"):
+        document = json.loads(json.dumps(keys))
+        document[entry][0]["compromised_at"] = "2026-11-26 08:00"
+        assert harness("loadError", {"kind": "keys", "text": json.dumps(document)}) == (
+            f"key directory: Expected an RFC 3339 date-time - at `$.{entry}[0].compromised_at`"
+        )
+        document[entry][0]["compromised_at"] = None
+        assert harness("loadError", {"kind": "keys", "text": json.dumps(document)}) is None

@@ -22,6 +22,7 @@ from recordseal.verify.encoding import format_instant
 from tests.tlog.tsa_support import Authority, make_authority, openssl_reply
 from tests.verify.conftest import tampered
 from tests.verify.factory import World
+from tests.verify.test_tamper import _edit_proof, _first_proof_hash
 
 from .conftest import Harness
 
@@ -123,23 +124,46 @@ def test_a_tampered_token_fails_offline_and_passes_in_the_page(
     assert NOT_CHECKED in _check(browser, 5)["detail"]
 
 
-@pytest.mark.parametrize("member", ["compromised_at", "log_compromised_at"])
+@pytest.mark.parametrize(
+    "members",
+    [("compromised_at",), ("log_compromised_at",), ("compromised_at", "log_compromised_at")],
+    ids=["header key", "log key", "both keys"],
+)
 def test_a_compromise_only_the_token_rules_out_is_unchecked_in_the_page(
-    harness: Harness, world: World, authority: Authority, token: bytes, member: str
+    harness: Harness, world: World, authority: Authority, token: bytes, members: tuple[str, ...]
 ) -> None:
-    """The key (header or log) compromised an hour from now; only the authority vouches for
-    the sealing checkpoint, its genTime now. Offline the token shows the record before the
-    compromise; the page, which cannot read it, neither trusts nor fails the signature."""
+    """The keys compromised an hour from now; only the authority vouches for the sealing
+    checkpoint, its genTime now. Offline the token shows the record before the compromise;
+    the page, which cannot read it, neither trusts nor fails the signatures."""
     bundle = world.bundle(cosigned=False, timestamps=[(TSA, token)], coverage=None)
     later = format_instant(datetime.now(UTC) + timedelta(hours=1))
-    offline, browser = _both(harness, world, bundle, _trust(world, authority), **{member: later})
+    compromised = dict.fromkeys(members, later)
+    offline, browser = _both(harness, world, bundle, _trust(world, authority), **compromised)
     assert offline.verdict == "VERIFIED", [check.detail for check in offline.checks]
-    number = 3 if member == "compromised_at" else 4
-    assert _check(browser, number)["status"] == "unchecked"
-    assert f"compromised at {later}" in _check(browser, number)["detail"]
-    assert NOT_CHECKED in _check(browser, number)["detail"]
+    numbers = {"compromised_at": 3, "log_compromised_at": 4}
+    for number in (numbers[member] for member in members):
+        assert _check(browser, number)["status"] == "unchecked"
+        assert NOT_CHECKED in _check(browser, number)["detail"]
+        assert f"compromised at {later}" in _check(browser, number)["detail"]
     assert browser["verdict"] == "VERIFICATION INCOMPLETE"
-    # without the token the page fails it, as recordseal verify does
+    # without the token the page fails them, as recordseal verify does
     bare = world.bundle(cosigned=False, coverage=None)
-    offline, browser = _both(harness, world, bare, _trust(world, authority), **{member: later})
-    assert offline.check(number).status == _check(browser, number)["status"] == "failed"
+    offline, browser = _both(harness, world, bare, _trust(world, authority), **compromised)
+    for number in (numbers[member] for member in members):
+        assert offline.check(number).status == _check(browser, number)["status"] == "failed"
+
+
+def test_a_token_does_not_stand_for_an_unverified_seal(
+    harness: Harness, world: World, authority: Authority, token: bytes
+) -> None:
+    """The header key compromised later, the token on the checkpoint, but the seal's
+    inclusion proof broken: check 4 fails in both, so no witness time can show the record,
+    and check 3 fails in both."""
+
+    broken = _edit_proof(_first_proof_hash)
+    bundle = tampered(world.bundle(cosigned=False, timestamps=[(TSA, token)]), broken)
+    later = format_instant(datetime.now(UTC) + timedelta(hours=1))
+    trust = _trust(world, authority)
+    offline, browser = _both(harness, world, bundle, trust, compromised_at=later)
+    assert offline.check(4).status == _check(browser, 4)["status"] == "failed"
+    assert offline.check(3).status == _check(browser, 3)["status"] == "failed"
