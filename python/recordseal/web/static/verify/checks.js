@@ -11,7 +11,7 @@ import {
 } from "./notes.js";
 import { BundleError, decodeBundle, formatSeconds, GAP_FORMAT, parseInstant } from "./documents.js";
 import {
-  checkpointProblem, compromiseProblem, describe, linkedToRecord, NOT_VOUCHED, notWitnessed, witnessedOf,
+  afterCompromise, checkpointProblem, compromiseProblem, linkedToRecord, NOT_VOUCHED, notWitnessed, witnessedOf,
 } from "./compromise.js";
 import { leafHash, verifyConsistency, verifyInclusion } from "./rfc6962.js";
 
@@ -151,8 +151,7 @@ async function checkHeaderSignature(header, canonical, signature, keyring, noKey
   if (keyring === null) return unchecked(3, `${NO_PUBLIC_KEY}: ${noKeys}`);
   const problem = await signatureProblem(header, canonical, signature, keyring, witnessed);
   if (problem === null) {
-    const compromisedAt = keyring.headerKeys.get(header.key_id).compromisedAt;
-    const after = compromisedAt === null ? "" : `; compromised at ${compromisedAt[1]}, after ${describe(witnessed)}`;
+    const after = afterCompromise(keyring.headerKeys.get(header.key_id).compromisedAt, witnessed);
     return passed(3, `signed by key ${header.key_id}, valid at ${header.ingested_at}${after}`);
   }
   return problem[0] === "unchecked" ? unchecked(3, `${problem[1]}: ${STALE_DIRECTORY}`) : failed(3, problem[1]);

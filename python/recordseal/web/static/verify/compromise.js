@@ -19,7 +19,7 @@ export function witnessedOf(times, tokens) {
   return { until: first.at + 1n, by: first.by, tokens };
 }
 export const notWitnessed = (missing, tokens = []) => ({ until: null, missing, tokens });
-export const describe = (witnessed) =>
+const describe = (witnessed) =>
   witnessed.until === null ? witnessed.missing : `${witnessed.by} saw it by ${formatSeconds(witnessed.until)}`;
 /** Why a covered header signed by a compromised key is not vouched for (rule 6.16). */
 export const NOT_VOUCHED = notWitnessed(
@@ -38,6 +38,10 @@ export function compromiseProblem(signer, compromisedAt, witnessed, what) {
   return ["unchecked", `${reason} [RFC 3161 ${plural(witnessed.tokens.length, "token")} of ${witnessed.tokens.join(", ")}` +
     " not checked in the browser]"];
 }
+
+/** What a passing check adds when its key was compromised after the witness saw it. */
+export const afterCompromise = (compromisedAt, witnessed) =>
+  (compromisedAt === null ? "" : `; compromised at ${compromisedAt[1]}, after ${describe(witnessed)}`);
 
 /** Rule 4.8: [status, reason] when the log's verified signatures on the sealing checkpoint
  * prove nothing, or null when one of them is by a key not compromised before a trusted witness
