@@ -261,7 +261,11 @@ class World:
 
     # --- what a verifier is given ------------------------------------------------------------
 
-    def keys_document(self, **validity: str | None) -> dict[str, Any]:
+    def keys_document(
+        self, *, log_compromised_at: str | None = None, **validity: str | None
+    ) -> dict[str, Any]:
+        """The key directory; ``validity`` sets members of the header key (``compromised_at``
+        among them), ``log_compromised_at`` the log key's ``compromised_at``."""
         key = {
             "key_id": self.header_signer.key_id,
             "algorithm": "Ed25519",
@@ -271,11 +275,10 @@ class World:
             "revoked_at": None,
         }
         key.update(validity)
-        return {
-            "format": "recordseal/keys/v1",
-            "keys": [key],
-            "logs": [{"origin": ORIGIN, "vkey": self.log_signer.verifier().vkey}],
-        }
+        log = {"origin": ORIGIN, "vkey": self.log_signer.verifier().vkey}
+        if log_compromised_at is not None:
+            log["compromised_at"] = log_compromised_at
+        return {"format": "recordseal/keys/v1", "keys": [key], "logs": [log]}
 
     def keys(self, **validity: str | None) -> KeyDirectory:
         return load_key_directory(json.dumps(self.keys_document(**validity)).encode())

@@ -32,6 +32,7 @@ from recordseal.verify import (
     verify_bundle,
 )
 from recordseal.verify.encoding import format_instant
+from recordseal.verify.sealing import end_of_second
 
 from .conftest import in_order, tampered
 from .factory import ORIGIN, RECORDS, TARGET_SEQ, World
@@ -159,6 +160,37 @@ def _bad_token(world: World) -> Case:
 
 def _at(world: World, shift: timedelta) -> str:
     return format_instant(world.ingested_at(TARGET_SEQ) + shift)
+
+
+# --- compromised keys (docs/bundle.md, "Compromised keys") --------------------------------
+
+#: Long after every witness time of the factory's worlds: only the lack of a witness fails.
+LATER = timedelta(days=1)
+
+
+def _witnessed(world: World) -> datetime:
+    """The bundle's ``not_after``: the end of the second the witness cosigned the sealing
+    checkpoint in (check 7)."""
+    return end_of_second(world.sealed_at)
+
+
+def _compromised(world: World, shift: timedelta, **options: Any) -> Case:
+    """The complete bundle (no window unless ``coverage``), its header key compromised at the
+    witness time + ``shift``; ``options`` go to :meth:`World.bundle`, ``trust=None`` drops
+    the trust store."""
+    trust = options.pop("trust", world.trust_document())
+    name = options.pop("name")
+    options.setdefault("coverage", None)
+    keys = world.keys_document(compromised_at=format_instant(_witnessed(world) + shift))
+    return Case(name, world.bundle(**options), keys, trust)
+
+
+def _log_compromised(world: World, shift: timedelta, **options: Any) -> Case:
+    trust = options.pop("trust", world.trust_document())
+    name = options.pop("name")
+    moment = format_instant(_witnessed(world) + shift)
+    keys = world.keys_document(log_compromised_at=moment)
+    return Case(name, world.bundle(coverage=None, **options), keys, trust)
 
 
 # --- a stream with a declared gap (docs/records.md, "Gap declarations") -------------------
@@ -540,6 +572,32 @@ RULES: dict[str, Rule] = {
             ]
         ],
     ),
+    "3.5": Rule(
+        3,
+        "failed",
+        lambda w: [
+            _compromised(w, timedelta(microseconds=-1), name="compromised within the second"),
+            _compromised(w, -timedelta(minutes=1), name="compromised before the witness time"),
+            _compromised(w, LATER, cosigned=False, name="no witness cosigned the checkpoint"),
+            _compromised(w, LATER, sealed=False, name="not sealed"),
+            _compromised(w, LATER, trust=None, name="no trust store"),
+            Case(
+                "the seal does not verify",
+                tampered(w.bundle(coverage=None), _edit_proof(_first_proof_hash)),
+                w.keys_document(compromised_at=format_instant(_witnessed(w) + LATER)),
+                w.trust_document(),
+            ),
+            Case(
+                "the log key is compromised too",
+                w.bundle(coverage=None),
+                w.keys_document(
+                    compromised_at=format_instant(_witnessed(w) + LATER),
+                    log_compromised_at=format_instant(_witnessed(w) - timedelta(minutes=1)),
+                ),
+                w.trust_document(),
+            ),
+        ],
+    ),
     # --- 4. sealed batch -------------------------------------------------------------------
     "4.1": Rule(
         4,
@@ -616,6 +674,16 @@ RULES: dict[str, Rule] = {
             _complete(w, "an inclusion hash changed", _edit_proof(_first_proof_hash)),
             _complete(w, "another index", _edit_proof(_index(6))),
             _complete(w, "another header", _set("header.occurred_at", "2026-11-21T07:00:01Z")),
+        ],
+    ),
+    "4.8": Rule(
+        4,
+        "failed",
+        lambda w: [
+            _log_compromised(w, timedelta(microseconds=-1), name="compromised within the second"),
+            _log_compromised(w, -timedelta(minutes=1), name="compromised before the witness"),
+            _log_compromised(w, LATER, cosigned=False, name="no witness cosigned it"),
+            _log_compromised(w, LATER, trust=None, name="no trust store"),
         ],
     ),
     # --- 5. witness receipts ---------------------------------------------------------------
@@ -871,6 +939,40 @@ RULES: dict[str, Rule] = {
                 "a window inside a gap from seq 1",
                 window=(2, RECORDS),
                 world=_first_gap_world(),
+            ),
+        ],
+    ),
+    "6.16": Rule(
+        6,
+        "failed",
+        lambda w: [
+            _compromised(w, LATER, coverage=(1, RECORDS), name="covered headers after the record"),
+            Case(
+                "covered headers before the record, not linked to it",
+                tampered(w.bundle(coverage=(1, TARGET_SEQ)), _drop_coverage(TARGET_SEQ - 1)),
+                w.keys_document(compromised_at=format_instant(_witnessed(w) + LATER)),
+                w.trust_document(),
+            ),
+            _compromised(
+                w,
+                -timedelta(minutes=1),
+                coverage=(1, TARGET_SEQ),
+                name="linked headers, compromised before the witness time",
+            ),
+            _gap_case(
+                "a gap header after the record",
+                window=(1, GAP_SEQ),
+                keys=gap_world().keys_document(
+                    compromised_at=format_instant(_witnessed(gap_world()) + LATER)
+                ),
+            ),
+            _gap_case(
+                "a gap header before the record, compromised before the witness time",
+                window=(1, TARGET_SEQ),
+                world=_first_gap_world(),
+                keys=_first_gap_world().keys_document(
+                    compromised_at=format_instant(_witnessed(_first_gap_world()) - LATER)
+                ),
             ),
         ],
     ),

@@ -181,6 +181,34 @@ def test_a_key_valid_at_erased_at(validity: Doc) -> None:
     assert verify(signed(SIGNER), directory(SIGNER, **validity)) == (True, "")
 
 
+def _compromised(at: str) -> str:
+    return (
+        f"signed by key {SIGNER.key_id} compromised at {at}, and an erasure receipt carries no"
+        " witnessed time to show it was signed before then"
+    )
+
+
+@pytest.mark.parametrize(
+    "compromised_at",
+    ["2026-11-26T08:00:00.000001Z", "2027-01-01T00:00:00Z", "2026-11-25T00:00:00Z"],
+    ids=["just after erased_at", "long after", "before erased_at"],
+)
+def test_a_receipt_of_a_compromised_key_is_invalid(compromised_at: str) -> None:
+    """Whatever its erased_at: a receipt carries no witnessed time (docs/records.md)."""
+    valid, reason = verify(signed(SIGNER), directory(SIGNER, compromised_at=compromised_at))
+    assert (valid, reason) == (False, _compromised(compromised_at))
+
+
+def test_a_compromise_of_another_key_leaves_the_receipt_valid() -> None:
+    keys = directory(SIGNER)
+    other = HeaderSigner.from_seed(bytes(32))
+    keys["keys"].append(
+        {**keys["keys"][0], "key_id": other.key_id, "public_key": other.public_key.hex(),
+         "compromised_at": "2026-11-25T00:00:00Z"}
+    )  # fmt: skip
+    assert verify(signed(SIGNER), keys) == (True, "")
+
+
 @pytest.mark.parametrize(
     ("data", "where"),
     [
@@ -241,6 +269,9 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "tampered.json": json.dumps(tampered).encode(),
         "malformed.json": b"{not json",
         "keys.json": json.dumps(directory(SIGNER)).encode(),
+        "compromised-keys.json": json.dumps(
+            directory(SIGNER, compromised_at="2027-01-01T00:00:00Z")
+        ).encode(),
         "bad-keys.json": b'{"format": "recordseal/keys/v1"}',
     }
     return write_documents(folder, documents)
@@ -273,6 +304,9 @@ def test_the_command_invalid(files: dict[str, Path]) -> None:
     )
     done = _run(files["malformed"], "--keys", files["keys"])
     assert done.returncode == 1 and done.stdout.startswith("INVALID: erasure receipt: not valid")
+    done = _run(files["receipt"], "--keys", files["compromised-keys"])
+    invalid = f"INVALID: {_compromised('2027-01-01T00:00:00Z')}\n"
+    assert (done.returncode, done.stdout) == (1, invalid)
 
 
 def test_the_command_exit_codes(files: dict[str, Path]) -> None:

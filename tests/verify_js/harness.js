@@ -151,6 +151,24 @@ export async function gaps() {
   return { count: vectors.cases.length, mismatches };
 }
 
+/** compromise.json: each bundle, with its own key directory and trust store: the verdict, the
+ * check statuses, and the words each named check's detail must hold. */
+export async function compromise() {
+  const mismatches = [];
+  const vectors = await load("compromise.json");
+  const now = Date.parse(vectors.now) / 1000;
+  for (const c of vectors.cases) {
+    const keyring = await loadKeyDirectory(JSON.stringify(c.keys));
+    const policy = c.trust === null ? null : await loadTrustStore(JSON.stringify(c.trust));
+    const result = await verifyBundle(JSON.stringify(c.bundle), keyring, policy, { now });
+    const details = Object.fromEntries(Object.entries(c.expected.details).map(
+      ([number, text]) => [number, result.checks[number - 1].detail.includes(text) ? text : result.checks[number - 1].detail]));
+    const got = { verdict: result.verdict, statuses: result.checks.map((check) => check.status), details };
+    compare(mismatches, c.name, c.expected, got);
+  }
+  return { count: vectors.cases.length, mismatches };
+}
+
 /** The message a key directory ("keys") or trust store ("trust") text is refused with, or
  * null when it loads. */
 export async function loadError({ kind, text }) {

@@ -19,11 +19,15 @@ from typing import Any
 
 import msgspec
 
-from recordseal.tlog import CosignatureSigner
+from recordseal.tlog import CosignatureSigner, Ed25519Signer
 from recordseal.verify import TimeBracket, load_key_directory, load_trust_store, verify_bundle
+from recordseal.verify.encoding import format_instant
+from recordseal.verify.sealing import end_of_second
 from tests.verify.conftest import in_order, tampered
 from tests.verify.factory import RECORDS, TARGET_SEQ, World
+from tests.verify.test_compromise import _log_key, _sealed_by
 from tests.verify.test_malformed import EDITS, RAW
+from tests.verify.test_outcomes import LATER, _first_gap_world
 from tests.verify.test_outcomes import cases as outcome_cases
 from tests.verify.test_tamper import (
     COVERAGE_TAMPERING,
@@ -31,6 +35,8 @@ from tests.verify.test_tamper import (
     HEADER_TAMPERING,
     SEAL_TAMPERING,
     _drop_coverage,
+    _edit_proof,
+    _first_proof_hash,
     _resigned,
     _set,
 )
@@ -130,6 +136,61 @@ def _cases(world: World) -> Iterator[Case]:
     yield Case("cosigned in the future", good, keys, trust, world.sealed_at - timedelta(minutes=10))
     # cosigned within the second the record was ingested in: the bound is that second's end
     yield case("cosigned in the ingest second", world.bundle(previous=False, sealed_at=ingested))
+    # compromised keys (docs/bundle.md, "Compromised keys"), around the witness's second
+    witnessed = end_of_second(world.sealed_at)
+    for shift in (timedelta(0), timedelta(microseconds=-1), -timedelta(seconds=1), LATER):
+        moment = format_instant(witnessed + shift)
+        compromised = world.keys_document(compromised_at=moment)
+        yield case(f"compromised at the witness time{shift}", good, compromised)
+        yield case(f"compromised{shift}, no window", world.bundle(coverage=None), compromised)
+        up_to_the_record = world.bundle(coverage=(1, TARGET_SEQ))
+        yield case(f"compromised{shift}, window to the record", up_to_the_record, compromised)
+        logs = world.keys_document(log_compromised_at=moment)
+        yield case(f"log key compromised{shift}", good, logs)
+        both = world.keys_document(compromised_at=moment, log_compromised_at=moment)
+        yield case(f"both keys compromised{shift}", good, both)
+    later = world.keys_document(compromised_at=format_instant(witnessed + LATER))
+    yield case("compromised, not cosigned", world.bundle(cosigned=False), later)
+    yield case("compromised, unsealed", world.bundle(sealed=False), later)
+    yield case("compromised, no trust store", good, later, None)
+    yield case("compromised, quorum 2", good, later, world.trust_document(quorum=2))
+    yield case("compromised, seal tampered", tampered(good, _edit_proof(_first_proof_hash)), later)
+    unlinked = tampered(world.bundle(coverage=(1, TARGET_SEQ)), _drop_coverage(TARGET_SEQ - 1))
+    yield case("compromised, the record's predecessor missing", unlinked, later)
+    offset = (witnessed + timedelta(hours=2)).strftime("%Y-%m-%dT%H:%M:%S+02:00")
+    yield case("compromised, an offset time", good, world.keys_document(compromised_at=offset))
+    gapped = _first_gap_world()  # seqs 1-2 lost: the gap header at 3 precedes the record
+    for shift in (timedelta(0), timedelta(microseconds=-1)):
+        moment = format_instant(end_of_second(gapped.sealed_at) + shift)
+        for low, high in ((3, TARGET_SEQ), (1, RECORDS)):
+            yield case(
+                f"gap before the record, compromised{shift}, window {low}..{high}",
+                gapped.bundle(coverage=(low, high)),
+                gapped.keys_document(compromised_at=moment),
+                gapped.trust_document(),
+            )
+    reached = World(gap=(2, 2))  # seq 2 lost: the gap header at 3 links the record to seq 1
+    moment = format_instant(end_of_second(reached.sealed_at) + LATER)
+    yield case(
+        "compromised, a header reached through a gap",
+        reached.bundle(coverage=(1, TARGET_SEQ)),
+        reached.keys_document(compromised_at=moment),
+        reached.trust_document(),
+    )
+    before = format_instant(witnessed - timedelta(minutes=1))
+    for listed in ([None, before], [before, format_instant(witnessed + LATER)]):
+        twice = world.keys_document()
+        twice["logs"] = [_log_key(world.log_signer, at) for at in listed]
+        yield case(f"a log key listed twice, compromised {listed}", good, twice)
+    successor = Ed25519Signer.generate(world.log_signer.name)
+    cosealed = tampered(good, _sealed_by(world, world.log_signer, successor))
+    for successor_at in (None, before):
+        keys_ = world.keys_document()
+        keys_["logs"] = [
+            _log_key(world.log_signer, before),
+            _log_key(successor, successor_at),
+        ]
+        yield case(f"two log keys, the successor compromised {successor_at}", cosealed, keys_)
     # every case of the documented outcomes (docs/bundle.md section 3) the browser checks
     for number, outcome in outcome_cases(world):
         if outcome.browser:
@@ -250,3 +311,15 @@ def test_stale_and_mixed_up_trust_material_is_named(harness: Harness) -> None:
         "trust store: this is a key directory (recordseal/keys/v1), not a trust store"
         " - at `$.format`"
     )
+
+
+def test_a_malformed_compromised_at_refuses_the_directory(harness: Harness) -> None:
+    keys = World().keys_document()
+    for entry in ("keys", "logs"):
+        document = json.loads(json.dumps(keys))
+        document[entry][0]["compromised_at"] = "2026-11-26 08:00"
+        assert harness("loadError", {"kind": "keys", "text": json.dumps(document)}) == (
+            f"key directory: Expected an RFC 3339 date-time - at `$.{entry}[0].compromised_at`"
+        )
+        document[entry][0]["compromised_at"] = None
+        assert harness("loadError", {"kind": "keys", "text": json.dumps(document)}) is None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -18,9 +18,11 @@ from cryptography.hazmat.primitives.serialization import Encoding
 from recordseal.tlog.tsa import build_request, verify_response
 from recordseal.verify import VerificationResult, load_key_directory, load_trust_store
 from recordseal.verify import verify_bundle as verify_offline
+from recordseal.verify.encoding import format_instant
 from tests.tlog.tsa_support import Authority, make_authority, openssl_reply
 from tests.verify.conftest import tampered
 from tests.verify.factory import World
+from tests.verify.test_tamper import _edit_proof, _first_proof_hash
 
 from .conftest import Harness
 
@@ -51,10 +53,10 @@ def _trust(world: World, authority: Authority) -> str:
 
 
 def _both(
-    harness: Harness, world: World, bundle: bytes, trust: str
+    harness: Harness, world: World, bundle: bytes, trust: str, **keys_options: str
 ) -> tuple[VerificationResult, dict[str, Any]]:
     """The offline result and the browser's, with the same inputs and clock."""
-    keys = json.dumps(world.keys_document())
+    keys = json.dumps(world.keys_document(**keys_options))
     now = datetime.now(UTC)
     offline = verify_offline(bundle, load_key_directory(keys), load_trust_store(trust), now=now)
     (browser,) = harness(
@@ -120,3 +122,48 @@ def test_a_tampered_token_fails_offline_and_passes_in_the_page(
     assert offline.check(5).status == "failed"
     assert browser["verdict"] == "VERIFIED"
     assert NOT_CHECKED in _check(browser, 5)["detail"]
+
+
+@pytest.mark.parametrize(
+    "members",
+    [("compromised_at",), ("log_compromised_at",), ("compromised_at", "log_compromised_at")],
+    ids=["header key", "log key", "both keys"],
+)
+def test_a_compromise_only_the_token_rules_out_is_unchecked_in_the_page(
+    harness: Harness, world: World, authority: Authority, token: bytes, members: tuple[str, ...]
+) -> None:
+    """The keys compromised an hour from now; only the authority vouches for the sealing
+    checkpoint, its genTime now. Offline the token shows the record before the compromise;
+    the page, which cannot read it, neither trusts nor fails the signatures."""
+    bundle = world.bundle(cosigned=False, timestamps=[(TSA, token)], coverage=None)
+    later = format_instant(datetime.now(UTC) + timedelta(hours=1))
+    compromised = dict.fromkeys(members, later)
+    offline, browser = _both(harness, world, bundle, _trust(world, authority), **compromised)
+    assert offline.verdict == "VERIFIED", [check.detail for check in offline.checks]
+    numbers = {"compromised_at": 3, "log_compromised_at": 4}
+    for number in (numbers[member] for member in members):
+        assert _check(browser, number)["status"] == "unchecked"
+        assert NOT_CHECKED in _check(browser, number)["detail"]
+        assert f"compromised at {later}" in _check(browser, number)["detail"]
+    assert browser["verdict"] == "VERIFICATION INCOMPLETE"
+    # without the token the page fails them, as recordseal verify does
+    bare = world.bundle(cosigned=False, coverage=None)
+    offline, browser = _both(harness, world, bare, _trust(world, authority), **compromised)
+    for number in (numbers[member] for member in members):
+        assert offline.check(number).status == _check(browser, number)["status"] == "failed"
+
+
+def test_a_token_does_not_stand_for_an_unverified_seal(
+    harness: Harness, world: World, authority: Authority, token: bytes
+) -> None:
+    """The header key compromised later, the token on the checkpoint, but the seal's
+    inclusion proof broken: check 4 fails in both, so no witness time can show the record,
+    and check 3 fails in both."""
+
+    broken = _edit_proof(_first_proof_hash)
+    bundle = tampered(world.bundle(cosigned=False, timestamps=[(TSA, token)]), broken)
+    later = format_instant(datetime.now(UTC) + timedelta(hours=1))
+    trust = _trust(world, authority)
+    offline, browser = _both(harness, world, bundle, trust, compromised_at=later)
+    assert offline.check(4).status == _check(browser, 4)["status"] == "failed"
+    assert offline.check(3).status == _check(browser, 3)["status"] == "failed"

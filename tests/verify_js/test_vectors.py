@@ -11,7 +11,10 @@ from .conftest import STATIC, Harness
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("name", ["jcs", "numbers", "kinds", "records", "rfc6962", "gaps"])
+VECTOR_FILES = ["jcs", "numbers", "kinds", "records", "rfc6962", "gaps", "compromise"]
+
+
+@pytest.mark.parametrize("name", VECTOR_FILES)
 def test_vector_file(harness: Harness, name: str) -> None:
     outcome = harness(name)
     assert outcome["count"] > 0

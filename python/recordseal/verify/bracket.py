@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from .bundle import Header, Seal
 from .checks import CLOCK_SKEW, guarded
@@ -26,14 +26,9 @@ from .encoding import format_instant, parse_instant
 from .errors import BundleError
 from .memo import Memo
 from .result import CheckResult, TimeBracket, passed, unchecked
-from .sealing import OpenedSeal, WitnessTime, previous_times
+from .sealing import OpenedSeal, WitnessTime, end_of_second, previous_times
 
 HOSTED_INGEST = "hosted-ingest"
-
-
-def end_of_second(moment: datetime) -> datetime:
-    """The first instant after the whole second ``moment`` falls in."""
-    return moment.replace(microsecond=0) + timedelta(seconds=1)
 
 
 @dataclass(frozen=True, slots=True)

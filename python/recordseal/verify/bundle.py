@@ -209,7 +209,7 @@ class Bundle(Struct, forbid_unknown_fields=True):
 
 
 class DirectoryKey(Struct, forbid_unknown_fields=True):
-    """A header-signing key and its validity."""
+    """A header-signing key, its validity, and when it was compromised, if it was."""
 
     key_id: str
     algorithm: Literal["Ed25519"]
@@ -217,19 +217,26 @@ class DirectoryKey(Struct, forbid_unknown_fields=True):
     not_before: str
     not_after: str | None = None
     revoked_at: str | None = None
+    compromised_at: str | None = None
 
     def __post_init__(self) -> None:
         _hex(self.public_key, "public_key", 32)
         _instant(self.not_before, "not_before")
         _instant(self.not_after, "not_after")
         _instant(self.revoked_at, "revoked_at")
+        _instant(self.compromised_at, "compromised_at")
 
 
 class LogKey(Struct, forbid_unknown_fields=True):
-    """A log's checkpoint key: its origin and C2SP note verifier key (type 0x01)."""
+    """A log's checkpoint key: its origin and C2SP note verifier key (type 0x01), and when it
+    was compromised, if it was."""
 
     origin: str
     vkey: str
+    compromised_at: str | None = None
+
+    def __post_init__(self) -> None:
+        _instant(self.compromised_at, "compromised_at")
 
 
 class KeyDirectory(Struct, forbid_unknown_fields=True):

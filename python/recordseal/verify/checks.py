@@ -19,6 +19,14 @@ from recordseal.crypto.signing import HEADER_CONTEXT, verify_signature
 from recordseal.tlog import TlogError, verify_note
 
 from .bundle import Coverage, DisclosedField, GapHeader, Header, Seal
+from .compromise import (
+    NOT_VOUCHED,
+    Witnessed,
+    after_compromise,
+    checkpoint_problem,
+    compromise_problem,
+    linked_to_record,
+)
 from .context import Keyring, Policy
 from .encoding import parse_instant
 from .errors import BundleError
@@ -143,11 +151,16 @@ def check_record_tree(
 
 
 def signature_problem(
-    header: Header | GapHeader, canonical: bytes, signature: bytes, keyring: Keyring
+    header: Header | GapHeader,
+    canonical: bytes,
+    signature: bytes,
+    keyring: Keyring,
+    witnessed: Witnessed,
 ) -> tuple[str, str] | None:
     """(status, reason) when the header's signature or key fails, else None. A record header
     is signed under ``recordseal/header/v1`` by a key valid at its ``ingested_at``, a gap
-    header under ``recordseal/gap/v1`` by a key valid at its ``declared_at``."""
+    header under ``recordseal/gap/v1`` by a key valid at its ``declared_at``; by a key
+    compromised at T only when ``witnessed`` shows the header by T."""
     key = keyring.header_keys.get(header.key_id)
     if key is None:
         return "unchecked", f"{NO_PUBLIC_KEY} for key {header.key_id}"
@@ -163,18 +176,30 @@ def signature_problem(
     if (problem := key.problem_at(moment)) is not None:
         what = "the gap was" if isinstance(header, GapHeader) else "the record was"
         return "failed", f"{problem}, and {what} {event} at {when}"
+    what = "the gap header" if isinstance(header, GapHeader) else "the record"
+    signer = f"key {header.key_id}"
+    if (problem := compromise_problem(signer, key.compromised_at, witnessed, what)) is not None:
+        return "failed", problem
     return None
 
 
 @guarded(3)
 def check_header_signature(
-    header: Header, canonical: bytes, signature: bytes, keyring: Keyring | None, no_keys: str
+    header: Header,
+    canonical: bytes,
+    signature: bytes,
+    keyring: Keyring | None,
+    no_keys: str,
+    witnessed: Witnessed,
 ) -> CheckResult:
+    """``witnessed``: the record's trusted witness time, only when check 4 passed."""
     if keyring is None:
         return unchecked(3, f"{NO_PUBLIC_KEY}: {no_keys}")
-    problem = signature_problem(header, canonical, signature, keyring)
+    problem = signature_problem(header, canonical, signature, keyring, witnessed)
     if problem is None:
-        return passed(3, f"signed by key {header.key_id}, valid at {header.ingested_at}")
+        detail = f"signed by key {header.key_id}, valid at {header.ingested_at}"
+        compromised_at = keyring.header_keys[header.key_id].compromised_at
+        return passed(3, detail + after_compromise(compromised_at, witnessed))
     status, reason = problem
     return (
         unchecked(3, f"{reason}: {STALE_DIRECTORY}") if status == "unchecked" else failed(3, reason)
@@ -190,14 +215,16 @@ def check_sealed_batch(
     seal: Seal | None,
     opened: OpenedSeal | BundleError | None,
     keyring: Keyring | None,
+    witnessed: Witnessed,
     memo: Memo | None = None,
 ) -> CheckResult:
+    """``witnessed``: the trusted witness time on the sealing checkpoint (rule 4.8)."""
     if seal is None or opened is None:
         return unchecked(4, f"{NO_INCLUSION_PROOF}: the record is not in a sealed batch yet")
     if isinstance(opened, BundleError):
         return failed(4, str(opened))
     verifiers = keyring.logs.get(seal.log, ()) if keyring is not None else ()
-    if not verifiers:
+    if keyring is None or not verifiers:
         missing = f"no log key for {seal.log!r} in the directory: {STALE_DIRECTORY}"
         return unchecked(4, f"{NO_INCLUSION_PROOF} can be checked: {missing}")
     checkpoint = opened.checkpoint
@@ -205,7 +232,7 @@ def check_sealed_batch(
         return failed(4, f"the checkpoint is of {checkpoint.origin!r}, not of {seal.log!r}")
     note = opened.note
     try:
-        remembered(
+        verified = remembered(
             memo,
             "sealing",
             (seal.log, opened.proof.checkpoint),
@@ -222,6 +249,8 @@ def check_sealed_batch(
         )
     except CommitError as error:
         return failed(4, f"the header is not entry {index} of the checkpoint: {error}")
+    if (problem := checkpoint_problem(seal.log, verified.verified, keyring, witnessed)) is not None:
+        return failed(4, problem)
     return passed(4, f"entry {index} of {seal.log} in its checkpoint of size {checkpoint.size}")
 
 
@@ -318,8 +347,13 @@ def declared_lost(first: int, last: int, gap: GapHeader) -> str:
 
 @guarded(6)
 def check_sequence_continuity(
-    header: Header, canonical: bytes, coverage: Coverage | None, keyring: Keyring | None
+    header: Header,
+    canonical: bytes,
+    coverage: Coverage | None,
+    keyring: Keyring | None,
+    witnessed: Witnessed,
 ) -> CheckResult:
+    """``witnessed``: the record's trusted witness time, only when check 4 passed."""
     if coverage is None:
         return passed(6, "no window claimed")
     low, high = coverage.from_seq, coverage.to_seq
@@ -333,6 +367,7 @@ def check_sequence_continuity(
     gaps: list[GapHeader] = []
     leaves: dict[int, bytes] = {}  # chain leaves of the covered headers, by seq
     last_seq: int | None = None
+    vouched = linked_to_record(header, coverage.records)
     for item in coverage.records:
         covered, where = item.header, f"seq {item.header.seq}"
         covered_canonical = covered.canonical()
@@ -361,9 +396,9 @@ def check_sequence_continuity(
             to = f"the header at seq {linked}" if linked else "the stream genesis"
             problems.append(f"{where} does not link to {to} (prev)")
         if keyring is not None:
-            problem = signature_problem(
-                covered, covered_canonical, bytes.fromhex(item.signature), keyring
-            )
+            signature = bytes.fromhex(item.signature)
+            vouching = witnessed if covered.seq in vouched else NOT_VOUCHED
+            problem = signature_problem(covered, covered_canonical, signature, keyring, vouching)
             if problem is not None:
                 status, reason = problem
                 (keyless if status == "unchecked" else problems).append(f"{where}: {reason}")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from cryptography import x509
@@ -24,6 +24,7 @@ class HeaderKey:
     not_before: datetime
     not_after: datetime | None
     revoked_at: datetime | None
+    compromised_at: datetime | None = None
 
     def problem_at(self, moment: datetime) -> str | None:
         """Why the key was not valid at ``moment``, or None when it was."""
@@ -43,12 +44,18 @@ def _instant(text: str) -> datetime:
     return moment
 
 
+def _optional_instant(text: str | None) -> datetime | None:
+    return None if text is None else _instant(text)
+
+
 @dataclass(frozen=True, slots=True)
 class Keyring:
-    """Header keys by key ID, and log verifiers by origin."""
+    """Header keys by key ID, log verifiers by origin, and when each compromised log key was
+    compromised, by (origin, key name, key ID)."""
 
     header_keys: dict[str, HeaderKey]
     logs: dict[str, tuple[Ed25519Verifier, ...]]
+    compromised_logs: dict[tuple[str, str, int], datetime] = field(default_factory=dict)
 
     @classmethod
     def of(cls, directory: KeyDirectory) -> Keyring:
@@ -65,17 +72,24 @@ class Keyring:
                 key.key_id,
                 public_key,
                 _instant(key.not_before),
-                None if key.not_after is None else _instant(key.not_after),
-                None if key.revoked_at is None else _instant(key.revoked_at),
+                _optional_instant(key.not_after),
+                _optional_instant(key.revoked_at),
+                _optional_instant(key.compromised_at),
             )
         logs: dict[str, list[Ed25519Verifier]] = {}
+        compromised: dict[tuple[str, str, int], datetime] = {}
         for position, log in enumerate(directory.logs):
             try:
                 verifier = Ed25519Verifier.from_vkey(log.vkey)
             except TlogError as error:
                 raise BundleError("key directory", f"logs[{position}]: {error}") from None
             logs.setdefault(log.origin, []).append(verifier)
-        return cls(header_keys, {origin: tuple(found) for origin, found in logs.items()})
+            if (moment := _optional_instant(log.compromised_at)) is not None:
+                # a key listed twice for one log counts as compromised from the earlier time
+                signer = (log.origin, verifier.name, verifier.key_id)
+                compromised[signer] = min(moment, compromised.get(signer, moment))
+        origins = {origin: tuple(found) for origin, found in logs.items()}
+        return cls(header_keys, origins, compromised)
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,10 @@
 A receipt is valid when it has exactly the documented members, its ``key_id`` is a key of the
 key directory that was valid at ``erased_at`` (the rules of check 3.4, docs/bundle.md), and
 the Ed25519 signature over ``"recordseal/erasure-receipt/v1" ‖ 0x00 ‖ RFC8785(receipt)``
-verifies with it. The function never raises on its input: it says invalid, and why.
+verifies with it. A key the directory marks compromised never makes a receipt valid: a
+receipt carries no witnessed time that could show it was signed before the compromise
+(docs/bundle.md, "Compromised keys"). The function never raises on its input: it says
+invalid, and why.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from recordseal.crypto.signing import verify_signature
 from .bundle import ErasureReceipt, KeyDirectory, decode_erasure_receipt
 from .checks import NO_PUBLIC_KEY, STALE_DIRECTORY
 from .context import Keyring
-from .encoding import parse_instant
+from .encoding import format_instant, parse_instant
 from .errors import BundleError
 
 
@@ -56,5 +59,11 @@ def _verify(document: bytes | str, keys: KeyDirectory) -> ReceiptResult:
         return ReceiptResult(False, "erased_at is not an RFC 3339 date-time", receipt)
     if (problem := key.problem_at(erased_at)) is not None:
         reason = f"{problem}, and the subject was erased at {receipt.erased_at}"
+        return ReceiptResult(False, reason, receipt)
+    if key.compromised_at is not None:
+        reason = (
+            f"signed by key {receipt.key_id} compromised at {format_instant(key.compromised_at)},"
+            " and an erasure receipt carries no witnessed time to show it was signed before then"
+        )
         return ReceiptResult(False, reason, receipt)
     return ReceiptResult(True, "", receipt)

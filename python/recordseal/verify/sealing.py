@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import partial
 
 from recordseal.core import CommitError, verify_consistency
@@ -41,6 +41,12 @@ class WitnessTime:
     by: str
     at: datetime
     how: str  # "cosigned" or "time-stamped"
+
+
+def end_of_second(moment: datetime) -> datetime:
+    """The first instant after the whole second ``moment`` falls in: a witness time is a
+    whole second, so this is the upper bound it gives (check 7's ``not_after``)."""
+    return moment.replace(microsecond=0) + timedelta(seconds=1)
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from .bracket import bracket_of, check_time_bracket, previous_bound
-from .bundle import Bundle, KeyDirectory, TrustStore, decode_bundle
+from .bundle import Bundle, KeyDirectory, Seal, TrustStore, decode_bundle
 from .checks import (
     Receipts,
     check_field_commitments,
@@ -21,6 +21,7 @@ from .checks import (
     gather_receipts,
     recompute,
 )
+from .compromise import Witnessed
 from .context import Keyring, Policy
 from .errors import BundleError
 from .memo import Memo
@@ -116,6 +117,17 @@ def _open(bundle: Bundle, memo: Memo) -> OpenedSeal | BundleError | None:
         return error
 
 
+def _witnessed(seal: Seal | None, policy: Policy | None, receipts: Receipts | None) -> Witnessed:
+    """The earliest trusted witness time on the sealing checkpoint, or why there is none."""
+    if seal is None:
+        return Witnessed(missing="the record is not sealed yet")
+    if policy is None:
+        return Witnessed(missing="no trust store supplied")
+    if receipts is None:
+        return Witnessed(missing="the seal's proof does not parse")
+    return Witnessed.of(receipts.times)
+
+
 def verify_decoded(
     bundle: Bundle,
     keys: KeyDirectory | None = None,
@@ -146,8 +158,11 @@ def _verify(
     except Exception as error:  # reported by check 5; the verifier never raises on input
         receipts = Receipts(problems=[f"internal error: {type(error).__name__}: {error}"])
 
-    sealed = check_sealed_batch(canonical, seal, opened, keyring, memo)
+    witnessed = _witnessed(seal, policy, receipts)
+    sealed = check_sealed_batch(canonical, seal, opened, keyring, witnessed, memo)
     included = sealed.status == "passed"
+    if not included and witnessed.until is not None:
+        witnessed = Witnessed(missing="the seal is not verified (check 4)")
     previous: list[WitnessTime] = []
     previous_reason = ""
     if included:
@@ -163,11 +178,11 @@ def _verify(
         check_field_commitments(bundle.fields, recomputed),
         check_record_tree(header, bundle.fields, recomputed),
         check_header_signature(
-            header, canonical, bytes.fromhex(bundle.signature), keyring, no_keys
+            header, canonical, bytes.fromhex(bundle.signature), keyring, no_keys, witnessed
         ),
         sealed,
         check_witness_receipts(seal, opened, policy, receipts),
-        check_sequence_continuity(header, canonical, bundle.coverage, keyring),
+        check_sequence_continuity(header, canonical, bundle.coverage, keyring, witnessed),
         check_time_bracket(bracket, included, previous_reason),
     ]
     fields_sound = checks[0].status == checks[1].status == "passed"

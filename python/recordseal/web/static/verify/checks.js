@@ -10,6 +10,9 @@ import {
   parseCheckpoint, parseNote, parseTlogProof, TlogError, verifyCosignature, verifyNote,
 } from "./notes.js";
 import { BundleError, decodeBundle, formatSeconds, GAP_FORMAT, parseInstant } from "./documents.js";
+import {
+  afterCompromise, checkpointProblem, compromiseProblem, linkedToRecord, NOT_VOUCHED, notWitnessed, witnessedOf,
+} from "./compromise.js";
 import { leafHash, verifyConsistency, verifyInclusion } from "./rfc6962.js";
 
 export const CHECK_NAMES = [
@@ -128,7 +131,7 @@ function keyProblemAt(key, moment) {
 /** [status, reason] when the header's signature or key fails, else null. A record header is
  * signed under recordseal/header/v1 by a key valid at its ingested_at, a gap header under
  * recordseal/gap/v1 by a key valid at its declared_at. */
-async function signatureProblem(header, canonical, signature, keyring) {
+async function signatureProblem(header, canonical, signature, keyring, witnessed) {
   const key = keyring.headerKeys.get(header.key_id);
   if (!key) return ["unchecked", `${NO_PUBLIC_KEY} for key ${header.key_id}`];
   const gap = isGap(header);
@@ -140,13 +143,17 @@ async function signatureProblem(header, canonical, signature, keyring) {
   const problem = keyProblemAt(key, parseInstant(when));
   const event = gap ? "the gap was declared" : "the record was ingested";
   if (problem !== null) return ["failed", `${problem}, and ${event} at ${when}`];
-  return null;
+  return compromiseProblem(`key ${header.key_id}`, key.compromisedAt, witnessed, gap ? "the gap header" : "the record");
 }
 
-async function checkHeaderSignature(header, canonical, signature, keyring, noKeys) {
+/** `witnessed`: the record's trusted witness time, only when check 4 passed. */
+async function checkHeaderSignature(header, canonical, signature, keyring, noKeys, witnessed) {
   if (keyring === null) return unchecked(3, `${NO_PUBLIC_KEY}: ${noKeys}`);
-  const problem = await signatureProblem(header, canonical, signature, keyring);
-  if (problem === null) return passed(3, `signed by key ${header.key_id}, valid at ${header.ingested_at}`);
+  const problem = await signatureProblem(header, canonical, signature, keyring, witnessed);
+  if (problem === null) {
+    const after = afterCompromise(keyring.headerKeys.get(header.key_id).compromisedAt, witnessed);
+    return passed(3, `signed by key ${header.key_id}, valid at ${header.ingested_at}${after}`);
+  }
   return problem[0] === "unchecked" ? unchecked(3, `${problem[1]}: ${STALE_DIRECTORY}`) : failed(3, problem[1]);
 }
 
@@ -169,7 +176,8 @@ export function openSeal(seal) {
   }
 }
 
-async function checkSealedBatch(canonical, seal, opened, keyring) {
+/** `witnessed`: the trusted witness time on the sealing checkpoint (rule 4.8). */
+async function checkSealedBatch(canonical, seal, opened, keyring, witnessed) {
   if (seal === null || opened === null) {
     return unchecked(4, `${NO_INCLUSION_PROOF}: the record is not in a sealed batch yet`);
   }
@@ -180,8 +188,9 @@ async function checkSealedBatch(canonical, seal, opened, keyring) {
   }
   const { checkpoint, note, proof } = opened;
   if (checkpoint.origin !== seal.log) return failed(4, `the checkpoint is of '${checkpoint.origin}', not of '${seal.log}'`);
+  let verified;
   try {
-    await verifyNote(note, verifiers);
+    verified = await verifyNote(note, verifiers);
   } catch (error) {
     if (!(error instanceof TlogError)) throw error;
     return failed(4, `the checkpoint's log signature is refused (${error.code}): ${error.message}`);
@@ -193,6 +202,8 @@ async function checkSealedBatch(canonical, seal, opened, keyring) {
     if (!(error instanceof CommitError)) throw error;
     return failed(4, `the header is not entry ${proof.index} of the checkpoint: ${error.message}`);
   }
+  const problem = checkpointProblem(seal.log, verified, keyring, witnessed);
+  if (problem !== null) return (problem[0] === "failed" ? failed : unchecked)(4, problem[1]);
   return passed(4, `entry ${proof.index} of ${seal.log} in its checkpoint of size ${checkpoint.size}`);
 }
 
@@ -276,7 +287,8 @@ function declaredLost(first, last, gap) {
   return `${seqs} declared lost on ${day} (${gap.reason})`;
 }
 
-async function checkSequenceContinuity(header, canonical, coverage, keyring) {
+/** `witnessed`: the record's trusted witness time, only when check 4 passed. */
+async function checkSequenceContinuity(header, canonical, coverage, keyring, witnessed) {
   if (coverage === null) return passed(6, "no window claimed");
   const [low, high] = [coverage.from_seq, coverage.to_seq];
   if (low > high) return failed(6, `the claimed window ${low}..${high} is empty`);
@@ -284,6 +296,7 @@ async function checkSequenceContinuity(header, canonical, coverage, keyring) {
   const [problems, keyless, present, gapHeaders] = [[], [], [], []];
   const leaves = new Map(); // chain leaves of the covered headers, by seq
   let lastSeq = null;
+  const vouched = linkedToRecord(header, coverage.records);
   for (const item of coverage.records) {
     const covered = item.header;
     const where = `seq ${covered.seq}`;
@@ -307,7 +320,8 @@ async function checkSequenceContinuity(header, canonical, coverage, keyring) {
       problems.push(`${where} does not link to ${linked ? `the header at seq ${linked}` : "the stream genesis"} (prev)`);
     }
     if (keyring !== null) {
-      const problem = await signatureProblem(covered, coveredCanonical, fromHex(item.signature), keyring);
+      const vouching = vouched.has(covered.seq) ? witnessed : NOT_VOUCHED;
+      const problem = await signatureProblem(covered, coveredCanonical, fromHex(item.signature), keyring, vouching);
       if (problem !== null) (problem[0] === "unchecked" ? keyless : problems).push(`${where}: ${problem[1]}`);
     }
     present.push(covered.seq);
@@ -442,8 +456,20 @@ export async function verifyBundle(data, keyring = null, policy = null, { now = 
   } catch (error) {
     receipts = { times: [], problems: [`internal error: ${error.name}: ${error.message}`], tokens: [] };
   }
-  const sealed = await guarded(4, () => checkSealedBatch(canonical, seal, opened, keyring));
+  let witnessed;
+  if (seal === null) witnessed = notWitnessed("the record is not sealed yet");
+  else if (policy === null) witnessed = notWitnessed("no trust store supplied");
+  else if (receipts === null) witnessed = notWitnessed("the seal's proof does not parse");
+  else witnessed = witnessedOf(receipts.times, receipts.tokens);
+  const sealed = await guarded(4, () => checkSealedBatch(canonical, seal, opened, keyring, witnessed));
   const included = sealed.status === "passed";
+  if (!included) {
+    // Check 4 is unchecked with the log's key at hand only when a token might clear its log
+    // key (rule 4.8 here): the record's witness time is then as open as the seal.
+    const pending = sealed.status === "unchecked" && seal !== null && (keyring?.logs.get(seal.log) ?? []).length > 0;
+    const missing = witnessed.until === null ? witnessed.missing : "the seal is not verified (check 4)";
+    witnessed = notWitnessed(missing, pending ? witnessed.tokens : []);
+  }
   let [previous, previousReason] = [[], ""];
   if (included) {
     try {
@@ -457,10 +483,10 @@ export async function verifyBundle(data, keyring = null, policy = null, { now = 
     await guarded(1, () => checkFieldCommitments(bundle.fields)),
     await guarded(2, () => checkRecordTree(header, bundle.fields)),
     await guarded(3, () =>
-      checkHeaderSignature(header, canonical, fromHex(bundle.signature), keyring, "no key directory supplied")),
+      checkHeaderSignature(header, canonical, fromHex(bundle.signature), keyring, "no key directory supplied", witnessed)),
     sealed,
     await guarded(5, () => checkWitnessReceipts(seal, opened, policy, receipts)),
-    await guarded(6, () => checkSequenceContinuity(header, canonical, bundle.coverage, keyring)),
+    await guarded(6, () => checkSequenceContinuity(header, canonical, bundle.coverage, keyring, witnessed)),
     await guarded(7, () => checkTimeBracket(bracket, included, previousReason)),
   ];
   const sound = checks[0].status === "passed" && checks[1].status === "passed";

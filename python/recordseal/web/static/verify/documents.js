@@ -4,7 +4,7 @@
 
 import { fromBase64, fromHex, sha256, toHex } from "./bytes.js";
 import { CommitError, decodeUtf8, JsonNumber, parse } from "./json.js";
-import { COSIGNATURE_V1, ED25519, parseVkey, TlogError } from "./notes.js";
+import { COSIGNATURE_V1, ED25519, hex8, parseVkey, TlogError } from "./notes.js";
 import { isDate } from "./kinds.js";
 
 export class BundleError extends Error {
@@ -177,8 +177,9 @@ const KeyDirectory = struct({
   keys: [list(struct({
     key_id: [str], algorithm: [literal("Ed25519")], public_key: [hex32], not_before: [instant],
     not_after: [nullable(instant), null], revoked_at: [nullable(instant), null],
+    compromised_at: [nullable(instant), null],
   }))],
-  logs: [list(struct({ origin: [str], vkey: [str] })), []],
+  logs: [list(struct({ origin: [str], vkey: [str], compromised_at: [nullable(instant), null] })), []],
 });
 const TrustStore = struct({
   format: [literal("recordseal/trust/v1")],
@@ -231,8 +232,11 @@ export const decodeBundle = (data) => decode(data, Bundle, "bundle");
 
 // --- the key directory and the trust store, compiled --------------------------------------
 
+const instantOf = (text) => (text === null ? null : [parseInstant(text), text]);
+
 /** A key directory file as a keyring: {headerKeys: Map(key_id → key), logs: Map(origin →
- * [note verifier])}; BundleError when a key or vkey is wrong. */
+ * [note verifier]), compromisedLogs: Map("origin\nname+keyid" → [microseconds, text])};
+ * BundleError when a key or vkey is wrong. */
 export async function loadKeyDirectory(data) {
   const directory = decode(data, KeyDirectory, "key directory");
   const headerKeys = new Map();
@@ -246,17 +250,27 @@ export async function loadKeyDirectory(data) {
     headerKeys.set(key.key_id, {
       keyId: key.key_id, publicKey,
       notBefore: [parseInstant(key.not_before), key.not_before],
-      notAfter: key.not_after === null ? null : [parseInstant(key.not_after), key.not_after],
-      revokedAt: key.revoked_at === null ? null : [parseInstant(key.revoked_at), key.revoked_at],
+      notAfter: instantOf(key.not_after),
+      revokedAt: instantOf(key.revoked_at),
+      compromisedAt: instantOf(key.compromised_at),
     });
   }
   const logs = new Map();
+  const compromisedLogs = new Map();
   for (const [position, log] of directory.logs.entries()) {
     const verifier = await vkeyOf(log.vkey, ED25519, "key directory", `logs[${position}]`);
     logs.set(log.origin, [...(logs.get(log.origin) ?? []), verifier]);
+    const compromised = instantOf(log.compromised_at);
+    const where = logKeyName(log.origin, verifier);
+    // a key listed twice for one log counts as compromised from the earlier time
+    const earlier = compromisedLogs.get(where);
+    if (compromised !== null && (!earlier || compromised[0] < earlier[0])) compromisedLogs.set(where, compromised);
   }
-  return { headerKeys, logs };
+  return { headerKeys, logs, compromisedLogs };
 }
+
+/** The key of a log key in a keyring's compromisedLogs: its log, key name and key ID. */
+export const logKeyName = (origin, { name, keyId }) => `${origin}\n${name}+${hex8(keyId)}`;
 
 async function vkeyOf(vkey, type, what, where) {
   try {

@@ -16,7 +16,7 @@ export class TlogError extends Error {
   }
 }
 
-const hex8 = (id) => id.toString(16).padStart(8, "0");
+export const hex8 = (id) => id.toString(16).padStart(8, "0");
 
 export function isValidName(name) {
   return Boolean(name) && !name.includes("+") && !/\s/u.test(name) && !CONTROL.test(name);
@@ -96,7 +96,8 @@ export function parseNote(data) {
 }
 
 /** Check a note against log keys ({name, keyId, publicKey}, type 0x01): a known key's bad
- * signature rejects the note, unknown keys are ignored, and one known key must have signed. */
+ * signature rejects the note, unknown keys are ignored, and one known key must have signed.
+ * Returns the signatures of known keys (all verified). */
 export async function verifyNote(note, verifiers) {
   const known = new Map();
   for (const verifier of verifiers) {
@@ -107,7 +108,7 @@ export async function verifyNote(note, verifiers) {
     }
     known.set(key, verifier);
   }
-  let verified = 0;
+  const verified = [];
   for (const signature of note.signatures) {
     const key = `${signature.name}+${hex8(signature.keyId)}`;
     const found = known.get(key);
@@ -115,9 +116,10 @@ export async function verifyNote(note, verifiers) {
     if (!(await ed25519Verify(found.publicKey, utf8(note.text), signature.signature))) {
       throw new TlogError("signature_invalid", `the signature of ${key} does not verify`);
     }
-    verified += 1;
+    verified.push(signature);
   }
-  if (!verified) throw new TlogError("note_unverified", "no signature on the note is from a known key");
+  if (!verified.length) throw new TlogError("note_unverified", "no signature on the note is from a known key");
+  return verified;
 }
 
 const malformedCheckpoint = (message) => new TlogError("checkpoint_malformed", message);
