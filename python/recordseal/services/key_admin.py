@@ -4,6 +4,7 @@ processes read the change from the store (``services.header_keys``)."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -66,6 +67,9 @@ async def revoke(
     active = active_key(list(rows.values()))
     if active is not None and active.key_id == key_id:
         _, new = await rotate_header(store, keys_dir)
+        # Every process has switched to the new key before the old one is revoked, so no
+        # header is signed by it after ``revoked_at``.
+        await asyncio.sleep(REFRESH_SECONDS * 1.5)
     await store.revoke_signing_key(key_id, _instant(datetime.now(UTC)), _instant(compromised))
     revoked = {r.key_id: r for r in await store.signing_keys()}[key_id]
     return revoked, new
