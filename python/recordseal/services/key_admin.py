@@ -13,7 +13,7 @@ from pathlib import Path
 from recordseal.clock import utc_now
 from recordseal.crypto.keyfiles import create_secret
 from recordseal.crypto.signing import HeaderSigner
-from recordseal.services.header_keys import FIRST_KEY, GRACE_SECONDS, active_key, key_file
+from recordseal.services.header_keys import GRACE_SECONDS, REFRESH_SECONDS, active_key, key_file
 from recordseal.storage.records import RecordStore
 from recordseal.storage.rows import SigningKeyRow
 
