@@ -139,14 +139,3 @@ async def listing(store: RecordStore, keys_dir: Path, log_key_id: str | None) ->
         )
         keys.append(KeyListing(ident, purpose, str(path), created))
     return keys
-
-
-__all__ = [
-    "FIRST_KEY",
-    "KeyListing",
-    "KeyRefused",
-    "listing",
-    "parse_instant",
-    "revoke",
-    "rotate_header",
-]
