@@ -292,20 +292,10 @@ def _keys_revoke(args: argparse.Namespace) -> int:
 
 
 def _keys_list(args: argparse.Namespace) -> int:
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
-
-    from recordseal.crypto.signing import key_id_of
     from recordseal.services.key_admin import listing
 
     settings = _key_settings(args)
-    keys_dir = _keys_dir(settings)
-    log_key = keys_dir / "log-signing.ed25519"
-    log_key_id = None
-    if log_key.is_file():
-        public = Ed25519PrivateKey.from_private_bytes(log_key.read_bytes()).public_key()
-        log_key_id = key_id_of(public.public_bytes(Encoding.Raw, PublicFormat.Raw))
-    keys = asyncio.run(_with_records(settings, lambda r: listing(r, keys_dir, log_key_id)))
+    keys = asyncio.run(_with_records(settings, lambda r: listing(r, _keys_dir(settings))))
     if args.json:
         _print_json({"keys": [dataclasses.asdict(k) for k in keys]})
         return 0

@@ -20,6 +20,7 @@ from recordseal.verify import load_key_directory, load_trust_store, verify_bundl
 from tests.servers import create_token, free_port, kill_service, start_service
 
 RECORD = {"stream": "s", "record_type": "t", "occurred_at": "2026-11-26T08:00:00Z"}
+ONE = {**RECORD, "subject_id": "a", "payload": {"n": 1}}
 
 
 def cli(argv: list[str], *, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -96,6 +97,12 @@ def test_a_header_key_rotates_under_concurrent_ingest_without_a_gap(tmp_path: Pa
                 for r in records
             ]
             listed = json.loads(cli(["keys", "list", "--data-dir", str(data), "--json"]).stdout)
+            # Key ages on /metrics: when each key in use came into use.
+            exposed = http.get("/metrics").text
+            for purpose in ("header", "log", "kek", "cookie"):
+                assert 'recordseal_key_created_timestamp_seconds{key_id="' in exposed
+                assert f'purpose="{purpose}"' in exposed, purpose
+            assert f'key_id="{new}",purpose="header"' in exposed
     finally:
         stop.set()
         kill_service(server)
@@ -127,7 +134,7 @@ def test_revoking_the_active_key_rotates_and_marks_it_compromised(tmp_path: Path
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=auth, timeout=60) as http:
             assert http.post("/v1/streams", json={"name": "s"}).status_code == 201
-            first = http.post("/v1/records", json={**RECORD, "subject_id": "a", "payload": {"n": 1}})
+            first = http.post("/v1/records", json=ONE)
             old = first.json()["key_id"]
             revoked = cli(
                 ["keys", "revoke", old, "--compromised-at", "2026-01-01T00:00:00Z",
@@ -139,7 +146,7 @@ def test_revoking_the_active_key_rotates_and_marks_it_compromised(tmp_path: Path
             new = report["new"]["key_id"]
             deadline = time.monotonic() + 30
             while time.monotonic() < deadline:
-                answer = http.post("/v1/records", json={**RECORD, "subject_id": "a", "payload": {"n": 1}})
+                answer = http.post("/v1/records", json=ONE)
                 assert answer.status_code in (201, 503), answer.text
                 if answer.status_code == 201 and answer.json()["key_id"] == new:
                     break

@@ -12,10 +12,12 @@ on using it: no header is ever signed by a key outside its validity, and no gap 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from recordseal.clock import utc_now
@@ -152,6 +154,16 @@ class HeaderKeys:
         return key
 
 
+def _in_use(row: SigningKeyRow) -> None:
+    """Expose when the key came into use (``recordseal_key_created_timestamp_seconds``)."""
+    # Not at import: the command line imports this module before serve sets up metrics.
+    from recordseal import metrics
+
+    with contextlib.suppress(ValueError):
+        since = datetime.fromisoformat(row.not_before.replace("Z", "+00:00")).timestamp()
+        metrics.KEY_CREATED.labels("header", row.key_id).set(since)
+
+
 def _load(keys_dir: Path, row: SigningKeyRow) -> ActiveKey:
     path = key_file(keys_dir, row)
     try:
@@ -164,4 +176,5 @@ def _load(keys_dir: Path, row: SigningKeyRow) -> ActiveKey:
     signer = HeaderSigner.from_seed(seed)
     if signer.key_id != row.key_id:
         raise KeyUnavailable(f"{path} holds key {signer.key_id}, not {row.key_id}")
+    _in_use(row)
     return ActiveKey(row, signer, pipeline_from_seed(seed))

@@ -105,10 +105,8 @@ class KeyListing:
     active: bool = True
 
 
-async def listing(store: RecordStore, keys_dir: Path, log_key_id: str | None) -> list[KeyListing]:
-    """Every key: the header keys from the store, and the log key, KEK and cookie key files
-    (a secret's id is the first 16 hex digits of SHA-256 of a label and the secret, so it
-    names the key without revealing it)."""
+async def listing(store: RecordStore, keys_dir: Path) -> list[KeyListing]:
+    """Every key: the header keys from the store, then the key files (``file_keys``)."""
     rows = await store.signing_keys()
     active = active_key(rows)
     keys = [
@@ -125,17 +123,38 @@ async def listing(store: RecordStore, keys_dir: Path, log_key_id: str | None) ->
         )
         for r in rows
     ]
-    for purpose, name, key_id in (
-        ("log", "log-signing.ed25519", log_key_id),
-        ("kek", "kek.key", None),
-        ("cookie", "panel-cookie.key", None),
+    return keys + file_keys(keys_dir)
+
+
+def file_keys(keys_dir: Path) -> list[KeyListing]:
+    """The log key, KEK and cookie key files that exist. The log key's id is the first 16 hex
+    digits of SHA-256 of its public key (as a header key's); a secret key's is the first 16
+    of SHA-256 of a label and the key, naming it without revealing it."""
+    found = []
+    for purpose, name in (
+        ("log", "log-signing.ed25519"),
+        ("kek", "kek.key"),
+        ("cookie", "panel-cookie.key"),
     ):
         path = keys_dir / name
         if not path.is_file():
             continue
+        secret = path.read_bytes()
+        if purpose == "log":
+            ident = HeaderSigner.from_seed(secret).key_id
+        else:
+            ident = hashlib.sha256(b"recordseal key id\x00" + secret).hexdigest()[:16]
         created = _instant(datetime.fromtimestamp(path.stat().st_mtime, UTC))
-        ident = (
-            key_id or hashlib.sha256(b"recordseal key id\x00" + path.read_bytes()).hexdigest()[:16]
-        )
-        keys.append(KeyListing(ident, purpose, str(path), created))
-    return keys
+        found.append(KeyListing(ident, purpose, str(path), created))
+    return found
+
+
+def expose_file_keys(keys_dir: Path) -> None:
+    """``recordseal_key_created_timestamp_seconds`` of the key files (their write time)."""
+    # Not at import: the command line imports this module before serve sets up metrics.
+    from recordseal import metrics
+
+    for key in file_keys(keys_dir):
+        assert key.created is not None
+        since = datetime.fromisoformat(key.created.replace("Z", "+00:00")).timestamp()
+        metrics.KEY_CREATED.labels(key.purpose, key.key_id).set(since)

@@ -33,6 +33,7 @@ from recordseal.panel.sso.provider_store import SecretBox
 from recordseal.panel.sso.settings import SsoSettings
 from recordseal.services.disclosure import DisclosureService
 from recordseal.services.header_keys import HeaderKeys
+from recordseal.services.key_admin import expose_file_keys
 from recordseal.services.keys import key_directory, trust_store
 from recordseal.services.proofs import ProofService
 from recordseal.services.records import RecordService
@@ -167,6 +168,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             fences=continuity.tenant_fences,
         )
         app.state.sso = build_sso_context(sso_settings, store.panel, secrets)
+        expose_file_keys(settings.data_dir / "keys")  # their ages, on /metrics
         tasks = []
         if settings.seal_interval > 0:
             tasks.append(asyncio.create_task(sealer.run(settings.seal_interval)))
