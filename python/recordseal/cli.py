@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import os
 import sys
@@ -33,6 +34,8 @@ from recordseal.client.ingest_cli import add_ingest_parser
 from recordseal.datadir import DataDirError
 from recordseal.fleet.cli import add_fleet_parsers
 from recordseal.services.errors import ServiceError
+from recordseal.services.header_keys import KeyUnavailable
+from recordseal.services.key_admin import KeyRefused
 from recordseal.services.tokens import TokenService
 from recordseal.settings import (
     AuthoritySetting,
@@ -249,6 +252,93 @@ def _keys_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _keys_rotate(args: argparse.Namespace) -> int:
+    from recordseal.services.key_admin import rotate_header
+
+    settings = _key_settings(args)
+    old, new = asyncio.run(_with_records(settings, lambda r: rotate_header(r, _keys_dir(settings))))
+    if args.json:
+        _print_json({"old": _key_json(old), "new": _key_json(new)})
+        return 0
+    print(f"recordseal: header key {new.key_id} signs from {new.not_before}")
+    print(
+        f"recordseal: {old.key_id} stays valid until its last headers are in (about 10 s):"
+        " bundles it signed keep verifying; export the key directory again for auditors"
+    )
+    return 0
+
+
+def _keys_revoke(args: argparse.Namespace) -> int:
+    from recordseal.services.key_admin import revoke
+
+    settings = _key_settings(args)
+    revoked, new = asyncio.run(
+        _with_records(
+            settings,
+            lambda r: revoke(r, _keys_dir(settings), args.key_id, args.compromised_at),
+        )
+    )
+    if args.json:
+        _print_json({"revoked": _key_json(revoked), "new": None if new is None else _key_json(new)})
+        return 0
+    print(
+        f"recordseal: key {revoked.key_id} revoked at {revoked.revoked_at}, compromised from"
+        f" {revoked.compromised_at}"
+    )
+    if new is not None:
+        print(f"recordseal: header key {new.key_id} signs from {new.not_before}")
+    print("recordseal: export the key directory again and give it to every verifier")
+    return 0
+
+
+def _keys_list(args: argparse.Namespace) -> int:
+    from recordseal.services.key_admin import listing
+
+    settings = _key_settings(args)
+    keys = asyncio.run(_with_records(settings, lambda r: listing(r, _keys_dir(settings))))
+    if args.json:
+        _print_json({"keys": [dataclasses.asdict(k) for k in keys]})
+        return 0
+    for key in keys:
+        state = "active" if key.active else "retired"
+        if key.compromised_at:
+            state = f"compromised from {key.compromised_at}"
+        validity = f"{key.not_before} .. {key.not_after or ''}" if key.purpose == "header" else ""
+        print(f"{key.purpose:<7} {key.key_id}  {state:<10} {validity}  {key.location}")
+    return 0
+
+
+def _key_settings(args: argparse.Namespace) -> Settings:
+    settings = from_env(data_dir=args.data_dir, database_url=args.database_url)
+    _data_dir_for(settings, create=False)
+    return settings
+
+
+def _keys_dir(settings: Settings) -> Path:
+    return settings.data_dir / "keys"
+
+
+async def _with_records(settings: Settings, work: Any) -> Any:
+    store = open_store(settings)
+    await store.open()
+    try:
+        return await work(store.records)
+    finally:
+        await store.close()
+
+
+def _key_json(key: Any) -> dict[str, Any]:
+    return {
+        "key_id": key.key_id,
+        "public_key": key.public_key.hex(),
+        "not_before": key.not_before,
+        "not_after": key.not_after,
+        "revoked_at": key.revoked_at,
+        "compromised_at": key.compromised_at,
+        "location": key.location,
+    }
+
+
 def _panel_link(args: argparse.Namespace) -> int:
     from recordseal.panel.passkey_store import PasskeyStore
     from recordseal.web.panel.passkey_config import create_registration_link, link_base_url
@@ -317,8 +407,9 @@ def _backup(args: argparse.Namespace) -> int:
     return 0
 
 
-#: The key files ``recover`` signs with; it never makes new ones.
-RECOVER_KEYS = ("header-signing.ed25519", "log-signing.ed25519")
+#: The log key file ``recover`` signs with; it never makes new keys (the header key is the
+#: store's active one, ``services.header_keys``).
+RECOVER_KEYS = ("log-signing.ed25519",)
 
 
 def _recover(args: argparse.Namespace) -> int:
@@ -340,6 +431,9 @@ def _recover(args: argparse.Namespace) -> int:
 
     try:
         report = asyncio.run(_run_recover(settings))
+    except KeyUnavailable as missing:
+        print(f"recordseal: {missing}", file=sys.stderr)
+        return 2
     except ServiceRunning as running:
         print(
             f"recordseal: {running}: stop every service process of this store before"
@@ -394,9 +488,9 @@ def _recover(args: argparse.Namespace) -> int:
 
 async def _run_recover(settings: Settings) -> Any:
     from recordseal.crypto.keyfiles import read_or_create_secret
-    from recordseal.crypto.signing import HeaderSigner
     from recordseal.ledger.continuity import Continuity
     from recordseal.ledger.recovery import recover
+    from recordseal.services.header_keys import HeaderKeys
     from recordseal.tlog import Ed25519Signer
 
     store = open_store(settings)
@@ -404,10 +498,11 @@ async def _run_recover(settings: Settings) -> Any:
     await store.open()
     try:
         seed = read_or_create_secret(settings.data_dir / "keys" / "log-signing.ed25519")
+        header_keys = await HeaderKeys.load(store.records, settings.data_dir / "keys")
         return await recover(
             store,
             continuity,
-            HeaderSigner.load_or_create(settings.data_dir),
+            header_keys.active.signer,
             lambda origin: Ed25519Signer.from_seed(origin, seed),
             settings.origin,
         )
@@ -551,6 +646,40 @@ def parser() -> argparse.ArgumentParser:
     _json_option(export, "what was written")
     _database_url_option(export)
     export.set_defaults(run=_keys_export)
+    rotate = keys.add_parser(
+        "rotate",
+        help="a new header-signing key, signing within seconds in every process of the store;"
+        " the old one stays valid a few seconds more and keeps verifying",
+    )
+    rotate.add_argument("purpose", choices=["header"], help="which key")
+    _data_dir_option(rotate)
+    _json_option(rotate, "the old and the new key")
+    _database_url_option(rotate)
+    rotate.set_defaults(run=_keys_rotate)
+    revoke_key = keys.add_parser(
+        "revoke",
+        help="mark a header-signing key compromised from a time (rotating first when it is the"
+        " active one): verifiers then trust its headers only where a witness shows them"
+        " before that time",
+    )
+    revoke_key.add_argument("key_id", metavar="KEY_ID", help="the key id `keys list` shows")
+    revoke_key.add_argument(
+        "--compromised-at",
+        required=True,
+        metavar="TIME",
+        help="RFC 3339 date-time from which the key may have been in other hands",
+    )
+    _data_dir_option(revoke_key)
+    _json_option(revoke_key, "the revoked key and the new active one")
+    _database_url_option(revoke_key)
+    revoke_key.set_defaults(run=_keys_revoke)
+    key_list = keys.add_parser(
+        "list", help="every key: id, purpose, where it lives, validity, revocation"
+    )
+    _data_dir_option(key_list)
+    _json_option(key_list, "the keys")
+    _database_url_option(key_list)
+    key_list.set_defaults(run=_keys_list)
 
     panel = commands.add_parser("panel", help="operator panel").add_subparsers(
         dest="panel_command", required=True, metavar="COMMAND"
@@ -631,6 +760,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         DemoWitnessError,
         DataDirError,
         MissingDataDir,
+        KeyRefused,
+        KeyUnavailable,
     ) as error:
         print(f"recordseal: {error}", file=sys.stderr)
         return 2

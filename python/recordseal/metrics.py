@@ -65,6 +65,13 @@ SEALED_THROUGH = Gauge(
     "Every record acknowledged before this time (Unix seconds) is in a signed checkpoint",
     multiprocess_mode="max",
 )
+KEY_CREATED = Gauge(
+    "recordseal_key_created_timestamp_seconds",
+    "When each key in use came into use (Unix seconds), by purpose and key id; its age is"
+    " time() minus this (docs/operations.md, Keys)",
+    ["purpose", "key_id"],
+    multiprocess_mode="max",
+)
 FENCED = Gauge(
     "recordseal_fenced",
     "Streams and logs fenced because the store is behind what the service signed"

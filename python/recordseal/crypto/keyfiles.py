@@ -26,6 +26,12 @@ def read_or_create_secret(path: Path, size: int = 32) -> bytes:
     return data
 
 
+def create_secret(path: Path, size: int = 32) -> bytes:
+    """Random bytes in a new file at ``path`` (mode 0600), complete once it is there; the
+    bytes of the file already there when another process made it first."""
+    return _create(path, size)
+
+
 def _create(path: Path, size: int) -> bytes:
     path.parent.mkdir(parents=True, exist_ok=True)
     data = secrets.token_bytes(size)

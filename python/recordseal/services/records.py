@@ -28,7 +28,8 @@ from recordseal.services.errors import (
     TooLarge,
     Unavailable,
 )
-from recordseal.services.pipeline import Pipeline, Prepared, RecordInput, pipeline_from_seed
+from recordseal.services.header_keys import HeaderKeys
+from recordseal.services.pipeline import Pipeline, Prepared, RecordInput
 from recordseal.services.streams import check_stream_fleet
 from recordseal.services.subject_cache import SubjectKeyCache
 from recordseal.storage.base import Store
@@ -174,22 +175,25 @@ class RecordService:
         self,
         store: Store,
         wrapper: KeyWrapper,
-        signer: HeaderSigner,
+        signer: HeaderSigner | HeaderKeys,
         manifest: Callable[[], FleetManifest] = FleetManifest,
         pipeline: Pipeline | None = None,
         *,
         continuity: Continuity,
     ) -> None:
-        """``manifest`` answers the fleet manifest in force (which fleets a stream may join);
-        ``pipeline`` does the per-record cryptography of a batch (by default the native one
-        under ``signer``'s key); ``continuity`` journals what is signed and erased, and fences
-        streams the store lost (docs/continuity.md)."""
+        """``signer``: the header keys as the store names them (``HeaderKeys``, re-read so a
+        rotation reaches this process), or one fixed key; ``manifest`` answers the fleet
+        manifest in force (which fleets a stream may join); ``pipeline`` does the per-record
+        cryptography of a batch under a fixed key (by default the native one);
+        ``continuity`` journals what is signed and erased, and fences streams the store lost
+        (docs/continuity.md)."""
         self._continuity = continuity
-        self._signer = signer
+        self._header_keys = (
+            signer if isinstance(signer, HeaderKeys) else HeaderKeys.fixed(signer, pipeline)
+        )
         self._manifest = manifest
         self._store = store
         self._wrapper = wrapper
-        self._pipeline = pipeline or pipeline_from_seed(signer.seed)
         # One bound method, so the PostgreSQL writer sees every call's builder as the same.
         self._builder = self._build
         # Streams never change after creation, so a process may keep them.
@@ -376,6 +380,7 @@ class RecordService:
         self, tenant: str, items: Sequence[RecordIn | ServiceError], retries: Sequence[Retry | None]
     ) -> list[Ingested | ServiceError | _Race]:
         """Replays, checks, one pipeline call, one append: each item's result in order."""
+        await self._header_keys.current()  # a rotation reaches this process here
         keys = [retry.key for retry in retries if retry is not None]
         known = await self._store.records.idempotent_records(tenant, keys) if keys else {}
         subjects = await self._batch_subjects(tenant, items)
@@ -392,7 +397,8 @@ class RecordService:
                 staged.append(self._stage(tenant, position, item, retry, fresh, subjects))
             except ServiceError as refusal:
                 results[position] = refusal
-        prepared = self._pipeline.prepare([s.input for s in staged]) if staged else []
+        pipeline = self._header_keys.active.pipeline
+        prepared = pipeline.prepare([s.input for s in staged]) if staged else []
         appendable: list[tuple[_Staged, Prepared]] = []
         for stage, committed in zip(staged, prepared, strict=True):
             if isinstance(committed, CommitError):
@@ -465,7 +471,8 @@ class RecordService:
         """The store's builder: header, signature and chain leaf of every placed record, in
         one pipeline call (under the stream locks)."""
         prepared = [cast(Prepared, append.prepared) for append in appends]
-        signed = self._pipeline.sign(prepared, slots, heads, utc_now())
+        now = utc_now()
+        signed = self._header_keys.signing_at(now).pipeline.sign(prepared, slots, heads, now)
         return [
             NewRecord(p.record_id, s.seq, s.header, s.signature, s.chain_leaf, p.sealed_payload)
             for p, s in zip(prepared, signed, strict=True)
@@ -494,7 +501,6 @@ class RecordService:
         )
         results: list[Ingested | ServiceError | _Race] = []
         heads: dict[str, Head] = {}  # each stream's last record placed
-        key_id = self._pipeline.key_id
         for (stage, record), outcome in zip(prepared, outcomes, strict=True):
             match outcome:
                 case NewRecord():
@@ -509,7 +515,7 @@ class RecordService:
                             chain_leaf=outcome.chain_leaf,
                             header=outcome.header,
                             signature=outcome.signature,
-                            key_id=key_id,
+                            key_id=_key_id_of(outcome.header),
                             field_count=record.field_count,
                         )
                     )
@@ -565,6 +571,7 @@ class RecordService:
             raise NotFound("subject_not_found", "no records for this subject", "subject_id")
         self._subjects.forget(tenant, index)
         now = utc_now()
+        signer = (await self._header_keys.current()).signer
         # Journaled first: an erasure outlives any restore of the store (docs/continuity.md).
         await self._continuity.erasing(tenant, index, subject.subject_ref, subject.erased_at or now)
         erasure = await self._store.records.erase_subject(tenant, subject.subject_ref, now)
@@ -572,10 +579,10 @@ class RecordService:
             tenant=tenant,
             subject_ref=subject.subject_ref,
             erased_at=erasure.erased_at,
-            key_id=self._signer.key_id,
+            key_id=signer.key_id,
         )
         message = chain.erasure_receipt_message(canonicalize(orjson.dumps(receipt)))
-        return SignedErasure(erasure, receipt, self._signer.sign_message(message))
+        return SignedErasure(erasure, receipt, signer.sign_message(message))
 
 
 @dataclass(frozen=True, slots=True)
@@ -631,3 +638,12 @@ def header_members(header: bytes) -> dict[str, Any]:
     """The header as a JSON object (it is RFC 8785 text)."""
     members: dict[str, Any] = orjson.loads(header)
     return members
+
+
+_KEY_ID = b'"key_id":"'
+
+
+def _key_id_of(header: bytes) -> str:
+    """The ``key_id`` member of a canonical header (16 hex digits after its name)."""
+    start = header.index(_KEY_ID) + len(_KEY_ID)
+    return header[start : start + 16].decode()

@@ -75,20 +75,42 @@ class PostgresRecords:
 
     async def register_signing_key(self, key: SigningKeyRow) -> None:
         await self._db.pool.execute(
-            "INSERT INTO signing_keys"
-            " (key_id, algorithm, public_key, not_before, not_after, revoked_at)"
-            " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
-            key.key_id,
-            key.algorithm,
-            key.public_key,
-            key.not_before,
-            key.not_after,
-            key.revoked_at,
+            "INSERT INTO signing_keys (key_id, algorithm, public_key, not_before, not_after,"
+            " revoked_at, compromised_at, location) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
+            " ON CONFLICT DO NOTHING",
+            *_key_columns(key),
         )
+
+    async def rotate_signing_key(self, new: SigningKeyRow, retire: str, at: str) -> bool:
+        async with self._db.pool.acquire() as conn, conn.transaction():
+            retired = await conn.execute(
+                "UPDATE signing_keys SET not_after = $1 WHERE key_id = $2 AND not_after IS NULL"
+                " AND revoked_at IS NULL",
+                at,
+                retire,
+            )
+            if retired.split()[-1] == "0":
+                return False
+            await conn.execute(
+                "INSERT INTO signing_keys (key_id, algorithm, public_key, not_before, not_after,"
+                " revoked_at, compromised_at, location) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+                *_key_columns(new),
+            )
+            return True
+
+    async def revoke_signing_key(self, key_id: str, revoked_at: str, compromised_at: str) -> bool:
+        status = await self._db.pool.execute(
+            "UPDATE signing_keys SET revoked_at = $1, compromised_at = $2 WHERE key_id = $3",
+            revoked_at,
+            compromised_at,
+            key_id,
+        )
+        return status.split()[-1] != "0"
 
     async def signing_keys(self) -> list[SigningKeyRow]:
         rows = await self._db.pool.fetch(
-            "SELECT key_id, algorithm, public_key, not_before, not_after, revoked_at"
+            "SELECT key_id, algorithm, public_key, not_before, not_after, revoked_at,"
+            " compromised_at, location"
             " FROM signing_keys ORDER BY not_before, key_id"
         )
         return [SigningKeyRow(*row) for row in rows]
@@ -341,3 +363,16 @@ async def _log_of(conn: Connection, tenant: str, fleet: str) -> int:
         log_id,
     )
     return log_id
+
+
+def _key_columns(key: SigningKeyRow) -> tuple[object, ...]:
+    return (
+        key.key_id,
+        key.algorithm,
+        key.public_key,
+        key.not_before,
+        key.not_after,
+        key.revoked_at,
+        key.compromised_at,
+        key.location,
+    )

@@ -252,6 +252,11 @@ MIGRATIONS: list[str] = [
     DROP INDEX logs_scope;
     CREATE UNIQUE INDEX logs_scope ON logs ((coalesce(tenant, '')), fleet) WHERE retired_at IS NULL;
     """,
+    # 8: rotating and revocable header-signing keys, as SQLite's migration 10.
+    """
+    ALTER TABLE signing_keys ADD COLUMN compromised_at text;
+    ALTER TABLE signing_keys ADD COLUMN location text;
+    """,
 ]
 
 

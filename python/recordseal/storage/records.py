@@ -84,6 +84,16 @@ class RecordStore(Protocol):
 
     async def signing_keys(self) -> list[SigningKeyRow]: ...
 
+    async def rotate_signing_key(self, new: SigningKeyRow, retire: str, at: str) -> bool:
+        """In one transaction: end the validity of the active key ``retire`` at ``at`` and
+        store ``new``; False (nothing written) when ``retire`` is not active any more."""
+        ...
+
+    async def revoke_signing_key(self, key_id: str, revoked_at: str, compromised_at: str) -> bool:
+        """Mark a key revoked at ``revoked_at`` and compromised from ``compromised_at``; False
+        when no key has this id."""
+        ...
+
     async def create_stream(
         self,
         tenant: str,

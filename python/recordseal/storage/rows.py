@@ -88,12 +88,20 @@ class RecordRow:
 
 @dataclass(frozen=True, slots=True)
 class SigningKeyRow:
+    """A header-signing key (docs/operations.md, "Keys"): the active one is the newest
+    ``not_before`` with neither ``not_after`` nor ``revoked_at`` set."""
+
     key_id: str
     algorithm: str
     public_key: bytes
     not_before: str
     not_after: str | None
     revoked_at: str | None
+    #: from when the key is known compromised (``recordseal keys revoke``)
+    compromised_at: str | None = None
+    #: where the private half lives: a file name in the keys directory; None for the first
+    #: key, ``header-signing.ed25519``
+    location: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

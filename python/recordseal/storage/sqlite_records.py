@@ -37,24 +37,46 @@ class SQLiteRecords:
     async def register_signing_key(self, key: SigningKeyRow) -> None:
         def job(conn: sqlite3.Connection, batch: Batch) -> None:
             conn.execute(
-                "INSERT OR IGNORE INTO signing_keys"
-                " (key_id, algorithm, public_key, not_before, not_after, revoked_at)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    key.key_id,
-                    key.algorithm,
-                    key.public_key,
-                    key.not_before,
-                    key.not_after,
-                    key.revoked_at,
-                ),
+                "INSERT OR IGNORE INTO signing_keys (key_id, algorithm, public_key, not_before,"
+                " not_after, revoked_at, compromised_at, location) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                _key_columns(key),
             )
 
         await self._db.writer.submit(job)
 
+    async def rotate_signing_key(self, new: SigningKeyRow, retire: str, at: str) -> bool:
+        def job(conn: sqlite3.Connection, batch: Batch) -> bool:
+            retired = conn.execute(
+                "UPDATE signing_keys SET not_after = ? WHERE key_id = ? AND not_after IS NULL"
+                " AND revoked_at IS NULL",
+                (at, retire),
+            ).rowcount
+            if not retired:
+                return False
+            conn.execute(
+                "INSERT INTO signing_keys (key_id, algorithm, public_key, not_before, not_after,"
+                " revoked_at, compromised_at, location) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                _key_columns(new),
+            )
+            return True
+
+        return await self._db.writer.submit(job)
+
+    async def revoke_signing_key(self, key_id: str, revoked_at: str, compromised_at: str) -> bool:
+        def job(conn: sqlite3.Connection, batch: Batch) -> bool:
+            return bool(
+                conn.execute(
+                    "UPDATE signing_keys SET revoked_at = ?, compromised_at = ? WHERE key_id = ?",
+                    (revoked_at, compromised_at, key_id),
+                ).rowcount
+            )
+
+        return await self._db.writer.submit(job)
+
     async def signing_keys(self) -> list[SigningKeyRow]:
         rows = self._db.read(
-            "SELECT key_id, algorithm, public_key, not_before, not_after, revoked_at"
+            "SELECT key_id, algorithm, public_key, not_before, not_after, revoked_at,"
+            " compromised_at, location"
             " FROM signing_keys ORDER BY not_before, key_id",
             (),
         )
@@ -372,3 +394,16 @@ def _log_of(conn: sqlite3.Connection, tenant: str, fleet: str) -> int:
         (log_id,),
     )
     return int(log_id)
+
+
+def _key_columns(key: SigningKeyRow) -> tuple[object, ...]:
+    return (
+        key.key_id,
+        key.algorithm,
+        key.public_key,
+        key.not_before,
+        key.not_after,
+        key.revoked_at,
+        key.compromised_at,
+        key.location,
+    )

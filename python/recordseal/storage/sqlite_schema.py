@@ -275,6 +275,12 @@ MIGRATIONS: list[str] = [
     DROP INDEX logs_scope;
     CREATE UNIQUE INDEX logs_scope ON logs (ifnull(tenant, ''), fleet) WHERE retired_at IS NULL;
     """,
+    # 10: header-signing keys that rotate and can be revoked as compromised (docs/operations.md,
+    # "Keys"): where each private half lives, and from when it is known compromised.
+    """
+    ALTER TABLE signing_keys ADD COLUMN compromised_at TEXT;
+    ALTER TABLE signing_keys ADD COLUMN location TEXT;
+    """,
 ]
 
 

@@ -17,9 +17,7 @@ import msgspec
 from litestar import Litestar
 
 from recordseal.audit import FleetAudit
-from recordseal.clock import utc_now
 from recordseal.crypto.keyfiles import read_or_create_secret
-from recordseal.crypto.signing import HeaderSigner
 from recordseal.crypto.vault import KeyWrapper
 from recordseal.fleet.join import panel_collisions
 from recordseal.fleet.manifest import FleetManifest, load_manifest
@@ -34,6 +32,8 @@ from recordseal.panel.migrate import import_panel_files
 from recordseal.panel.sso.provider_store import SecretBox
 from recordseal.panel.sso.settings import SsoSettings
 from recordseal.services.disclosure import DisclosureService
+from recordseal.services.header_keys import HeaderKeys
+from recordseal.services.key_admin import expose_file_keys
 from recordseal.services.keys import key_directory, trust_store
 from recordseal.services.proofs import ProofService
 from recordseal.services.records import RecordService
@@ -42,7 +42,6 @@ from recordseal.services.tokens import TokenService
 from recordseal.services.verification import OnlineVerifier
 from recordseal.settings import Settings, from_env
 from recordseal.storage.backends import open_journal, open_store
-from recordseal.storage.rows import SigningKeyRow
 from recordseal.verify import KeyDirectory, TrustStore
 from recordseal.web.headers import security_headers
 from recordseal.web.observe import RequestObserver
@@ -87,10 +86,9 @@ def create_app(settings: Settings | None = None) -> Litestar:
         await import_panel_files(
             store.panel, settings.data_dir, secrets, sso_settings.provider_store_path
         )
-        signer = HeaderSigner.load_or_create(settings.data_dir)
-        await store.records.register_signing_key(
-            SigningKeyRow(signer.key_id, "Ed25519", signer.public_key, utc_now(), None, None)
-        )
+        # The store's active header key (docs/operations.md, "Keys"); the first one is made
+        # on a new store. A store whose key this data directory lacks is refused.
+        header_keys = await HeaderKeys.load(store.records, settings.data_dir / "keys")
         # Before anything is served: erasures re-applied, streams and logs the store lost
         # fenced (docs/continuity.md).
         continuity = Continuity(open_journal(settings))
@@ -123,7 +121,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         app.state.rate_limiter = RateLimiter.of(settings)
         app.state.fleets = registry
         records = RecordService(
-            store, wrapper, signer, lambda: registry.manifest, continuity=continuity
+            store, wrapper, header_keys, lambda: registry.manifest, continuity=continuity
         )
         proofs = ProofService(store, sealer, max_wait=settings.max_wait_seconds)
         app.state.services = AppServices(
@@ -170,6 +168,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             fences=continuity.tenant_fences,
         )
         app.state.sso = build_sso_context(sso_settings, store.panel, secrets)
+        expose_file_keys(settings.data_dir / "keys")  # their ages, on /metrics
         tasks = []
         if settings.seal_interval > 0:
             tasks.append(asyncio.create_task(sealer.run(settings.seal_interval)))

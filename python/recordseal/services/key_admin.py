@@ -1,0 +1,160 @@
+"""``recordseal keys rotate header``, ``keys revoke`` and ``keys list`` (docs/operations.md,
+"Keys"): what each does to the store and the keys directory. Run beside a live service: its
+processes read the change from the store (``services.header_keys``)."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from recordseal.clock import utc_now
+from recordseal.crypto.keyfiles import create_secret
+from recordseal.crypto.signing import HeaderSigner
+from recordseal.services.header_keys import GRACE_SECONDS, REFRESH_SECONDS, active_key, key_file
+from recordseal.storage.records import RecordStore
+from recordseal.storage.rows import SigningKeyRow
+
+
+class KeyRefused(ValueError):
+    """The command cannot be done as asked; nothing was changed."""
+
+
+def _instant(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_instant(text: str) -> datetime:
+    """An RFC 3339 date-time with an offset (``Z`` or ``+hh:mm``)."""
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise KeyRefused(f"{text!r} is not an RFC 3339 date-time") from None
+    if moment.tzinfo is None:
+        raise KeyRefused(f"{text!r} has no offset: write Z or +hh:mm")
+    return moment
+
+
+async def rotate_header(store: RecordStore, keys_dir: Path) -> tuple[SigningKeyRow, SigningKeyRow]:
+    """A new header key, active from now; the old one valid GRACE_SECONDS more (every
+    process switches within ``header_keys.REFRESH_SECONDS``). Returns (old, new)."""
+    now = datetime.now(UTC)
+    old = active_key(await store.signing_keys())
+    if old is None:
+        raise KeyRefused("the store has no active header key to rotate")
+    new = await _new_key(keys_dir, _instant(now))
+    if not await store.rotate_signing_key(new, old.key_id, _instant(now + _grace())):
+        raise KeyRefused(f"key {old.key_id} stopped being active meanwhile: run the command again")
+    return old, new
+
+
+async def revoke(
+    store: RecordStore, keys_dir: Path, key_id: str, compromised_at: str
+) -> tuple[SigningKeyRow, SigningKeyRow | None]:
+    """Mark ``key_id`` revoked now and compromised from ``compromised_at``; when it is the
+    active key, rotate to a new one first, in the same command. Returns (the revoked key as
+    stored now, the new active key or None)."""
+    compromised = parse_instant(compromised_at)
+    now = datetime.now(UTC)
+    if compromised > now:
+        raise KeyRefused(f"--compromised-at {compromised_at} is in the future")
+    rows = {r.key_id: r for r in await store.signing_keys()}
+    if key_id not in rows:
+        raise KeyRefused(f"no header-signing key {key_id!r} (see `recordseal keys list`)")
+    new = None
+    active = active_key(list(rows.values()))
+    if active is not None and active.key_id == key_id:
+        _, new = await rotate_header(store, keys_dir)
+        # Every process has switched to the new key before the old one is revoked, so no
+        # header is signed by it after ``revoked_at``.
+        await asyncio.sleep(REFRESH_SECONDS * 1.5)
+    await store.revoke_signing_key(key_id, _instant(datetime.now(UTC)), _instant(compromised))
+    revoked = {r.key_id: r for r in await store.signing_keys()}[key_id]
+    return revoked, new
+
+
+async def _new_key(keys_dir: Path, not_before: str) -> SigningKeyRow:
+    staging = keys_dir / f".header-signing-new-{utc_now().replace(':', '')}.ed25519"
+    seed = create_secret(staging)
+    signer = HeaderSigner.from_seed(seed)
+    name = f"header-signing-{signer.key_id}.ed25519"
+    staging.rename(keys_dir / name)
+    return SigningKeyRow(
+        signer.key_id, "Ed25519", signer.public_key, not_before, None, None, None, name
+    )
+
+
+def _grace() -> timedelta:
+    return timedelta(seconds=GRACE_SECONDS)
+
+
+@dataclass(frozen=True, slots=True)
+class KeyListing:
+    """One key as ``recordseal keys list`` shows it; never its secret."""
+
+    key_id: str
+    purpose: str  # header, log, kek, cookie
+    location: str
+    created: str | None
+    not_before: str | None = None
+    not_after: str | None = None
+    revoked_at: str | None = None
+    compromised_at: str | None = None
+    active: bool = True
+
+
+async def listing(store: RecordStore, keys_dir: Path) -> list[KeyListing]:
+    """Every key: the header keys from the store, then the key files (``file_keys``)."""
+    rows = await store.signing_keys()
+    active = active_key(rows)
+    keys = [
+        KeyListing(
+            r.key_id,
+            "header",
+            str(key_file(keys_dir, r)),
+            r.not_before,
+            r.not_before,
+            r.not_after,
+            r.revoked_at,
+            r.compromised_at,
+            active is not None and r.key_id == active.key_id,
+        )
+        for r in rows
+    ]
+    return keys + file_keys(keys_dir)
+
+
+def file_keys(keys_dir: Path) -> list[KeyListing]:
+    """The log key, KEK and cookie key files that exist. The log key's id is the first 16 hex
+    digits of SHA-256 of its public key (as a header key's); a secret key's is the first 16
+    of SHA-256 of a label and the key, naming it without revealing it."""
+    found = []
+    for purpose, name in (
+        ("log", "log-signing.ed25519"),
+        ("kek", "kek.key"),
+        ("cookie", "panel-cookie.key"),
+    ):
+        path = keys_dir / name
+        if not path.is_file():
+            continue
+        secret = path.read_bytes()
+        if purpose == "log":
+            ident = HeaderSigner.from_seed(secret).key_id
+        else:
+            ident = hashlib.sha256(b"recordseal key id\x00" + secret).hexdigest()[:16]
+        created = _instant(datetime.fromtimestamp(path.stat().st_mtime, UTC))
+        found.append(KeyListing(ident, purpose, str(path), created))
+    return found
+
+
+def expose_file_keys(keys_dir: Path) -> None:
+    """``recordseal_key_created_timestamp_seconds`` of the key files (their write time)."""
+    # Not at import: the command line imports this module before serve sets up metrics.
+    from recordseal import metrics
+
+    for key in file_keys(keys_dir):
+        assert key.created is not None
+        since = datetime.fromisoformat(key.created.replace("Z", "+00:00")).timestamp()
+        metrics.KEY_CREATED.labels(key.purpose, key.key_id).set(since)

@@ -1,0 +1,186 @@
+"""Header-key rotation and revocation with real processes (docs/operations.md, "Keys"):
+``recordseal keys rotate header`` while a two-worker service ingests from concurrent
+clients; every record is acknowledged, signed by the old key or the new one, within that
+key's validity, and every bundle reaches VERIFIED with one key directory exported after the
+rotation; ``keys revoke`` rotates away from the active key and marks it compromised;
+``keys list`` names every key and where it lives, never a secret."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+from recordseal.verify import load_key_directory, load_trust_store, verify_bundle
+from tests.servers import create_token, free_port, kill_service, start_service
+
+RECORD = {"stream": "s", "record_type": "t", "occurred_at": "2026-11-26T08:00:00Z"}
+ONE = {**RECORD, "subject_id": "a", "payload": {"n": 1}}
+
+
+def cli(argv: list[str], *, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "recordseal.cli", *argv],
+        capture_output=True, text=True, check=check, timeout=120,
+    )  # fmt: skip
+
+
+def test_a_header_key_rotates_under_concurrent_ingest_without_a_gap(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    port = free_port()
+    token = create_token(data, "acme")
+    auth = {"Authorization": f"Bearer {token}"}
+    server = start_service(
+        data,
+        port,
+        workers=2,
+        args=["--demo-witness", str(tmp_path / "witness")],
+        env={"RECORDSEAL_SEAL_INTERVAL": "0.2"},
+    )
+    answers: list[httpx.Response] = []
+    stop = threading.Event()
+
+    def client(number: int) -> None:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=auth, timeout=30) as http:
+            n = 0
+            while not stop.is_set():
+                n += 1
+                body = {**RECORD, "subject_id": f"c{number}", "payload": {"n": n}}
+                answers.append(http.post("/v1/records", json=body))
+
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=auth, timeout=60) as http:
+            assert http.post("/v1/streams", json={"name": "s"}).status_code == 201
+            clients = [threading.Thread(target=client, args=(n,)) for n in range(4)]
+            for thread in clients:
+                thread.start()
+            while len(answers) < 100:
+                time.sleep(0.01)
+            rotated = json.loads(
+                cli(["keys", "rotate", "header", "--data-dir", str(data), "--json"]).stdout
+            )
+            old, new = rotated["old"]["key_id"], rotated["new"]["key_id"]
+            assert old != new
+            # Every process switches within the refresh interval: wait for the new key's records.
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                recent = [a.json()["key_id"] for a in answers[-20:] if a.status_code == 201]
+                if len(recent) == 20 and set(recent) == {new}:
+                    break
+                time.sleep(0.05)
+            stop.set()
+            for thread in clients:
+                thread.join()
+            assert [a.status_code for a in answers if a.status_code != 201] == []
+            records = [a.json() for a in answers]
+            assert {r["key_id"] for r in records} == {old, new}
+            last = max(records, key=lambda r: r["seq"])
+            bundles = []
+            for record in records:
+                wait = "?wait=30" if record is last else ""
+                disclosed = http.post(
+                    f"/v1/records/{record['record_id']}/disclosure{wait}", json={"fields": []}
+                )
+                assert disclosed.status_code == 200, disclosed.text
+                bundles.append(disclosed.content)
+            # Once the last record is witnessed, every earlier one is too (one log).
+            bundles = [
+                http.post(
+                    f"/v1/records/{r['record_id']}/disclosure?wait=30", json={"fields": []}
+                ).content
+                for r in records
+            ]
+            listed = json.loads(cli(["keys", "list", "--data-dir", str(data), "--json"]).stdout)
+            # Key ages on /metrics: when each key in use came into use.
+            exposed = http.get("/metrics").text
+            for purpose in ("header", "log", "kek", "cookie"):
+                assert 'recordseal_key_created_timestamp_seconds{key_id="' in exposed
+                assert f'purpose="{purpose}"' in exposed, purpose
+            assert f'key_id="{new}",purpose="header"' in exposed
+    finally:
+        stop.set()
+        kill_service(server)
+    cli(["keys", "export", "--data-dir", str(data), "--keys-out", str(tmp_path / "k.json"),
+         "--trust-out", str(tmp_path / "t.json")])  # fmt: skip
+    keys = load_key_directory((tmp_path / "k.json").read_bytes())
+    trust = load_trust_store((tmp_path / "t.json").read_bytes())
+    # Both keys in the directory, the old one with the end of its validity.
+    validity = {k.key_id: k for k in keys.keys}
+    assert validity[old].not_after is not None and validity[new].not_after is None
+    verdicts = {verify_bundle(b, keys, trust).verdict for b in bundles}
+    assert verdicts == {"VERIFIED"}
+    headers = [header for header in listed["keys"] if header["purpose"] == "header"]
+    assert {h["key_id"]: h["active"] for h in headers} == {old: False, new: True}
+    assert all(Path(k["location"]).parent == data / "keys" for k in listed["keys"])
+    purposes = {k["purpose"] for k in listed["keys"]}
+    assert purposes == {"header", "log", "kek", "cookie"}
+    kek = (data / "keys" / "kek.key").read_bytes()
+    assert kek.hex() not in json.dumps(listed)  # ids, never secrets
+
+
+def test_revoking_the_active_key_rotates_and_marks_it_compromised(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    port = free_port()
+    token = create_token(data, "acme")
+    auth = {"Authorization": f"Bearer {token}"}
+    server = start_service(data, port)
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=auth, timeout=60) as http:
+            assert http.post("/v1/streams", json={"name": "s"}).status_code == 201
+            first = http.post("/v1/records", json=ONE)
+            old = first.json()["key_id"]
+            revoked = cli(
+                ["keys", "revoke", old, "--compromised-at", "2026-01-01T00:00:00Z",
+                 "--data-dir", str(data), "--json"]
+            )  # fmt: skip
+            report = json.loads(revoked.stdout)
+            assert report["revoked"]["compromised_at"] == "2026-01-01T00:00:00.000000Z"
+            assert report["revoked"]["revoked_at"] is not None
+            new = report["new"]["key_id"]
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                answer = http.post("/v1/records", json=ONE)
+                assert answer.status_code in (201, 503), answer.text
+                if answer.status_code == 201 and answer.json()["key_id"] == new:
+                    break
+                time.sleep(0.1)
+            else:
+                raise AssertionError("the service never signed with the new key")
+            listed = json.loads(http.get("/v1/keys").text)
+            assert {k["key_id"] for k in listed["keys"]} == {old, new}
+    finally:
+        kill_service(server)
+    # Refused, changing nothing: an unknown key, a time in the future, a time without offset.
+    for bad in (
+        ["nope", "--compromised-at", "2026-01-01T00:00:00Z"],
+        [new, "--compromised-at", "2999-01-01T00:00:00Z"],
+        [new, "--compromised-at", "2026-01-01T00:00:00"],
+    ):
+        refused = cli(["keys", "revoke", *bad, "--data-dir", str(data)], check=False)
+        assert refused.returncode == 2, refused.stderr
+        assert refused.stderr.startswith("recordseal: "), refused.stderr
+
+
+def test_a_data_directory_without_the_stores_header_key_is_refused(tmp_path: Path) -> None:
+    """A store whose keys directory lacks its active key (a restore without the keys): the
+    service refuses to start rather than sign under a new identity."""
+    data = tmp_path / "data"
+    data.mkdir()
+    create_token(data, "acme")
+    kill_service(start_service(data, free_port()))  # the first key is made and registered
+    (data / "keys" / "header-signing.ed25519").unlink()
+    server = subprocess.run(
+        [sys.executable, "-m", "recordseal.cli", "serve", "--data-dir", str(data), "--port",
+         str(free_port())],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert server.returncode != 0
+    assert "restore the keys directory from its backup" in server.stdout + server.stderr
+    assert not (data / "keys" / "header-signing.ed25519").exists()  # no new key was made
