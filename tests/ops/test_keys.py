@@ -21,6 +21,7 @@ from tests.servers import create_token, free_port, kill_service, start_service
 
 RECORD = {"stream": "s", "record_type": "t", "occurred_at": "2026-11-26T08:00:00Z"}
 ONE = {**RECORD, "subject_id": "a", "payload": {"n": 1}}
+JSON = {"Content-Type": "application/json"}
 
 
 def cli(argv: list[str], *, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -155,6 +156,18 @@ def test_revoking_the_active_key_rotates_and_marks_it_compromised(tmp_path: Path
                 raise AssertionError("the service never signed with the new key")
             listed = json.loads(http.get("/v1/keys").text)
             assert {k["key_id"] for k in listed["keys"]} == {old, new}
+            marks = {k["key_id"]: k.get("compromised_at") for k in listed["keys"]}
+            assert marks == {old: "2026-01-01T00:00:00.000000Z", new: None}
+            # The online verifier applies it (docs/bundle.md, rule 3.5): no witness shows the
+            # first record before the compromise, so its header is not trusted; the new key's is.
+            for record, status in ((first.json(), "failed"), (answer.json(), "passed")):
+                bundle = http.post(
+                    f"/v1/records/{record['record_id']}/disclosure", json={"fields": []}
+                ).content
+                check = http.post("/v1/verify", content=bundle, headers=JSON).json()["checks"][2]
+                assert check["status"] == status, check
+                if status == "failed":
+                    assert "compromised" in check["detail"], check
     finally:
         kill_service(server)
     # Refused, changing nothing: an unknown key, a time in the future, a time without offset.

@@ -209,12 +209,6 @@ def test_the_api_applies_a_compromise(world: World) -> None:
     assert "compromised at" in result["checks"][2]["detail"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="services/verification.py reads the directory again only for a bundle naming a key"
-    " or log it does not know, so a compromise marked while the service runs is not seen"
-    " (the service side of issue 28 item 3)",
-)
 def test_a_compromise_marked_while_the_service_runs_is_seen(world: World) -> None:
     app = _verify_app()
     directories = [world.keys(), _compromised_keys(world)]

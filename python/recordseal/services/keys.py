@@ -7,6 +7,7 @@ from typing import Any
 
 from recordseal.settings import AuthoritySetting, WitnessSetting
 from recordseal.storage.base import Store
+from recordseal.storage.rows import SigningKeyRow
 from recordseal.tlog import Ed25519Signer
 
 
@@ -15,22 +16,26 @@ async def key_directory(store: Store, log_signer: Callable[[str], Ed25519Signer]
     (``log_signer(origin)``: the log key under the log's name, ``Sealer.signer``)."""
     return {
         "format": "recordseal/keys/v1",
-        "keys": [
-            {
-                "key_id": key.key_id,
-                "algorithm": key.algorithm,
-                "public_key": key.public_key.hex(),
-                "not_before": key.not_before,
-                "not_after": key.not_after,
-                "revoked_at": key.revoked_at,
-            }
-            for key in await store.records.signing_keys()
-        ],
+        "keys": [_header_key(key) for key in await store.records.signing_keys()],
         "logs": [
             {"origin": origin, "vkey": log_signer(origin).verifier().vkey}
             for origin in await store.logs.log_origins()
         ],
     }
+
+
+def _header_key(key: SigningKeyRow) -> dict[str, Any]:
+    entry = {
+        "key_id": key.key_id,
+        "algorithm": key.algorithm,
+        "public_key": key.public_key.hex(),
+        "not_before": key.not_before,
+        "not_after": key.not_after,
+        "revoked_at": key.revoked_at,
+    }
+    if key.compromised_at is not None:  # absent otherwise: earlier verifiers read the rest
+        entry["compromised_at"] = key.compromised_at
+    return entry
 
 
 def trust_store(

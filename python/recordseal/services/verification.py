@@ -6,7 +6,10 @@ only when keys or logs have changed: keys and logs appear while the service runs
 first seal, a key registered by another process), so a bundle naming a header key or a log
 the verifier does not know makes it read the key directory again, at most once per
 ``rebuild_interval`` seconds (bundles naming made-up keys cannot make every request read the
-store), and rebuild when what it read differs.
+store), and rebuild when what it read differs. It also reads them again once
+``refresh_interval`` seconds have passed, so a key marked compromised or retired while the
+service runs (``recordseal keys revoke``, docs/operations.md "Keys") is applied within that
+time.
 
 Decoding and verifying run in worker threads, at most ``concurrency`` at a time: a large
 bundle (docs/bundle.md, "Verifying online") never blocks the event loop, and the memory held
@@ -47,11 +50,13 @@ class OnlineVerifier:
         load: ContextSource,
         *,
         rebuild_interval: float = 1.0,
+        refresh_interval: float = 10.0,
         concurrency: int = 2,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._load = load
         self._rebuild_interval = rebuild_interval
+        self._refresh_interval = refresh_interval
         self._clock = clock
         self._limiter = anyio.CapacityLimiter(concurrency)
         self._lock = anyio.Lock()
@@ -74,9 +79,12 @@ class OnlineVerifier:
         """The current verifier, rebuilt first when ``bundle`` names what it does not know."""
         async with self._lock:
             current = self._verifier
-            stale = bundle is not None and current is not None and not current.knows(bundle)
-            if current is None or (
-                stale and self._clock() - self._checked_at >= self._rebuild_interval
+            unknown = bundle is not None and current is not None and not current.knows(bundle)
+            age = self._clock() - self._checked_at
+            if (
+                current is None
+                or (unknown and age >= self._rebuild_interval)
+                or age >= self._refresh_interval
             ):
                 documents = await self._load()
                 self._checked_at = self._clock()
