@@ -78,7 +78,7 @@ class PostgresRecords:
             "INSERT INTO signing_keys (key_id, algorithm, public_key, not_before, not_after,"
             " revoked_at, compromised_at, location) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
             " ON CONFLICT DO NOTHING",
-            *_key_columns(key),
+            *key.columns(),
         )
 
     async def rotate_signing_key(self, new: SigningKeyRow, retire: str, at: str) -> bool:
@@ -94,7 +94,7 @@ class PostgresRecords:
             await conn.execute(
                 "INSERT INTO signing_keys (key_id, algorithm, public_key, not_before, not_after,"
                 " revoked_at, compromised_at, location) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-                *_key_columns(new),
+                *new.columns(),
             )
             return True
 
@@ -363,16 +363,3 @@ async def _log_of(conn: Connection, tenant: str, fleet: str) -> int:
         log_id,
     )
     return log_id
-
-
-def _key_columns(key: SigningKeyRow) -> tuple[object, ...]:
-    return (
-        key.key_id,
-        key.algorithm,
-        key.public_key,
-        key.not_before,
-        key.not_after,
-        key.revoked_at,
-        key.compromised_at,
-        key.location,
-    )

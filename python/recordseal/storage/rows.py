@@ -103,6 +103,19 @@ class SigningKeyRow:
     #: key, ``header-signing.ed25519``
     location: str | None = None
 
+    def columns(self) -> tuple[object, ...]:
+        """The ``signing_keys`` columns, in the order both backends' INSERTs name them."""
+        return (
+            self.key_id,
+            self.algorithm,
+            self.public_key,
+            self.not_before,
+            self.not_after,
+            self.revoked_at,
+            self.compromised_at,
+            self.location,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class Erasure:

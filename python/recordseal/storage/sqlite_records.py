@@ -39,7 +39,7 @@ class SQLiteRecords:
             conn.execute(
                 "INSERT OR IGNORE INTO signing_keys (key_id, algorithm, public_key, not_before,"
                 " not_after, revoked_at, compromised_at, location) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                _key_columns(key),
+                key.columns(),
             )
 
         await self._db.writer.submit(job)
@@ -56,7 +56,7 @@ class SQLiteRecords:
             conn.execute(
                 "INSERT INTO signing_keys (key_id, algorithm, public_key, not_before, not_after,"
                 " revoked_at, compromised_at, location) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                _key_columns(new),
+                new.columns(),
             )
             return True
 
@@ -394,16 +394,3 @@ def _log_of(conn: sqlite3.Connection, tenant: str, fleet: str) -> int:
         (log_id,),
     )
     return int(log_id)
-
-
-def _key_columns(key: SigningKeyRow) -> tuple[object, ...]:
-    return (
-        key.key_id,
-        key.algorithm,
-        key.public_key,
-        key.not_before,
-        key.not_after,
-        key.revoked_at,
-        key.compromised_at,
-        key.location,
-    )
