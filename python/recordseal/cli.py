@@ -256,6 +256,18 @@ def _keys_rotate(args: argparse.Namespace) -> int:
     from recordseal.services.key_admin import rotate_header
 
     settings = _key_settings(args)
+    if args.purpose == "cookie":
+        from recordseal.panel import cookie_keys
+
+        key_id = cookie_keys.rotate(_keys_dir(settings))
+        if args.json:
+            _print_json({"new": {"key_id": key_id}})
+        else:
+            print(
+                f"recordseal: panel cookie key {key_id} signs within 2 s in every process;"
+                " cookies signed before keep verifying until they expire"
+            )
+        return 0
     old, new = asyncio.run(_with_records(settings, lambda r: rotate_header(r, _keys_dir(settings))))
     if args.json:
         _print_json({"old": _key_json(old), "new": _key_json(new)})
@@ -648,10 +660,15 @@ def parser() -> argparse.ArgumentParser:
     export.set_defaults(run=_keys_export)
     rotate = keys.add_parser(
         "rotate",
-        help="a new header-signing key, signing within seconds in every process of the store;"
-        " the old one stays valid a few seconds more and keeps verifying",
+        help="a new header-signing key or panel cookie key, used within seconds by every"
+        " process; the old one keeps verifying",
     )
-    rotate.add_argument("purpose", choices=["header"], help="which key")
+    rotate.add_argument(
+        "purpose",
+        choices=["header", "cookie"],
+        help="header: the header-signing key; cookie: the panel's session cookie key (older"
+        " cookies keep verifying until they expire)",
+    )
     _data_dir_option(rotate)
     _json_option(rotate, "the old and the new key")
     _database_url_option(rotate)

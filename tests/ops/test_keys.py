@@ -197,3 +197,18 @@ def test_a_data_directory_without_the_stores_header_key_is_refused(tmp_path: Pat
     assert server.returncode != 0
     assert "restore the keys directory from its backup" in server.stdout + server.stderr
     assert not (data / "keys" / "header-signing.ed25519").exists()  # no new key was made
+
+
+def test_the_cookie_key_rotates_and_is_listed(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    create_token(data, "acme")
+    kill_service(start_service(data, free_port()))  # the keys are made
+    rotated = json.loads(
+        cli(["keys", "rotate", "cookie", "--data-dir", str(data), "--json"]).stdout
+    )
+    assert rotated == {"new": {"key_id": "panel-2"}}
+    listed = json.loads(cli(["keys", "list", "--data-dir", str(data), "--json"]).stdout)
+    cookies = {k["key_id"]: k["active"] for k in listed["keys"] if k["purpose"] == "cookie"}
+    assert cookies == {"panel-1": False, "panel-2": True}
+    assert (data / "keys" / "panel-cookie-2.key").stat().st_mode & 0o777 == 0o600

@@ -13,6 +13,7 @@ from pathlib import Path
 from recordseal.clock import utc_now
 from recordseal.crypto.keyfiles import create_secret
 from recordseal.crypto.signing import HeaderSigner
+from recordseal.panel import cookie_keys
 from recordseal.services.header_keys import GRACE_SECONDS, REFRESH_SECONDS, active_key, key_file
 from recordseal.storage.records import RecordStore
 from recordseal.storage.rows import SigningKeyRow
@@ -127,15 +128,17 @@ async def listing(store: RecordStore, keys_dir: Path) -> list[KeyListing]:
 
 
 def file_keys(keys_dir: Path) -> list[KeyListing]:
-    """The log key, KEK and cookie key files that exist. The log key's id is the first 16 hex
-    digits of SHA-256 of its public key (as a header key's); a secret key's is the first 16
-    of SHA-256 of a label and the key, naming it without revealing it."""
+    """The cookie keys, log key and KEK files that exist. A cookie key's id is the one its
+    cookies carry (``panel-<generation>``); the log key's is the first 16 hex digits of
+    SHA-256 of its public key (as a header key's); the KEK's the first 16 of SHA-256 of a label
+    and the key, naming it without revealing it."""
     found = []
-    for purpose, name in (
-        ("log", "log-signing.ed25519"),
-        ("kek", "kek.key"),
-        ("cookie", "panel-cookie.key"),
-    ):
+    cookies = cookie_keys.key_files(keys_dir)
+    for generation, path in cookies:  # ids as the cookies name them
+        created = _instant(datetime.fromtimestamp(path.stat().st_mtime, UTC))
+        active = generation == cookies[-1][0]
+        found.append(KeyListing(f"panel-{generation}", "cookie", str(path), created, active=active))
+    for purpose, name in (("log", "log-signing.ed25519"), ("kek", "kek.key")):
         path = keys_dir / name
         if not path.is_file():
             continue

@@ -27,7 +27,7 @@ from recordseal.fleet.transparency import run_daily
 from recordseal.ledger.continuity import Continuity
 from recordseal.ledger.sealer import Sealer, configured_authorities, configured_witnesses
 from recordseal.panel.bootstrap import store_from_seed
-from recordseal.panel.cookies import CookieKeyring, SigningKey
+from recordseal.panel.cookie_keys import DirectoryKeyring
 from recordseal.panel.migrate import import_panel_files
 from recordseal.panel.sso.provider_store import SecretBox
 from recordseal.panel.sso.settings import SsoSettings
@@ -151,12 +151,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         app.state.passkey_config = PasskeyConfig.of(settings)
         app.state.panel = PanelContext(
             tenants=tenants,
-            keyring=CookieKeyring(
-                SigningKey(
-                    "panel-1",
-                    read_or_create_secret(settings.data_dir / "keys" / "panel-cookie.key"),
-                )
-            ),
+            keyring=DirectoryKeyring(settings.data_dir / "keys"),
             store=store.panel,
             fleet_status=FleetStatusReader(
                 store.logs,
