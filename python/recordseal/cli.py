@@ -136,15 +136,15 @@ def _token_revoke(args: argparse.Namespace) -> int:
 
 
 async def _export_keys(settings: Settings) -> dict[str, object]:
-    from recordseal.crypto.keyfiles import read_or_create_secret
     from recordseal.services.keys import key_directory
-    from recordseal.tlog import Ed25519Signer
 
     store = open_store(settings)
     await store.open()
     try:
-        seed = read_or_create_secret(settings.data_dir / "keys" / "log-signing.ed25519")
-        return await key_directory(store, lambda origin: Ed25519Signer.from_seed(origin, seed))
+        from recordseal.ledger.log_keys import LogKeyring
+
+        log_keys = LogKeyring.of_directory(settings.data_dir / "keys")
+        return await key_directory(store, log_keys.every)
     finally:
         await store.close()
 
@@ -256,6 +256,10 @@ def _keys_rotate(args: argparse.Namespace) -> int:
     from recordseal.services.key_admin import rotate_header
 
     settings = _key_settings(args)
+    if args.purpose == "log":
+        return _rotate_log(args, settings)
+    if args.complete:
+        raise KeyRefused("--complete applies to the log key only")
     if args.purpose == "cookie":
         from recordseal.panel import cookie_keys
 
@@ -277,6 +281,32 @@ def _keys_rotate(args: argparse.Namespace) -> int:
         f"recordseal: {old.key_id} stays valid until its last headers are in (about 10 s):"
         " bundles it signed keep verifying; export the key directory again for auditors"
     )
+    return 0
+
+
+def _rotate_log(args: argparse.Namespace, settings: Settings) -> int:
+    from recordseal.ledger import log_keys
+    from recordseal.tlog import Ed25519Signer
+
+    keys_dir = _keys_dir(settings)
+    if args.complete:
+        retired = log_keys.complete(keys_dir)
+        if not retired:
+            raise KeyRefused("only one log key signs: nothing to complete")
+        names = [k.path.name for k in retired]
+        if args.json:
+            _print_json({"retired": names})
+        else:
+            print(f"recordseal: {', '.join(names)} sign no more checkpoints (they still verify)")
+        return 0
+    new = log_keys.rotate(keys_dir)
+    family = Ed25519Signer.from_seed(settings.origin, new.seed).verifier().vkey
+    if args.json:
+        _print_json({"new": new.path.name, "family_vkey": family})
+        return 0
+    print(f"recordseal: {new.path.name} signs every checkpoint beside the older log key")
+    print(f"recordseal: give witnesses the log family {family} (the demo witness: restart serve),")
+    print("recordseal: then run `recordseal keys rotate log --complete`; export the keys again")
     return 0
 
 
@@ -499,24 +529,20 @@ def _recover(args: argparse.Namespace) -> int:
 
 
 async def _run_recover(settings: Settings) -> Any:
-    from recordseal.crypto.keyfiles import read_or_create_secret
     from recordseal.ledger.continuity import Continuity
     from recordseal.ledger.recovery import recover
     from recordseal.services.header_keys import HeaderKeys
-    from recordseal.tlog import Ed25519Signer
 
     store = open_store(settings)
     continuity = Continuity(open_journal(settings))  # refuses a journal on the store's server
     await store.open()
     try:
-        seed = read_or_create_secret(settings.data_dir / "keys" / "log-signing.ed25519")
+        from recordseal.ledger.log_keys import LogKeyring
+
+        log_keys = LogKeyring.of_directory(settings.data_dir / "keys")
         header_keys = await HeaderKeys.load(store.records, settings.data_dir / "keys")
         return await recover(
-            store,
-            continuity,
-            header_keys.active.signer,
-            lambda origin: Ed25519Signer.from_seed(origin, seed),
-            settings.origin,
+            store, continuity, header_keys.active.signer, log_keys.signing, settings.origin
         )
     finally:
         await continuity.close()
@@ -665,9 +691,16 @@ def parser() -> argparse.ArgumentParser:
     )
     rotate.add_argument(
         "purpose",
-        choices=["header", "cookie"],
-        help="header: the header-signing key; cookie: the panel's session cookie key (older"
-        " cookies keep verifying until they expire)",
+        choices=["header", "log", "cookie"],
+        help="header: the header-signing key; log: the checkpoint key (signing beside the old"
+        " one until --complete); cookie: the panel's session cookie key (older cookies keep"
+        " verifying until they expire)",
+    )
+    rotate.add_argument(
+        "--complete",
+        action="store_true",
+        help="log only: stop signing with the older log keys, once every witness knows the"
+        " newest (they keep verifying)",
     )
     _data_dir_option(rotate)
     _json_option(rotate, "the old and the new key")

@@ -47,15 +47,18 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child before e
 
 
 @contextmanager
-def demo_witness(directory: Path, family_vkey: str, log_format: str) -> Iterator[dict[str, Any]]:
-    """Run the demo witness for the logs under ``family_vkey``; yield its entry for
-    ``RECORDSEAL_WITNESSES`` once it answers; stop it on exit."""
+def demo_witness(
+    directory: Path, family_vkeys: list[str], log_format: str
+) -> Iterator[dict[str, Any]]:
+    """Run the demo witness for the logs under ``family_vkeys`` (one per log key); yield its
+    entry for ``RECORDSEAL_WITNESSES`` once it answers; stop it on exit."""
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     command = [
         sys.executable, "-m", "recordseal.cli", "witness", "serve", "--demo",
         "--data-dir", str(directory), "--name", KEY_NAME, "--host", "127.0.0.1",
-        "--port", str(port), "--logs-under", family_vkey, "--log-format", log_format,
+        "--port", str(port), "--log-format", log_format,
+        *(option for vkey in family_vkeys for option in ("--logs-under", vkey)),
     ]  # fmt: skip
     process = subprocess.Popen(command, preexec_fn=_die_with_parent)
     try:

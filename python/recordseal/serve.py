@@ -63,13 +63,12 @@ def _witnesses(settings: Settings) -> list[dict[str, object]]:
     return [msgspec.to_builtins(witness) for witness in settings.witnesses]
 
 
-def _family_vkey(settings: Settings, data_dir: Path) -> str:
-    """The service's log key under its origin: the demo witness's log family."""
-    from recordseal.crypto.keyfiles import read_or_create_secret
-    from recordseal.tlog import Ed25519Signer
+def _family_vkeys(settings: Settings, data_dir: Path) -> list[str]:
+    """The service's log keys under its origin: the demo witness's log families (one per
+    log key, so a restart after ``keys rotate log`` makes it know the new key)."""
+    from recordseal.ledger.log_keys import log_keys
 
-    seed = read_or_create_secret(data_dir / "keys" / "log-signing.ed25519")
-    return Ed25519Signer.from_seed(settings.origin, seed).verifier().vkey
+    return [key.signer(settings.origin).verifier().vkey for key in log_keys(data_dir / "keys")]
 
 
 def serve(settings: Settings, workers: int, demo_witness_dir: Path | None) -> int:
@@ -101,7 +100,7 @@ def serve(settings: Settings, workers: int, demo_witness_dir: Path | None) -> in
             entry = stack.enter_context(
                 demo_witness(
                     datadir.secure(demo_witness_dir),
-                    _family_vkey(settings, data_dir),
+                    _family_vkeys(settings, data_dir),
                     settings.log_format,
                 )
             )

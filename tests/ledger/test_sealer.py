@@ -139,18 +139,18 @@ def test_a_failed_seal_seals_nothing_and_the_next_one_everything(store, tmp_path
     async def scenario():
         async with Harness(store) as h:
             records = await h.ingest("acme", "orders", 4)
-            original = h.sealer.signer
+            original = h.sealer.signers
 
             def broken(origin):
                 raise RuntimeError("signing key unavailable")
 
-            h.sealer.signer = broken  # type: ignore[method-assign]
+            h.sealer.signers = broken  # type: ignore[method-assign]
             with pytest.raises(RuntimeError):
                 await h.sealer.seal_pending()
             for record in records:
                 assert await h.store.logs.record_seal("acme", record.record_id) is None
             assert await h.store.logs.checkpoints("acme", "default") == []
-            h.sealer.signer = original  # type: ignore[method-assign]
+            h.sealer.signers = original  # type: ignore[method-assign]
             (batch,) = await h.sealer.seal_pending()
             assert (batch.first_index, batch.size) == (1, 5)
             indexes = [(await h.store.logs.record_seal("acme", r.record_id))[1] for r in records]

@@ -212,3 +212,68 @@ def test_the_cookie_key_rotates_and_is_listed(tmp_path: Path) -> None:
     cookies = {k["key_id"]: k["active"] for k in listed["keys"] if k["purpose"] == "cookie"}
     assert cookies == {"panel-1": False, "panel-2": True}
     assert (data / "keys" / "panel-cookie-2.key").stat().st_mode & 0o777 == 0o600
+
+
+def test_the_log_key_rotates_and_the_log_is_witnessed_throughout(tmp_path: Path) -> None:
+    """``keys rotate log`` (both keys sign each checkpoint), a restart that gives the demo
+    witness the new key, ``keys rotate log --complete`` (the new key alone signs): every
+    record on the way is cosigned, and every bundle is VERIFIED with one export."""
+    data = tmp_path / "data"
+    data.mkdir()
+    port = free_port()
+    token = create_token(data, "acme")
+    auth = {"Authorization": f"Bearer {token}"}
+    args = ["--demo-witness", str(tmp_path / "witness")]
+
+    def start() -> subprocess.Popen[bytes]:
+        return start_service(data, port, args=args, env={"RECORDSEAL_SEAL_INTERVAL": "0.2"})
+
+    def witnessed(http: httpx.Client, n: int) -> dict:  # type: ignore[type-arg]
+        record = http.post("/v1/records", json={**ONE, "payload": {"n": n}}).json()
+        answer = http.post(
+            f"/v1/records/{record['record_id']}/disclosure?wait=30", json={"fields": []}
+        )
+        assert answer.status_code == 200 and answer.json()["seal"], answer.text
+        bundle: dict = answer.json()  # type: ignore[type-arg]
+        return bundle
+
+    def log_signatures(bundle: dict) -> list[str]:  # type: ignore[type-arg]
+        seal = bundle["seal"]
+        return [line for line in seal["proof"].splitlines() if line.startswith(f"— {seal['log']} ")]
+
+    bundles = []
+    server = start()
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=auth, timeout=60) as http:
+            assert http.post("/v1/streams", json={"name": "s"}).status_code == 201
+            bundles.append(witnessed(http, 1))
+            rotation = cli(["keys", "rotate", "log", "--data-dir", str(data), "--json"])
+            assert json.loads(rotation.stdout)["new"] == "log-signing-2.ed25519"
+            time.sleep(2.5)  # the sealer re-reads keys/ every 2 s: let it see the new key
+            bundles.append(witnessed(http, 2))  # both keys sign; the witness knows the old
+    finally:
+        kill_service(server)
+    assert len(log_signatures(bundles[0])) == 1
+    assert len(log_signatures(bundles[1])) == 2, bundles[1]["seal"]["proof"]
+    server = start()  # its demo witness now knows both keys
+    try:
+        cli(["keys", "rotate", "log", "--complete", "--data-dir", str(data)])
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=auth, timeout=60) as http:
+            time.sleep(2.5)
+            bundles.append(witnessed(http, 3))
+    finally:
+        kill_service(server)
+    assert len(log_signatures(bundles[2])) == 1, bundles[2]["seal"]["proof"]
+    cli(["keys", "export", "--data-dir", str(data), "--keys-out", str(tmp_path / "k.json"),
+         "--trust-out", str(tmp_path / "t.json")])  # fmt: skip
+    keys = load_key_directory((tmp_path / "k.json").read_bytes())
+    trust = load_trust_store((tmp_path / "t.json").read_bytes())
+    assert len(keys.logs) == 2  # one log, listed once per key
+    for bundle in bundles:
+        result = verify_bundle(json.dumps(bundle).encode(), keys, trust)
+        assert result.verdict == "VERIFIED", result
+    listed = json.loads(cli(["keys", "list", "--data-dir", str(data), "--json"]).stdout)
+    logs = [
+        (Path(k["location"]).name, k["active"]) for k in listed["keys"] if k["purpose"] == "log"
+    ]
+    assert logs == [("log-signing.ed25519", False), ("log-signing-2.ed25519", True)]

@@ -21,7 +21,7 @@ journaled: nothing is ever signed twice for one sequence number or one log size.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from recordseal import chain
@@ -29,11 +29,12 @@ from recordseal.clock import new_record_id, utc_now
 from recordseal.core import leaf_hash
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.ledger.continuity import STORE_ROLLED_BACK, Continuity
+from recordseal.ledger.log_keys import as_signers
 from recordseal.merkle.genesis import log_origin, successor_genesis, successor_origin
 from recordseal.storage.base import Store
 from recordseal.storage.journal import Entry, Head, Retired, Signed
 from recordseal.storage.recovery import GapRecord, Recovery, Succession
-from recordseal.tlog import Checkpoint, Ed25519Signer, sign_checkpoint
+from recordseal.tlog import Checkpoint, Ed25519Signer, sign_note
 
 
 class ServiceRunning(Exception):
@@ -54,7 +55,7 @@ async def recover(
     store: Store,
     continuity: Continuity,
     header_signer: HeaderSigner,
-    log_signer: Callable[[str], Ed25519Signer],
+    log_signer: Callable[[str], Ed25519Signer | Sequence[Ed25519Signer]],
     service_origin: str,
 ) -> RecoveryReport:
     """Compare the store with the journal (``continuity.start``, which also re-applies the
@@ -86,7 +87,7 @@ async def recover(
 async def _plan_successions(
     store: Store,
     continuity: Continuity,
-    log_signer: Callable[[str], Ed25519Signer],
+    log_signer: Callable[[str], Ed25519Signer | Sequence[Ed25519Signer]],
     service_origin: str,
     report: RecoveryReport,
 ) -> None:
@@ -103,7 +104,8 @@ async def _plan_successions(
             successor = successor_origin(base, successor)
         taken.add(successor)
         leaf = successor_genesis(origin, signed.size, signed.root)
-        note = sign_checkpoint(Checkpoint(successor, 1, leaf_hash(leaf)), log_signer(successor))
+        signers = as_signers(log_signer(successor))  # two during a log key rotation
+        note = sign_note(Checkpoint(successor, 1, leaf_hash(leaf)).text(), signers)
         report.successions.append(
             Succession(
                 fence.tenant, fence.fleet, origin, signed.size, signed.root, successor, leaf, note

@@ -29,6 +29,7 @@ from recordseal.clock import utc_now
 from recordseal.identifiers import DEFAULT_FLEET
 from recordseal.ledger import offering
 from recordseal.ledger.continuity import STORE_ROLLED_BACK, Continuity
+from recordseal.ledger.log_keys import LogKeyring
 from recordseal.ledger.offering import Head, Offers
 from recordseal.ledger.witnessed import WitnessPolicy
 from recordseal.merkle import tree
@@ -41,7 +42,7 @@ from recordseal.tlog import (
     CosignatureVerifier,
     Ed25519Signer,
     TlogError,
-    sign_checkpoint,
+    sign_note,
 )
 from recordseal.tlog.client import WitnessClient
 from recordseal.tlog.tsa_client import timestamp_root
@@ -68,7 +69,7 @@ class Sealer:
     def __init__(
         self,
         store: LogStore,
-        log_key_seed: bytes,
+        log_keys: bytes | LogKeyring,
         service_origin: str,
         witnesses: Sequence[Witness] = (),
         authorities: Sequence[TimestampAuthority] = (),
@@ -88,7 +89,9 @@ class Sealer:
         self._continuity = continuity
         self._seal_limit = seal_limit
         self._audit = audit or FleetAudit()
-        self._seed = log_key_seed
+        self._log_keys = (
+            log_keys if isinstance(log_keys, LogKeyring) else LogKeyring.of_seed(log_keys)
+        )
         self._service = service_origin
         self._vouchers: dict[str, Witness | TimestampAuthority] = {w.name: w for w in witnesses}
         self._vouchers.update((a.name, a) for a in authorities)
@@ -105,8 +108,16 @@ class Sealer:
         self._witness_sizes: dict[tuple[str, str], int] = {}
 
     def signer(self, origin: str) -> Ed25519Signer:
-        """The log key under the log's name (C2SP: the key name is the origin)."""
-        return Ed25519Signer.from_seed(origin, self._seed)
+        """The newest log key under the log's name (C2SP: the key name is the origin)."""
+        return self._log_keys.signing(origin)[-1]
+
+    def signers(self, origin: str) -> list[Ed25519Signer]:
+        """The keys that sign a checkpoint of ``origin`` now (two during a rotation)."""
+        return self._log_keys.signing(origin)
+
+    def every(self, origin: str) -> list[Ed25519Signer]:
+        """Every log key of ``origin``, retired ones too: what verifies its checkpoints."""
+        return self._log_keys.every(origin)
 
     def origin(self, tenant: str | None, fleet: str = DEFAULT_FLEET) -> str:
         """The origin of the (tenant, fleet) log: its first, or the successor ``recordseal
@@ -136,10 +147,11 @@ class Sealer:
         origin = self.origin(tenant, fleet)
         if origin in self._continuity.logs:
             return sealed  # fenced: nothing is signed for it (docs/continuity.md)
-        signer = self.signer(origin)
+        self._log_keys.follow()
+        signers = self.signers(origin)
 
         def sign(size: int, root: bytes) -> str:
-            return sign_checkpoint(Checkpoint(origin, size, root), signer)
+            return sign_note(Checkpoint(origin, size, root).text(), signers)
 
         behind = self._continuity.seal_check(origin, tenant, fleet)
         while True:  # a large backlog goes in several bounded transactions

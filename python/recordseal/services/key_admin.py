@@ -13,6 +13,8 @@ from pathlib import Path
 from recordseal.clock import utc_now
 from recordseal.crypto.keyfiles import create_secret
 from recordseal.crypto.signing import HeaderSigner
+from recordseal.ledger import log_keys as log_keys_module
+from recordseal.ledger.log_keys import log_keys
 from recordseal.panel import cookie_keys
 from recordseal.services.header_keys import GRACE_SECONDS, REFRESH_SECONDS, active_key, key_file
 from recordseal.storage.records import RecordStore
@@ -138,7 +140,11 @@ def file_keys(keys_dir: Path) -> list[KeyListing]:
         created = _instant(datetime.fromtimestamp(path.stat().st_mtime, UTC))
         active = generation == cookies[-1][0]
         found.append(KeyListing(f"panel-{generation}", "cookie", str(path), created, active=active))
-    for purpose, name in (("log", "log-signing.ed25519"), ("kek", "kek.key")):
+    for key in log_keys(keys_dir) if (keys_dir / log_keys_module.FIRST).is_file() else []:
+        created = _instant(datetime.fromtimestamp(key.path.stat().st_mtime, UTC))
+        ident = HeaderSigner.from_seed(key.seed).key_id
+        found.append(KeyListing(ident, "log", str(key.path), created, active=not key.retired))
+    for purpose, name in (("kek", "kek.key"),):
         path = keys_dir / name
         if not path.is_file():
             continue

@@ -5,21 +5,26 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from recordseal.ledger.log_keys import as_signers
 from recordseal.settings import AuthoritySetting, WitnessSetting
 from recordseal.storage.base import Store
 from recordseal.storage.rows import SigningKeyRow
 from recordseal.tlog import Ed25519Signer
 
 
-async def key_directory(store: Store, log_signer: Callable[[str], Ed25519Signer]) -> dict[str, Any]:
+async def key_directory(
+    store: Store, log_signer: Callable[[str], Ed25519Signer | Sequence[Ed25519Signer]]
+) -> dict[str, Any]:
     """Header-signing keys with their validity, and the note verifier key of every log
-    (``log_signer(origin)``: the log key under the log's name, ``Sealer.signer``)."""
+    (``log_signer(origin)``: the log key, or every log key, under the log's name:
+    ``Sealer.every``; a log listed once per key after a rotation, docs/tlog.md)."""
     return {
         "format": "recordseal/keys/v1",
         "keys": [_header_key(key) for key in await store.records.signing_keys()],
         "logs": [
-            {"origin": origin, "vkey": log_signer(origin).verifier().vkey}
+            {"origin": origin, "vkey": signer.verifier().vkey}
             for origin in await store.logs.log_origins()
+            for signer in as_signers(log_signer(origin))
         ],
     }
 

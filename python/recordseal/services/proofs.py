@@ -174,7 +174,7 @@ class ProofService:
             raise Invalid("seal_invalid", "the seal's index is not the record's entry", "seal")
         try:
             old_checkpoint, _ = open_checkpoint(
-                opened.proof.checkpoint, [self._sealer.signer(origin).verifier()]
+                opened.proof.checkpoint, [s.verifier() for s in self._sealer.every(origin)]
             )
         except TlogError as error:
             message = f"the seal's checkpoint is not signed by the log's key ({error.code})"

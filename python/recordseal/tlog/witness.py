@@ -114,14 +114,17 @@ class Witness:
         return cosignature
 
     def verifiers_for(self, origin: str) -> Sequence[NoteVerifier] | None:
-        """The log's keys: configured for the origin, or its family's key under its name."""
+        """The log's keys: configured for the origin, or its families' keys under its name
+        (a family may have several keys: a log key rotation, docs/tlog.md)."""
         configured = self.logs.get(origin)
         if configured is not None:
             return configured
-        for family in self.families:
-            if origin.startswith(family.name + "/"):
-                return (Ed25519Verifier(origin, family.public_key),)
-        return None
+        found = tuple(
+            Ed25519Verifier(origin, family.public_key)
+            for family in self.families
+            if origin.startswith(family.name + "/")
+        )
+        return found or None
 
     def _check_extends(
         self,

@@ -25,6 +25,7 @@ from recordseal.fleet.reload import FleetRegistry, ReloadOutcome, scope_of, watc
 from recordseal.fleet.status import FleetStatusReader
 from recordseal.fleet.transparency import run_daily
 from recordseal.ledger.continuity import Continuity
+from recordseal.ledger.log_keys import LogKeyring
 from recordseal.ledger.sealer import Sealer, configured_authorities, configured_witnesses
 from recordseal.panel.bootstrap import store_from_seed
 from recordseal.panel.cookie_keys import DirectoryKeyring
@@ -98,7 +99,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         authorities = configured_authorities(settings.timestamp_authorities)
         sealer = Sealer(
             store.logs,
-            read_or_create_secret(settings.data_dir / "keys" / "log-signing.ed25519"),
+            LogKeyring.of_directory(settings.data_dir / "keys"),
             settings.origin,
             witnesses,
             authorities,
@@ -144,7 +145,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         app.state.trust_store = trust
 
         async def verification_context() -> tuple[KeyDirectory, TrustStore]:
-            directory = await key_directory(store, sealer.signer)
+            directory = await key_directory(store, sealer.every)
             return msgspec.convert(directory, KeyDirectory), trust
 
         app.state.verifier = OnlineVerifier(verification_context)
