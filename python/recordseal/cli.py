@@ -33,11 +33,14 @@ from recordseal.client.disclose_cli import add_disclose_parser
 from recordseal.client.ingest_cli import add_ingest_parser
 from recordseal.datadir import DataDirError
 from recordseal.fleet.cli import add_fleet_parsers
+from recordseal.ops.config_cli import add_config_parser
+from recordseal.ops.doctor import add_doctor_parser
 from recordseal.services.errors import ServiceError
 from recordseal.services.header_keys import KeyUnavailable
 from recordseal.services.key_admin import KeyRefused
 from recordseal.services.tokens import TokenService
 from recordseal.settings import (
+    CONFIG_VARIABLE,
     AuthoritySetting,
     Settings,
     SettingsError,
@@ -63,8 +66,6 @@ def _serve(args: argparse.Namespace) -> int:
     from recordseal.web.preflight import preflight
     from recordseal.web.supervision import SUPERVISOR_VARIABLE
 
-    for warning in unknown_variables():
-        print(f"recordseal: warning: {warning}", file=sys.stderr)
     settings = from_env(
         data_dir=args.data_dir, port=args.port, host=args.host, database_url=args.database_url
     )
@@ -581,7 +582,19 @@ def _database_url_option(command: argparse.ArgumentParser) -> None:
     )
 
 
+def _config_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="TOML file of settings, overridden by RECORDSEAL_* variables (RECORDSEAL_CONFIG;"
+        " docs/configuration.md)",
+    )
+
+
 def _data_dir_option(command: argparse.ArgumentParser) -> None:
+    _config_option(command)
     command.add_argument(
         "--data-dir",
         type=Path,
@@ -791,6 +804,8 @@ def parser() -> argparse.ArgumentParser:
     add_ingest_parser(commands)
     add_disclose_parser(commands)
     add_fleet_parsers(commands)
+    add_config_parser(commands, _config_option)
+    add_doctor_parser(commands, _config_option)
     return top
 
 
@@ -800,6 +815,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     datadir.owner_only()
     args = parser().parse_args(argv)
+    if getattr(args, "config", None) is not None:  # read by every process of the command
+        os.environ[CONFIG_VARIABLE] = str(args.config.absolute())
+    for warning in unknown_variables():
+        print(f"recordseal: warning: {warning}", file=sys.stderr)
     try:
         result: int = args.run(args)
     except (

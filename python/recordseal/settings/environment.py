@@ -23,9 +23,10 @@ from recordseal.settings.model import Settings
 from recordseal.settings.values import Rate, parse_network
 
 PREFIX = "RECORDSEAL_"
-#: Variables that are no settings of the service: set by a command for its own workers, read
-#: by the client commands (``recordseal ingest``, ``disclose``: the service and the token they
-#: use, ``client/connection.py``), or read by tests.
+#: Variables that are no settings of the service: the configuration file (``file.py``), set
+#: by a command for its own workers, read by the client commands (``recordseal ingest``,
+#: ``disclose``: the service and the token they use, ``client/connection.py``), or read by
+#: tests.
 NOT_SETTINGS = frozenset(
     {
         "RECORDSEAL_WITNESS_CONFIG",
@@ -33,6 +34,7 @@ NOT_SETTINGS = frozenset(
         "RECORDSEAL_SCREENSHOTS",
         "RECORDSEAL_URL",
         "RECORDSEAL_TOKEN",
+        "RECORDSEAL_CONFIG",
     }
 )
 
@@ -57,6 +59,12 @@ class Field:
     default: Any
     help: str
     rule: str
+    secret: bool = False  # its value may hold a password: ``config show`` redacts it
+
+    @property
+    def key(self) -> str:
+        """Its key in a configuration file: the variable without the prefix, in lower case."""
+        return self.variable.removeprefix(PREFIX).lower()
 
 
 def fields() -> list[Field]:
@@ -92,6 +100,7 @@ def fields() -> list[Field]:
                 default,
                 description,
                 extra.get("rule") or _rule_of(kind, limits),
+                bool(extra.get("secret")),
             )
         )
     return found
@@ -131,8 +140,9 @@ def _split(text: str) -> list[str]:
     return [part.strip() for part in text.replace(";", ",").split(",") if part.strip()]
 
 
-def parse(field: Field, text: str) -> Any:
-    """The value of ``field`` written as ``text``; SettingsError when it breaks the rule."""
+def parse(field: Field, text: str, name: str | None = None) -> Any:
+    """The value of ``field`` written as ``text``; SettingsError naming ``name`` (the field's
+    variable by default) when it breaks the rule."""
     kind = field.kind
     try:
         if kind is Path:
@@ -161,31 +171,13 @@ def parse(field: Field, text: str) -> Any:
             return tuple(parse_network(part) for part in _split(text))
         return msgspec.json.decode(text, type=kind)
     except (msgspec.ValidationError, msgspec.DecodeError, ValueError) as error:
-        raise SettingsError(field.variable, field.rule, _detail(error)) from None
+        raise SettingsError(name or field.variable, field.rule, _detail(error)) from None
 
 
 def _detail(error: Exception) -> str:
     """What is wrong beyond the rule, without the value (msgspec names the place, as in
     ``at `$[0].url```)."""
     return str(error)
-
-
-def from_env(environ: Mapping[str, str] | None = None, **overrides: object) -> Settings:
-    """Settings from ``RECORDSEAL_*`` variables (``os.environ`` by default); explicit
-    overrides (command-line options) win, and None means "not given"."""
-    environ = os.environ if environ is None else environ
-    values: dict[str, Any] = {}
-    for field in fields():
-        text = environ.get(field.variable, "")
-        if text.strip():  # checked even when an option overrides it: a bad value is refused
-            values[field.name] = parse(field, text)
-        if overrides.get(field.name) is not None:
-            value = overrides[field.name]
-            values[field.name] = Path(str(value)) if field.kind is Path else value
-    unknown = set(overrides) - {field.name for field in fields()}
-    if unknown:
-        raise TypeError(f"no such setting: {', '.join(sorted(unknown))}")
-    return Settings(**values)
 
 
 def unknown_variables(environ: Mapping[str, str] | None = None) -> list[str]:

@@ -20,11 +20,18 @@ DEFAULT_DATA_DIR = Path("data")
 
 
 def setting(
-    text: str, *, variable: str | None = None, rule: str | None = None, **limits: Any
+    text: str,
+    *,
+    variable: str | None = None,
+    rule: str | None = None,
+    secret: bool = False,
+    **limits: Any,
 ) -> Meta:
     """A field's one line of help; ``variable`` when it is not ``RECORDSEAL_<NAME>``, ``rule``
-    when its type does not say it all, ``limits`` as msgspec's (``ge``, ``gt``, ``le``)."""
-    extra = {key: value for key, value in (("variable", variable), ("rule", rule)) if value}
+    when its type does not say it all, ``secret`` when its value may hold a password (a URL's:
+    ``config show`` redacts it), ``limits`` as msgspec's (``ge``, ``gt``, ``le``)."""
+    pairs = (("variable", variable), ("rule", rule), ("secret", secret))
+    extra = {key: value for key, value in pairs if value}
     return Meta(description=text, extra=extra, **limits)
 
 
@@ -44,6 +51,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         setting(
             "PostgreSQL database of the records (SQLite in the data directory when unset)",
             rule="a postgresql:// or postgres:// URL",
+            secret=True,
             pattern="^postgres(ql)?://",
         ),
     ] = None
@@ -54,6 +62,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             " (docs/continuity.md): a directory (default `journal` in the data directory), or"
             " the postgresql:// URL of a database on another server than the store's",
             rule="a directory, or a postgresql:// or postgres:// URL",
+            secret=True,
         ),
     ] = None
     host: Annotated[str, setting("address to listen on", rule="an IP address or host name")] = (

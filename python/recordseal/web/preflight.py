@@ -41,7 +41,7 @@ def preflight(settings: Settings) -> Refusal | None:
             CANNOT_START,
         )
     open_store(settings)  # a database URL of another kind raises BackendError (exit 2)
-    refusal = _port_refusal(settings.host, settings.port)
+    refusal = port_refusal(settings.host, settings.port)
     if refusal is not None:
         return refusal
     if settings.panel_sso_ca_file is not None:
@@ -62,7 +62,7 @@ def preflight(settings: Settings) -> Refusal | None:
     return None
 
 
-def _port_refusal(host: str, port: int) -> Refusal | None:
+def port_refusal(host: str, port: int) -> Refusal | None:
     """A listener already on (host, port) refuses the start: workers with SO_REUSEPORT
     would share the port with it, and requests would alternate between two services."""
     try:

@@ -1,0 +1,1 @@
+"""Commands for the operator of a deployment: ``config show`` and ``doctor``."""

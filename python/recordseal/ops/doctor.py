@@ -1,0 +1,202 @@
+"""``recordseal doctor``: what would stop the service or its bundles, each with a fix hint.
+
+Checks, in order: the data directory, the keys (readable by this user), the store (reachable,
+migrated), each witness and time-stamping authority (answering; an authority's token verifies
+against its roots), the port (free, or held by a recordseal answering ``/health``) and the
+clock (within :data:`MAX_SKEW_SECONDS` of every witness's ``Date`` and authority's token).
+Exit 1 when a check fails; nothing is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import httpx
+
+from recordseal.ops.config_cli import add_settings_options, overrides
+from recordseal.settings import Settings, resolve
+from recordseal.storage.backends import schema_status
+from recordseal.tlog import TlogError
+from recordseal.tlog.tsa_client import timestamp_root
+from recordseal.web.preflight import port_refusal
+
+#: Largest difference tolerated between this host's clock and a witness's or authority's.
+MAX_SKEW_SECONDS = 30.0
+#: Seconds each witness or authority has to answer.
+ANSWER_SECONDS = 5.0
+#: The key files without which the service cannot sign (others are made when first needed).
+REQUIRED_KEYS = ("log-signing.ed25519",)
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+
+
+def check_keys(settings: Settings) -> list[Check]:
+    keys = settings.data_dir / "keys"
+    if not settings.data_dir.is_dir():
+        fix = "check --data-dir / RECORDSEAL_DATA_DIR (recordseal serve creates it at first start)"
+        return [Check("data directory", False, f"{settings.data_dir} does not exist", fix)]
+    if not keys.is_dir():
+        fix = (
+            "restore keys/ from its backup (backed up apart from the data); a new deployment"
+            " gets its keys at the first `recordseal serve`"
+        )
+        return [Check("keys", False, f"{keys} does not exist", fix)]
+    problems = [f"{name} is missing" for name in REQUIRED_KEYS if not (keys / name).is_file()]
+    files = sorted(path for path in keys.iterdir() if path.is_file())
+    for path in files:
+        try:
+            if not path.read_bytes():
+                problems.append(f"{path.name} is empty")
+        except OSError as error:
+            problems.append(f"{path.name}: {error.strerror}")
+    if problems:
+        fix = (
+            "run as the service's user (the keys are owner-only), or restore the files from the"
+            " keys' backup"
+        )
+        return [Check("keys", False, f"{keys}: {'; '.join(problems)}", fix)]
+    return [Check("keys", True, f"{keys}: {len(files)} files readable")]
+
+
+def check_store(settings: Settings) -> Check:
+    try:
+        status = asyncio.run(schema_status(settings))
+    except Exception as error:  # any driver's failure is the finding itself
+        reason = f"{type(error).__name__}: {error}"
+        fix = "check RECORDSEAL_DATABASE_URL, that the database server runs and accepts this host"
+        return Check("store", False, f"not reachable ({reason})", fix)
+    if status.state == "up_to_date":
+        return Check("store", True, status.describe())
+    fix = {
+        "behind": "run `recordseal migrate` (serve migrates at start too)",
+        "absent": "run `recordseal migrate` (serve migrates at start too)",
+        "ahead": "run the recordseal release that migrated this store, or a newer one",
+    }[status.state]
+    return Check("store", False, status.describe(), fix)
+
+
+async def _witness(
+    settings: Settings, client: httpx.AsyncClient, skews: list[float]
+) -> list[Check]:
+    found = []
+    for witness in settings.witnesses:
+        name = f"witness {witness.name}"
+        try:
+            answer = await client.get(witness.url)
+        except httpx.HTTPError as error:
+            fix = f"start the witness at {witness.url}, or correct its url in witnesses"
+            found.append(Check(name, False, f"{witness.url} did not answer ({error!r})", fix))
+            continue
+        if answer.status_code >= 500:
+            fix = "look at the witness's own log"
+            found.append(Check(name, False, f"{witness.url} answered {answer.status_code}", fix))
+            continue
+        if "date" in answer.headers:
+            skews.append(_skew(parsedate_to_datetime(answer.headers["date"])))
+        found.append(Check(name, True, f"{witness.url} answers"))
+    return found
+
+
+async def _authorities(
+    settings: Settings, client: httpx.AsyncClient, skews: list[float]
+) -> list[Check]:
+    found = []
+    for authority in settings.timestamp_authorities:
+        name = f"time-stamping authority {authority.name}"
+        try:
+            stamp = await timestamp_root(
+                authority.url, bytes(32), authority.roots(), http=client,
+                timeout_seconds=ANSWER_SECONDS,
+            )  # fmt: skip
+        except TlogError as error:
+            fix = "check that the authority runs, its url, and that roots_pem holds its CA"
+            found.append(Check(name, False, str(error), fix))
+            continue
+        skews.append(_skew(stamp.gen_time))
+        found.append(Check(name, True, f"{authority.url} answers with a token its roots verify"))
+    return found
+
+
+def _skew(remote: datetime) -> float:
+    return datetime.now(UTC).timestamp() - remote.timestamp()
+
+
+async def check_remotes(settings: Settings) -> list[Check]:
+    """The witnesses and authorities, then the clock against what they said the time was."""
+    skews: list[float] = []
+    async with httpx.AsyncClient(timeout=ANSWER_SECONDS) as client:
+        found = await _witness(settings, client, skews)
+        found += await _authorities(settings, client, skews)
+    if not skews:
+        return [*found, Check("clock", True, "not compared: no witness or authority answered")]
+    worst = max(skews, key=abs)
+    if abs(worst) > MAX_SKEW_SECONDS:
+        way = "ahead of" if worst > 0 else "behind"
+        detail = f"{abs(worst):.0f} s {way} a witness or authority (at most {MAX_SKEW_SECONDS:.0f})"
+        fix = "synchronise the clock (NTP: `timedatectl status`, chrony or systemd-timesyncd)"
+        return [*found, Check("clock", False, detail, fix)]
+    compared = f"within {abs(worst):.0f} s of {len(skews)} witnesses and authorities"
+    return [*found, Check("clock", True, compared)]
+
+
+def check_port(settings: Settings) -> Check:
+    refusal = port_refusal(settings.host, settings.port)
+    where = f"{settings.host}:{settings.port}"
+    if refusal is None:
+        return Check("port", True, f"{where} is free")
+    try:
+        health = httpx.get(f"http://{where}/health", timeout=ANSWER_SECONDS)
+        if health.status_code == 200 and health.json() == {"status": "ok"}:
+            detail = f"{where} is held by a service answering /health as recordseal does"
+            return Check("port", True, detail + " (this deployment, running?)")
+    except (httpx.HTTPError, ValueError):
+        pass
+    fix = "stop what listens there (`ss -ltnp`), or choose another --port / RECORDSEAL_PORT"
+    return Check("port", False, refusal.message, fix)
+
+
+def diagnose(settings: Settings) -> list[Check]:
+    found = check_keys(settings)
+    if settings.data_dir.is_dir() or settings.database_url:
+        found.append(check_store(settings))
+    found += asyncio.run(check_remotes(settings))
+    found.append(check_port(settings))
+    return found
+
+
+def add_doctor_parser(commands: Any, config_option: Any) -> None:
+    doctor = commands.add_parser(
+        "doctor",
+        help="check keys, store, witnesses, time-stamping authorities, port and clock, each"
+        " with a fix; exit 1 when something is wrong",
+    )
+    config_option(doctor)
+    add_settings_options(doctor)
+    doctor.add_argument("--json", action="store_true", help="print the checks as JSON")
+    doctor.set_defaults(run=_doctor)
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    found = diagnose(resolve(**overrides(args)).settings)
+    healthy = all(check.ok for check in found)
+    if args.json:
+        print(json.dumps({"ok": healthy, "checks": [asdict(c) for c in found]}, indent=2))
+    else:
+        for check in found:
+            print(f"{'ok  ' if check.ok else 'FAIL'}  {check.name}: {check.detail}")
+            if check.fix:
+                print(f"      fix: {check.fix}")
+        print("recordseal: all checks passed" if healthy else "recordseal: something is wrong")
+    return 0 if healthy else 1
