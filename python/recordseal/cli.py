@@ -145,7 +145,7 @@ async def _export_keys(settings: Settings) -> dict[str, object]:
         from recordseal.ledger.log_keys import LogKeyring
 
         log_keys = LogKeyring.of_directory(settings.data_dir / "keys")
-        return await key_directory(store, log_keys.every)
+        return await key_directory(store, log_keys.every, log_keys.compromise_of)
     finally:
         await store.close()
 
@@ -312,9 +312,27 @@ def _rotate_log(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _keys_revoke(args: argparse.Namespace) -> int:
-    from recordseal.services.key_admin import revoke
+    from recordseal.services.key_admin import revoke, revoke_log_key
 
     settings = _key_settings(args)
+    log_key = revoke_log_key(_keys_dir(settings), args.key_id, args.compromised_at)
+    if log_key is not None:
+        compromised, successor = log_key
+        report = {
+            "revoked": {"key_id": args.key_id, "purpose": "log", "file": compromised.path.name},
+            "new": None if successor is None else {"file": successor.path.name},
+        }
+        if args.json:
+            _print_json(report)
+            return 0
+        print(f"recordseal: log key {args.key_id} compromised from {args.compromised_at}")
+        if successor is not None:
+            print(
+                f"recordseal: {successor.path.name} alone signs checkpoints from now: give"
+                " witnesses its family vkey (`recordseal keys rotate log` printed how)"
+            )
+        print("recordseal: export the key directory again and give it to every verifier")
+        return 0
     revoked, new = asyncio.run(
         _with_records(
             settings,

@@ -277,3 +277,41 @@ def test_the_log_key_rotates_and_the_log_is_witnessed_throughout(tmp_path: Path)
         (Path(k["location"]).name, k["active"]) for k in listed["keys"] if k["purpose"] == "log"
     ]
     assert logs == [("log-signing.ed25519", False), ("log-signing-2.ed25519", True)]
+
+
+def test_a_compromised_log_key_is_retired_for_a_new_one_and_named_in_the_directory(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    port = free_port()
+    token = create_token(data, "acme")
+    auth = {"Authorization": f"Bearer {token}"}
+    server = start_service(data, port, env={"RECORDSEAL_SEAL_INTERVAL": "0.2"})
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=auth, timeout=60) as http:
+            assert http.post("/v1/streams", json={"name": "s"}).status_code == 201
+            record = http.post("/v1/records", json=ONE).json()
+            bundle = http.post(
+                f"/v1/records/{record['record_id']}/disclosure?wait=10", json={"fields": []}
+            ).content
+    finally:
+        kill_service(server)
+    listed = json.loads(cli(["keys", "list", "--data-dir", str(data), "--json"]).stdout)
+    [old] = [k["key_id"] for k in listed["keys"] if k["purpose"] == "log"]
+    revoked = cli(
+        ["keys", "revoke", old, "--compromised-at", "2026-01-01T00:00:00Z",
+         "--data-dir", str(data), "--json"]
+    )  # fmt: skip
+    report = json.loads(revoked.stdout)
+    assert report["revoked"]["purpose"] == "log"
+    assert report["new"] == {"file": "log-signing-2.ed25519"}
+    assert (data / "keys" / "log-signing.ed25519.retired").exists()
+    cli(["keys", "export", "--data-dir", str(data), "--keys-out", str(tmp_path / "k.json"),
+         "--trust-out", str(tmp_path / "t.json")])  # fmt: skip
+    exported = json.loads((tmp_path / "k.json").read_text())
+    marks = sorted(entry.get("compromised_at") or "" for entry in exported["logs"])
+    assert marks == ["", "2026-01-01T00:00:00.000000Z"]
+    # No witness shows the checkpoint before the compromise: check 4 fails naming it (rule 4.8).
+    result = verify_bundle(bundle, load_key_directory((tmp_path / "k.json").read_bytes()))
+    assert result.checks[3].status == "failed" and "compromised" in result.checks[3].detail

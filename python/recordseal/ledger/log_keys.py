@@ -24,6 +24,8 @@ from recordseal.tlog import Ed25519Signer
 FIRST = "log-signing.ed25519"
 _LATER = re.compile(r"log-signing-([1-9][0-9]{0,5})\.ed25519")
 RETIRED = ".retired"
+#: Beside a key file: the RFC 3339 time from which the key is known compromised.
+COMPROMISED = ".compromised"
 RELOAD_SECONDS = 2.0
 
 
@@ -33,6 +35,7 @@ class LogKey:
     path: Path
     seed: bytes
     retired: bool
+    compromised_at: str | None = None
 
     def signer(self, origin: str) -> Ed25519Signer:
         """The key under a log's name (C2SP: the key name is the origin)."""
@@ -49,9 +52,28 @@ def log_keys(keys_dir: Path) -> list[LogKey]:
         if match and int(match.group(1)) > 1:
             found.append((int(match.group(1)), path))
     return [
-        LogKey(n, path, path.read_bytes(), path.with_name(path.name + RETIRED).exists())
+        LogKey(
+            n,
+            path,
+            path.read_bytes(),
+            path.with_name(path.name + RETIRED).exists(),
+            _compromised_at(path),
+        )
         for n, path in sorted(found)
     ]
+
+
+def _compromised_at(path: Path) -> str | None:
+    marker = path.with_name(path.name + COMPROMISED)
+    return marker.read_text().strip() if marker.is_file() else None
+
+
+def mark_compromised(key: LogKey, at: str) -> None:
+    """Record that ``key`` is compromised from ``at`` (the key directory then says so)."""
+    marker = key.path.with_name(key.path.name + COMPROMISED)
+    marker.write_text(at + "\n")
+    marker.chmod(0o600)
+    sync_directory(key.path.parent)
 
 
 def rotate(keys_dir: Path) -> LogKey:
@@ -107,10 +129,21 @@ class LogKeyring:
 
     def signing(self, origin: str) -> list[Ed25519Signer]:
         """The signers of a checkpoint of ``origin``: every key not retired."""
+        self.follow()
         return [k.signer(origin) for k in self._keys if not k.retired]
+
+    def compromise_of(self, vkey: str) -> str | None:
+        """When the log key of ``vkey`` (under any log's name) is known compromised, or None."""
+        self.follow()
+        public = vkey.rsplit("+", 1)[-1]
+        for key in self._keys:
+            if key.compromised_at and key.signer("x").verifier().vkey.rsplit("+", 1)[-1] == public:
+                return key.compromised_at
+        return None
 
     def every(self, origin: str) -> list[Ed25519Signer]:
         """Every key of ``origin``, retired ones too: what verifies its checkpoints."""
+        self.follow()
         return [k.signer(origin) for k in self._keys]
 
 

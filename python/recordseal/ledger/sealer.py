@@ -115,6 +115,10 @@ class Sealer:
         """The keys that sign a checkpoint of ``origin`` now (two during a rotation)."""
         return self._log_keys.signing(origin)
 
+    def log_compromise(self, vkey: str) -> str | None:
+        """When a log key is known compromised (``recordseal keys revoke``), or None."""
+        return self._log_keys.compromise_of(vkey)
+
     def every(self, origin: str) -> list[Ed25519Signer]:
         """Every log key of ``origin``, retired ones too: what verifies its checkpoints."""
         return self._log_keys.every(origin)
@@ -147,7 +151,6 @@ class Sealer:
         origin = self.origin(tenant, fleet)
         if origin in self._continuity.logs:
             return sealed  # fenced: nothing is signed for it (docs/continuity.md)
-        self._log_keys.follow()
         signers = self.signers(origin)
 
         def sign(size: int, root: bytes) -> str:

@@ -14,7 +14,7 @@ from recordseal.clock import utc_now
 from recordseal.crypto.keyfiles import create_secret
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.ledger import log_keys as log_keys_module
-from recordseal.ledger.log_keys import log_keys
+from recordseal.ledger.log_keys import LogKey, log_keys
 from recordseal.panel import cookie_keys
 from recordseal.services.header_keys import GRACE_SECONDS, REFRESH_SECONDS, active_key, key_file
 from recordseal.storage.records import RecordStore
@@ -76,6 +76,29 @@ async def revoke(
     await store.revoke_signing_key(key_id, _instant(datetime.now(UTC)), _instant(compromised))
     revoked = {r.key_id: r for r in await store.signing_keys()}[key_id]
     return revoked, new
+
+
+def revoke_log_key(
+    keys_dir: Path, key_id: str, compromised_at: str
+) -> tuple[LogKey, LogKey | None] | None:
+    """Mark the log key ``key_id`` compromised from ``compromised_at``; when it still signs,
+    a new log key takes over at once and the compromised one is retired (a witness that knows
+    only it stops cosigning until it is given the new key: what a compromise asks). None when
+    no log key has this id."""
+    found = next(
+        (k for k in log_keys(keys_dir) if HeaderSigner.from_seed(k.seed).key_id == key_id), None
+    )
+    if found is None:
+        return None
+    compromised = parse_instant(compromised_at)
+    if compromised > datetime.now(UTC):
+        raise KeyRefused(f"--compromised-at {compromised_at} is in the future")
+    new = None
+    if not found.retired:
+        new = log_keys_module.rotate(keys_dir)
+        log_keys_module.complete(keys_dir)
+    log_keys_module.mark_compromised(found, _instant(compromised))
+    return found, new
 
 
 async def _new_key(keys_dir: Path, not_before: str) -> SigningKeyRow:

@@ -13,7 +13,9 @@ from recordseal.tlog import Ed25519Signer
 
 
 async def key_directory(
-    store: Store, log_signer: Callable[[str], Ed25519Signer | Sequence[Ed25519Signer]]
+    store: Store,
+    log_signer: Callable[[str], Ed25519Signer | Sequence[Ed25519Signer]],
+    log_compromise: Callable[[str], str | None] = lambda vkey: None,
 ) -> dict[str, Any]:
     """Header-signing keys with their validity, and the note verifier key of every log
     (``log_signer(origin)``: the log key, or every log key, under the log's name:
@@ -22,11 +24,19 @@ async def key_directory(
         "format": "recordseal/keys/v1",
         "keys": [_header_key(key) for key in await store.records.signing_keys()],
         "logs": [
-            {"origin": origin, "vkey": signer.verifier().vkey}
+            _log_key(origin, signer.verifier().vkey, log_compromise)
             for origin in await store.logs.log_origins()
             for signer in as_signers(log_signer(origin))
         ],
     }
+
+
+def _log_key(origin: str, vkey: str, compromise: Callable[[str], str | None]) -> dict[str, Any]:
+    entry = {"origin": origin, "vkey": vkey}
+    compromised_at = compromise(vkey)
+    if compromised_at is not None:  # absent otherwise, as for header keys
+        entry["compromised_at"] = compromised_at
+    return entry
 
 
 def _header_key(key: SigningKeyRow) -> dict[str, Any]:

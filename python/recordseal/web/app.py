@@ -145,7 +145,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         app.state.trust_store = trust
 
         async def verification_context() -> tuple[KeyDirectory, TrustStore]:
-            directory = await key_directory(store, sealer.every)
+            directory = await key_directory(store, sealer.every, sealer.log_compromise)
             return msgspec.convert(directory, KeyDirectory), trust
 
         app.state.verifier = OnlineVerifier(verification_context)
