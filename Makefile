@@ -72,14 +72,16 @@ screenshots: build system ## refresh docs/screenshots/ from the browser tests (C
 	RECORDSEAL_SCREENSHOTS=$(abspath docs/screenshots) $(BIN)/pytest -q tests/browser tests/panel_passkeys/test_browser.py tests/panel_sso/test_browser.py
 
 DATA_DIR    ?= data
-WITNESS_DIR ?= demo-witness
+WITNESS_DIR ?= $(DATA_DIR)/demo-witness
 PORT        ?= 8000
 WORKERS     ?= 2
 
 # The demo witness (docs/operations.md) is a process of its own, with its own key and state in
-# $(WITNESS_DIR): bundles reach VERIFIED on one machine. Production names independent
+# $(WITNESS_DIR): bundles reach VERIFIED on one machine. Its state lives in the data directory
+# it witnesses: a new data directory (rm -rf data) gets a new witness, never one that refuses
+# its logs as another history of the old ones. Production names independent
 # witnesses in RECORDSEAL_WITNESSES instead.
-run: build ## start the service on 127.0.0.1:8000 and a demo witness, state in ./data and ./demo-witness
+run: build ## start the service on 127.0.0.1:8000 and a demo witness, state in ./data (witness: ./data/demo-witness)
 	$(BIN)/recordseal serve --data-dir $(DATA_DIR) --port $(PORT) --workers $(WORKERS) --demo-witness $(WITNESS_DIR)
 
 

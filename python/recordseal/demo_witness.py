@@ -7,6 +7,12 @@ witness on this machine*: its trust-store name says so, its ``/health`` answers 
 true``, and it logs a warning at start. It witnesses every log of the service, including
 logs created later (new tenants, new fleets), through a log family (docs/tlog.md): the
 service's log key under the service's origin. It stops with ``serve``, and dies with it.
+
+Its memory belongs to one data directory: a witness remembers each origin's history, and a
+new data directory signs new histories under the same origins, which it would refuse for good.
+So ``DIR`` records the log key it witnesses (:data:`FAMILY_FILE`), and a directory made for
+another data directory's key is refused at start, naming the fix; ``make run`` keeps it in
+the data directory (``DATA_DIR/demo-witness``), so removing one removes the other.
 """
 
 from __future__ import annotations
@@ -26,6 +32,8 @@ from typing import Any
 KEY_NAME = "demo-witness.localhost"
 LABEL = "demo witness on this machine"
 START_SECONDS = 30
+#: In the witness's directory: the vkey of the log family (data directory) it witnesses.
+FAMILY_FILE = "log-family.vkey"
 _PR_SET_PDEATHSIG = 1
 
 
@@ -50,8 +58,10 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child before e
 def demo_witness(
     directory: Path, family_vkeys: list[str], log_format: str
 ) -> Iterator[dict[str, Any]]:
-    """Run the demo witness for the logs under ``family_vkeys`` (one per log key); yield its
-    entry for ``RECORDSEAL_WITNESSES`` once it answers; stop it on exit."""
+    """Run the demo witness for the logs under ``family_vkeys`` (one per log key, the first
+    key's first: a rotation adds keys, never changes the first); yield its entry for
+    ``RECORDSEAL_WITNESSES`` once it answers; stop it on exit."""
+    _claim(directory, family_vkeys[0])  # the data directory's first log key names it
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     command = [
@@ -71,6 +81,24 @@ def demo_witness(
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def _claim(directory: Path, family_vkey: str) -> None:
+    """Bind ``directory`` to the log key of one data directory (on first use)."""
+    marker = directory / FAMILY_FILE
+    try:
+        known = marker.read_text().strip()
+    except FileNotFoundError:
+        marker.write_text(family_vkey + "\n")
+        return
+    if known != family_vkey:
+        raise DemoWitnessError(
+            f"the demo witness directory {directory} belongs to another data directory (it"
+            f" witnesses the logs signed by {known}; this one signs with {family_vkey}), and"
+            " would refuse this service's logs as another history of them: give --demo-witness"
+            " a directory of this data directory's own, such as DATA_DIR/demo-witness"
+            " (make run's default)"
+        )
 
 
 def _wait_for_health(process: subprocess.Popen[bytes], url: str) -> str:

@@ -60,6 +60,16 @@ def test_every_option_and_argument_of_every_command_has_help() -> None:
             if isinstance(action, argparse._HelpAction):
                 continue
             assert action.help, f"recordseal {' '.join(words)}: {action.dest} has no help text"
+            # Words, not only a default in parentheses such as "(<data-dir>/transparency)".
+            said = action.help.split("(")[0].strip()
+            assert said, f"recordseal {' '.join(words)}: {action.dest}'s help says nothing"
+
+
+def test_help_is_plain_text_without_restructuredtext_markup() -> None:
+    """Descriptions taken from docstrings lose their ``literal`` markup on a terminal."""
+    for words, command in commands(parser()):
+        shown = command.format_help()
+        assert "``" not in shown, f"recordseal {' '.join(words)} --help shows ``markup``"
 
 
 def test_every_command_that_prints_a_result_takes_json() -> None:

@@ -51,3 +51,28 @@ def test_a_witness_that_cannot_start_stops_serve_with_one_line(tmp_path: Path) -
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("recordseal: "), done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_witness_directory_of_another_data_directory_is_refused_naming_the_fix(
+    tmp_path: Path,
+) -> None:
+    """A demo witness remembers the histories of one data directory's logs; started for a new
+    data directory it refused every checkpoint of the same origins (and fenced the logs)."""
+    import subprocess
+    import sys
+
+    witness = tmp_path / "witness"
+    (tmp_path / "first").mkdir()
+    server = start_service(tmp_path / "first", free_port(), args=["--demo-witness", str(witness)])
+    kill_service(server)
+    (tmp_path / "second").mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "recordseal.cli", "serve", "--data-dir", str(tmp_path / "second"),
+         "--port", str(free_port()), "--demo-witness", str(witness)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"recordseal: the demo witness directory {witness} belongs to another")
+    assert "such as DATA_DIR/demo-witness" in last
+    assert "Traceback" not in done.stderr

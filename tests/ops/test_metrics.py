@@ -224,4 +224,12 @@ def test_readyz_answers_from_every_worker(service: tuple[str, Path, Path]) -> No
     for _ in range(6):
         answer = httpx.get(f"{url}/readyz")
         assert answer.status_code == 200
-        assert answer.json() == {"status": "ready", "checks": {"keys": "ok", "store": "ok"}}
+        body = answer.json()
+        assert {k: body[k] for k in ("status", "checks")} == {
+            "status": "ready",
+            "checks": {"keys": "ok", "store": "ok"},
+        }
+        # Its witness refuses every checkpoint: once the leader has seen it, every worker says so
+        # (tests/ops/test_witness_refusals.py).
+        assert body.keys() <= {"status", "checks", "detail"}
+        assert body.get("detail", "witness 'refusing'").startswith("witness 'refusing'")

@@ -1,7 +1,8 @@
 """The README's quick start, as a new user runs it: ``make run`` (its recipe, without the
 build step the test run already did), then the README's shell block, unchanged but for the
 port, in another directory. It must end in VERIFIED, for a tenant that exists before the
-first record and for one that comes later (the demo witness covers every log). The README's
+first record and for one that comes later (the demo witness covers every log), and again
+after the data directory was removed and ``make run`` started afresh. The README's
 client example, run after the quick start as the README says (and on a tenant of its own),
 must print VERIFIED too."""
 
@@ -10,10 +11,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -39,19 +42,17 @@ def readme_block(marker: str = MARKER, language: str = "sh") -> str:
     return match.group(1)
 
 
-@pytest.fixture(scope="module")
-def make_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, int]]:
-    """``make run`` on a free port, state in a temporary directory that also holds a link to
-    the repository's virtualenv, so the README's relative paths (``.venv/bin``, ``data``)
-    hold there."""
-    home = tmp_path_factory.mktemp("quickstart")
-    (home / ".venv").symlink_to(ROOT / ".venv")
+@contextmanager
+def make_run_in(home: Path) -> Iterator[int]:
+    """``make run`` (its recipe; the Makefile's default witness directory) with ``home/data``
+    as ``DATA_DIR``, on a free port; yields the port once ``/readyz`` answers 200, stops it
+    afterwards. Its output is appended to ``home/make-run.log``."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("RECORDSEAL_", "MAKE"))}
-    log = (home / "make-run.log").open("wb")
+    log = (home / "make-run.log").open("ab")
     make = subprocess.Popen(
         ["make", "--no-print-directory", "-C", str(ROOT), "-o", "build", "run",
-         f"DATA_DIR={home / 'data'}", f"WITNESS_DIR={home / 'demo-witness'}", f"PORT={port}"],
+         f"DATA_DIR={home / 'data'}", f"PORT={port}"],
         stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
     )  # fmt: skip
     try:
@@ -65,7 +66,7 @@ def make_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, i
             if make.poll() is not None or time.monotonic() > deadline:
                 pytest.fail("make run did not start:\n" + (home / "make-run.log").read_text())
             time.sleep(0.2)
-        yield home, port
+        yield port
     finally:
         if make.poll() is None:
             os.killpg(make.pid, signal.SIGTERM)
@@ -75,6 +76,22 @@ def make_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, i
                 os.killpg(make.pid, signal.SIGKILL)
                 make.wait()
         log.close()
+
+
+def quick_start_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory holding a link to the repository's virtualenv, so the README's relative
+    paths (``.venv/bin``, ``data``) hold there."""
+    home = tmp_path_factory.mktemp("quickstart")
+    (home / ".venv").symlink_to(ROOT / ".venv")
+    return home
+
+
+@pytest.fixture(scope="module")
+def make_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, int]]:
+    """``make run`` with its state in a temporary directory (:func:`quick_start_home`)."""
+    home = quick_start_home(tmp_path_factory)
+    with make_run_in(home) as port:
+        yield home, port
 
 
 def run_block(home: Path, port: int, tenant: str, *then: str) -> subprocess.CompletedProcess[str]:
@@ -119,8 +136,24 @@ def test_the_demo_witness_is_its_own_process_and_says_it_is_a_demo(
     health = httpx.get(f"{witness['url']}/health").json()
     assert health == {"status": "ok", "witness": witness["vkey"], "demo": True}
     assert health["witness"].startswith("demo-witness.localhost+")
-    assert (home / "demo-witness" / "witness-key.ed25519").stat().st_mode & 0o777 == 0o600
+    # Its own key and state, kept in the data directory it witnesses (make run's default).
+    assert (home / "data" / "demo-witness" / "witness-key.ed25519").stat().st_mode & 0o777 == 0o600
     assert not (home / "data" / "witness-key.ed25519").exists()
+
+
+def test_a_new_data_directory_reaches_verified_again(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """``make run``, ``rm -rf data``, ``make run``: the second data directory signs a new
+    history of the same origins. A demo witness kept outside it refused them for good (its
+    409 reported the old, larger size, which now fences the log: 503 store_rolled_back)."""
+    home = quick_start_home(tmp_path_factory)
+    for start in ("first", "after rm -rf data"):
+        with make_run_in(home) as port:
+            done = run_block(home, port, "acme")
+        assert done.returncode == 0, f"{start}:\n{done.stdout}{done.stderr}"
+        assert "\nverdict     VERIFIED\n" in done.stdout, start
+        shutil.rmtree(home / "data")
 
 
 def run_client_example(home: Path, port: int, tenant: str) -> subprocess.CompletedProcess[str]:

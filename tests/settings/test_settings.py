@@ -20,6 +20,15 @@ def test_docs_configuration_is_generated_from_the_settings() -> None:
     assert (ROOT / "docs" / "configuration.md").read_text() == table()
 
 
+def test_operations_md_points_to_the_generated_table_instead_of_restating_settings() -> None:
+    """One truth: operations.md once gave RECORDSEAL_ACCESS_LOG as on/off with default `on`
+    while the generated table said true or false, default `true`."""
+    operations = (ROOT / "docs" / "operations.md").read_text()
+    for field in fields():
+        assert f"| `{field.variable}` |" not in operations, field.variable
+    assert "docs/configuration.md, generated from the code" in operations
+
+
 def test_every_field_is_a_documented_variable_with_a_rule_and_help() -> None:
     variables = [field.variable for field in fields()]
     assert len(set(variables)) == len(variables) == len(Settings.__struct_fields__)

@@ -34,7 +34,7 @@ def add_bundle_parser(subparsers: Any) -> None:
     refresh = bundle.add_parser(
         "refresh",
         help="bring a bundle's proof up to date (no token needed)",
-        description=__doc__,
+        description=(__doc__ or "").replace("``", ""),  # --help is plain text
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     refresh.add_argument("bundle", type=Path, help="the bundle file ('-' for standard input)")

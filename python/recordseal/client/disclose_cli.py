@@ -36,7 +36,7 @@ def add_disclose_parser(subparsers: Any) -> None:
     command = subparsers.add_parser(
         "disclose",
         help="write a disclosure bundle of chosen fields of a record",
-        description=__doc__,
+        description=(__doc__ or "").replace("``", ""),  # --help is plain text
         formatter_class=argparse.RawDescriptionHelpFormatter,
         allow_abbrev=False,
     )

@@ -49,7 +49,7 @@ def add_ingest_parser(subparsers: Any) -> None:
     command = subparsers.add_parser(
         "ingest",
         help="ingest JSON Lines into a stream, in batches, safe to rerun",
-        description=__doc__,
+        description=(__doc__ or "").replace("``", ""),  # --help is plain text
         formatter_class=argparse.RawDescriptionHelpFormatter,
         allow_abbrev=False,
     )

@@ -214,7 +214,12 @@ def add_fleet_parsers(commands: Any) -> None:
         "write", help="write one day's file of every (tenant, fleet) log, replacing old ones"
     )
     _store_options(write)
-    write.add_argument("--root", type=Path, default=None, help="(<data-dir>/transparency)")
+    write.add_argument(
+        "--root",
+        type=Path,
+        default=None,
+        help="directory to write the daily files under (<data-dir>/transparency)",
+    )
     write.add_argument("--date", type=_day, default=None, help="UTC day (yesterday)")
     write.add_argument("--json", action="store_true", help="print the files written as JSON")
     write.set_defaults(run=_transparency_write)

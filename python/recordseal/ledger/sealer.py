@@ -20,6 +20,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from cryptography import x509
 
@@ -27,7 +28,7 @@ from recordseal import metrics
 from recordseal.audit import FleetAudit, FleetScope
 from recordseal.clock import utc_now
 from recordseal.identifiers import DEFAULT_FLEET
-from recordseal.ledger import offering
+from recordseal.ledger import offering, refusals
 from recordseal.ledger.continuity import STORE_ROLLED_BACK, Continuity
 from recordseal.ledger.log_keys import LogKeyring
 from recordseal.ledger.offering import Head, Offers
@@ -80,11 +81,14 @@ class Sealer:
         retry_delays: tuple[float, float] = (offering.FIRST_DELAY, offering.MAX_DELAY),
         clock: Callable[[], float] = time.monotonic,
         continuity: Continuity,
+        refusals_file: Path | None = None,
     ) -> None:
         """``seal_limit``: pending leaves per seal transaction (a larger backlog is sealed in
         several, one checkpoint each); ``quorum``: how many of the witnesses and authorities
         make a checkpoint witnessed; ``retry_delays``: the first and the longest wait before
-        offering a checkpoint again to a voucher that failed."""
+        offering a checkpoint again to a voucher that failed; ``refusals_file``: where the
+        sealing leader records the witnesses that refuse logs (``ledger.refusals``)."""
+        self.refusals_file = refusals_file
         self._store = store
         self._continuity = continuity
         self._seal_limit = seal_limit
@@ -205,6 +209,11 @@ class Sealer:
         (at start, and whenever this process becomes the sealing leader)."""
         if self._vouchers:
             self._offers.load(await self._store.latest_checkpoints())
+            self._record_refusals()
+
+    def _record_refusals(self) -> None:
+        if self.refusals_file is not None:
+            refusals.write(self.refusals_file, refusals.refusing(self._offers.failures()))
 
     def pending_offers(self) -> dict[str, set[str]]:
         """Per log origin, the vouchers its newest checkpoint still waits for."""
@@ -239,6 +248,24 @@ class Sealer:
             failures.labels(name, code).inc()
             change = self._offers.failed(head, name, code)
             if change is not None:
+                self._record_refusals()  # on every change of state: rare, and a tiny file
+            if change is not None and code in refusals.CODES:
+                log.error(
+                    "voucher.refusing",
+                    extra={
+                        "voucher": name,
+                        "origin": head.origin,
+                        "size": head.size,
+                        "code": code,
+                        "detail": str(error),
+                        "answer": getattr(error, "evidence", {}).get("detail", ""),
+                        "note": "the witness answers and refuses this log's checkpoints, so its"
+                        " bundles stay VERIFICATION INCOMPLETE: it holds another history of this"
+                        " origin (such as a demo witness of an earlier data directory) or does"
+                        " not witness it (docs/operations.md)",
+                    },
+                )
+            elif change is not None:
                 log.warning(
                     "voucher.failing",
                     extra={
@@ -261,6 +288,7 @@ class Sealer:
                 metrics.COSIGNATURES.labels(name).inc()
             change = self._offers.vouched(head, name)
             if change is not None:
+                self._record_refusals()
                 log.info(
                     "voucher.vouching_again",
                     extra={

@@ -24,6 +24,7 @@ from recordseal.fleet.manifest import FleetManifest, load_manifest
 from recordseal.fleet.reload import FleetRegistry, ReloadOutcome, scope_of, watch_manifest
 from recordseal.fleet.status import FleetStatusReader
 from recordseal.fleet.transparency import run_daily
+from recordseal.ledger import refusals
 from recordseal.ledger.continuity import Continuity
 from recordseal.ledger.log_keys import LogKeyring
 from recordseal.ledger.sealer import Sealer, configured_authorities, configured_witnesses
@@ -106,6 +107,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             audit,
             quorum=settings.witness_quorum,
             continuity=continuity,
+            refusals_file=settings.data_dir / refusals.FILE_NAME,
         )
         registry = FleetRegistry(manifest, audit)
         await registry.bind()

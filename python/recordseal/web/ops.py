@@ -23,6 +23,7 @@ from litestar.di import NamedDependency, Provide
 from litestar.openapi.datastructures import ResponseSpec
 
 from recordseal import metrics
+from recordseal.ledger import refusals
 from recordseal.services.keys import key_directory
 from recordseal.verify import KeyDirectory
 from recordseal.verify.bundle import TrustStore
@@ -39,9 +40,11 @@ READY_TIMEOUT = 2.0
 READY_STATE = "ready"
 
 
-class Readiness(msgspec.Struct):
+class Readiness(msgspec.Struct, omit_defaults=True):
     status: Literal["ready"]
     checks: dict[str, Literal["ok"]]
+    #: Ready, but something an operator should know: a witness refuses logs (ledger.refusals).
+    detail: str | None = None
 
 
 NOT_READY = refusal(
@@ -90,7 +93,8 @@ class ServiceController(DomainController):
         ),
     )
     async def readyz(self, state: State) -> Response[bytes]:
-        """Readiness: keys loaded and the store answering (200), or 503 naming what is not."""
+        """Readiness: keys loaded and the store answering (200, with a ``detail`` when a
+        witness refuses logs), or 503 naming what is not."""
         if state.get(READY_STATE) is not True:
             return problem_response(503, "not_ready", "keys: the service is starting or stopping")
         try:
@@ -99,16 +103,21 @@ class ServiceController(DomainController):
         except Exception as error:  # any failure of the store means: not ready
             log.warning("readiness.store_unavailable", extra={"error": type(error).__name__})
             return problem_response(503, "not_ready", "store: the database does not answer")
-        continuity = provide_services(state).continuity
+        services = provide_services(state)
+        continuity = services.continuity
+        refused = None
+        if services.sealer.refusals_file is not None:
+            refused = refusals.describe(refusals.read(services.sealer.refusals_file))
         streams, logs = len(continuity.streams), len(continuity.logs)
         if streams or logs:  # a public endpoint: counts, never tenant or stream names
             return problem_response(
                 503,
                 "store_rolled_back",
                 f"{streams} streams and {logs} logs are fenced: the store is behind what the"
-                " service signed; stop the service and run `recordseal recover`",
+                " service signed; stop the service and run `recordseal recover`"
+                + (f". Also: {refused}" if refused else ""),
             )
-        body = Readiness(status="ready", checks={"keys": "ok", "store": "ok"})
+        body = Readiness(status="ready", checks={"keys": "ok", "store": "ok"}, detail=refused)
         return Response(msgspec.json.encode(body), media_type="application/json")
 
     @get("/metrics", tags=["service"], sync_to_thread=True, **_metrics_documented())

@@ -37,6 +37,7 @@ from recordseal.web.ingest import (
     record_out,
     tenant_of,
 )
+from recordseal.web.observe import UNMATCHED
 from recordseal.web.openapi import documented, refusal
 from recordseal.web.schemas import (
     DisclosureIn,
@@ -50,6 +51,9 @@ from recordseal.web.schemas import (
 )
 from recordseal.web.services import provide_disclosure, provide_records, services_of
 from recordseal.web.waiting import WAIT_PARAMETER, wait_of
+
+#: The erasure's route as OpenAPI names it, and as metrics and the access log name it.
+ERASE_TEMPLATE = "/v1/subjects/{subject_id}/erase"
 
 _stream_decoder = strict_decoder(StreamIn)
 _disclosure_decoder = strict_decoder(DisclosureIn)
@@ -271,7 +275,11 @@ class RecordController(DomainController):
         records: NamedDependency[RecordService],
     ) -> ErasureOut:
         """The erasure of a subject id with ``/`` in it, which the route above cannot match once
-        the server has decoded ``%2F``; any other path under ``/v1/subjects/`` is 404."""
+        the server has decoded ``%2F``; any other path under ``/v1/subjects/`` is 404. Its
+        requests are counted and logged under the erasure's own template (its OpenAPI path),
+        the others as unmatched."""
+        erasure = _subject_in_path(request, None) is not None
+        request.scope["path_template"] = ERASE_TEMPLATE if erasure else UNMATCHED
         return await _erase(request, records, tenant, None)
 
     @post(
