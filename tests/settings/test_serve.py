@@ -105,27 +105,32 @@ def test_a_second_serve_on_a_busy_port_exits_and_the_first_keeps_serving(
         kill_service(first)
 
 
-def _children(pid: int) -> list[int]:
+def _stat(pid: int) -> list[str] | None:
+    """The fields of /proc/PID/stat after the command name (None: no such process)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+
+
+def _children(pid: int) -> list[tuple[int, str]]:
     """The processes whose parent is ``pid``, from Linux's /proc (the platform the service
-    runs on: its workers die with the supervisor through Linux's PR_SET_PDEATHSIG)."""
+    runs on: its workers die with the supervisor through Linux's PR_SET_PDEATHSIG), each as
+    (pid, start time): a pid alone may be another process's by the time it is looked at again
+    (pids wrap around at 32768 here, and the test suite starts thousands of processes)."""
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(entry.name))
+            fields = _stat(int(entry.name))
+            if fields is not None and int(fields[1]) == pid:
+                found.append((int(entry.name), fields[19]))
     return found
 
 
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
+def _alive(process: tuple[int, str]) -> bool:
+    """Whether that very process (same pid, same start time) still runs (a zombie does not)."""
+    fields = _stat(process[0])
+    return fields is not None and fields[19] == process[1] and fields[0] != "Z"
 
 
 def test_workers_exit_when_the_supervisor_is_killed(tmp_path: Path) -> None:
@@ -150,7 +155,7 @@ def test_workers_exit_when_the_supervisor_is_killed(tmp_path: Path) -> None:
         kill_service(supervisor)
         for worker in workers:
             if _alive(worker):
-                os.kill(worker, signal.SIGKILL)
+                os.kill(worker[0], signal.SIGKILL)
 
 
 BLOCK_NATIVE = """
