@@ -153,7 +153,6 @@ async def _export_keys(settings: Settings) -> dict[str, object]:
 def _migrate(args: argparse.Namespace) -> int:
     """Apply the schema migrations and import the panel files of earlier versions (``serve``
     also does both at start)."""
-    from recordseal.crypto.keyfiles import read_or_create_secret
     from recordseal.panel.migrate import import_panel_files
     from recordseal.panel.sso.provider_store import SecretBox
 
@@ -170,11 +169,10 @@ def _migrate(args: argparse.Namespace) -> int:
         store = open_store(settings)
         await store.open()  # opening migrates
         try:
-            kek = read_or_create_secret(settings.data_dir / "keys" / "kek.key")
             await import_panel_files(
                 store.panel,
                 settings.data_dir,
-                SecretBox(kek),
+                SecretBox.of_keys(settings.data_dir / "keys"),
                 settings.panel_provider_store_path,
             )
         finally:
@@ -259,6 +257,8 @@ def _keys_rotate(args: argparse.Namespace) -> int:
     settings = _key_settings(args)
     if args.purpose == "log":
         return _rotate_log(args, settings)
+    if args.purpose == "kek":
+        return _rotate_kek(args, settings)
     if args.complete:
         raise KeyRefused("--complete applies to the log key only")
     if args.purpose == "cookie":
@@ -281,6 +281,28 @@ def _keys_rotate(args: argparse.Namespace) -> int:
     print(
         f"recordseal: {old.key_id} stays valid until its last headers are in (about 10 s):"
         " bundles it signed keep verifying; export the key directory again for auditors"
+    )
+    return 0
+
+
+def _rotate_kek(args: argparse.Namespace, settings: Settings) -> int:
+    from recordseal.services.kek_rotation import rotate_kek
+
+    if args.batch < 1:
+        raise KeyRefused("--batch must be 1 or more")
+    done = asyncio.run(
+        _with_records(settings, lambda r: rotate_kek(r, _keys_dir(settings), batch=args.batch))
+    )
+    if args.json:
+        _print_json(dataclasses.asdict(done))
+        return 0
+    how = "resumed and finished" if done.resumed else "done"
+    print(
+        f"recordseal: KEK {done.generation} wraps every subject key ({done.rewrapped} re-wrapped;"
+        f" rotation {how}); destroyed: {', '.join(done.destroyed) or 'nothing'}"
+    )
+    print(
+        "recordseal: back up keys/ now (the older KEK is gone; an older backup of keys/ holds it)"
     )
     return 0
 
@@ -722,10 +744,17 @@ def parser() -> argparse.ArgumentParser:
     )
     rotate.add_argument(
         "purpose",
-        choices=["header", "log", "cookie"],
+        choices=["header", "log", "kek", "cookie"],
         help="header: the header-signing key; log: the checkpoint key (signing beside the old"
         " one until --complete); cookie: the panel's session cookie key (older cookies keep"
         " verifying until they expire)",
+    )
+    rotate.add_argument(
+        "--batch",
+        type=int,
+        default=500,
+        metavar="N",
+        help="kek only: subject keys re-wrapped per transaction (500)",
     )
     rotate.add_argument(
         "--complete",

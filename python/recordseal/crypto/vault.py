@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+from collections.abc import Mapping
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
@@ -83,35 +84,93 @@ class SubjectKeys:
             raise VaultError("payload failed authentication") from exc
 
 
-class KeyWrapper:
-    """Wraps and unwraps subject keys under the KEK, bound to tenant and subject handle."""
+#: A subject key wrapped by the first KEK: nonce, 32-byte key, GCM tag (no generation byte).
+LEGACY_WRAPPED = NONCE_BYTES + 32 + 16
 
-    def __init__(self, kek: bytes) -> None:
-        if len(kek) != 32:
+
+class KeyWrapper:
+    """Wraps and unwraps subject keys under the KEK, bound to tenant and subject handle.
+
+    After ``recordseal keys rotate kek`` there are several KEKs by generation (1: the first,
+    ``kek.key``); subject keys are wrapped by the newest, and a wrapped key names its KEK: the
+    first KEK's are ``nonce ‖ ciphertext`` (60 bytes, as ever), a later one's are prefixed by
+    its generation byte (61 bytes). The subject index key is derived from the first KEK and
+    kept as its own file once the first KEK is destroyed (docs/operations.md, "Keys")."""
+
+    _aeads: dict[int, AESGCM]
+    #: the newest KEK's generation: the one that wraps
+    generation: int
+    _index_mac: hmac.HMAC
+
+    def __init__(self, kek: bytes | Mapping[int, bytes], index_key: bytes | None = None) -> None:
+        keks = {1: kek} if isinstance(kek, bytes) else dict(kek)
+        if not keks or any(len(k) != 32 for k in keks.values()):
             raise ValueError("the key-encryption key must be 32 bytes")
-        self._aead = AESGCM(kek)
-        self._index_mac = hmac.new(_hkdf(kek, SUBJECT_INDEX_INFO), digestmod=hashlib.sha256)
+        if not all(1 <= g <= 255 for g in keks):
+            raise ValueError("KEK generations are 1 to 255")
+        if index_key is None:
+            if 1 not in keks:
+                raise ValueError("without the first KEK the subject index key must be given")
+            index_key = subject_index_key(keks[1])
+        self._set(keks, index_key)
+
+    def _adopt(self, other: KeyWrapper) -> None:
+        """Take ``other``'s KEKs and index key (a directory that changed)."""
+        self._aeads, self.generation, self._index_mac = (
+            other._aeads,
+            other.generation,
+            other._index_mac,
+        )
+
+    def _set(self, keks: Mapping[int, bytes], index_key: bytes) -> None:
+        self._aeads = {g: AESGCM(k) for g, k in keks.items()}
+        self.generation = max(keks)
+        self._index_mac = hmac.new(index_key, digestmod=hashlib.sha256)
 
     @staticmethod
     def _context(tenant: str, subject_ref: str) -> bytes:
         return b"\x00".join((WRAP_CONTEXT, tenant.encode(), subject_ref.encode()))
 
+    @staticmethod
+    def generation_of(wrapped: bytes) -> int:
+        """The generation of the KEK that wrapped ``wrapped``."""
+        return 1 if len(wrapped) == LEGACY_WRAPPED else wrapped[0]
+
+    def wrap(self, tenant: str, subject_ref: str, key: bytes) -> bytes:
+        """``key`` wrapped by the newest KEK."""
+        nonce = secrets.token_bytes(NONCE_BYTES)
+        body = self._aeads[self.generation].encrypt(nonce, key, self._context(tenant, subject_ref))
+        prefix = b"" if self.generation == 1 else bytes([self.generation])
+        return prefix + nonce + body
+
     def new_subject_key(self, tenant: str, subject_ref: str) -> tuple[bytes, bytes]:
         """A fresh subject key and its wrapped form."""
         key = secrets.token_bytes(32)
-        nonce = secrets.token_bytes(NONCE_BYTES)
-        wrapped = nonce + self._aead.encrypt(nonce, key, self._context(tenant, subject_ref))
-        return key, wrapped
+        return key, self.wrap(tenant, subject_ref, key)
 
     def unwrap(self, tenant: str, subject_ref: str, wrapped: bytes) -> bytes:
-        nonce, body = wrapped[:NONCE_BYTES], wrapped[NONCE_BYTES:]
+        generation = self.generation_of(wrapped)
+        aead = self._aeads.get(generation)
+        if aead is None:
+            raise VaultError(f"the subject key is wrapped by KEK {generation}, which is not here")
+        sealed = wrapped if generation == 1 else wrapped[1:]
+        nonce, body = sealed[:NONCE_BYTES], sealed[NONCE_BYTES:]
         try:
-            return self._aead.decrypt(nonce, body, self._context(tenant, subject_ref))
+            return aead.decrypt(nonce, body, self._context(tenant, subject_ref))
         except InvalidTag as exc:
             raise VaultError("subject key failed authentication") from exc
+
+    def rewrap(self, tenant: str, subject_ref: str, wrapped: bytes) -> bytes:
+        """The same subject key, wrapped by the newest KEK."""
+        return self.wrap(tenant, subject_ref, self.unwrap(tenant, subject_ref, wrapped))
 
     def subject_index(self, tenant: str, subject_id: str) -> bytes:
         """A keyed hash that finds a subject without storing its identifier in clear."""
         mac = self._index_mac.copy()  # keyed once; copying is cheaper than keying again
         mac.update(b"\x00".join((tenant.encode(), subject_id.encode())))
         return mac.digest()
+
+
+def subject_index_key(first_kek: bytes) -> bytes:
+    """The subject index key: HKDF of the first KEK, for as long as subjects exist."""
+    return _hkdf(first_kek, SUBJECT_INDEX_INFO)

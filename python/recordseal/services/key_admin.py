@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from recordseal.clock import utc_now
+from recordseal.crypto import keks
 from recordseal.crypto.keyfiles import create_secret
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.ledger import log_keys as log_keys_module
@@ -167,17 +168,12 @@ def file_keys(keys_dir: Path) -> list[KeyListing]:
         created = _instant(datetime.fromtimestamp(key.path.stat().st_mtime, UTC))
         ident = HeaderSigner.from_seed(key.seed).key_id
         found.append(KeyListing(ident, "log", str(key.path), created, active=not key.retired))
-    for purpose, name in (("kek", "kek.key"),):
-        path = keys_dir / name
-        if not path.is_file():
-            continue
-        secret = path.read_bytes()
-        if purpose == "log":
-            ident = HeaderSigner.from_seed(secret).key_id
-        else:
-            ident = hashlib.sha256(b"recordseal key id\x00" + secret).hexdigest()[:16]
+    kek_files = keks.kek_files(keys_dir)
+    for generation, path in sorted(kek_files.items()):
+        ident = hashlib.sha256(b"recordseal key id\x00" + path.read_bytes()).hexdigest()[:16]
         created = _instant(datetime.fromtimestamp(path.stat().st_mtime, UTC))
-        found.append(KeyListing(ident, purpose, str(path), created))
+        newest = generation == max(kek_files)
+        found.append(KeyListing(ident, "kek", str(path), created, active=newest))
     return found
 
 

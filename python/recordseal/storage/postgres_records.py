@@ -182,6 +182,33 @@ class PostgresRecords:
         )
         return {row[0]: SubjectRow(*row[1:]) for row in rows}
 
+    async def keys_wrapped_before(
+        self, generation: int, limit: int
+    ) -> list[tuple[str, bytes, str, bytes]]:
+        rows = await self._db.pool.fetch(
+            "SELECT tenant, subject_index, subject_ref, wrapped_key FROM subjects"
+            " WHERE wrapped_key IS NOT NULL AND (length(wrapped_key) = 60"
+            " OR (length(wrapped_key) = 61 AND get_byte(wrapped_key, 0) < $1)) LIMIT $2",
+            generation,
+            limit,
+        )
+        return [(t, bytes(i), r, bytes(w)) for t, i, r, w in rows]
+
+    async def replace_wrapped_keys(self, changes: Sequence[tuple[str, bytes, bytes, bytes]]) -> int:
+        async with self._db.pool.acquire() as conn, conn.transaction():
+            stored = 0
+            for tenant, index, old, new in changes:
+                status = await conn.execute(
+                    "UPDATE subjects SET wrapped_key = $1 WHERE tenant = $2 AND subject_index = $3"
+                    " AND wrapped_key = $4",
+                    new,
+                    tenant,
+                    index,
+                    old,
+                )
+                stored += int(status.split()[-1])
+            return stored
+
     async def get_subject_by_ref(self, tenant: str, subject_ref: str) -> SubjectRow | None:
         row = await self._db.pool.fetchrow(
             "SELECT tenant, subject_ref, wrapped_key, erased_at FROM subjects"

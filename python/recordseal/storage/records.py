@@ -170,6 +170,19 @@ class RecordStore(Protocol):
         ``ledger.continuity`` reads the journal again). A no-op for a store with no server."""
         ...
 
+    async def keys_wrapped_before(
+        self, generation: int, limit: int
+    ) -> list[tuple[str, bytes, str, bytes]]:
+        """Up to ``limit`` subjects whose key is wrapped by a KEK older than ``generation``
+        (``crypto.vault``: 60 bytes, or 61 with an older generation byte), as (tenant,
+        subject index, subject handle, wrapped key)."""
+        ...
+
+    async def replace_wrapped_keys(self, changes: Sequence[tuple[str, bytes, bytes, bytes]]) -> int:
+        """Store each (tenant, subject index, old wrapped key, new wrapped key) where the
+        subject still holds the old one (an erasure meanwhile wins); how many were stored."""
+        ...
+
     async def erase_subject(self, tenant: str, subject_ref: str, now: str) -> Erasure:
         """Destroy the stored subject's wrapped key and delete its payloads, in one
         transaction with no append of it under way; a repeat changes nothing."""

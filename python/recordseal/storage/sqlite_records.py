@@ -149,6 +149,30 @@ class SQLiteRecords:
             found.update((row[0], SubjectRow(*row[1:])) for row in rows)
         return found
 
+    async def keys_wrapped_before(
+        self, generation: int, limit: int
+    ) -> list[tuple[str, bytes, str, bytes]]:
+        rows = self._db.read(
+            "SELECT tenant, subject_index, subject_ref, wrapped_key FROM subjects"
+            " WHERE wrapped_key IS NOT NULL AND (length(wrapped_key) = 60"
+            " OR (length(wrapped_key) = 61 AND substr(wrapped_key, 1, 1) < ?)) LIMIT ?",
+            (bytes([generation]), limit),
+        )
+        return [(t, i, r, w) for t, i, r, w in rows]
+
+    async def replace_wrapped_keys(self, changes: Sequence[tuple[str, bytes, bytes, bytes]]) -> int:
+        def job(conn: sqlite3.Connection, batch: Batch) -> int:
+            stored = 0
+            for tenant, index, old, new in changes:
+                stored += conn.execute(
+                    "UPDATE subjects SET wrapped_key = ? WHERE tenant = ? AND subject_index = ?"
+                    " AND wrapped_key = ?",
+                    (new, tenant, index, old),
+                ).rowcount
+            return stored
+
+        return await self._db.writer.submit(job)
+
     async def get_subject_by_ref(self, tenant: str, subject_ref: str) -> SubjectRow | None:
         rows = self._db.read(
             "SELECT tenant, subject_ref, wrapped_key, erased_at FROM subjects"

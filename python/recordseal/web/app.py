@@ -17,8 +17,7 @@ import msgspec
 from litestar import Litestar
 
 from recordseal.audit import FleetAudit
-from recordseal.crypto.keyfiles import read_or_create_secret
-from recordseal.crypto.vault import KeyWrapper
+from recordseal.crypto.keks import DirectoryWrapper
 from recordseal.fleet.join import panel_collisions
 from recordseal.fleet.manifest import FleetManifest, load_manifest
 from recordseal.fleet.reload import FleetRegistry, ReloadOutcome, scope_of, watch_manifest
@@ -81,9 +80,9 @@ def create_app(settings: Settings | None = None) -> Litestar:
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         store = open_store(settings)
         await store.open()
-        kek = read_or_create_secret(settings.data_dir / "keys" / "kek.key")
-        wrapper = KeyWrapper(kek)
-        secrets = SecretBox(kek)
+        # Every KEK of keys/, followed while the service runs (a rotation, crypto/keks.py).
+        wrapper = DirectoryWrapper(settings.data_dir / "keys")
+        secrets = SecretBox.of_keys(settings.data_dir / "keys")
         # Panel state of earlier versions (files in the data directory) into the database.
         await import_panel_files(
             store.panel, settings.data_dir, secrets, sso_settings.provider_store_path

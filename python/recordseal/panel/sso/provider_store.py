@@ -30,6 +30,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from recordseal.crypto.keyfiles import read_or_create_secret, sync_directory
 from recordseal.panel.sso.jwt_bearer import JwtBearerConfig
 from recordseal.panel.sso.oidc import OidcCodeConfig
 from recordseal.storage.panel import ProviderRow
@@ -54,12 +55,44 @@ class ProviderFile(msgspec.Struct, forbid_unknown_fields=True):
     providers: list[ProviderConfig]
 
 
+#: The panel's secret-box key as its own file: written before KEK 1 is first destroyed (a KEK
+#: rotation, crypto/keks.py), so the client secrets sealed under it stay readable.
+SECRET_KEY_FILE = "panel-secrets.key"
+
+
+def secret_key(kek: bytes) -> bytes:
+    return HKDF(hashes.SHA256(), 32, salt=None, info=SECRET_INFO).derive(kek)
+
+
+def keep_secret_key(keys_dir: Path) -> None:
+    """Write the secret-box key (HKDF of KEK 1) to its own file, if it is not there yet."""
+    kept = keys_dir / SECRET_KEY_FILE
+    if kept.is_file():
+        return
+    temporary = kept.with_name(kept.name + ".tmp")
+    temporary.write_bytes(secret_key((keys_dir / "kek.key").read_bytes()))
+    temporary.chmod(0o600)
+    temporary.rename(kept)
+    sync_directory(keys_dir)
+
+
 class SecretBox:
     """Seals and opens client secrets under a key derived from the key-encryption key."""
 
     def __init__(self, kek: bytes) -> None:
-        key = HKDF(hashes.SHA256(), 32, salt=None, info=SECRET_INFO).derive(kek)
-        self._aead = AESGCM(key)
+        self._aead = AESGCM(secret_key(kek))
+
+    @classmethod
+    def of_keys(cls, keys_dir: Path) -> SecretBox:
+        """The box of a keys directory: its own key file once KEK 1 may be destroyed
+        (``keep_secret_key``), else derived from ``kek.key`` (made if missing)."""
+        box = cls.__new__(cls)
+        kept = keys_dir / SECRET_KEY_FILE
+        if kept.is_file():
+            box._aead = AESGCM(kept.read_bytes())
+        else:
+            box._aead = AESGCM(secret_key(read_or_create_secret(keys_dir / "kek.key")))
+        return box
 
     def __repr__(self) -> str:
         return "SecretBox(<hidden>)"
@@ -77,7 +110,7 @@ class SecretBox:
         except InvalidTag:
             raise ProviderStoreError(
                 f"provider {provider_id!r}: its client secret does not open with this"
-                " key-encryption key (every host needs the same keys/kek.key)"
+                " key-encryption key (every host needs the same keys/ directory)"
             ) from None
         return plain.decode("utf-8")
 
