@@ -9,6 +9,7 @@ the test says so when an operation has none.
 from __future__ import annotations
 
 import copy
+import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -118,6 +119,17 @@ def test_every_operation_documents_its_refusals_as_problems(live: Live) -> None:
                     if media_type.startswith("text/plain"):
                         continue  # text by nature: the Prometheus exposition of /metrics
                     assert media["schema"] != {"type": "string"}, f"{where} {status}: untyped"
+
+
+def test_every_operation_is_summarised_in_words(live: Live) -> None:
+    """Not the handler's name (``PostRecord``, Litestar's default): a sentence of words."""
+    for (method, path), operation in operations(live.document).items():
+        summary = operation.get("summary", "")
+        words = summary.split()
+        assert len(words) >= 2, f"{method} {path}: summary {summary!r} is not words"
+        assert not any(re.fullmatch(r"[A-Z][a-z]+(?:[A-Z][a-z0-9]*)+", w) for w in words), (
+            f"{method} {path}: summary {summary!r} holds a CamelCase name"
+        )
 
 
 def test_litestars_own_error_shape_is_gone(live: Live) -> None:

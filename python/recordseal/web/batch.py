@@ -51,6 +51,7 @@ def _batch_body() -> dict[str, Any]:
 
 #: The route's OpenAPI description (``documented``), for the records controller's decorator.
 DOCUMENTED = documented(
+    summary="Ingest up to 1,000 records at once",
     bearer=True,
     body=_batch_body(),
     parameters=[IDEMPOTENCY_KEY],

@@ -3,12 +3,15 @@
 A route of the JSON API passes ``**documented(...)`` to its Litestar decorator. From a few
 facts about the route it declares, in the document:
 
+- ``summary=`` (required): what the operation does, in words (Litestar would otherwise show
+  the handler's name, such as ``PostRecord``); ``description=`` for more;
 - ``bearer=True``: the ``bearer`` security scheme, and the refusals every bearer route can
   answer: 401 ``unauthenticated`` (with ``WWW-Authenticate: Bearer``) and 429
   ``rate_limited`` (with ``Retry-After``);
-- ``body=``: the JSON request body (a msgspec struct or a ready schema), and the refusals of
-  every body read through ``web/bodies.py``: 400, 413, 415 (``body_refusals=``
-  :data:`BUNDLE_REFUSALS` for a bundle to verify, which is never refused for its content);
+- ``body=``: the JSON request body (a msgspec struct or a ready schema) with ``examples=``,
+  each a request the route accepts, and the refusals of every body read through
+  ``web/bodies.py``: 400, 413, 415 (``body_refusals=`` :data:`BUNDLE_REFUSALS` for a bundle
+  to verify, which is never refused for its content);
 - ``answers=``: the success answers whose schema Litestar cannot see (a handler that returns
   ``Response[bytes]``): status, struct and description;
 - ``refusals=``: the route's own refusals, each a :class:`Refusal` naming its problem codes;
@@ -135,9 +138,12 @@ ALWAYS = (
 
 def documented(
     *,
+    summary: str,
+    description: str | None = None,
     bearer: bool = False,
     body: type | Mapping[str, Any] | None = None,
     body_description: str | None = None,
+    examples: Mapping[str, Any] | None = None,
     body_refusals: Iterable[Refusal] = BODY_REFUSALS,
     answers: Mapping[int, tuple[Any, str]] | None = None,
     refusals: Iterable[Refusal] = (),
@@ -164,7 +170,16 @@ def documented(
     if body is not None:
         schema: Any = dict(body) if isinstance(body, Mapping) else inline_schema(body)
         request_body = RequestBody(
-            content={JSON: OpenAPIMediaType(schema=schema)},
+            content={
+                JSON: OpenAPIMediaType(
+                    schema=schema,
+                    examples={
+                        name: Example(summary=name, value=value)
+                        for name, value in (examples or {}).items()
+                    }
+                    or None,
+                )
+            },
             required=True,
             description=body_description,
         )
@@ -196,7 +211,12 @@ def documented(
                     for name, text in declared.headers.items()
                 } or None
 
-    kwargs: dict[str, Any] = {"responses": responses, "operation_class": DocumentedOperation}
+    kwargs: dict[str, Any] = {
+        "summary": summary,
+        "description": description,
+        "responses": responses,
+        "operation_class": DocumentedOperation,
+    }
     if bearer:
         kwargs["security"] = [{BEARER: []}]
     return kwargs

@@ -53,6 +53,7 @@ def proof_controller(max_bundle_bytes: int) -> type[Controller]:
             tags=["verification"],
             request_max_body_size=max_bundle_bytes,
             **documented(
+                summary="Refresh a bundle's proof to the newest witnessed checkpoint",
                 body=Bundle,
                 body_description=f"a disclosure bundle, at most {max_bundle_bytes:,} bytes",
                 answers={

@@ -107,6 +107,7 @@ class RecordController(DomainController):
         status_code=201,
         tags=["records"],
         **documented(
+            summary="Create a stream",
             bearer=True,
             body=StreamIn,
             refusals=[
@@ -146,6 +147,7 @@ class RecordController(DomainController):
         "/v1/streams/{name:str}",
         tags=["records"],
         **documented(
+            summary="Read a stream's declarations and next sequence number",
             bearer=True,
             refusals=[
                 refusal(404, "no stream of this name in the token's tenant", "stream_not_found")
@@ -167,6 +169,7 @@ class RecordController(DomainController):
         status_code=201,
         tags=["records"],
         **documented(
+            summary="Ingest a record",
             bearer=True,
             body=RecordBody,
             parameters=[IDEMPOTENCY_KEY],
@@ -206,7 +209,11 @@ class RecordController(DomainController):
     @get(
         "/v1/records/{record_id:str}",
         tags=["records"],
-        **documented(bearer=True, refusals=[RECORD_NOT_FOUND]),
+        **documented(
+            summary="Read a record: its signed header and seal",
+            bearer=True,
+            refusals=[RECORD_NOT_FOUND],
+        ),
     )
     async def get_record(
         self,
@@ -223,6 +230,7 @@ class RecordController(DomainController):
         "/v1/records/{record_id:str}/payload",
         tags=["records"],
         **documented(
+            summary="Read a record's decrypted payload",
             bearer=True,
             answers={200: (PayloadOut, "the decrypted payload")},
             refusals=[RECORD_NOT_FOUND, SUBJECT_ERASED],
@@ -246,6 +254,7 @@ class RecordController(DomainController):
         status_code=200,
         tags=["records"],
         **documented(
+            summary="Erase a subject's payloads",
             bearer=True,
             refusals=[
                 refusal(
@@ -287,6 +296,7 @@ class RecordController(DomainController):
         status_code=200,
         tags=["records"],
         **documented(
+            summary="Disclose chosen fields of a record as a bundle",
             bearer=True,
             body=DisclosureIn,
             answers={200: (Bundle, "the disclosure bundle (docs/bundle.md)")},

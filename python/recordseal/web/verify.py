@@ -247,6 +247,7 @@ def verify_controller(max_bundle_bytes: int) -> type[Controller]:
             tags=["verification"],
             request_max_body_size=max_bundle_bytes,
             **documented(
+                summary="Verify a disclosure bundle",
                 body=Bundle,
                 body_description=(
                     f"a disclosure bundle (docs/bundle.md), at most {size_text(max_bundle_bytes)};"
