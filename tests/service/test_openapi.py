@@ -132,6 +132,47 @@ def test_every_operation_is_summarised_in_words(live: Live) -> None:
         )
 
 
+def _properties(node: Any) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every member of every object schema in the document (components and inline bodies)."""
+    if isinstance(node, dict):
+        yield from (node.get("properties") or {}).items()
+        for value in node.values():
+            yield from _properties(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _properties(item)
+
+
+def _arms(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    """The schema, or the arms of its ``oneOf``/``anyOf`` that are not null."""
+    arms = schema.get("oneOf") or schema.get("anyOf") or [schema]
+    return [arm for arm in arms if arm.get("type") != "null"]
+
+
+def test_timestamps_are_date_times(live: Live) -> None:
+    timestamps = [
+        (name, schema)
+        for name, schema in _properties(live.document)
+        if name.endswith("_at") or name in {"not_before", "not_after"}
+    ]
+    names = {name for name, _ in timestamps}
+    assert {"occurred_at", "ingested_at", "created_at", "erased_at", "not_before"} <= names
+    for name, schema in timestamps:
+        for arm in _arms(schema):
+            assert (arm.get("type"), arm.get("format")) == ("string", "date-time"), (name, schema)
+
+
+def test_a_payload_is_any_json_object(live: Live) -> None:
+    payloads = [schema for name, schema in _properties(live.document) if name == "payload"]
+    # RecordOut's answer (PayloadOut), and the bodies of /v1/records and /v1/records:batch
+    assert len(payloads) >= 3, payloads
+    for schema in payloads:
+        assert schema.get("type") == "object", schema
+        assert schema.get("additionalProperties", True) in (True, {}), schema
+        assert "properties" not in schema, schema
+        assert "any JSON object" in schema.get("description", ""), schema
+
+
 def test_litestars_own_error_shape_is_gone(live: Live) -> None:
     def shapes(node: Any) -> Iterator[dict[str, Any]]:
         if isinstance(node, dict):

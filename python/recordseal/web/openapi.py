@@ -36,6 +36,7 @@ from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import (
     Components,
     Example,
+    OpenAPIFormat,
     OpenAPIHeader,
     OpenAPIMediaType,
     OpenAPIResponse,
@@ -275,6 +276,26 @@ class DocumentedAsPlugin(OpenAPISchemaPlugin):
     def to_openapi_schema(self, field_definition: FieldDefinition, schema_creator: Any) -> Schema:
         kind = next(m for m in field_definition.metadata if isinstance(m, DocumentedAs)).kind
         return SchemaDataContainer(data_container=kind)
+
+
+class JsonSchemaFormatPlugin(OpenAPISchemaPlugin):
+    """Carries the ``format`` of a string's ``msgspec.Meta(extra_json_schema=...)`` into the
+    document (Litestar reads only its title, description and examples): a
+    :data:`~recordseal.verify.encoding.Timestamp` is ``format: date-time`` in both msgspec's
+    schema of a request body and Litestar's components."""
+
+    def is_plugin_supported_field(self, field_definition: FieldDefinition) -> bool:
+        return field_definition.annotation is str and _format_of(field_definition) is not None
+
+    def to_openapi_schema(self, field_definition: FieldDefinition, schema_creator: Any) -> Schema:
+        return Schema(type=OpenAPIType.STRING, format=OpenAPIFormat(_format_of(field_definition)))
+
+
+def _format_of(field_definition: FieldDefinition) -> str | None:
+    for item in field_definition.metadata:
+        if isinstance(item, msgspec.Meta) and item.extra_json_schema:
+            return item.extra_json_schema.get("format")
+    return None
 
 
 # --- the document ----------------------------------------------------------------------------
