@@ -374,6 +374,42 @@ def test_real_answers_match_the_document(live: Live) -> None:
     assert REFUSALS - {429} <= {status for _, _, status in seen}
 
 
+#: The answer to an example other than success: a bundle made by another service's keys
+#: names no record here. Every other example is accepted (2xx).
+EXAMPLE_REFUSED = {("POST", "/v1/proofs:refresh"): (404, "record_not_found")}
+
+
+def test_every_request_body_has_an_example_the_route_accepts(tmp_path: Path) -> None:
+    """Posted in the document's order to a fresh tenant: the stream example makes the stream
+    the record example goes into, whose record the disclosure example discloses."""
+    with live_service(tmp_path / "data", {"RECORDSEAL_SEAL_INTERVAL": "0.2"}) as service:
+        record_id = None
+        posted = 0
+        for (method, path), operation in operations(service.document).items():
+            if "requestBody" not in operation:
+                continue
+            media = operation["requestBody"]["content"]["application/json"]
+            assert media.get("examples"), f"{method} {path}: no example request"
+            target = path.replace("{record_id}", str(record_id))
+            secured = operation.get("security") == [{BEARER: []}]
+            for name, example in media["examples"].items():
+                headers = service.auth if secured else {}
+                answer = service.call(method, target, json=example["value"], headers=headers)
+                refused = EXAMPLE_REFUSED.get((method, path))
+                if refused is None:
+                    assert answer.status_code < 300, (method, path, name, answer.text[:300])
+                else:
+                    assert (answer.status_code, answer.json()["code"]) == refused, answer.text
+                if path == "/v1/records":
+                    record_id = answer.json()["record_id"]
+                posted += 1
+        assert record_id is not None and posted >= 6
+        # every answer was also checked against the document (the client's hook)
+        assert {(m, p) for m, p, _ in service.checker.seen} >= {
+            key for key, op in operations(service.document).items() if "requestBody" in op
+        }
+
+
 def test_rate_limited_answers_match_the_document(tmp_path: Path) -> None:
     env = {"RECORDSEAL_RATE_LIMIT_FAILED_TOKENS": "2/3600"}
     with live_service(tmp_path / "data", env) as service:

@@ -22,7 +22,7 @@ from recordseal.services.disclosure import DisclosureService, Window
 from recordseal.services.records import RecordService, Retry, header_members
 from recordseal.storage.rows import RecordRow, StreamRow
 from recordseal.verify.bundle import Bundle, SignedReceipt, encode_bundle
-from recordseal.web import batch
+from recordseal.web import batch, examples
 from recordseal.web.bodies import read_json, strict_decoder
 from recordseal.web.controller import DomainController
 from recordseal.web.ingest import (
@@ -110,6 +110,7 @@ class RecordController(DomainController):
             summary="Create a stream",
             bearer=True,
             body=StreamIn,
+            examples={"a stream of orders": examples.STREAM},
             refusals=[
                 refusal(403, "the fleet belongs to another tenant", "fleet_forbidden"),
                 refusal(409, "a stream with this name exists", "stream_exists"),
@@ -172,6 +173,7 @@ class RecordController(DomainController):
             summary="Ingest a record",
             bearer=True,
             body=RecordBody,
+            examples={"an order": examples.RECORD},
             parameters=[IDEMPOTENCY_KEY],
             answers={201: (RecordOut, "the record was committed, chained and stored")},
             refusals=RECORD_REFUSALS,
@@ -299,6 +301,7 @@ class RecordController(DomainController):
             summary="Disclose chosen fields of a record as a bundle",
             bearer=True,
             body=DisclosureIn,
+            examples={"the amount only": examples.DISCLOSURE},
             answers={200: (Bundle, "the disclosure bundle (docs/bundle.md)")},
             refusals=[
                 RECORD_NOT_FOUND,
