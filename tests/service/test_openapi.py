@@ -173,6 +173,20 @@ def test_a_payload_is_any_json_object(live: Live) -> None:
         assert "any JSON object" in schema.get("description", ""), schema
 
 
+def test_the_docs_page_shows_schemas_with_their_references_resolved(live: Live) -> None:
+    page = live.call("GET", "/schema")
+    assert page.status_code == 200
+    assert "$ref" not in page.text
+    sections = page.text.split('<section class="card" id="')
+    (ingest,) = [part for part in sections if part.startswith('post-/v1/records">')]
+    # the answer's schema (RecordOut) and the refusals' (Problem) in the operation itself
+    assert "chain_leaf" in ingest
+    assert "the rule that refused the request" in ingest
+    assert "Ingest a record" in ingest
+    # and its example request, whole
+    assert "Example: an order" in ingest and "order.placed" in ingest
+
+
 def test_litestars_own_error_shape_is_gone(live: Live) -> None:
     def shapes(node: Any) -> Iterator[dict[str, Any]]:
         if isinstance(node, dict):
