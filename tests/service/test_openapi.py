@@ -9,6 +9,7 @@ the test says so when an operation has none.
 from __future__ import annotations
 
 import copy
+import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -118,6 +119,72 @@ def test_every_operation_documents_its_refusals_as_problems(live: Live) -> None:
                     if media_type.startswith("text/plain"):
                         continue  # text by nature: the Prometheus exposition of /metrics
                     assert media["schema"] != {"type": "string"}, f"{where} {status}: untyped"
+
+
+def test_every_operation_is_summarised_in_words(live: Live) -> None:
+    """Not the handler's name (``PostRecord``, Litestar's default): a sentence of words."""
+    for (method, path), operation in operations(live.document).items():
+        summary = operation.get("summary", "")
+        words = summary.split()
+        assert len(words) >= 2, f"{method} {path}: summary {summary!r} is not words"
+        assert not any(re.fullmatch(r"[A-Z][a-z]+(?:[A-Z][a-z0-9]*)+", w) for w in words), (
+            f"{method} {path}: summary {summary!r} holds a CamelCase name"
+        )
+
+
+def _properties(node: Any) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every member of every object schema in the document (components and inline bodies)."""
+    if isinstance(node, dict):
+        yield from (node.get("properties") or {}).items()
+        for value in node.values():
+            yield from _properties(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _properties(item)
+
+
+def _arms(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    """The schema, or the arms of its ``oneOf``/``anyOf`` that are not null."""
+    arms = schema.get("oneOf") or schema.get("anyOf") or [schema]
+    return [arm for arm in arms if arm.get("type") != "null"]
+
+
+def test_timestamps_are_date_times(live: Live) -> None:
+    timestamps = [
+        (name, schema)
+        for name, schema in _properties(live.document)
+        if name.endswith("_at") or name in {"not_before", "not_after"}
+    ]
+    names = {name for name, _ in timestamps}
+    assert {"occurred_at", "ingested_at", "created_at", "erased_at", "not_before"} <= names
+    for name, schema in timestamps:
+        for arm in _arms(schema):
+            assert (arm.get("type"), arm.get("format")) == ("string", "date-time"), (name, schema)
+
+
+def test_a_payload_is_any_json_object(live: Live) -> None:
+    payloads = [schema for name, schema in _properties(live.document) if name == "payload"]
+    # RecordOut's answer (PayloadOut), and the bodies of /v1/records and /v1/records:batch
+    assert len(payloads) >= 3, payloads
+    for schema in payloads:
+        assert schema.get("type") == "object", schema
+        assert schema.get("additionalProperties", True) in (True, {}), schema
+        assert "properties" not in schema, schema
+        assert "any JSON object" in schema.get("description", ""), schema
+
+
+def test_the_docs_page_shows_schemas_with_their_references_resolved(live: Live) -> None:
+    page = live.call("GET", "/schema")
+    assert page.status_code == 200
+    assert "$ref" not in page.text
+    sections = page.text.split('<section class="card" id="')
+    (ingest,) = [part for part in sections if part.startswith('post-/v1/records">')]
+    # the answer's schema (RecordOut) and the refusals' (Problem) in the operation itself
+    assert "chain_leaf" in ingest
+    assert "the rule that refused the request" in ingest
+    assert "Ingest a record" in ingest
+    # and its example request, whole
+    assert "Example: an order" in ingest and "order.placed" in ingest
 
 
 def test_litestars_own_error_shape_is_gone(live: Live) -> None:
@@ -319,6 +386,42 @@ def test_real_answers_match_the_document(live: Live) -> None:
     answered = {(method, path) for method, path, status in seen if status < 300}
     assert answered == documented, documented - answered
     assert REFUSALS - {429} <= {status for _, _, status in seen}
+
+
+#: The answer to an example other than success: a bundle made by another service's keys
+#: names no record here. Every other example is accepted (2xx).
+EXAMPLE_REFUSED = {("POST", "/v1/proofs:refresh"): (404, "record_not_found")}
+
+
+def test_every_request_body_has_an_example_the_route_accepts(tmp_path: Path) -> None:
+    """Posted in the document's order to a fresh tenant: the stream example makes the stream
+    the record example goes into, whose record the disclosure example discloses."""
+    with live_service(tmp_path / "data", {"RECORDSEAL_SEAL_INTERVAL": "0.2"}) as service:
+        record_id = None
+        posted = 0
+        for (method, path), operation in operations(service.document).items():
+            if "requestBody" not in operation:
+                continue
+            media = operation["requestBody"]["content"]["application/json"]
+            assert media.get("examples"), f"{method} {path}: no example request"
+            target = path.replace("{record_id}", str(record_id))
+            secured = operation.get("security") == [{BEARER: []}]
+            for name, example in media["examples"].items():
+                headers = service.auth if secured else {}
+                answer = service.call(method, target, json=example["value"], headers=headers)
+                refused = EXAMPLE_REFUSED.get((method, path))
+                if refused is None:
+                    assert answer.status_code < 300, (method, path, name, answer.text[:300])
+                else:
+                    assert (answer.status_code, answer.json()["code"]) == refused, answer.text
+                if path == "/v1/records":
+                    record_id = answer.json()["record_id"]
+                posted += 1
+        assert record_id is not None and posted >= 6
+        # every answer was also checked against the document (the client's hook)
+        assert {(m, p) for m, p, _ in service.checker.seen} >= {
+            key for key, op in operations(service.document).items() if "requestBody" in op
+        }
 
 
 def test_rate_limited_answers_match_the_document(tmp_path: Path) -> None:

@@ -22,7 +22,14 @@ from recordseal.chain import (
 )
 from recordseal.core import CommitError, canonicalize
 
-from .encoding import BASE64_PATTERN, HEX32_PATTERN, HEX_PATTERN, b64decode, parse_instant
+from .encoding import (
+    BASE64_PATTERN,
+    HEX32_PATTERN,
+    HEX_PATTERN,
+    Timestamp,
+    b64decode,
+    parse_instant,
+)
 from .errors import BundleError
 from .result import RESULT_FORMAT
 
@@ -82,13 +89,13 @@ class Header(Struct, forbid_unknown_fields=True, tag_field="format", tag=HEADER_
     seq: Sequence
     record_id: str
     record_type: str
-    occurred_at: str
+    occurred_at: Timestamp
     subject_ref: str
     root: Hex32
     field_count: Annotated[int, Meta(ge=0, le=2**53 - 1)]
     prev: Hex32
     key_id: str
-    ingested_at: str
+    ingested_at: Timestamp
     attestation: str
 
     def __post_init__(self) -> None:
@@ -114,7 +121,7 @@ class GapHeader(Struct, forbid_unknown_fields=True, tag_field="format", tag=GAP_
     from_seq: Sequence
     to_seq: Sequence
     reason: str
-    declared_at: str
+    declared_at: Timestamp
     prev: Hex32
     key_id: str
     attestation: str
@@ -214,10 +221,10 @@ class DirectoryKey(Struct, forbid_unknown_fields=True):
     key_id: str
     algorithm: Literal["Ed25519"]
     public_key: Hex32
-    not_before: str
-    not_after: str | None = None
-    revoked_at: str | None = None
-    compromised_at: str | None = None
+    not_before: Timestamp
+    not_after: Timestamp | None = None
+    revoked_at: Timestamp | None = None
+    compromised_at: Timestamp | None = None
 
     def __post_init__(self) -> None:
         _hex(self.public_key, "public_key", 32)
@@ -233,7 +240,7 @@ class LogKey(Struct, forbid_unknown_fields=True):
 
     origin: str
     vkey: str
-    compromised_at: str | None = None
+    compromised_at: Timestamp | None = None
 
     def __post_init__(self) -> None:
         _instant(self.compromised_at, "compromised_at")
@@ -280,7 +287,7 @@ class ErasureReceipt(Struct, forbid_unknown_fields=True):
     format: Literal["recordseal/erasure-receipt/v1"]
     tenant: str
     subject_ref: str
-    erased_at: str
+    erased_at: Timestamp
     key_id: str
     attestation: str
 

@@ -10,6 +10,9 @@ import base64
 import binascii
 import re
 from datetime import UTC, datetime, timedelta
+from typing import Annotated
+
+import msgspec
 
 HEX_PATTERN = "^(?:[0-9a-f]{2})*$"
 HEX32_PATTERN = "^[0-9a-f]{64}$"
@@ -32,6 +35,15 @@ def b64decode(text: str) -> bytes | None:
 
 def b64encode(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
+
+
+#: An RFC 3339 date-time kept as its text (what was signed is the text as received); its
+#: JSON Schema says ``format: date-time`` (msgspec's schema, and the OpenAPI document through
+#: ``web/openapi.py``). Decoding does not check it: :func:`parse_instant` does, where a rule
+#: names the member.
+Timestamp = Annotated[
+    str, msgspec.Meta(extra_json_schema={"format": "date-time"}, examples=["2026-11-21T08:00:00Z"])
+]
 
 
 def parse_instant(text: str) -> datetime | None:

@@ -8,6 +8,8 @@ from typing import Any, Literal
 import msgspec
 from msgspec import Struct
 
+from .encoding import Timestamp
+
 RESULT_FORMAT = "recordseal/verification/v1"
 VERIFIED = "VERIFIED"
 FAILED = "FAILED"
@@ -51,9 +53,9 @@ def unchecked(number: int, detail: str) -> CheckResult:
 class TimeBracket(Struct):
     """When the record existed: after ``not_before`` and by ``not_after``, and who says so."""
 
-    not_before: str | None = None
+    not_before: Timestamp | None = None
     not_before_by: str | None = None
-    not_after: str | None = None
+    not_after: Timestamp | None = None
     not_after_by: str | None = None
 
 

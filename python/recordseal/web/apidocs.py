@@ -1,8 +1,9 @@
 """The API documentation pages, rendered on the server without script.
 
 ``/schema``, ``/schema/swagger`` and ``/schema/redoc`` all answer one HTML page made from the
-OpenAPI document: every operation with its summary, parameters, request body and answers,
-schemas shown as JSON. It loads nothing but the panel's own style sheet, so it works offline
+OpenAPI document: every operation with its summary, parameters, request body (and its example)
+and answers, schemas shown as JSON with every ``$ref`` replaced by the schema it names, so a
+reader never looks a name up. It loads nothing but the panel's own style sheet, so it works offline
 and under the pages' Content-Security-Policy (``web/headers.py``); Litestar's default pages
 load Swagger UI and ReDoc from public CDNs instead. The machine-readable document stays at
 ``/schema/openapi.json`` (and ``.yaml``).
@@ -17,6 +18,7 @@ from typing import Any
 from litestar import Request
 from litestar.openapi.plugins import JsonRenderPlugin, OpenAPIRenderPlugin, YamlRenderPlugin
 
+SCHEMAS = "#/components/schemas/"
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
 
 
@@ -39,20 +41,12 @@ class PlainDocsPlugin(OpenAPIRenderPlugin):
             '<p>The OpenAPI document: <a href="/schema/openapi.json">openapi.json</a>. '
             "Errors are RFC 9457 <code>application/problem+json</code>.</p>\n"
         ]
-        for path, item in openapi_schema.get("paths", {}).items():
+        schemas = openapi_schema.get("components", {}).get("schemas", {})
+        for path, item in resolved(openapi_schema.get("paths", {}), schemas).items():
             for method in METHODS:
                 operation = item.get(method)
                 if operation is not None:
                     parts.append(_operation(method, path, operation))
-        schemas = openapi_schema.get("components", {}).get("schemas", {})
-        if schemas:
-            parts.append('<section class="card" id="schemas">\n<h2>Schemas</h2>\n')
-            for name, schema in schemas.items():
-                parts.append(
-                    f'<h3 id="{escape(name, quote=True)}">{escape(name)}</h3>\n'
-                    f"<pre>{escape(json.dumps(schema, indent=2))}</pre>\n"
-                )
-            parts.append("</section>\n")
         parts.append("</main>\n</body>\n</html>\n")
         return "".join(parts).encode("utf-8")
 
@@ -94,12 +88,42 @@ def _operation(method: str, path: str, operation: dict[str, Any]) -> str:
     return "".join(parts)
 
 
+def resolved(node: Any, schemas: dict[str, Any], inside: tuple[str, ...] = ()) -> Any:
+    """``node`` with each ``$ref`` to ``#/components/schemas/<name>`` replaced by that schema
+    (itself resolved). A schema met again inside itself is named, not repeated."""
+    if isinstance(node, dict):
+        reference = node.get("$ref")
+        if isinstance(reference, str) and reference.startswith(SCHEMAS):
+            name = reference[len(SCHEMAS) :]
+            if name in inside or name not in schemas:
+                return {"title": name, "description": f"the schema {name} (recursive)"}
+            return resolved(schemas[name], schemas, (*inside, name))
+        return {key: resolved(value, schemas, inside) for key, value in node.items()}
+    if isinstance(node, list):
+        return [resolved(item, schemas, inside) for item in node]
+    return node
+
+
 def _content(content: dict[str, Any]) -> str:
     return "".join(
         f"<p><code>{escape(media)}</code></p>\n"
         f"<pre>{escape(json.dumps(entry.get('schema', {}), indent=2))}</pre>\n"
-        + _codes(entry.get("examples") or {})
+        + _examples(entry.get("examples") or {})
         for media, entry in content.items()
+    )
+
+
+def _examples(examples: dict[str, Any]) -> str:
+    """A refusal's problem codes (the keys of its examples, ``web/openapi.py``), or a request
+    body's examples, shown whole."""
+    if not examples:
+        return ""
+    if all("code" in (example.get("value") or {}) for example in examples.values()):
+        return _codes(examples)
+    return "".join(
+        f"<p>Example: {escape(name)}</p>\n"
+        f"<pre>{escape(json.dumps(example.get('value'), indent=2))}</pre>\n"
+        for name, example in examples.items()
     )
 
 

@@ -46,7 +46,7 @@ from recordseal.storage.backends import open_journal, open_store
 from recordseal.verify import KeyDirectory, TrustStore
 from recordseal.web.headers import security_headers
 from recordseal.web.observe import RequestObserver
-from recordseal.web.openapi import DocumentedAsPlugin, openapi_config
+from recordseal.web.openapi import DocumentedAsPlugin, JsonSchemaFormatPlugin, openapi_config
 from recordseal.web.ops import READY_STATE, ServiceController
 from recordseal.web.panel.context import PanelContext
 from recordseal.web.panel.passkeys import PASSKEY_ROUTES, PasskeyConfig
@@ -220,7 +220,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         lifespan=[lifespan],
         request_max_body_size=settings.max_body_bytes,
         openapi_config=openapi_config(),
-        plugins=[DocumentedAsPlugin()],
+        plugins=[DocumentedAsPlugin(), JsonSchemaFormatPlugin()],
         before_send=[security_headers],
         # One logging setup for every process (recordseal.logs), not Litestar's own.
         logging_config=None,

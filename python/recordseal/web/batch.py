@@ -15,6 +15,7 @@ from litestar import Request, Response
 from recordseal import metrics
 from recordseal.services.errors import Invalid, ServiceError
 from recordseal.services.records import MAX_BATCH, RecordIn, Retry
+from recordseal.web import examples
 from recordseal.web.bodies import read_json, strict_decoder
 from recordseal.web.ingest import (
     IDEMPOTENCY_KEY,
@@ -51,8 +52,10 @@ def _batch_body() -> dict[str, Any]:
 
 #: The route's OpenAPI description (``documented``), for the records controller's decorator.
 DOCUMENTED = documented(
+    summary="Ingest up to 1,000 records at once",
     bearer=True,
     body=_batch_body(),
+    examples={"two orders": examples.BATCH},
     parameters=[IDEMPOTENCY_KEY],
     answers={200: (BatchOut, "one result per record, in the order sent")},
     refusals=[

@@ -3,12 +3,15 @@
 A route of the JSON API passes ``**documented(...)`` to its Litestar decorator. From a few
 facts about the route it declares, in the document:
 
+- ``summary=`` (required): what the operation does, in words (Litestar would otherwise show
+  the handler's name, such as ``PostRecord``); ``description=`` for more;
 - ``bearer=True``: the ``bearer`` security scheme, and the refusals every bearer route can
   answer: 401 ``unauthenticated`` (with ``WWW-Authenticate: Bearer``) and 429
   ``rate_limited`` (with ``Retry-After``);
-- ``body=``: the JSON request body (a msgspec struct or a ready schema), and the refusals of
-  every body read through ``web/bodies.py``: 400, 413, 415 (``body_refusals=``
-  :data:`BUNDLE_REFUSALS` for a bundle to verify, which is never refused for its content);
+- ``body=``: the JSON request body (a msgspec struct or a ready schema) with ``examples=``,
+  each a request the route accepts, and the refusals of every body read through
+  ``web/bodies.py``: 400, 413, 415 (``body_refusals=`` :data:`BUNDLE_REFUSALS` for a bundle
+  to verify, which is never refused for its content);
 - ``answers=``: the success answers whose schema Litestar cannot see (a handler that returns
   ``Response[bytes]``): status, struct and description;
 - ``refusals=``: the route's own refusals, each a :class:`Refusal` naming its problem codes;
@@ -33,6 +36,7 @@ from litestar.openapi.datastructures import ResponseSpec
 from litestar.openapi.spec import (
     Components,
     Example,
+    OpenAPIFormat,
     OpenAPIHeader,
     OpenAPIMediaType,
     OpenAPIResponse,
@@ -135,9 +139,12 @@ ALWAYS = (
 
 def documented(
     *,
+    summary: str,
+    description: str | None = None,
     bearer: bool = False,
     body: type | Mapping[str, Any] | None = None,
     body_description: str | None = None,
+    examples: Mapping[str, Any] | None = None,
     body_refusals: Iterable[Refusal] = BODY_REFUSALS,
     answers: Mapping[int, tuple[Any, str]] | None = None,
     refusals: Iterable[Refusal] = (),
@@ -164,7 +171,16 @@ def documented(
     if body is not None:
         schema: Any = dict(body) if isinstance(body, Mapping) else inline_schema(body)
         request_body = RequestBody(
-            content={JSON: OpenAPIMediaType(schema=schema)},
+            content={
+                JSON: OpenAPIMediaType(
+                    schema=schema,
+                    examples={
+                        name: Example(summary=name, value=value)
+                        for name, value in (examples or {}).items()
+                    }
+                    or None,
+                )
+            },
             required=True,
             description=body_description,
         )
@@ -196,7 +212,12 @@ def documented(
                     for name, text in declared.headers.items()
                 } or None
 
-    kwargs: dict[str, Any] = {"responses": responses, "operation_class": DocumentedOperation}
+    kwargs: dict[str, Any] = {
+        "summary": summary,
+        "description": description,
+        "responses": responses,
+        "operation_class": DocumentedOperation,
+    }
     if bearer:
         kwargs["security"] = [{BEARER: []}]
     return kwargs
@@ -255,6 +276,26 @@ class DocumentedAsPlugin(OpenAPISchemaPlugin):
     def to_openapi_schema(self, field_definition: FieldDefinition, schema_creator: Any) -> Schema:
         kind = next(m for m in field_definition.metadata if isinstance(m, DocumentedAs)).kind
         return SchemaDataContainer(data_container=kind)
+
+
+class JsonSchemaFormatPlugin(OpenAPISchemaPlugin):
+    """Carries the ``format`` of a string's ``msgspec.Meta(extra_json_schema=...)`` into the
+    document (Litestar reads only its title, description and examples): a
+    :data:`~recordseal.verify.encoding.Timestamp` is ``format: date-time`` in both msgspec's
+    schema of a request body and Litestar's components."""
+
+    def is_plugin_supported_field(self, field_definition: FieldDefinition) -> bool:
+        return field_definition.annotation is str and _format_of(field_definition) is not None
+
+    def to_openapi_schema(self, field_definition: FieldDefinition, schema_creator: Any) -> Schema:
+        return Schema(type=OpenAPIType.STRING, format=OpenAPIFormat(_format_of(field_definition)))
+
+
+def _format_of(field_definition: FieldDefinition) -> str | None:
+    for item in field_definition.metadata:
+        if isinstance(item, msgspec.Meta) and item.extra_json_schema:
+            return item.extra_json_schema.get("format")
+    return None
 
 
 # --- the document ----------------------------------------------------------------------------

@@ -64,7 +64,7 @@ ROLLED_BACK = refusal(
 
 
 def _metrics_documented() -> dict[str, Any]:
-    declared = documented()
+    declared = documented(summary="Read the service's metrics (Prometheus text)")
     declared["responses"][200] = ResponseSpec(
         str,
         description="the Prometheus text exposition format (docs/operations.md, Metrics)",
@@ -79,7 +79,7 @@ class ServiceController(DomainController):
 
     dependencies = {"services": Provide(provide_services, sync_to_thread=False)}  # noqa: RUF012
 
-    @get("/health", tags=["service"], **documented())
+    @get("/health", tags=["service"], **documented(summary="Check that the service answers"))
     async def health(self) -> Health:
         """Liveness: the process answers."""
         return Health()
@@ -88,6 +88,7 @@ class ServiceController(DomainController):
         "/readyz",
         tags=["service"],
         **documented(
+            summary="Check that the service is ready to serve",
             answers={200: (Readiness, "ready: keys loaded, store answering")},
             refusals=[NOT_READY, ROLLED_BACK],
         ),
@@ -128,7 +129,10 @@ class ServiceController(DomainController):
     @get(
         "/v1/keys",
         tags=["records"],
-        **documented(answers={200: (KeyDirectory, "the key directory (docs/bundle.md)")}),
+        **documented(
+            summary="Read the public key directory",
+            answers={200: (KeyDirectory, "the key directory (docs/bundle.md)")},
+        ),
     )
     async def keys(self, services: NamedDependency[AppServices]) -> Response[bytes]:
         """The public key directory (docs/bundle.md): header-signing keys with their validity, and
@@ -143,9 +147,10 @@ class ServiceController(DomainController):
         tags=["records"],
         dependencies={"trust": Provide(provide_trust_store, sync_to_thread=False)},
         **documented(
+            summary="Read the trust store of the service's witnesses",
             answers={
                 200: (TrustStore, "the trust store of the service's witnesses (docs/bundle.md)")
-            }
+            },
         ),
     )
     async def trust(self, trust: NamedDependency[TrustStore]) -> Response[bytes]:

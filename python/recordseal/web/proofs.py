@@ -20,6 +20,7 @@ from recordseal.services.proofs import ProofService
 from recordseal.verify import Bundle
 from recordseal.verify.bundle import encode_bundle
 from recordseal.verify.refresh import CONSISTENCY_HEADER, Consistency
+from recordseal.web import examples
 from recordseal.web.bodies import check_json_text, decode_strict, require_json, strict_decoder
 from recordseal.web.controller import DomainController
 from recordseal.web.ingest import JSON, NO_STORE
@@ -53,7 +54,9 @@ def proof_controller(max_bundle_bytes: int) -> type[Controller]:
             tags=["verification"],
             request_max_body_size=max_bundle_bytes,
             **documented(
+                summary="Refresh a bundle's proof to the newest witnessed checkpoint",
                 body=Bundle,
+                examples={"a bundle": examples.bundle()},
                 body_description=f"a disclosure bundle, at most {max_bundle_bytes:,} bytes",
                 answers={
                     200: (

@@ -22,7 +22,7 @@ from recordseal.services.disclosure import DisclosureService, Window
 from recordseal.services.records import RecordService, Retry, header_members
 from recordseal.storage.rows import RecordRow, StreamRow
 from recordseal.verify.bundle import Bundle, SignedReceipt, encode_bundle
-from recordseal.web import batch
+from recordseal.web import batch, examples
 from recordseal.web.bodies import read_json, strict_decoder
 from recordseal.web.controller import DomainController
 from recordseal.web.ingest import (
@@ -107,8 +107,10 @@ class RecordController(DomainController):
         status_code=201,
         tags=["records"],
         **documented(
+            summary="Create a stream",
             bearer=True,
             body=StreamIn,
+            examples={"a stream of orders": examples.STREAM},
             refusals=[
                 refusal(403, "the fleet belongs to another tenant", "fleet_forbidden"),
                 refusal(409, "a stream with this name exists", "stream_exists"),
@@ -146,6 +148,7 @@ class RecordController(DomainController):
         "/v1/streams/{name:str}",
         tags=["records"],
         **documented(
+            summary="Read a stream's declarations and next sequence number",
             bearer=True,
             refusals=[
                 refusal(404, "no stream of this name in the token's tenant", "stream_not_found")
@@ -167,8 +170,10 @@ class RecordController(DomainController):
         status_code=201,
         tags=["records"],
         **documented(
+            summary="Ingest a record",
             bearer=True,
             body=RecordBody,
+            examples={"an order": examples.RECORD},
             parameters=[IDEMPOTENCY_KEY],
             answers={201: (RecordOut, "the record was committed, chained and stored")},
             refusals=RECORD_REFUSALS,
@@ -206,7 +211,11 @@ class RecordController(DomainController):
     @get(
         "/v1/records/{record_id:str}",
         tags=["records"],
-        **documented(bearer=True, refusals=[RECORD_NOT_FOUND]),
+        **documented(
+            summary="Read a record: its signed header and seal",
+            bearer=True,
+            refusals=[RECORD_NOT_FOUND],
+        ),
     )
     async def get_record(
         self,
@@ -223,6 +232,7 @@ class RecordController(DomainController):
         "/v1/records/{record_id:str}/payload",
         tags=["records"],
         **documented(
+            summary="Read a record's decrypted payload",
             bearer=True,
             answers={200: (PayloadOut, "the decrypted payload")},
             refusals=[RECORD_NOT_FOUND, SUBJECT_ERASED],
@@ -246,6 +256,7 @@ class RecordController(DomainController):
         status_code=200,
         tags=["records"],
         **documented(
+            summary="Erase a subject's payloads",
             bearer=True,
             refusals=[
                 refusal(
@@ -287,8 +298,10 @@ class RecordController(DomainController):
         status_code=200,
         tags=["records"],
         **documented(
+            summary="Disclose chosen fields of a record as a bundle",
             bearer=True,
             body=DisclosureIn,
+            examples={"the amount only": examples.DISCLOSURE},
             answers={200: (Bundle, "the disclosure bundle (docs/bundle.md)")},
             refusals=[
                 RECORD_NOT_FOUND,

@@ -9,6 +9,7 @@ import msgspec
 
 from recordseal.identifiers import DEFAULT_FLEET
 from recordseal.verify.bundle import Header, SignedReceipt
+from recordseal.verify.encoding import Timestamp
 from recordseal.verify.result import VerificationResult
 
 Attestation = Literal["hosted-ingest"]
@@ -25,6 +26,11 @@ class DocumentedAs:
 
 #: A JSON object of any members (a payload).
 JsonObject = dict[str, Any]
+#: The schema of a payload: msgspec documents ``msgspec.Raw`` as any JSON value.
+PAYLOAD = msgspec.Meta(
+    extra_json_schema={"type": "object", "additionalProperties": True},
+    description="any JSON object; each member is committed as a field (docs/records.md)",
+)
 
 
 class StreamIn(msgspec.Struct, forbid_unknown_fields=True):
@@ -41,7 +47,7 @@ class StreamOut(msgspec.Struct):
     name: str
     declarations: dict[str, str]
     strict: bool
-    created_at: str
+    created_at: Timestamp
     next_seq: int
     fleet: str
     attestation: Attestation = "hosted-ingest"
@@ -52,10 +58,10 @@ class RecordBody(msgspec.Struct, forbid_unknown_fields=True):
 
     stream: str
     record_type: str
-    occurred_at: str
+    occurred_at: Timestamp
     subject_id: str
-    #: Any JSON object; committed field by field. Kept as received for exact checks.
-    payload: msgspec.Raw
+    #: Kept as received for exact checks.
+    payload: Annotated[msgspec.Raw, PAYLOAD]
 
 
 class RecordOut(msgspec.Struct):
@@ -95,7 +101,7 @@ class PayloadOut(msgspec.Struct):
     record_id: str
     stream: str
     seq: int
-    payload: Annotated[msgspec.Raw, DocumentedAs(JsonObject)]
+    payload: Annotated[msgspec.Raw, DocumentedAs(JsonObject), PAYLOAD]
     attestation: Attestation = "hosted-ingest"
 
 
@@ -114,7 +120,7 @@ class DisclosureIn(msgspec.Struct, forbid_unknown_fields=True):
 
 class ErasureOut(msgspec.Struct):
     status: Literal["erased", "already_erased"]
-    erased_at: str
+    erased_at: Timestamp
     payloads_deleted: int
     #: signed by the header key: ``recordseal verify-receipt`` checks it (docs/records.md)
     erasure_receipt: SignedReceipt

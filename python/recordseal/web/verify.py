@@ -34,6 +34,7 @@ from litestar.static_files import create_static_files_router
 
 from recordseal.services.verification import OnlineVerifier
 from recordseal.verify import Bundle, VerificationResult
+from recordseal.web import examples
 from recordseal.web.bodies import require_json
 from recordseal.web.controller import DomainController
 from recordseal.web.openapi import BUNDLE_REFUSALS, documented
@@ -247,7 +248,9 @@ def verify_controller(max_bundle_bytes: int) -> type[Controller]:
             tags=["verification"],
             request_max_body_size=max_bundle_bytes,
             **documented(
+                summary="Verify a disclosure bundle",
                 body=Bundle,
+                examples={"a bundle": examples.bundle()},
                 body_description=(
                     f"a disclosure bundle (docs/bundle.md), at most {size_text(max_bundle_bytes)};"
                     " any body within the limit is verified (a malformed one is FAILED)"
