@@ -40,8 +40,16 @@ $(VENV)/.deps: pyproject.toml
 
 setup: $(VENV)/.deps ## create the virtualenv with every dependency
 
-build: setup ## build the native extension in release mode into the virtualenv
+# The build runs only when the extension's sources or the package's metadata changed (the
+# stamp is older than one of them): `make run` with nothing changed starts at once. Python
+# sources need no build: maturin develop installs python/ in place (a .pth file).
+NATIVE_SOURCES := Cargo.toml Cargo.lock pyproject.toml $(shell find rust-core -type f -not -path '*/target/*' 2>/dev/null)
+
+$(VENV)/.built: $(VENV)/.deps $(NATIVE_SOURCES)
 	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/maturin develop --release --quiet >/dev/null
+	touch $@
+
+build: $(VENV)/.built ## build the native extension in release mode into the virtualenv (when its sources changed)
 
 test-rust: setup ## cargo test, clippy and fmt
 	cargo fmt --all --check

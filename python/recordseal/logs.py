@@ -105,9 +105,32 @@ class Formatter(logging.Formatter):
         return text
 
 
-def dict_config(log_format: LogFormat = "text", level: str = "info") -> dict[str, Any]:
+class ServerLines(logging.Filter):
+    """granian's lines under the name of the process that runs it (``recordseal.serve``,
+    ``recordseal.witness``), not ``_granian``: with the demo witness, two granian servers
+    write to one terminal. Its ``Listening at`` line is left out: each process logs its own
+    listening line (``serve.listening``, ``witness.listening``) naming itself, the service's
+    first, so the first address a reader sees is the service's."""
+
+    def __init__(self, server: str) -> None:
+        super().__init__()
+        self.server = server
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name != "_granian" and not record.name.startswith("_granian."):
+            return True
+        if record.getMessage().startswith("Listening at"):
+            return False
+        record.name = self.server
+        return True
+
+
+def dict_config(
+    log_format: LogFormat = "text", level: str = "info", server: str | None = None
+) -> dict[str, Any]:
     """The ``logging.config.dictConfig`` of every recordseal process; granian applies it to
-    its supervisor and to each worker (``Server(log_dictconfig=…)``)."""
+    its supervisor and to each worker (``Server(log_dictconfig=…)``). ``server``: the name
+    granian's lines are logged under (:class:`ServerLines`)."""
     if log_format not in FORMATS:
         raise ValueError(f"log format {log_format!r} is not one of {', '.join(FORMATS)}")
     if level not in LEVELS:
@@ -116,11 +139,15 @@ def dict_config(log_format: LogFormat = "text", level: str = "info") -> dict[str
         "version": 1,
         "disable_existing_loggers": False,
         "formatters": {"recordseal": {"()": "recordseal.logs.Formatter", "log_format": log_format}},
+        "filters": {"server": {"()": "recordseal.logs.ServerLines", "server": server}}
+        if server
+        else {},
         "handlers": {
             "stderr": {
                 "class": "logging.StreamHandler",
                 "stream": "ext://sys.stderr",
                 "formatter": "recordseal",
+                "filters": [] if server is None else ["server"],
             }
         },
         "root": {"handlers": ["stderr"], "level": level.upper()},
@@ -134,6 +161,8 @@ def dict_config(log_format: LogFormat = "text", level: str = "info") -> dict[str
     }
 
 
-def configure(log_format: LogFormat = "text", level: str = "info") -> None:
+def configure(
+    log_format: LogFormat = "text", level: str = "info", server: str | None = None
+) -> None:
     """Apply :func:`dict_config` to this process."""
-    logging.config.dictConfig(dict_config(log_format, level))
+    logging.config.dictConfig(dict_config(log_format, level, server))

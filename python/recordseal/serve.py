@@ -78,14 +78,14 @@ def serve(settings: Settings, workers: int, demo_witness_dir: Path | None) -> in
     from recordseal.clock import utc_now
 
     try:
-        log_config = logs.dict_config(settings.log_format, settings.log_level)  # type: ignore[arg-type]
+        log_config = logs.dict_config(settings.log_format, settings.log_level, log.name)  # type: ignore[arg-type]
     except ValueError as error:
         raise ConfigError(f"RECORDSEAL_LOG_FORMAT or RECORDSEAL_LOG_LEVEL: {error}") from None
     if settings.witness_quorum < 1:
         raise ConfigError("RECORDSEAL_WITNESS_QUORUM: must be 1 or more")
     with ExitStack() as stack:
         _metrics_directory(stack)  # first: before anything imports prometheus_client
-        logs.configure(settings.log_format, settings.log_level)  # type: ignore[arg-type]
+        logs.configure(settings.log_format, settings.log_level, log.name)  # type: ignore[arg-type]
         witnesses = _witnesses(settings)
         open_store(settings)  # refuses a database URL of another kind before anything starts
         open_journal(settings)  # ... and a journal database on the store's own server
@@ -94,6 +94,7 @@ def serve(settings: Settings, workers: int, demo_witness_dir: Path | None) -> in
         if settings.database_url:
             os.environ["RECORDSEAL_DATABASE_URL"] = settings.database_url
         asyncio.run(_migrate(settings))
+        _announce_start(settings, data_dir, workers)  # before the demo witness's own lines
         if demo_witness_dir is not None:
             from recordseal.demo_witness import demo_witness
 
@@ -116,7 +117,7 @@ def serve(settings: Settings, workers: int, demo_witness_dir: Path | None) -> in
                 started_at=utc_now(),
             ),
         )
-        _announce(settings, data_dir, workers, witnesses)
+        _announce_witnesses(settings, witnesses)
         Server(
             "recordseal.web.asgi:app",
             address=settings.host,
@@ -134,14 +135,19 @@ def serve(settings: Settings, workers: int, demo_witness_dir: Path | None) -> in
     return 0
 
 
-def _announce(
-    settings: Settings, data_dir: Path, workers: int, witnesses: list[dict[str, object]]
-) -> None:
+def _announce_start(settings: Settings, data_dir: Path, workers: int) -> None:
     store = "PostgreSQL" if settings.database_url else "SQLite"
     log.info(
         "serve.starting",
         extra={"data_dir": str(data_dir), "store": store, "core": core.BACKEND},
     )
+    log.info(
+        "serve.listening",
+        extra={"url": f"http://{settings.host}:{settings.port}", "workers": workers},
+    )
+
+
+def _announce_witnesses(settings: Settings, witnesses: list[dict[str, object]]) -> None:
     for witness in witnesses:
         log.info("serve.witness", extra={"witness": witness["name"], "url": witness["url"]})
     if not witnesses:
@@ -152,11 +158,33 @@ def _announce(
                 " (set RECORDSEAL_WITNESSES, or --demo-witness on one machine)"
             },
         )
-    log.info(
-        "serve.listening",
-        extra={"url": f"http://{settings.host}:{settings.port}", "workers": workers},
-    )
+    command = command_path(sys.argv[0], sys.executable)
     log.info(
         "serve.hint",
-        extra={"next": f"recordseal token create --data-dir {settings.data_dir} --tenant <tenant>"},
+        extra={"next": f"{command} token create --data-dir {settings.data_dir} --tenant <tenant>"},
     )
+
+
+def command_path(argv0: str, executable: str) -> str:
+    """How a person runs recordseal as this process was run: ``recordseal`` when that is
+    the command on PATH, else the script's path (``.venv/bin/recordseal`` after ``make
+    run``), else ``python -m recordseal.cli`` with this interpreter."""
+    script = Path(argv0)
+    if script.name != "recordseal":  # python -m recordseal.cli: the script beside python
+        script = Path(executable).with_name("recordseal")
+        if not script.is_file():
+            return f"{_shown(Path(executable))} -m recordseal.cli"
+    on_path = shutil.which("recordseal")
+    if on_path is not None and Path(on_path).resolve() == script.resolve():
+        return "recordseal"
+    return _shown(script)
+
+
+def _shown(path: Path) -> str:
+    """``path`` as a command: relative to the working directory when under it."""
+    absolute = path.absolute()
+    try:
+        shown = str(absolute.relative_to(Path.cwd()))
+    except ValueError:
+        return str(absolute)
+    return shown if "/" in shown else f"./{shown}"

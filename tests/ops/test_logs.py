@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import logging
 import re
+import shlex
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -122,9 +124,13 @@ def test_every_line_of_service_workers_and_witness_is_a_json_object(
     for document in documents:
         assert {"time", "level", "logger", "event"} <= set(document), document
     loggers = {document["logger"] for document in documents}
-    # The supervisor, granian, the workers' access log, the sealer's audit, the demo witness.
-    assert {"recordseal.serve", "_granian", "recordseal.access", "recordseal.audit"} <= loggers
+    # The supervisor, the workers' access log, the sealer's audit, the demo witness; granian's
+    # lines under the name of the process that runs it, never `_granian`.
+    assert {"recordseal.serve", "recordseal.access", "recordseal.audit"} <= loggers
     assert "recordseal.witness" in loggers
+    assert not any(name.startswith("_granian") for name in loggers), loggers
+    granian = {d["logger"] for d in documents if d["event"].startswith("Starting granian")}
+    assert granian == {"recordseal.serve", "recordseal.witness"}
     demo = [d for d in documents if d["event"] == "witness.demo"]
     assert (
         demo and demo[0]["level"] == "warning" and "demo witness on this machine" in demo[0]["note"]
@@ -151,6 +157,33 @@ def test_the_access_log_names_routes_never_tokens_queries_or_values(
     assert all(isinstance(a["duration_ms"], float) and a["level"] == "info" for a in access)
     # Probes are logged at DEBUG only: not at the default level.
     assert not any(a["route"] == "/health" for a in access)
+
+
+def test_the_service_s_listening_line_comes_first_and_names_it(tmp_path: Path) -> None:
+    """As `make run` starts it (with the demo witness, text lines): the first address in
+    the output is the service's, on its own line; granian's `Listening at` lines (the
+    witness's came first) are left out, and no line is `_granian`'s. The hint's command
+    runs as printed."""
+    data = tmp_path / "data"
+    data.mkdir()
+    port = free_port()
+    server = start_service(data, port, workers=2, args=["--demo-witness", str(data / "witness")])
+    kill_service(server)
+    lines = [line for line in (data / f"server-{port}.log").read_text().splitlines() if line]
+    said = [re.sub(r"^\S+ +\S+ +", "", line) for line in lines]  # no time, no level
+    listening = [line for line in said if re.search(r"listening url=|Listening at", line)]
+    assert len(listening) == 2, listening
+    assert (
+        listening[0] == f"recordseal.serve: serve.listening url=http://127.0.0.1:{port} workers=2"
+    )
+    assert listening[1].startswith("recordseal.witness: witness.listening url=")
+    assert not any("_granian" in line or "Listening at" in line for line in lines), lines
+    assert any("recordseal.serve: Spawning worker-1" in line for line in lines), lines
+    (hint,) = [line for line in lines if "serve.hint" in line]
+    command = json.loads(hint.split(" next=", 1)[1]).replace("<tenant>", "hinted")
+    assert command.startswith(f"{Path(sys.executable).with_name('recordseal')} token create ")
+    done = subprocess.run(shlex.split(command), capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
 
 
 def test_text_is_the_default_and_reads_as_one_format(tmp_path: Path) -> None:

@@ -161,13 +161,14 @@ def test_headers_before_a_gap_are_reached_through_it() -> None:
 
 @pytest.mark.parametrize("entry", ["keys", "logs"])
 def test_a_malformed_compromised_at_refuses_the_directory(world: World, entry: str) -> None:
-    """As any other bad member: one BundleError naming the member and where it is."""
+    """As any other bad member: one BundleError naming the member as a path, in the browser
+    page's words (tests/verify_js/test_agreement.py)."""
     keys = world.keys_document()
     keys[entry][0]["compromised_at"] = "2026-11-26 08:00"
     with pytest.raises(BundleError) as refused:
         load_key_directory(json.dumps(keys))
     assert str(refused.value) == (
-        f"key directory: `compromised_at` is not an RFC 3339 date-time - at `$.{entry}[0]`"
+        f"key directory: Expected an RFC 3339 date-time - at `$.{entry}[0].compromised_at`"
     )
 
 

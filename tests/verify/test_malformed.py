@@ -103,6 +103,68 @@ def test_the_parse_error_names_the_member(world: World) -> None:
     assert "attestation" in result.check(1).detail
 
 
+#: The member each edit of EDITS breaks, as the detail names it (docs/bundle.md, "A malformed
+#: bundle"): the member itself, not the object holding it; a missing or unknown member by
+#: the object that lacks or holds it.
+PATHS = {
+    "wrong format string": "$.format",
+    "no format": "$",
+    "unknown member": "$",
+    "no header": "$",
+    "header of another format": "$.header.format",
+    "header with an unknown member": "$.header",
+    "header without a member": "$.header",
+    "seq as a string": "$.header.seq",
+    "seq as a fraction": "$.header.seq",
+    "seq zero": "$.header.seq",
+    "root of 31 bytes": "$.header.root",
+    "root in upper case": "$.header.root",
+    "ingested_at not a time": "$.header.ingested_at",
+    "ingested_at on the 30th of February": "$.header.ingested_at",
+    "signature not hex": "$.signature",
+    "signature of odd length": "$.signature",
+    "fields not a list": "$.fields",
+    "salt not hex": "$.fields[0].salt",
+    "proof node not hex": "$.fields[0].proof[0]",
+    "negative index": "$.fields[0].index",
+    "index as a string": "$.fields[0].index",
+    "field without a salt": "$.fields[0]",
+    "seal not an object": "$.seal",
+    "seal without proof": "$.seal",
+    "token not base64": "$.seal.timestamps[0].token",
+    "token of non-canonical base64": "$.seal.timestamps[0].token",
+    "consistency node not base64": "$.seal.previous_consistency[0]",
+    "coverage from_seq zero": "$.coverage.from_seq",
+    "coverage header missing a member": "$.coverage.records[0].header",
+    "coverage signature not hex": "$.coverage.records[0].signature",
+}
+
+
+@pytest.mark.parametrize("name", EDITS)
+def test_every_detail_names_the_member_as_a_path(world: World, name: str) -> None:
+    result = verify_bundle(_edited(world, EDITS[name]))
+    assert result.check(1).detail.endswith(f" - at `{PATHS[name]}`"), result.check(1).detail
+
+
+def test_every_edit_has_its_path() -> None:
+    assert PATHS.keys() == EDITS.keys()
+
+
+def test_a_struct_check_names_its_member_in_the_rule_s_words(world: World) -> None:
+    """A check of the struct's own (hex, base64, instants) reads as msgspec's do."""
+    details = {
+        name: verify_bundle(_edited(world, EDITS[name])).check(1).detail
+        for name in ("signature not hex", "consistency node not base64", "ingested_at not a time")
+    }
+    assert details == {
+        "signature not hex": "malformed bundle: bundle: Expected lowercase hex - at `$.signature`",
+        "consistency node not base64": "malformed bundle: bundle: Expected canonical padded"
+        " base64 - at `$.seal.previous_consistency[0]`",
+        "ingested_at not a time": "malformed bundle: bundle: Expected an RFC 3339 date-time"
+        " - at `$.header.ingested_at`",
+    }
+
+
 def test_duplicate_members_are_refused_where_they_are(world: World) -> None:
     text = world.bundle().decode().replace('"seq":4,', '"seq":4,"seq":5,', 1)
     result = verify_bundle(text.encode())

@@ -12,6 +12,7 @@ test_timestamps_are_reported_unchecked).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -26,7 +27,7 @@ from recordseal.verify.sealing import end_of_second
 from tests.verify.conftest import in_order, tampered
 from tests.verify.factory import RECORDS, TARGET_SEQ, World
 from tests.verify.test_compromise import _log_key, _sealed_by
-from tests.verify.test_malformed import EDITS, RAW
+from tests.verify.test_malformed import EDITS, PATHS, RAW
 from tests.verify.test_outcomes import LATER, _first_gap_world
 from tests.verify.test_outcomes import cases as outcome_cases
 from tests.verify.test_tamper import (
@@ -270,6 +271,30 @@ def test_details_name_the_same_faults(harness: Harness) -> None:
             for code in ("note_unverified", "signature_invalid", "cosignature_future",
                          "cosignature_invalid", "root_mismatch", "proof_invalid"):  # fmt: skip
                 assert (code in mine["detail"]) == (code in theirs["detail"]), (case.name, code)
+
+
+def _named_path(detail: str) -> str | None:
+    found = re.search(r" - at `([^`]*)`$", detail)
+    return None if found is None else found.group(1)
+
+
+def test_malformed_bundles_name_the_same_member(harness: Harness) -> None:
+    """Both verifiers name the member a malformed bundle breaks as the same path
+    (docs/bundle.md, "A malformed bundle"): the one test_malformed.py expects, or none
+    where the text is not JSON at all."""
+    world, now = World(), datetime.now(UTC)
+    good = world.bundle()
+    cases = [Case(name, tampered(good, edit), None, None, now) for name, edit in EDITS.items()]
+    cases += [Case(name, data, None, None, now) for name, data in RAW.items()]
+    named = {}
+    for case, got in zip(cases, _browser(harness, cases), strict=True):
+        mine = _named_path(got["checks"][0]["detail"])
+        theirs = _named_path(_python(case)["checks"][0]["detail"])
+        assert mine == theirs, (case.name, got["checks"][0]["detail"])
+        named[case.name] = mine
+    assert {name: named[name] for name in EDITS} == PATHS
+    assert named["an empty object"] == "$"
+    assert named["duplicate members"] == "$.format"
 
 
 def test_timestamps_are_reported_unchecked(harness: Harness) -> None:

@@ -110,8 +110,8 @@ def _serve(args: argparse.Namespace) -> int:
     from granian.server import Server
 
     log_format = args.log_format or os.environ.get("RECORDSEAL_LOG_FORMAT") or "text"
-    log_config = logging_setup.dict_config(log_format)  # type: ignore[arg-type]
-    logging_setup.configure(log_format)  # type: ignore[arg-type]
+    log_config = logging_setup.dict_config(log_format, server=log.name)  # type: ignore[arg-type]
+    logging_setup.configure(log_format, server=log.name)  # type: ignore[arg-type]
     data_dir: Path = args.data_dir.resolve()
     if not args.log and not args.logs_under:
         print(

@@ -46,15 +46,16 @@ Base64 = Annotated[str, Meta(extra_json_schema={"pattern": BASE64_PATTERN})]
 Sequence = Annotated[int, Meta(ge=1, le=2**53 - 1)]
 
 
+#: Marks a member named by a struct's own check, so the error names it as msgspec would:
+#: ``Expected lowercase hex - at `$.fields[0].salt```. msgspec adds no path to an error of the
+#: document's own struct (``$``), so ``_named`` reads the path as optional.
+_MEMBER = "member "
+_NAMED = re.compile(r"member ([A-Za-z_]+(?:\[[0-9]+\])?): (.*?)(?: - at `([^`]*)`)?")
+
+
 def _instant(value: str | None, member: str) -> None:
     if value is not None and parse_instant(value) is None:
-        raise ValueError(f"`{member}` is not an RFC 3339 date-time")
-
-
-#: Marks a member named by a struct's own check, so the error names it as msgspec would:
-#: ``Expected lowercase hex - at `$.fields[0].salt```.
-_MEMBER = "member "
-_NAMED = re.compile(r"member ([A-Za-z_]+(?:\[[0-9]+\])?): (.*) - at `([^`]*)`")
+        raise ValueError(f"{_MEMBER}{member}: Expected an RFC 3339 date-time")
 
 
 def _hex(value: str, member: str, size: int | None = None, *, odd: bool = False) -> None:
@@ -69,10 +70,12 @@ def _hex(value: str, member: str, size: int | None = None, *, odd: bool = False)
         raise ValueError(f"{_MEMBER}{member}: Expected the lowercase hex of {size} bytes")
 
 
-def _canonical_base64(values: list[str], member: str) -> None:
-    for value in values:
+def _canonical_base64(values: list[str], member: str, *, listed: bool = True) -> None:
+    """Refuse base64 that is not canonical; ``listed``: name the entry (``member[i]``)."""
+    for position, value in enumerate(values):
         if b64decode(value) is None:
-            raise ValueError(f"`{member}` holds base64 that is not canonical")
+            named = f"{member}[{position}]" if listed else member
+            raise ValueError(f"{_MEMBER}{named}: Expected canonical padded base64")
 
 
 # --- the bundle ----------------------------------------------------------------------------
@@ -163,7 +166,7 @@ class TimestampReceipt(Struct, forbid_unknown_fields=True):
     token: Base64
 
     def __post_init__(self) -> None:
-        _canonical_base64([self.token], "token")
+        _canonical_base64([self.token], "token", listed=False)
 
 
 class Seal(Struct, forbid_unknown_fields=True):
@@ -361,13 +364,14 @@ def _other_document(raw: bytes, what: str) -> BundleError | None:
 
 
 def _named(message: str) -> str:
-    """A struct's own check names its member at the end of the path, as msgspec's do."""
+    """Every error names its member as a path, a struct's own check as msgspec's do: at the
+    end of the path (``$.seal.previous_consistency[0]``), and the document's own errors at
+    ``$``, where msgspec names none."""
     found = _NAMED.fullmatch(message)
     if found is None:
-        return message
+        return message if " - at `" in message else f"{message} - at `$`"
     member, rule, path = found.groups()
-    joiner = "" if member.startswith("[") else "."
-    return f"{rule} - at `{path}{joiner}{member}`"
+    return f"{rule} - at `{path or '$'}.{member}`"
 
 
 def _json_path(path: str) -> str:
@@ -411,8 +415,7 @@ def decode_erasure_receipt(data: bytes | str) -> SignedReceipt:
     try:
         return msgspec.convert(document, SignedReceipt, strict=True)
     except msgspec.ValidationError as error:
-        message = str(error) if " - at `" in str(error) else f"{error} - at `$`"
-        message = _named(message).replace("at `$", f"at `{where}", 1)
+        message = _named(str(error)).replace("at `$", f"at `{where}", 1)
         raise BundleError("erasure receipt", message) from None
 
 
@@ -421,7 +424,7 @@ def header_of(members: dict[str, Any]) -> Header:
     try:
         return msgspec.convert(members, Header, strict=True)
     except msgspec.ValidationError as error:
-        raise BundleError("header", str(error)) from None
+        raise BundleError("header", _named(str(error))) from None
 
 
 def covered_header_of(members: dict[str, Any]) -> Header | GapHeader:
