@@ -181,8 +181,12 @@ def test_the_service_s_listening_line_comes_first_and_names_it(tmp_path: Path) -
     assert any("recordseal.serve: Spawning worker-1" in line for line in lines), lines
     (hint,) = [line for line in lines if "serve.hint" in line]
     command = json.loads(hint.split(" next=", 1)[1]).replace("<tenant>", "hinted")
-    assert command.startswith(f"{Path(sys.executable).with_name('recordseal')} token create ")
-    done = subprocess.run(shlex.split(command), capture_output=True, text=True, timeout=60)
+    program, *rest = shlex.split(command)
+    # The script beside this interpreter, as seen from the service's working directory (this
+    # one): relative when under it (`.venv/bin/recordseal` after `make run`), else absolute.
+    assert Path(program).resolve() == Path(sys.executable).with_name("recordseal").resolve()
+    assert rest[:2] == ["token", "create"], command
+    done = subprocess.run([program, *rest], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
 
 
