@@ -64,6 +64,21 @@ class Service:
         )
 
 
+async def lose_a_sealed_record(settings: Settings, backup: Backup):  # type: ignore[no-untyped-def]
+    """Stream acme/s with record 1 sealed, a backup, record 2 sealed, the backup restored:
+    the store lost seq 2 and the log's checkpoint over it. Returns that lost seal."""
+    async with Service(settings) as service:
+        await service.records.create_stream("acme", "s", None, False)
+        await service.post("acme", "s", "bob", 1)
+        await service.sealer.seal_pending()
+    backup.take()
+    async with Service(settings) as service:
+        await service.post("acme", "s", "bob", 2)
+        [lost] = await service.sealer.seal_pending()
+    backup.restore()
+    return lost
+
+
 class Backup:
     """An operator's backup of the database (never of the journal), and its restore."""
 

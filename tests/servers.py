@@ -8,8 +8,9 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -187,3 +188,59 @@ def witness_server(
     finally:
         os.killpg(process.pid, signal.SIGKILL)
         process.wait()
+
+
+class Posting:
+    """Concurrent clients posting ``record`` (with ``subject(client, n)`` and payload
+    ``{"n": n}``) to a service, each in a thread, until stopped; every answer is kept, in
+    ``answers``. A context manager: leaving it stops and joins the clients."""
+
+    def __init__(
+        self,
+        url: str,
+        token: str,
+        record: dict[str, object],
+        subject: Callable[[int, int], str],
+        clients: int = 4,
+    ) -> None:
+        self.answers: list[httpx.Response] = []
+        self._stop = threading.Event()
+        self._threads = [
+            threading.Thread(target=self._post, args=(url, token, record, subject, number))
+            for number in range(clients)
+        ]
+
+    def _post(
+        self,
+        url: str,
+        token: str,
+        record: dict[str, object],
+        subject: Callable[[int, int], str],
+        number: int,
+    ) -> None:
+        auth = {"Authorization": f"Bearer {token}"}
+        with httpx.Client(base_url=url, headers=auth, timeout=30) as http:
+            n = 0
+            while not self._stop.is_set():
+                n += 1
+                body = {**record, "subject_id": subject(number, n), "payload": {"n": n}}
+                self.answers.append(http.post("/v1/records", json=body))
+
+    def __enter__(self) -> Posting:
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def wait_for(self, answers: int) -> None:
+        """Until at least ``answers`` answers came back (the clients are posting)."""
+        while len(self.answers) < answers:
+            time.sleep(0.01)
+
+    def stop(self) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            if thread.is_alive():
+                thread.join()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -739,8 +739,8 @@ def parser() -> argparse.ArgumentParser:
     export.set_defaults(run=_keys_export)
     rotate = keys.add_parser(
         "rotate",
-        help="a new header-signing key or panel cookie key, used within seconds by every"
-        " process; the old one keeps verifying",
+        help="a new header-signing, log, key-encryption or panel cookie key, used within"
+        " seconds by every process; the old one keeps verifying until it is retired",
     )
     rotate.add_argument(
         "purpose",

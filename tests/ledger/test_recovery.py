@@ -32,7 +32,7 @@ from recordseal.tlog import Ed25519Signer
 from recordseal.verify.bundle import KeyDirectory
 from recordseal.verify.transparency import TransparencyLogError, replay_log_file
 from recordseal.verify.verifier import verify_bundle
-from tests.continuity_support import SEED, SERVICE, Backup, Service
+from tests.continuity_support import SEED, SERVICE, Backup, Service, lose_a_sealed_record
 
 BASE = f"{SERVICE}/acme/default"
 
@@ -194,15 +194,7 @@ def test_a_store_put_back_to_before_a_recover_is_fenced_again_and_recovered_agai
     and a second recover starts a third log after the successor's last checkpoint."""
 
     async def scenario() -> None:
-        async with Service(store_settings) as service:
-            await service.records.create_stream("acme", "s", None, False)
-            await service.post("acme", "s", "bob", 1)
-            await service.sealer.seal_pending()
-        backup.take()
-        async with Service(store_settings) as service:
-            await service.post("acme", "s", "bob", 2)
-            await service.sealer.seal_pending()
-        backup.restore()
+        await lose_a_sealed_record(store_settings, backup)
         first = await run_recover(store_settings)
         assert [s.origin for s in first.successions] == [f"{BASE}/2"]
         async with Service(store_settings) as service:
@@ -233,15 +225,7 @@ def test_a_successor_log_has_transparency_files_that_replay_to_its_predecessor(
     the predecessor checkpoint, and the replay checks leaf 0 against it (docs/fleets.md)."""
 
     async def scenario() -> None:
-        async with Service(store_settings) as service:
-            await service.records.create_stream("acme", "s", None, False)
-            await service.post("acme", "s", "bob", 1)
-            await service.sealer.seal_pending()
-        backup.take()
-        async with Service(store_settings) as service:
-            await service.post("acme", "s", "bob", 2)
-            [lost] = await service.sealer.seal_pending()
-        backup.restore()
+        lost = await lose_a_sealed_record(store_settings, backup)
         await run_recover(store_settings)
         async with Service(store_settings) as service:
             await service.post("acme", "s", "carol", 4)

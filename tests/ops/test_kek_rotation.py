@@ -11,7 +11,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -20,7 +19,7 @@ import pytest
 
 from recordseal.crypto.keks import load_wrapper
 from recordseal.crypto.vault import VaultError
-from tests.servers import create_token, free_port, kill_service, start_service
+from tests.servers import Posting, create_token, free_port, kill_service, start_service
 
 RECORD = {"stream": "s", "record_type": "t", "occurred_at": "2026-11-26T08:00:00Z"}
 
@@ -46,37 +45,22 @@ def test_the_kek_rotates_under_concurrent_ingest(tmp_path: Path) -> None:
     token = create_token(data, "acme")
     auth = {"Authorization": f"Bearer {token}"}
     server = start_service(data, port, workers=2)
-    answers: list[httpx.Response] = []
-    stop = threading.Event()
-
-    def client(number: int) -> None:
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=auth, timeout=30) as http:
-            n = 0
-            while not stop.is_set():
-                n += 1
-                subject = f"c{number}-{n % 15}"
-                body = {**RECORD, "subject_id": subject, "payload": {"n": n}}
-                answers.append(http.post("/v1/records", json=body))
-
+    url = f"http://127.0.0.1:{port}"
     try:
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=auth, timeout=60) as http:
+        with httpx.Client(base_url=url, headers=auth, timeout=60) as http:
             assert http.post("/v1/streams", json={"name": "s"}).status_code == 201
-            threads = [threading.Thread(target=client, args=(n,)) for n in range(4)]
-            for thread in threads:
-                thread.start()
-            while len(answers) < 100:
-                time.sleep(0.01)
-            copy = tmp_path / "before"
-            cli(["backup", "--data-dir", str(data), "--to", str(copy)])
-            rotated = json.loads(
-                cli(
-                    ["keys", "rotate", "kek", "--batch", "7", "--data-dir", str(data), "--json"]
-                ).stdout
-            )
-            time.sleep(1)
-            stop.set()
-            for thread in threads:
-                thread.join()
+            subject = lambda number, n: f"c{number}-{n % 15}"  # noqa: E731
+            with Posting(url, token, RECORD, subject) as posting:
+                posting.wait_for(100)
+                copy = tmp_path / "before"
+                cli(["backup", "--data-dir", str(data), "--to", str(copy)])
+                rotated = json.loads(
+                    cli(
+                        ["keys", "rotate", "kek", "--batch", "7", "--data-dir", str(data), "--json"]
+                    ).stdout
+                )
+                time.sleep(1)  # ingest goes on after the rotation too
+            answers = posting.answers
             assert [a.status_code for a in answers if a.status_code != 201] == []
             assert rotated["generation"] == 2 and rotated["destroyed"] == ["kek.key"]
             assert rotated["rewrapped"] > 0 and not rotated["resumed"]
@@ -94,7 +78,6 @@ def test_the_kek_rotates_under_concurrent_ingest(tmp_path: Path) -> None:
             gone = http.get(f"/v1/records/{again.json()['record_id']}/payload")
             assert gone.status_code == 410
     finally:
-        stop.set()
         kill_service(server)
     keys = data / "keys"
     assert not (keys / "kek.key").exists() and (keys / "kek-2.key").is_file()

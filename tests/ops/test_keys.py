@@ -10,14 +10,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import httpx
 
 from recordseal.verify import load_key_directory, load_trust_store, verify_bundle
-from tests.servers import create_token, free_port, kill_service, start_service
+from tests.servers import Posting, create_token, free_port, kill_service, start_service
 
 RECORD = {"stream": "s", "record_type": "t", "occurred_at": "2026-11-26T08:00:00Z"}
 ONE = {**RECORD, "subject_id": "a", "payload": {"n": 1}}
@@ -44,59 +43,39 @@ def test_a_header_key_rotates_under_concurrent_ingest_without_a_gap(tmp_path: Pa
         args=["--demo-witness", str(tmp_path / "witness")],
         env={"RECORDSEAL_SEAL_INTERVAL": "0.2"},
     )
-    answers: list[httpx.Response] = []
-    stop = threading.Event()
-
-    def client(number: int) -> None:
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=auth, timeout=30) as http:
-            n = 0
-            while not stop.is_set():
-                n += 1
-                body = {**RECORD, "subject_id": f"c{number}", "payload": {"n": n}}
-                answers.append(http.post("/v1/records", json=body))
-
+    url = f"http://127.0.0.1:{port}"
     try:
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=auth, timeout=60) as http:
+        with httpx.Client(base_url=url, headers=auth, timeout=60) as http:
             assert http.post("/v1/streams", json={"name": "s"}).status_code == 201
-            clients = [threading.Thread(target=client, args=(n,)) for n in range(4)]
-            for thread in clients:
-                thread.start()
-            while len(answers) < 100:
-                time.sleep(0.01)
-            rotated = json.loads(
-                cli(["keys", "rotate", "header", "--data-dir", str(data), "--json"]).stdout
-            )
-            old, new = rotated["old"]["key_id"], rotated["new"]["key_id"]
-            assert old != new
-            # Every process switches within the refresh interval: wait for the new key's records.
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline:
-                recent = [a.json()["key_id"] for a in answers[-20:] if a.status_code == 201]
-                if len(recent) == 20 and set(recent) == {new}:
-                    break
-                time.sleep(0.05)
-            stop.set()
-            for thread in clients:
-                thread.join()
+            with Posting(url, token, RECORD, lambda number, n: f"c{number}") as posting:
+                posting.wait_for(100)
+                rotated = json.loads(
+                    cli(["keys", "rotate", "header", "--data-dir", str(data), "--json"]).stdout
+                )
+                old, new = rotated["old"]["key_id"], rotated["new"]["key_id"]
+                assert old != new
+                # Every process switches within the refresh interval: wait for its records.
+                deadline = time.monotonic() + 30
+                while time.monotonic() < deadline:
+                    recent = [
+                        a.json()["key_id"] for a in posting.answers[-20:] if a.status_code == 201
+                    ]
+                    if len(recent) == 20 and set(recent) == {new}:
+                        break
+                    time.sleep(0.05)
+            answers = posting.answers
             assert [a.status_code for a in answers if a.status_code != 201] == []
             records = [a.json() for a in answers]
             assert {r["key_id"] for r in records} == {old, new}
+            # Waiting for the last record to be witnessed: every earlier one is too (one log).
             last = max(records, key=lambda r: r["seq"])
             bundles = []
-            for record in records:
-                wait = "?wait=30" if record is last else ""
+            for record in [last, *(r for r in records if r is not last)]:
                 disclosed = http.post(
-                    f"/v1/records/{record['record_id']}/disclosure{wait}", json={"fields": []}
+                    f"/v1/records/{record['record_id']}/disclosure?wait=30", json={"fields": []}
                 )
                 assert disclosed.status_code == 200, disclosed.text
                 bundles.append(disclosed.content)
-            # Once the last record is witnessed, every earlier one is too (one log).
-            bundles = [
-                http.post(
-                    f"/v1/records/{r['record_id']}/disclosure?wait=30", json={"fields": []}
-                ).content
-                for r in records
-            ]
             listed = json.loads(cli(["keys", "list", "--data-dir", str(data), "--json"]).stdout)
             # Key ages on /metrics: when each key in use came into use.
             exposed = http.get("/metrics").text
@@ -105,7 +84,6 @@ def test_a_header_key_rotates_under_concurrent_ingest_without_a_gap(tmp_path: Pa
                 assert f'purpose="{purpose}"' in exposed, purpose
             assert f'key_id="{new}",purpose="header"' in exposed
     finally:
-        stop.set()
         kill_service(server)
     cli(["keys", "export", "--data-dir", str(data), "--keys-out", str(tmp_path / "k.json"),
          "--trust-out", str(tmp_path / "t.json")])  # fmt: skip
