@@ -133,6 +133,16 @@ def _alive(process: tuple[int, str]) -> bool:
     return fields is not None and fields[19] == process[1] and fields[0] != "Z"
 
 
+def _describe(process: tuple[int, str]) -> str:
+    """Which process it is and what it is doing: its state, parent and command line."""
+    fields = _stat(process[0]) or ["?", "?"]
+    try:
+        command = Path(f"/proc/{process[0]}/cmdline").read_bytes().replace(b"\0", b" ")
+    except OSError:
+        command = b"?"
+    return f"pid {process[0]} state {fields[0]} parent {fields[1]}: {command.decode()[:200]}"
+
+
 def test_workers_exit_when_the_supervisor_is_killed(tmp_path: Path) -> None:
     port = free_port()
     supervisor = start_service(tmp_path, port, workers=2)
@@ -148,7 +158,8 @@ def test_workers_exit_when_the_supervisor_is_killed(tmp_path: Path) -> None:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and any(_alive(w) for w in workers):
             time.sleep(0.1)
-        assert not any(_alive(w) for w in workers), "a worker outlived its supervisor"
+        survivors = [_describe(w) for w in workers if _alive(w)]
+        assert not survivors, f"a worker outlived its supervisor: {survivors}"
         with pytest.raises(httpx.HTTPError):
             httpx.get(f"http://127.0.0.1:{port}/health", timeout=2)
     finally:
