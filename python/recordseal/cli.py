@@ -1,12 +1,13 @@
 """The ``recordseal`` command line: ``serve``, ``migrate``, ``token create|list|revoke``,
-``keys export``, ``backup``, ``recover``, ``verify``, ``verify-receipt``, ``bundle refresh``,
-``ingest``, ``disclose``, ``panel link``, ``witness serve|key``, ``transparency write|replay``,
-``fleet check|audit``.
+``tenant create|list|show|freeze|unfreeze``, ``org create|list``, ``keys export``, ``backup``,
+``recover``, ``verify``, ``verify-receipt``, ``bundle refresh``, ``ingest``, ``disclose``,
+``panel link``, ``witness serve|key``, ``transparency write|replay``, ``fleet check|audit``.
 
 Every command that prints a result takes ``--json``. Scripts rely on the text shape too:
 ``recordseal token create`` prints the token alone on the last line of standard output.
 Exit codes: 0 success, 2 a refusal or bad setting (one line on standard error), 64 a usage
-error; ``verify`` and ``verify-receipt`` have their own (docs/bundle.md, "The command line";
+error; ``tenant`` and ``org`` exit 1 for a tenant that does not exist; ``verify`` and
+``verify-receipt`` have their own (docs/bundle.md, "The command line";
 docs/records.md, "Erasure receipts"); ``backup`` exits 1 when the copy failed once begun (its
 partial output removed); ``recover`` exits 1 when a stream or log stays fenced; ``ingest``
 exits 1 when lines were refused and 3 when the service failed a whole batch, ``disclose`` 3
@@ -126,6 +127,16 @@ def _token_list(args: argparse.Namespace) -> int:
     settings = from_env(data_dir=args.data_dir, database_url=args.database_url)
     _data_dir_for(settings, create=False)
     return token_list(args, settings)
+
+
+def _tenant_command(args: argparse.Namespace) -> int:
+    from recordseal.services import tenant_cli
+
+    settings = from_env(data_dir=args.data_dir, database_url=args.database_url)
+    _data_dir_for(settings, getattr(args, "create_data_dir", False))
+    datadir.secure(settings.data_dir)
+    result: int = getattr(tenant_cli, f"{args.command}_{args.action}")(args, settings)
+    return result
 
 
 def _token_revoke(args: argparse.Namespace) -> int:
@@ -426,8 +437,14 @@ def _panel_link(args: argparse.Namespace) -> int:
     from recordseal.panel.passkey_store import PasskeyStore
     from recordseal.web.panel.passkey_config import create_registration_link, link_base_url
 
+    settings = from_env(data_dir=args.data_dir, database_url=args.database_url)
+    # Where the service listens: the options, else what its last start recorded
+    # (service.json), else the settings of this shell.
+    served = datadir.read_service_record(settings.data_dir)
+    host = args.host or (served.host if served else None)
+    port = args.port or (served.port if served else None)
     settings = from_env(
-        data_dir=args.data_dir, database_url=args.database_url, host=args.host, port=args.port
+        data_dir=args.data_dir, database_url=args.database_url, host=host, port=port
     )
     _data_dir_for(settings, args.create_data_dir)
     datadir.secure(settings.data_dir)
@@ -647,6 +664,49 @@ def _json_option(command: argparse.ArgumentParser, what: str) -> None:
     command.add_argument("--json", action="store_true", help=f"print {what} as JSON")
 
 
+def _store_command(command: argparse.ArgumentParser, what: str) -> None:
+    """The options of a command on the store: data directory, database, ``--json``."""
+    _data_dir_option(command)
+    _json_option(command, what)
+    _database_url_option(command)
+    command.set_defaults(run=_tenant_command)
+
+
+def _add_tenant_parsers(commands: Any) -> None:
+    tenant = commands.add_parser(
+        "tenant", help="tenants, in the database every service process reads"
+    ).add_subparsers(dest="action", required=True, metavar="COMMAND")
+    create = tenant.add_parser("create", help="create a tenant (the panel shows it at once)")
+    create.add_argument("tenant_id", metavar="ID", help="the tenant's id, as API tokens name it")
+    create.add_argument("--display-name", required=True, help="the name people see")
+    create.add_argument("--contact-email", default=None, help="who to contact about it")
+    _store_command(create, "the tenant")
+    _create_data_dir_option(create)
+    _store_command(tenant.add_parser("list", help="list every tenant and its status"), "tenants")
+    show = tenant.add_parser("show", help="a tenant, its organizations and their fleets")
+    show.add_argument("tenant_id", metavar="ID")
+    _store_command(show, "the tenant")
+    for action, what in (
+        ("freeze", "make a tenant read-only: no new records, streams, tokens or organizations"),
+        ("unfreeze", "make a frozen tenant writable again"),
+    ):
+        change = tenant.add_parser(action, help=what)
+        change.add_argument("tenant_id", metavar="ID")
+        _store_command(change, "the tenant")
+
+    org = commands.add_parser("org", help="organizations of tenants").add_subparsers(
+        dest="action", required=True, metavar="COMMAND"
+    )
+    org_create = org.add_parser("create", help="create an organization in a tenant")
+    org_create.add_argument("tenant_id", metavar="TENANT")
+    org_create.add_argument("organization_id", metavar="ID")
+    org_create.add_argument("--display-name", required=True, help="the name people see")
+    _store_command(org_create, "the organization")
+    org_list = org.add_parser("list", help="list organizations (of every tenant)")
+    org_list.add_argument("--tenant", default=None, help="only this tenant's")
+    _store_command(org_list, "organizations")
+
+
 def parser() -> argparse.ArgumentParser:
     top = UsageParser(
         prog="recordseal", description="recordseal: the record service, its tokens and witnesses"
@@ -714,6 +774,8 @@ def parser() -> argparse.ArgumentParser:
     _json_option(revoke, "the revoked token")
     _database_url_option(revoke)
     revoke.set_defaults(run=_token_revoke)
+
+    _add_tenant_parsers(commands)
 
     keys = commands.add_parser("keys", help="key material").add_subparsers(
         dest="keys_command", required=True, metavar="COMMAND"
@@ -808,7 +870,8 @@ def parser() -> argparse.ArgumentParser:
         "--base-url",
         default=None,
         help="the panel's address as the browser reaches it (default: the first"
-        " RECORDSEAL_PANEL_ORIGINS, else built from the configured host and port)",
+        " RECORDSEAL_PANEL_ORIGINS, else built from --host and --port, else from the host and"
+        " port the service last started with (DATA_DIR/service.json), else from the settings)",
     )
     link.add_argument("--host", default=None, help="the service's host (RECORDSEAL_HOST)")
     link.add_argument("--port", type=int, default=None, help="the service's port (RECORDSEAL_PORT)")

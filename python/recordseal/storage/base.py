@@ -1,7 +1,8 @@
 """The store the services use: one part per concern, each its own interface.
 
 ``store.records`` (:class:`RecordStore`), ``store.logs`` (:class:`LogStore`),
-``store.tokens`` (:class:`TokenStore`) and ``store.panel`` (:class:`PanelStore`, the operator
+``store.tokens`` (:class:`TokenStore`), ``store.hierarchy`` (:class:`HierarchyStore`: tenants,
+organizations, fleet references) and ``store.panel`` (:class:`PanelStore`, the operator
 panel's state) share one database and its connections; a service
 takes the parts it needs. Backends: SQLite (``sqlite.py``, the embedded default) and
 PostgreSQL (``postgres.py``, for production and several service processes on one database);
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from recordseal.storage.hierarchy import HierarchyStore
 from recordseal.storage.logs import LogStore
 from recordseal.storage.panel import PanelStore
 from recordseal.storage.records import RecordStore
@@ -28,6 +30,11 @@ class Store(Protocol):
 
     @property
     def tokens(self) -> TokenStore: ...
+
+    @property
+    def hierarchy(self) -> HierarchyStore:
+        """Tenants, organizations and fleet references (``storage/hierarchy.py``)."""
+        ...
 
     @property
     def panel(self) -> PanelStore:

@@ -257,6 +257,38 @@ MIGRATIONS: list[str] = [
     ALTER TABLE signing_keys ADD COLUMN compromised_at text;
     ALTER TABLE signing_keys ADD COLUMN location text;
     """,
+    # 9: tenants, organizations and fleet references, as SQLite's migration 11.
+    """
+    CREATE TABLE tenants (
+        id             text PRIMARY KEY,
+        display_name   text NOT NULL,
+        contact_email  text,
+        active         boolean NOT NULL,
+        source         text NOT NULL CHECK (source IN ('seed', 'operator', 'implicit')),
+        created_at     text NOT NULL
+    );
+    CREATE TABLE organizations (
+        tenant_id         text NOT NULL REFERENCES tenants (id),
+        id                text NOT NULL,
+        display_name      text NOT NULL,
+        sso_provider_ref  text,
+        source            text NOT NULL CHECK (source IN ('seed', 'operator')),
+        created_at        text NOT NULL,
+        PRIMARY KEY (tenant_id, id)
+    );
+    CREATE TABLE fleet_refs (
+        fleet_id         text PRIMARY KEY,
+        tenant_id        text NOT NULL,
+        organization_id  text NOT NULL,
+        FOREIGN KEY (tenant_id, organization_id) REFERENCES organizations (tenant_id, id)
+    );
+    CREATE INDEX fleet_refs_by_organization ON fleet_refs (tenant_id, organization_id);
+    INSERT INTO tenants (id, display_name, contact_email, active, source, created_at)
+        SELECT tenant, tenant, NULL, true, 'implicit', min(created_at) FROM (
+            SELECT tenant, created_at FROM tokens
+            UNION ALL SELECT tenant, created_at FROM streams) AS held
+        GROUP BY tenant;
+    """,
 ]
 
 

@@ -281,6 +281,41 @@ MIGRATIONS: list[str] = [
     ALTER TABLE signing_keys ADD COLUMN compromised_at TEXT;
     ALTER TABLE signing_keys ADD COLUMN location TEXT;
     """,
+    # 11: tenants, organizations and fleet references in the database (storage/hierarchy.py,
+    # docs/panel.md), created at run time or loaded from the seed file. Every tenant already
+    # holding tokens or streams is registered (source 'implicit', its id as its name), so it
+    # appears in the panel.
+    """
+    CREATE TABLE tenants (
+        id             TEXT PRIMARY KEY,
+        display_name   TEXT NOT NULL,
+        contact_email  TEXT,
+        active         INTEGER NOT NULL CHECK (active IN (0, 1)),
+        source         TEXT NOT NULL CHECK (source IN ('seed', 'operator', 'implicit')),
+        created_at     TEXT NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE organizations (
+        tenant_id         TEXT NOT NULL REFERENCES tenants (id),
+        id                TEXT NOT NULL,
+        display_name      TEXT NOT NULL,
+        sso_provider_ref  TEXT,
+        source            TEXT NOT NULL CHECK (source IN ('seed', 'operator')),
+        created_at        TEXT NOT NULL,
+        PRIMARY KEY (tenant_id, id)
+    ) WITHOUT ROWID;
+    CREATE TABLE fleet_refs (
+        fleet_id         TEXT PRIMARY KEY,
+        tenant_id        TEXT NOT NULL,
+        organization_id  TEXT NOT NULL,
+        FOREIGN KEY (tenant_id, organization_id) REFERENCES organizations (tenant_id, id)
+    ) WITHOUT ROWID;
+    CREATE INDEX fleet_refs_by_organization ON fleet_refs (tenant_id, organization_id);
+    INSERT INTO tenants (id, display_name, contact_email, active, source, created_at)
+        SELECT tenant, tenant, NULL, 1, 'implicit', min(created_at) FROM (
+            SELECT tenant, created_at FROM tokens
+            UNION ALL SELECT tenant, created_at FROM streams)
+        GROUP BY tenant;
+    """,
 ]
 
 

@@ -62,6 +62,8 @@ class PanelContext:
     #: A tenant's streams and logs fenced because the store is behind what the service
     #: signed (docs/continuity.md); none when not wired.
     fences: Callable[[str], Sequence[Fence]] = lambda tenant: ()
+    #: Told each tenant frozen or unfrozen through the panel (the record API's cache).
+    tenant_changed: Callable[[str], None] = lambda tenant: None
 
     def count(self, metric: str) -> None:
         self.metrics[metric] = self.metrics.get(metric, 0) + 1

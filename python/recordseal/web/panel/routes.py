@@ -2,10 +2,10 @@
 ``passkeys.PASSKEY_ROUTES``; docs/layers.md, "The web layer").
 
 ``PANEL_ROUTES`` holds one ``Router`` at ``/`` with the panel's controllers (tenant views,
-tokens, sign-on providers, transparency files, sign-out). The router carries the guards every
-one of its routes passes (``require_session``, then ``require_csrf`` for mutations:
-``web/panel/guards.py``), the panel's dependency (``panel``) and its exception handler
-(``PanelDenied``). Beside it are the sign-on controllers, which run before there is a session
+the tenant hierarchy's changes, tokens, sign-on providers, transparency files, sign-out). The
+router carries the guards every one of its routes passes (``require_session``, then
+``require_csrf`` for mutations: ``web/panel/guards.py``), the panel's dependency (``panel``)
+and its exception handler (``PanelDenied``). Beside it are the sign-on controllers, which run before there is a session
 (``SsoController``; the passkey ceremonies, ``passkeys.PASSKEY_ROUTES``, come with the
 passkey configuration), and the panel's static files.
 The application's typed state provides ``app.state.panel`` (a ``PanelContext``),
@@ -30,6 +30,7 @@ from recordseal.web.panel.session import PanelDenied, panel_denied_handler, pane
 from recordseal.web.panel.signout import SignOutController
 from recordseal.web.panel.sso import SsoController, provide_sso
 from recordseal.web.panel.sso_registration import SsoRegistrationController
+from recordseal.web.panel.tenant_admin import TenantAdminController
 from recordseal.web.panel.tokens import TokenController
 from recordseal.web.panel.transparency import TransparencyController
 from recordseal.web.panel.views import TenantController
@@ -44,6 +45,7 @@ panel_router = Router(
     path="/",
     route_handlers=[
         TenantController,
+        TenantAdminController,
         SignOutController,
         TokenController,
         SsoRegistrationController,
