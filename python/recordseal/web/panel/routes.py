@@ -5,9 +5,9 @@
 the tenant hierarchy's changes, tokens, sign-on providers, transparency files, sign-out). The
 router carries the guards every one of its routes passes (``require_session``, then
 ``require_csrf`` for mutations: ``web/panel/guards.py``), the panel's dependency (``panel``)
-and its exception handler (``PanelDenied``). Beside it are the sign-on controllers, which run before there is a session
-(``SsoController``; the passkey ceremonies, ``passkeys.PASSKEY_ROUTES``, come with the
-passkey configuration), and the panel's static files.
+and its exception handler (``PanelDenied``). Beside it are the sign-on controllers, which run
+before there is a session (``SsoController``; the passkey ceremonies,
+``passkeys.PASSKEY_ROUTES``, come with the passkey configuration), and the panel's static files.
 The application's typed state provides ``app.state.panel`` (a ``PanelContext``),
 ``app.state.sso`` (an ``SsoContext``) and ``app.state.passkey_config``.
 """
