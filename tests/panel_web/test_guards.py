@@ -119,8 +119,8 @@ class _Forgotten(Controller):
 
 
 class _HalfGuarded(Controller):
-    @post("/tenants/{tenant_id:str}/freeze", guards=[tenant_scope])
-    async def freeze(self, tenant_id: FromPath[str]) -> None: ...
+    @post("/tenants/{tenant_id:str}/rename", guards=[tenant_scope])
+    async def rename(self, tenant_id: FromPath[str]) -> None: ...
 
 
 def test_a_route_added_without_its_guards_is_found() -> None:
@@ -137,7 +137,7 @@ def test_a_route_added_without_its_guards_is_found() -> None:
     assert sorted(unguarded(app)) == [
         "GET /audit-log: no session guard",
         "POST /tenants/{tenant_id:str}/archive: no session guard",
-        "POST /tenants/{tenant_id:str}/freeze: no role guard after the CSRF guard",
+        "POST /tenants/{tenant_id:str}/rename: no role guard after the CSRF guard",
     ]
 
 
