@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import msgspec
 
@@ -35,6 +35,13 @@ if TYPE_CHECKING:
     from recordseal.panel.stored_tenants import StoredTenantStore
 
 Row = TypeVar("Row", Tenant, Organization, FleetRef)
+Row_contra = TypeVar("Row_contra", Tenant, Organization, FleetRef, contravariant=True)
+
+
+class Seeding(Protocol[Row_contra]):
+    """One of ``StoredTenantStore.seed_*``."""
+
+    def __call__(self, row: Row_contra, /, *, dry_run: bool) -> Awaitable[bool]: ...
 
 
 class BootstrapError(Exception):
@@ -78,17 +85,20 @@ async def apply_seed(path: Path | None, store: StoredTenantStore) -> SeedLoad:
     """Load the seed file (checked on its own first) into the database, tenants, then
     organizations, then fleets; rows already there with the same values change nothing, and
     a row there with other values is refused (``BootstrapError`` naming the row, the id and
-    the field)."""
+    the field). Every row is compared with the database before any is written, so a refused
+    seed adds nothing."""
     if path is None:
         return SeedLoad()
     seed, _ = _checked(path)
-    return SeedLoad(
-        await _apply(path, "tenants", seed.tenants, store.seed_tenant, _tenant_problem),
-        await _apply(
-            path, "organizations", seed.organizations, store.seed_organization, _org_problem
-        ),
-        await _apply(path, "fleets", seed.fleets, store.seed_fleet, _fleet_problem),
-    )
+    for dry_run in (True, False):
+        loaded = SeedLoad(
+            await _apply(path, "tenants", seed.tenants, store.seed_tenant, dry_run),
+            await _apply(
+                path, "organizations", seed.organizations, store.seed_organization, dry_run
+            ),
+            await _apply(path, "fleets", seed.fleets, store.seed_fleet, dry_run),
+        )
+    return loaded
 
 
 def store_from_seed(path: Path | None) -> InMemoryTenantStore:
@@ -124,21 +134,17 @@ def _insert(
 
 
 async def _apply(
-    path: Path,
-    member: str,
-    rows: Sequence[Row],
-    seed: Callable[[Row], Awaitable[bool]],
-    problem: Callable[[Row, PanelStoreError], str],
+    path: Path, member: str, rows: Sequence[Row], seed: Seeding[Row], dry_run: bool
 ) -> int:
     added = 0
     for index, row in enumerate(rows):
         try:
-            added += await seed(row)
+            added += await seed(row, dry_run=dry_run)
         except SeedConflict as exc:
             advice = "make the seed say what the database holds, or remove the row from the seed"
             raise BootstrapError(path, f"{member}[{index}]: {exc}: {advice}") from exc
-        except PanelStoreError as exc:
-            raise BootstrapError(path, f"{member}[{index}]: {problem(row, exc)}") from exc
+        except PanelStoreError as exc:  # CrossTenantAccess
+            raise BootstrapError(path, f"{member}[{index}]: {exc}") from exc
     return added
 
 

@@ -84,29 +84,42 @@ class StoredTenantStore:
 
     # -- the seed file (panel/bootstrap.py) ----------------------------------------------
 
-    async def seed_tenant(self, tenant: Tenant) -> bool:
-        """Load a seed tenant; True when it was new to the database (or only registered by
-        its tokens)."""
+    async def seed_tenant(self, tenant: Tenant, *, dry_run: bool = False) -> bool:
+        """Load a seed tenant; True when it is new to the database (or was only registered
+        by its tokens). ``dry_run``: check it against the database, write nothing."""
+        if dry_run:
+            found = await self._rows.tenant(tenant.id)
+            if found is not None and found.source != "implicit":
+                _same_tenant(tenant, found)
+            return found is None or found.source == "implicit"
         stored, written = await self._put_tenant(tenant, "seed")
         if not written:
-            what = f"tenant {tenant.id!r}"
-            _same(what, "display_name", tenant.display_name, stored.display_name)
-            _same(what, "contact_email", tenant.contact_email, stored.contact_email)
+            _same_tenant(tenant, stored)
         return written
 
-    async def seed_organization(self, organization: Organization) -> bool:
-        stored, written = await self._put_organization(organization, "seed")
+    async def seed_organization(self, organization: Organization, *, dry_run: bool = False) -> bool:
+        o = organization
+        if dry_run:
+            found = await self._rows.organization(o.tenant_id, o.id)
+            if found is not None:
+                _same_organization(o, found)
+            return found is None
+        stored, written = await self._put_organization(o, "seed")
         if not written:
-            what = f"organization {organization.id!r} of tenant {organization.tenant_id!r}"
-            _same(what, "display_name", organization.display_name, stored.display_name)
-            _same(what, "sso_provider_ref", organization.sso_provider_ref, stored.sso_provider_ref)
+            _same_organization(o, stored)
         return written
 
-    async def seed_fleet(self, fleet: FleetRef) -> bool:
+    async def seed_fleet(self, fleet: FleetRef, *, dry_run: bool = False) -> bool:
+        if dry_run:
+            found = await self._rows.fleet(fleet.fleet_id)
+            if found is not None and found.tenant_id != fleet.tenant_id:
+                raise cross_tenant_claim(fleet, found.tenant_id)
+            if found is not None:
+                _same_fleet(fleet, found)
+            return found is None
         stored, written = await self._put_fleet(fleet)
         if not written:
-            what = f"fleet {fleet.fleet_id!r}"
-            _same(what, "organization_id", fleet.organization_id, stored.organization_id)
+            _same_fleet(fleet, stored)
         return written
 
     # -- reads ---------------------------------------------------------------------------
@@ -191,3 +204,24 @@ class StoredTenantStore:
 def _same(what: str, field: str, seeded: object, stored: object) -> None:
     if seeded != stored:
         raise SeedConflict(what, field, seeded, stored)
+
+
+def _same_tenant(tenant: Tenant, stored: TenantRow) -> None:
+    what = f"tenant {tenant.id!r}"
+    _same(what, "display_name", tenant.display_name, stored.display_name)
+    _same(what, "contact_email", tenant.contact_email, stored.contact_email)
+
+
+def _same_organization(organization: Organization, stored: OrganizationRow) -> None:
+    what = f"organization {organization.id!r} of tenant {organization.tenant_id!r}"
+    _same(what, "display_name", organization.display_name, stored.display_name)
+    _same(what, "sso_provider_ref", organization.sso_provider_ref, stored.sso_provider_ref)
+
+
+def _same_fleet(fleet: FleetRef, stored: FleetRow) -> None:
+    _same(
+        f"fleet {fleet.fleet_id!r}",
+        "organization_id",
+        fleet.organization_id,
+        stored.organization_id,
+    )
