@@ -113,7 +113,12 @@ class RecordController(DomainController):
             examples={"a stream of orders": examples.STREAM},
             refusals=[
                 refusal(403, "the fleet belongs to another tenant", "fleet_forbidden"),
-                refusal(409, "a stream with this name exists", "stream_exists"),
+                refusal(
+                    409,
+                    "a stream with this name exists, or the tenant is frozen read-only",
+                    "stream_exists",
+                    "tenant_inactive",
+                ),
                 refusal(
                     422,
                     "the name, a declaration, `strict` or the fleet breaks a rule (`field`"
