@@ -28,7 +28,7 @@ from typing import Any
 
 import msgspec
 
-from recordseal import __version__, datadir
+from recordseal import __version__, datadir, logs
 from recordseal.client.cli import add_bundle_parser
 from recordseal.client.disclose_cli import add_disclose_parser
 from recordseal.client.ingest_cli import add_ingest_parser
@@ -135,6 +135,9 @@ def _tenant_command(args: argparse.Namespace) -> int:
     settings = from_env(data_dir=args.data_dir, database_url=args.database_url)
     _data_dir_for(settings, getattr(args, "create_data_dir", False))
     datadir.secure(settings.data_dir)
+    # A change's audit line (recordseal.panel.audit) goes to standard error, in the
+    # service's log format.
+    logs.configure(settings.log_format, settings.log_level)  # type: ignore[arg-type]
     result: int = getattr(tenant_cli, f"{args.command}_{args.action}")(args, settings)
     return result
 
