@@ -107,6 +107,26 @@ def chromium() -> Iterator[sync_api.Browser]:
             launched.close()
 
 
+def virtual_authenticator(context: sync_api.BrowserContext, page: sync_api.Page) -> None:
+    """A CDP virtual authenticator on ``page`` (CTAP2, internal, resident keys, user
+    verification, presence simulated): it answers passkey ceremonies without a person."""
+    cdp = context.new_cdp_session(page)
+    cdp.send("WebAuthn.enable")
+    cdp.send(
+        "WebAuthn.addVirtualAuthenticator",
+        {
+            "options": {
+                "protocol": "ctap2",
+                "transport": "internal",
+                "hasResidentKey": True,
+                "hasUserVerification": True,
+                "isUserVerified": True,
+                "automaticPresenceSimulation": True,
+            }
+        },
+    )
+
+
 def start_service(
     data_dir: Path,
     port: int,
