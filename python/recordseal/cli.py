@@ -687,22 +687,24 @@ def _add_tenant_parsers(commands: Any) -> None:
     _create_data_dir_option(create)
     _store_command(tenant.add_parser("list", help="list every tenant and its status"), "tenants")
     show = tenant.add_parser("show", help="a tenant, its organizations and their fleets")
-    show.add_argument("tenant_id", metavar="ID")
+    show.add_argument("tenant_id", metavar="ID", help="the tenant's id")
     _store_command(show, "the tenant")
     for action, what in (
         ("freeze", "make a tenant read-only: no new records, streams, tokens or organizations"),
         ("unfreeze", "make a frozen tenant writable again"),
     ):
         change = tenant.add_parser(action, help=what)
-        change.add_argument("tenant_id", metavar="ID")
+        change.add_argument("tenant_id", metavar="ID", help="the tenant's id")
         _store_command(change, "the tenant")
 
     org = commands.add_parser("org", help="organizations of tenants").add_subparsers(
         dest="action", required=True, metavar="COMMAND"
     )
     org_create = org.add_parser("create", help="create an organization in a tenant")
-    org_create.add_argument("tenant_id", metavar="TENANT")
-    org_create.add_argument("organization_id", metavar="ID")
+    org_create.add_argument("tenant_id", metavar="TENANT", help="the tenant it belongs to")
+    org_create.add_argument(
+        "organization_id", metavar="ID", help="the organization's id, unique in its tenant"
+    )
     org_create.add_argument("--display-name", required=True, help="the name people see")
     _store_command(org_create, "the organization")
     org_list = org.add_parser("list", help="list organizations (of every tenant)")
