@@ -42,8 +42,15 @@ impl std::error::Error for HsmError {}
 
 pub type HsmResult<T> = std::result::Result<T, HsmError>;
 
+/// `what` failed: the module's answer by name (`C_Login answered PinIncorrect`), not the
+/// paragraph of the PKCS#11 text that `Display` gives.
 fn fail(what: &str, error: CkError) -> HsmError {
-    HsmError(format!("{what}: {error}"))
+    match error {
+        CkError::Pkcs11(rv, function) => {
+            HsmError(format!("{what}: C_{function:?} answered {rv:?}"))
+        }
+        other => HsmError(format!("{what}: {other}")),
+    }
 }
 
 /// Which token of a module: the RFC 7512 attributes `token`, `serial` and `slot-id` that a
