@@ -9,6 +9,7 @@ destroys the old KEK there."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 import time
@@ -19,6 +20,7 @@ import httpx
 import pytest
 
 from recordseal.crypto.hsm import ModuleUri
+from recordseal.settings import Settings
 from recordseal.verify import load_key_directory, load_trust_store, verify_bundle
 from tests.hsm import softhsm, unique
 from tests.servers import Posting, create_token, free_port, kill_service, start_service
@@ -329,3 +331,38 @@ def test_a_kek_rotation_inside_the_module_destroys_the_old_kek_there(
     token_of = first.open_token()
     assert not token_of.has(first.object)  # destroyed in the module, not only forgotten
     assert token_of.has(first.object + ".subject-index")  # the index key stays
+
+
+def test_a_module_that_cannot_sign_refuses_the_records_and_stores_none(
+    data: Path, tmp_path: Path
+) -> None:
+    hsm = softhsm()
+    header = ModuleUri.parse(hsm.uri(unique("header")))
+    cli(["keys", "init", "header", "--hsm", str(header), "--data-dir", str(data)])
+    token = create_token(data, "acme")
+    port = free_port()
+    server = start_service(data, port, env={"RECORDSEAL_SEAL_INTERVAL": "0"})
+    try:
+        with httpx.Client(
+            base_url=f"http://127.0.0.1:{port}",
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=60,
+        ) as http:
+            assert http.post("/v1/streams", json={"name": "s"}).status_code == 201
+            body = {**RECORD, "subject_id": "a", "payload": {"n": 1}}
+            assert http.post("/v1/records", json=body).status_code == 201
+            assert header.open_token().destroy(header.object) == 2  # both halves of the pair
+            refused = http.post("/v1/records", json=body)
+            assert refused.status_code == 503, refused.text
+            assert refused.json()["code"] == "signing_key_unavailable"
+            batch = http.post("/v1/records:batch", json={"records": [body, body]})
+            assert batch.status_code == 503 or {
+                item.get("code") for item in batch.json()["results"]
+            } == {"signing_key_unavailable"}, batch.text
+    finally:
+        kill_service(server)
+    with sqlite3.connect(Settings(data_dir=data).database_path) as database:
+        assert database.execute("SELECT count(*) FROM records").fetchone() == (1,)
+    log = (data / f"server-{port}.log").read_text()
+    assert "keys.header_key_module_failed" in log
+    assert hsm.pin_file.read_text().strip() not in log

@@ -25,6 +25,20 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 if TYPE_CHECKING:
     from recordseal._native import ModuleKey, ModuleToken
 
+try:
+    from recordseal._native import KeyModuleError
+except ModuleNotFoundError as missing:  # no extension: no module keys either
+    if missing.name != "recordseal._native":
+        raise
+
+    class KeyModuleError(RuntimeError):  # type: ignore[no-redef]
+        """Never raised: without the native extension no key is in a module."""
+
+
+#: What a module raises when it refuses or fails an operation (a signature, a decryption).
+ModuleFailure = KeyModuleError
+
+
 SCHEME = "pkcs11:"
 #: The key kinds of the module, by what they are for.
 ED25519, AES256, HMAC_SHA256 = "ed25519", "aes256", "hmac-sha256"
@@ -112,7 +126,7 @@ class ModuleUri:
             ) from None
 
     def open_token(self) -> ModuleToken:
-        from recordseal._native import KeyModuleError, ModuleToken
+        from recordseal._native import ModuleToken
 
         try:
             return ModuleToken(
@@ -122,7 +136,7 @@ class ModuleUri:
                 serial=self.serial,
                 slot_id=self.slot_id,
             )
-        except KeyModuleError as error:
+        except ModuleFailure as error:
             raise KeyLocationError(f"{self.module_path}: {error}") from None
 
     def key(self, kind: str) -> ModuleKey:
@@ -142,12 +156,10 @@ _T = TypeVar("_T")
 
 
 def _call(uri: ModuleUri, work: Callable[[ModuleToken], _T]) -> _T:
-    from recordseal._native import KeyModuleError
-
     token = uri.open_token()
     try:
         return work(token)
-    except KeyModuleError as error:
+    except ModuleFailure as error:
         raise KeyLocationError(f"{uri}: {error}") from None
 
 
@@ -228,11 +240,9 @@ class ModuleEd25519Key:
         return Ed25519PublicKey.from_public_bytes(self._public)
 
     def sign(self, data: bytes) -> bytes:
-        from recordseal._native import KeyModuleError
-
         try:
             return self.native.sign(data)
-        except KeyModuleError as error:
+        except ModuleFailure as error:
             raise KeyLocationError(f"{self.location}: {error}") from None
 
     def __repr__(self) -> str:
