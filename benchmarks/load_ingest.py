@@ -267,7 +267,8 @@ def module_keys(scratch: Path, data_dir: Path, cli: list[str], env: dict[str, st
     for purpose in ("header", "log", "kek"):
         uri = f"pkcs11:token=load;object={purpose}?module-path={module}&pin-source=file:{pin}"
         subprocess.run(
-            [*cli, "keys", "init", purpose, "--hsm", uri, "--data-dir", str(data_dir)],
+            [*cli, "keys", "init", purpose, "--hsm", uri, "--data-dir", str(data_dir),
+             "--create-data-dir"],
             check=True, capture_output=True, env=run_env,
         )  # fmt: skip
 

@@ -402,7 +402,8 @@ def _keys_init(args: argparse.Namespace) -> int:
     from recordseal.crypto.hsm import KeyLocationError
     from recordseal.services.key_custody import init_key
 
-    settings = _key_settings(args)
+    settings = from_env(data_dir=args.data_dir, database_url=args.database_url)
+    _data_dir_for(settings, args.create_data_dir)
     location = _hsm(args)
     try:
         made = asyncio.run(
@@ -854,6 +855,7 @@ def parser() -> argparse.ArgumentParser:
     )
     _hsm_option(init, "the key to make, as an RFC 7512 URI", required=True)
     _data_dir_option(init)
+    _create_data_dir_option(init)
     _json_option(init, "what was made")
     _database_url_option(init)
     init.set_defaults(run=_keys_init)
