@@ -101,23 +101,39 @@ impl KeyKind {
 /// DER of the object identifier of Ed25519 (RFC 8410, 1.3.101.112): the curve's `CKA_EC_PARAMS`.
 const ED25519_OID: [u8; 5] = [0x06, 0x03, 0x2b, 0x65, 0x70];
 
-/// The modules this process has loaded, by path: `C_Initialize` runs once per module.
-fn modules() -> &'static Mutex<HashMap<String, Pkcs11>> {
-    static MODULES: OnceLock<Mutex<HashMap<String, Pkcs11>>> = OnceLock::new();
-    MODULES.get_or_init(|| Mutex::new(HashMap::new()))
-}
-
 /// The tokens this process has opened, by module, token and PIN: one login each.
 type TokenKey = (String, TokenSelector);
 
-fn tokens() -> &'static Mutex<HashMap<TokenKey, Arc<Token>>> {
-    static TOKENS: OnceLock<Mutex<HashMap<TokenKey, Arc<Token>>>> = OnceLock::new();
-    TOKENS.get_or_init(|| Mutex::new(HashMap::new()))
+/// The modules this process has initialised (`C_Initialize` runs once per module and
+/// process) and the tokens it has logged in to.
+#[derive(Default)]
+struct Opened {
+    pid: u32,
+    modules: HashMap<String, Pkcs11>,
+    tokens: HashMap<TokenKey, Arc<Token>>,
 }
 
-fn module(path: &str) -> HsmResult<Pkcs11> {
-    let mut loaded = modules().lock().expect("module table");
-    if let Some(found) = loaded.get(path) {
+/// What this process has opened. A child made by `fork` (a server's workers) starts afresh:
+/// PKCS#11 forbids using the parent's sessions, so the inherited handles are forgotten (never
+/// closed: closing them could end the parent's sessions in a module that shares them), and the
+/// child initialises the module and logs in again.
+fn opened() -> std::sync::MutexGuard<'static, Opened> {
+    static OPENED: OnceLock<Mutex<Opened>> = OnceLock::new();
+    let mut opened = OPENED
+        .get_or_init(|| Mutex::new(Opened::default()))
+        .lock()
+        .expect("module table");
+    let pid = std::process::id();
+    if opened.pid != pid {
+        std::mem::forget(std::mem::take(&mut opened.modules));
+        std::mem::forget(std::mem::take(&mut opened.tokens));
+        opened.pid = pid;
+    }
+    opened
+}
+
+fn module(opened: &mut Opened, path: &str) -> HsmResult<Pkcs11> {
+    if let Some(found) = opened.modules.get(path) {
         return Ok(found.clone());
     }
     let pkcs11 = Pkcs11::new(path).map_err(|e| fail(&format!("loading module {path}"), e))?;
@@ -125,7 +141,7 @@ fn module(path: &str) -> HsmResult<Pkcs11> {
         Ok(()) | Err(CkError::Pkcs11(RvError::CryptokiAlreadyInitialized, _)) => {}
         Err(e) => return Err(fail(&format!("initialising module {path}"), e)),
     }
-    loaded.insert(path.to_owned(), pkcs11.clone());
+    opened.modules.insert(path.to_owned(), pkcs11.clone());
     Ok(pkcs11)
 }
 
@@ -133,6 +149,8 @@ fn module(path: &str) -> HsmResult<Pkcs11> {
 pub struct Token {
     pkcs11: Pkcs11,
     slot: Slot,
+    /// The process that logged in: a child made by `fork` must open the token again.
+    pid: u32,
     /// Sessions not in use; the login lasts while any session of the token is open, and this
     /// pool always keeps one.
     idle: Mutex<Vec<Session>>,
@@ -143,11 +161,11 @@ impl Token {
     /// same token opened again is the same `Token`).
     pub fn open(module_path: &str, selector: &TokenSelector, pin: &str) -> HsmResult<Arc<Token>> {
         let key = (module_path.to_owned(), selector.clone());
-        let mut open = tokens().lock().expect("token table");
-        if let Some(token) = open.get(&key) {
+        let mut opened = opened();
+        if let Some(token) = opened.tokens.get(&key) {
             return Ok(token.clone());
         }
-        let pkcs11 = module(module_path)?;
+        let pkcs11 = module(&mut opened, module_path)?;
         let slot = find_slot(&pkcs11, selector)?;
         let session = pkcs11
             .open_rw_session(slot)
@@ -159,14 +177,21 @@ impl Token {
         let token = Arc::new(Token {
             pkcs11,
             slot,
+            pid: opened.pid,
             idle: Mutex::new(vec![session]),
         });
-        open.insert(key, token.clone());
+        opened.tokens.insert(key, token.clone());
         Ok(token)
     }
 
     /// Runs `work` with a session of its own (taken from the pool, or a new one).
     fn with_session<T>(&self, work: impl FnOnce(&Session) -> HsmResult<T>) -> HsmResult<T> {
+        if self.pid != std::process::id() {
+            return Err(HsmError(format!(
+                "this key was opened by process {} before a fork: open it again in this process",
+                self.pid
+            )));
+        }
         let taken = self.idle.lock().expect("session pool").pop();
         let session = match taken {
             Some(session) => session,

@@ -3,6 +3,7 @@ module: SoftHSM2 in a temporary token directory (tests/hsm.py)."""
 
 from __future__ import annotations
 
+import os
 import secrets
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from recordseal.crypto.hsm import (
     HMAC_SHA256,
     KeyLocationError,
     ModuleUri,
+    open_key,
     read_reference,
 )
 from recordseal.crypto.signing import HEADER_CONTEXT, HeaderSigner
@@ -212,3 +214,52 @@ def test_keys_init_kek_makes_three_keys_in_the_module_and_nothing_secret_on_disk
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(written)  # no key file made
     with pytest.raises(ValueError, match="has a key-encryption key already"):
         keks.init_in_module(tmp_path, uri(unique("kek")))
+
+
+def test_a_log_key_s_public_half_is_read_without_opening_the_module(tmp_path: Path) -> None:
+    """What needs only the public half (the key directory, the demo witness's log families,
+    ``keys list``) reads it from the reference file: a supervisor that forks workers never
+    opens the module, and a missing PIN does not stop it."""
+    from recordseal.ledger import log_keys
+
+    location = uri(unique("log"))
+    made = log_keys.init_in_module(tmp_path, location)
+    lines = (tmp_path / "log-signing.pkcs11").read_text().splitlines()
+    assert lines[0] == str(location) and lines[1].startswith("public-key ")
+    pin_gone = ModuleUri.parse(str(location).replace(str(softhsm().pin_file), "/nonexistent"))
+    (tmp_path / "log-signing.pkcs11").write_text(
+        (tmp_path / "log-signing.pkcs11").read_text().replace(str(location), str(pin_gone))
+    )
+    [key] = log_keys.log_keys(tmp_path)
+    vkey = key.signer("recordseal.local/acme/default").verifier().vkey
+    assert vkey == made.signer("recordseal.local/acme/default").verifier().vkey
+    assert key.key_id == made.key_id
+    with pytest.raises(KeyLocationError, match="pin-source /nonexistent"):
+        key.signer("x").sign(b"a checkpoint")  # signing does open it
+
+
+def test_a_forked_child_opens_the_module_again_and_both_sign() -> None:
+    """PKCS#11 forbids a child made by fork to use its parent's sessions: a key the parent
+    opened refuses to sign in the child, naming why, and the child's own opening signs (the
+    parent's sessions untouched)."""
+    location = uri(unique("fork"))
+    location.generate(ED25519)
+    key = open_key(location, ED25519)
+    public = Ed25519PublicKey.from_public_bytes(key.public_key)
+    public.verify(key.sign(b"parent"), b"parent")
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child reports through its exit code
+        code = 1
+        try:
+            try:
+                key.sign(b"child")
+            except KeyModuleError as refused:
+                assert "before a fork: open it again" in str(refused)
+                again = open_key(location, ED25519)
+                public.verify(again.sign(b"child"), b"child")
+                code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    public.verify(key.sign(b"parent again"), b"parent again")

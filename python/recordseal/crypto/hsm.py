@@ -14,6 +14,7 @@ sensitive and unextractable, and sign, encrypt and MAC there.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -188,30 +189,54 @@ def _attributes(text: str, separator: str, known: set[str], part: str) -> dict[s
     return found
 
 
-#: A key directory's file that names a key in a module (its content: the URI).
+#: A key directory's file that names a key in a module: its URI on the first line, and for an
+#: Ed25519 key a second line ``public-key <hex>``, so that what only needs the public half (the
+#: key directory, the demo witness's log families, ``keys list``) never opens the module.
 REFERENCE_SUFFIX = ".pkcs11"
-_opened: dict[tuple[str, str], ModuleKey] = {}
+_PUBLIC = "public-key "
+_opened: dict[tuple[int, str, str], ModuleKey] = {}
 
 
 def read_reference(path: Path) -> ModuleUri:
     """The URI a key directory's ``.pkcs11`` file names."""
+    return _reference(path)[0]
+
+
+def read_public(path: Path) -> bytes | None:
+    """The public key a ``.pkcs11`` file records (an Ed25519 key's), or None."""
+    return _reference(path)[1]
+
+
+def _reference(path: Path) -> tuple[ModuleUri, bytes | None]:
+    lines = path.read_text(encoding="utf-8").splitlines()
     try:
-        return ModuleUri.parse(path.read_text(encoding="utf-8").strip())
-    except KeyLocationError as error:
+        location = ModuleUri.parse(lines[0].strip() if lines else "")
+        public = None
+        if len(lines) > 1 and lines[1].startswith(_PUBLIC):
+            public = bytes.fromhex(lines[1][len(_PUBLIC) :])
+    except (KeyLocationError, ValueError) as error:
         raise KeyLocationError(f"{path}: {error}") from None
+    return location, public
 
 
-def write_reference(path: Path, location: ModuleUri) -> None:
-    """Record ``location`` in the new file ``path`` (refused when it exists)."""
+def reference_text(location: ModuleUri, public_key: bytes | None = None) -> bytes:
+    public = "" if public_key is None else f"{_PUBLIC}{public_key.hex()}\n"
+    return f"{location}\n{public}".encode()
+
+
+def write_reference(path: Path, location: ModuleUri, public_key: bytes | None = None) -> None:
+    """Record ``location`` (and an Ed25519 key's public half) in the new file ``path``
+    (refused when it exists)."""
     from recordseal.crypto.keyfiles import create_file
 
-    if not create_file(path, f"{location}\n".encode()):
+    if not create_file(path, reference_text(location, public_key)):
         raise KeyLocationError(f"{path} exists already")
 
 
 def open_key(location: ModuleUri, kind: str) -> ModuleKey:
-    """The key ``location`` names, opened once per process (a module finds it once)."""
-    key = (str(location), kind)
+    """The key ``location`` names, opened once per process (a module finds it once; a child
+    made by ``fork`` opens it again, as PKCS#11 requires)."""
+    key = (os.getpid(), str(location), kind)
     if key not in _opened:
         _opened[key] = location.key(kind)
     return _opened[key]
@@ -219,25 +244,33 @@ def open_key(location: ModuleUri, kind: str) -> ModuleKey:
 
 class ModuleEd25519Key:
     """An Ed25519 key in a module, with the two methods of ``Ed25519PrivateKey`` that the
-    signers use (``sign`` and ``public_key``), and the native key for the ingest pipeline."""
+    signers use (``sign`` and ``public_key``), and the native key for the ingest pipeline.
+    Given its public half, the module is opened only when it first signs."""
 
-    __slots__ = ("_public", "location", "native")
+    __slots__ = ("_public", "location")
 
-    def __init__(self, location: ModuleUri, native: ModuleKey) -> None:
+    def __init__(self, location: ModuleUri, public: bytes | None = None) -> None:
         self.location = location
-        self.native = native
-        self._public = native.public_key
+        self._public = public
 
     @classmethod
     def open(cls, location: ModuleUri) -> ModuleEd25519Key:
-        return cls(location, open_key(location, ED25519))
+        key = cls(location)
+        key._public = key.native.public_key
+        return key
+
+    @property
+    def native(self) -> ModuleKey:
+        return open_key(self.location, ED25519)
 
     @property
     def public_bytes_raw(self) -> bytes:
+        if self._public is None:
+            self._public = self.native.public_key
         return self._public
 
     def public_key(self) -> Ed25519PublicKey:
-        return Ed25519PublicKey.from_public_bytes(self._public)
+        return Ed25519PublicKey.from_public_bytes(self.public_bytes_raw)
 
     def sign(self, data: bytes) -> bytes:
         try:

@@ -26,6 +26,7 @@ from recordseal.crypto.hsm import (
     REFERENCE_SUFFIX,
     ModuleEd25519Key,
     ModuleUri,
+    read_public,
     read_reference,
     write_reference,
 )
@@ -54,9 +55,12 @@ class LogKey:
     compromised_at: str | None = None
     location: ModuleUri | None = None
 
+    #: a module key's public half, as its reference file records it
+    public: bytes | None = None
+
     def private(self) -> Ed25519PrivateKey | ModuleEd25519Key:
         if self.location is not None:
-            return ModuleEd25519Key.open(self.location)
+            return ModuleEd25519Key(self.location, self.public)  # opened when it signs
         assert self.seed is not None
         return Ed25519PrivateKey.from_private_bytes(self.seed)
 
@@ -112,6 +116,7 @@ def _read(generation: int, path: Path) -> LogKey:
         path.with_name(path.name + RETIRED).exists(),
         _compromised_at(path),
         read_reference(path) if in_module else None,
+        read_public(path) if in_module else None,
     )
 
 
@@ -125,8 +130,8 @@ def init_in_module(keys_dir: Path, location: ModuleUri) -> LogKey:
 def _generate(path: Path, generation: int, location: ModuleUri) -> LogKey:
     from recordseal.crypto.hsm import ED25519
 
-    location.generate(ED25519)
-    write_reference(path, location)
+    key = location.generate(ED25519)
+    write_reference(path, location, key.public_key)
     return _read(generation, path)
 
 

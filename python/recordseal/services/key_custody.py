@@ -17,7 +17,13 @@ from pathlib import Path
 
 from recordseal.clock import utc_now
 from recordseal.crypto import keks
-from recordseal.crypto.hsm import ED25519, KeyLocationError, ModuleUri, read_reference
+from recordseal.crypto.hsm import (
+    ED25519,
+    KeyLocationError,
+    ModuleUri,
+    read_reference,
+    reference_text,
+)
 from recordseal.crypto.keyfiles import create_file
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.ledger import log_keys
@@ -104,8 +110,8 @@ def _where(rows: list[SigningKeyRow]) -> str:
 
 def _adopt_log(keys_dir: Path, location: ModuleUri) -> None:
     if not log_keys.has_log_key(keys_dir):
-        location.key(ED25519)  # the module must hold it
-        _record(keys_dir / log_keys.FIRST_IN_MODULE, location)
+        public = location.key(ED25519).public_key  # the module must hold it
+        _record(keys_dir / log_keys.FIRST_IN_MODULE, location, public)
         return
     known = [k.where for k in log_keys.log_keys(keys_dir)]
     if str(location) not in known:
@@ -133,7 +139,7 @@ def _adopt_kek(keys_dir: Path, location: ModuleUri) -> None:
         )
 
 
-def _record(path: Path, location: ModuleUri) -> None:
+def _record(path: Path, location: ModuleUri, public: bytes | None = None) -> None:
     """Write the reference, or find the same one there (another process of this start)."""
-    if not create_file(path, f"{location}\n".encode()) and read_reference(path) != location:
+    if not create_file(path, reference_text(location, public)) and read_reference(path) != location:
         raise KeyLocationError(f"{path} names another key than {location}")
