@@ -339,7 +339,9 @@ def _rotate_log(args: argparse.Namespace, settings: Settings) -> int:
         _print_json({"new": new.path.name, "family_vkey": family})
         return 0
     print(f"recordseal: {new.path.name} signs every checkpoint beside the older log key")
-    print(f"recordseal: give witnesses the log family {family} (the demo witness: restart serve),")
+    print(
+        f"recordseal: give witnesses the log family {family} (the demo witness follows by itself),"
+    )
     print("recordseal: then run `recordseal keys rotate log --complete`; export the keys again")
     return 0
 
