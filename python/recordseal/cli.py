@@ -551,21 +551,19 @@ def _backup(args: argparse.Namespace) -> int:
 
 #: The log key file ``recover`` signs with; it never makes new keys (the header key is the
 #: store's active one, ``services.header_keys``).
-RECOVER_KEYS = ("log-signing.ed25519",)
-
-
 def _recover(args: argparse.Namespace) -> int:
     """Declare lost sequence numbers and start successor logs (``ledger/recovery.py``)."""
     settings = from_env(data_dir=args.data_dir, database_url=args.database_url)
     _data_dir_for(settings, create=False)
     open_store(settings)  # refuses a database URL of another kind,
     open_journal(settings)  # and a journal database on the store's own server
-    missing = [n for n in RECOVER_KEYS if not (settings.data_dir / "keys" / n).is_file()]
-    if missing:
+    from recordseal.ledger.log_keys import has_log_key
+
+    if not has_log_key(settings.data_dir / "keys"):
         print(
             f"recordseal: recover signs with the service's keys; {settings.data_dir / 'keys'}"
-            f" lacks {', '.join(missing)}: restore the keys (backed up apart) first;"
-            " nothing was written",
+            " lacks the log key (log-signing.ed25519, or log-signing.pkcs11 for a key in a"
+            " module): restore the keys (backed up apart) first; nothing was written",
             file=sys.stderr,
         )
         return 2
