@@ -16,13 +16,17 @@ from recordseal.storage.postgres_database import ONE_ROW_BY_KEY, PostgresDatabas
 from recordseal.storage.postgres_writer import AppendWriter
 from recordseal.storage.records import AppendOutcome
 from recordseal.storage.rows import (
+    STREAM_COLUMNS,
     Append,
     BatchBuilder,
     Erasure,
+    ListedRecord,
     RecordRow,
     SigningKeyRow,
     StreamRow,
     SubjectRow,
+    listed_record,
+    stream_row,
 )
 
 if TYPE_CHECKING:
@@ -150,25 +154,19 @@ class PostgresRecords:
 
     async def get_stream(self, tenant: str, name: str) -> StreamRow | None:
         row = await self._db.pool.fetchrow(
-            "SELECT id, tenant, name, declarations, strict, next_seq, created_at, fleet, log_id"
-            " FROM streams WHERE tenant = $1 AND name = $2",
+            f"SELECT {STREAM_COLUMNS} FROM streams WHERE tenant = $1 AND name = $2", tenant, name
+        )
+        return None if row is None else stream_row(row)
+
+    async def list_streams(self, tenant: str, after: str | None, limit: int) -> list[StreamRow]:
+        rows = await self._db.pool.fetch(  # byte order, as SQLite's (index streams_by_name)
+            f"SELECT {STREAM_COLUMNS} FROM streams WHERE tenant = $1"
+            ' AND name COLLATE "C" > $2 ORDER BY name COLLATE "C" LIMIT $3',
             tenant,
-            name,
+            after or "",
+            limit,
         )
-        if row is None:
-            return None
-        id_, tenant_, name_, declarations, strict, next_seq, created_at, fleet, log_id = row
-        return StreamRow(
-            id_,
-            tenant_,
-            name_,
-            json.loads(declarations),
-            strict,
-            next_seq,
-            created_at,
-            fleet,
-            log_id,
-        )
+        return [stream_row(row) for row in rows]
 
     # --- subjects -----------------------------------------------------------------------
 
@@ -264,6 +262,21 @@ class PostgresRecords:
             stream,
         )
         return [RecordRow(*row) for row in rows]
+
+    async def list_records(
+        self, tenant: str, stream: str, from_seq: int, limit: int
+    ) -> list[ListedRecord]:
+        rows = await self._db.pool.fetch(
+            f"SELECT {self._RECORD_COLUMNS}, l.origin, r.log_index < l.size, r.log_index"
+            " FROM streams s JOIN records r ON r.stream_id = s.id"
+            " LEFT JOIN logs l ON l.id = r.log_id"
+            " WHERE s.tenant = $1 AND s.name = $2 AND r.seq >= $3 ORDER BY r.seq LIMIT $4",
+            tenant,
+            stream,
+            from_seq,
+            limit,
+        )
+        return [listed_record(row) for row in rows]
 
     async def get_sealed_payload(self, tenant: str, record_id: str) -> bytes | None:
         sealed: bytes | None = await self._db.pool.fetchval(

@@ -11,15 +11,19 @@ from recordseal.identifiers import DEFAULT_FLEET
 from recordseal.storage.placing import Queued, new_subjects, place
 from recordseal.storage.records import AppendOutcome
 from recordseal.storage.rows import (
+    STREAM_COLUMNS,
     Append,
     BatchBuilder,
     Erasure,
+    ListedRecord,
     NewRecord,
     RecordRow,
     SigningKeyRow,
     StreamRow,
     SubjectClaim,
     SubjectRow,
+    listed_record,
+    stream_row,
 )
 from recordseal.storage.sqlite_database import SQLiteDatabase, in_lists
 from recordseal.storage.sqlite_writer import Batch
@@ -115,24 +119,17 @@ class SQLiteRecords:
 
     async def get_stream(self, tenant: str, name: str) -> StreamRow | None:
         rows = self._db.read(
-            "SELECT id, tenant, name, declarations, strict, next_seq, created_at, fleet, log_id"
-            " FROM streams WHERE tenant = ? AND name = ?",
-            (tenant, name),
+            f"SELECT {STREAM_COLUMNS} FROM streams WHERE tenant = ? AND name = ?", (tenant, name)
         )
-        if not rows:
-            return None
-        id_, tenant_, name_, declarations, strict, next_seq, created_at, fleet, log_id = rows[0]
-        return StreamRow(
-            id_,
-            tenant_,
-            name_,
-            json.loads(declarations),
-            bool(strict),
-            next_seq,
-            created_at,
-            fleet,
-            log_id,
+        return stream_row(rows[0]) if rows else None
+
+    async def list_streams(self, tenant: str, after: str | None, limit: int) -> list[StreamRow]:
+        rows = self._db.read(
+            f"SELECT {STREAM_COLUMNS} FROM streams WHERE tenant = ? AND name > ?"
+            " ORDER BY name LIMIT ?",
+            (tenant, after or "", limit),
         )
+        return [stream_row(row) for row in rows]
 
     # --- subjects -----------------------------------------------------------------------
 
@@ -249,6 +246,18 @@ class SQLiteRecords:
             (tenant, stream),
         )
         return [RecordRow(*row) for row in rows]
+
+    async def list_records(
+        self, tenant: str, stream: str, from_seq: int, limit: int
+    ) -> list[ListedRecord]:
+        rows = self._db.read(
+            f"SELECT {self._RECORD_COLUMNS}, l.origin, r.log_index < l.size, r.log_index"
+            " FROM streams s JOIN records r ON r.stream_id = s.id"
+            " LEFT JOIN logs l ON l.id = r.log_id"
+            " WHERE s.tenant = ? AND s.name = ? AND r.seq >= ? ORDER BY r.seq LIMIT ?",
+            (tenant, stream, from_seq, limit),
+        )
+        return [listed_record(row) for row in rows]
 
     async def get_sealed_payload(self, tenant: str, record_id: str) -> bytes | None:
         rows = self._db.read(
