@@ -74,7 +74,8 @@ class Listing:
         if not 1 <= from_seq <= MAX_SEQ:
             raise refused("from_seq")
         _check_limit(limit)
-        if await self._store.records.get_stream(tenant, stream) is None:
+        found = await self._store.records.get_stream(tenant, stream)
+        if found is None:
             raise NotFound("stream_not_found", "no stream of this name", "name")
-        rows = await self._store.records.list_records(tenant, stream, from_seq, limit + 1)
+        rows = await self._store.records.list_records(found, from_seq, limit + 1)
         return Page(rows[:limit], len(rows) > limit)

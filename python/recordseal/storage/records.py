@@ -156,10 +156,11 @@ class RecordStore(Protocol):
     async def stream_records(self, tenant: str, stream: str) -> list[RecordRow]: ...
 
     async def list_records(
-        self, tenant: str, stream: str, from_seq: int, limit: int
+        self, stream: StreamRow, from_seq: int, limit: int
     ) -> list[ListedRecord]:
-        """Up to ``limit`` records of the tenant's stream from sequence number ``from_seq`` on,
-        in order (gap headers included), each with where it is sealed: one index range."""
+        """Up to ``limit`` records of ``stream`` (as read by :meth:`get_stream`) from sequence
+        number ``from_seq`` on, in order (gap headers included), each with where it is
+        sealed: one index range."""
         ...
 
     async def stream_heads(self) -> list[tuple[str, str, int, bytes]]:

@@ -129,15 +129,23 @@ class ListedRecord:
     seal: tuple[str, int] | None
 
 
-def listed_record(values: Any) -> ListedRecord:
-    """A listing's row: the record's eight columns (:class:`RecordRow`), then its log's
-    origin, whether its position is below the log's size, and its position."""
-    record_id, tenant, stream, seq, subject_ref, header, signature, chain_leaf = values[:8]
+#: The columns a :class:`ListedRecord` is read from (:func:`listed_record`): the record's
+#: (``r``), then its log's (``l``) origin, whether the record's position is below the log's
+#: size, and its position. The same on both backends.
+LISTED_COLUMNS = (
+    "r.record_id, r.tenant, r.seq, r.subject_ref, r.header, r.signature, r.chain_leaf,"
+    " l.origin, r.log_index < l.size, r.log_index"
+)
+
+
+def listed_record(stream: str, values: Any) -> ListedRecord:
+    """A row of :data:`LISTED_COLUMNS` of the stream named ``stream``."""
+    record_id, tenant, seq, subject_ref, header, signature, chain_leaf = values[:7]
     record = RecordRow(
         record_id, tenant, stream, seq, subject_ref, bytes(header), bytes(signature),
         bytes(chain_leaf),
     )  # fmt: skip
-    origin, sealed, index = values[8:]
+    origin, sealed, index = values[7:]
     return ListedRecord(record, (origin, index) if sealed else None)
 
 

@@ -11,6 +11,7 @@ from recordseal.identifiers import DEFAULT_FLEET
 from recordseal.storage.placing import Queued, new_subjects, place
 from recordseal.storage.records import AppendOutcome
 from recordseal.storage.rows import (
+    LISTED_COLUMNS,
     STREAM_COLUMNS,
     Append,
     BatchBuilder,
@@ -27,6 +28,19 @@ from recordseal.storage.rows import (
 )
 from recordseal.storage.sqlite_database import SQLiteDatabase, in_lists
 from recordseal.storage.sqlite_writer import Batch
+
+#: A page of a tenant's streams after a name (the index of ``UNIQUE (tenant, name)``).
+LIST_STREAMS = (
+    f"SELECT {STREAM_COLUMNS} FROM streams WHERE tenant = ? AND name > ? ORDER BY name LIMIT ?"
+)
+#: A page of a stream's records from a seq, with their seal: one range of the index of
+#: ``UNIQUE (stream_id, seq)``, read in its order (the stream is looked up first: a join
+#: from the stream's name would leave the planner a sort of every record after ``seq``).
+LIST_RECORDS = (
+    f"SELECT {LISTED_COLUMNS} FROM records r LEFT JOIN logs l ON l.id = r.log_id"
+    " WHERE r.stream_id = ? AND r.tenant = ? AND r.seq >= ?"
+    " ORDER BY r.seq LIMIT ?"
+)
 
 
 class SQLiteRecords:
@@ -124,11 +138,7 @@ class SQLiteRecords:
         return stream_row(rows[0]) if rows else None
 
     async def list_streams(self, tenant: str, after: str | None, limit: int) -> list[StreamRow]:
-        rows = self._db.read(
-            f"SELECT {STREAM_COLUMNS} FROM streams WHERE tenant = ? AND name > ?"
-            " ORDER BY name LIMIT ?",
-            (tenant, after or "", limit),
-        )
+        rows = self._db.read(LIST_STREAMS, (tenant, after or "", limit))
         return [stream_row(row) for row in rows]
 
     # --- subjects -----------------------------------------------------------------------
@@ -248,16 +258,10 @@ class SQLiteRecords:
         return [RecordRow(*row) for row in rows]
 
     async def list_records(
-        self, tenant: str, stream: str, from_seq: int, limit: int
+        self, stream: StreamRow, from_seq: int, limit: int
     ) -> list[ListedRecord]:
-        rows = self._db.read(
-            f"SELECT {self._RECORD_COLUMNS}, l.origin, r.log_index < l.size, r.log_index"
-            " FROM streams s JOIN records r ON r.stream_id = s.id"
-            " LEFT JOIN logs l ON l.id = r.log_id"
-            " WHERE s.tenant = ? AND s.name = ? AND r.seq >= ? ORDER BY r.seq LIMIT ?",
-            (tenant, stream, from_seq, limit),
-        )
-        return [listed_record(row) for row in rows]
+        rows = self._db.read(LIST_RECORDS, (stream.id, stream.tenant, from_seq, limit))
+        return [listed_record(stream.name, row) for row in rows]
 
     async def get_sealed_payload(self, tenant: str, record_id: str) -> bytes | None:
         rows = self._db.read(
