@@ -85,3 +85,11 @@ def test_a_browser_gets_the_landing_page(client: TestClient) -> None:  # type: i
 def test_only_get_is_answered(client: TestClient) -> None:  # type: ignore[type-arg]
     answer = client.post("/", json={})
     assert (answer.status_code, answer.json()["code"]) == (405, "method_not_allowed")
+
+
+def test_the_site_has_an_icon(client: TestClient) -> None:  # type: ignore[type-arg]
+    """Browsers ask every site for /favicon.ico on their first page: no 404 in their console."""
+    answer = client.get("/favicon.ico")
+    assert answer.status_code == 200
+    assert answer.headers["content-type"] == "image/svg+xml"
+    assert answer.content.startswith(b"<svg") and b"<script" not in answer.content

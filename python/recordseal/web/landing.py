@@ -3,7 +3,7 @@
 A browser (``Accept`` preferring ``text/html``) gets a small page linking to the verify page,
 the operator panel, the API documentation and the documents verifiers fetch, with the
 version; any other client gets the same as JSON (:class:`ServiceIndex`). Public: it names
-no tenant and nothing stored.
+no tenant and nothing stored. ``/favicon.ico`` is the icon browsers ask every site for.
 """
 
 from __future__ import annotations
@@ -20,6 +20,12 @@ from recordseal.web.schemas import Attestation
 
 #: Both answers differ by the request's Accept: caches must keep them apart.
 VARY = {"Vary": "Accept"}
+#: The icon browsers ask every origin for (``/favicon.ico``): a seal with a check mark.
+FAVICON = (
+    b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">'
+    b'<circle cx="16" cy="16" r="14" fill="#1f5fbf"/><path d="M10 16.5l4 4 8-9" fill="none"'
+    b' stroke="#fff" stroke-width="3" stroke-linecap="round" stroke-linejoin="round"/></svg>'
+)
 
 
 class IndexLinks(msgspec.Struct):
@@ -52,7 +58,7 @@ def _wants_html(request: Request[Any, Any, Any]) -> bool:
 
 
 class LandingController(DomainController):
-    """``GET /`` for browsers and programs; no authentication."""
+    """``GET /`` for browsers and programs, and the site's icon; no authentication."""
 
     @get(
         "/",
@@ -74,3 +80,9 @@ class LandingController(DomainController):
                 headers=VARY,
             )
         return Response(msgspec.json.encode(index), media_type="application/json", headers=VARY)
+
+    @get("/favicon.ico", include_in_schema=False)
+    async def favicon(self) -> Response[bytes]:
+        """The site's icon: a browser asks for it on its first page of the service."""
+        headers = {"Cache-Control": "public, max-age=86400"}
+        return Response(FAVICON, media_type="image/svg+xml", headers=headers)
