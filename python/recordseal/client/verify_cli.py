@@ -47,7 +47,8 @@ def add_url_option(command: argparse.ArgumentParser) -> None:
         "--url",
         default=None,
         help="take the key directory and trust store this service publishes (GET /v1/keys,"
-        " GET /v1/trust) for those not given as files; trusting them means trusting it",
+        " GET /v1/trust) for those not given as files; trusting them means trusting it"
+        " (exit 69 when it cannot be reached or refuses)",
     )
     command.set_defaults(run=run)
 
