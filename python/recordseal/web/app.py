@@ -35,6 +35,7 @@ from recordseal.panel.sso.settings import SsoSettings
 from recordseal.services.disclosure import DisclosureService
 from recordseal.services.header_keys import HeaderKeys
 from recordseal.services.key_admin import expose_file_keys
+from recordseal.services.key_custody import adopt_configured
 from recordseal.services.keys import key_directory, trust_store
 from recordseal.services.listing import Listing
 from recordseal.services.proofs import ProofService
@@ -83,6 +84,9 @@ def create_app(settings: Settings | None = None) -> Litestar:
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         store = open_store(settings)
         await store.open()
+        # Keys the settings name in a hardware module, recorded on a first start
+        # (docs/operations.md, "Keys in a hardware module").
+        await adopt_configured(settings, store.records)
         # Every KEK of keys/, followed while the service runs (a rotation, crypto/keks.py).
         wrapper = DirectoryWrapper(settings.data_dir / "keys")
         secrets = SecretBox.of_keys(settings.data_dir / "keys")
