@@ -31,6 +31,7 @@ from recordseal import __version__, datadir
 from recordseal.client.cli import add_bundle_parser
 from recordseal.client.disclose_cli import add_disclose_parser
 from recordseal.client.ingest_cli import add_ingest_parser
+from recordseal.client.verify_cli import add_url_option
 from recordseal.crypto.hsm import KeyLocationError
 from recordseal.datadir import DataDirError
 from recordseal.fleet.cli import add_fleet_parsers
@@ -921,7 +922,7 @@ def parser() -> argparse.ArgumentParser:
     recover.set_defaults(run=_recover)
 
     add_witness_parser(commands)
-    add_verify_parser(commands)
+    add_url_option(add_verify_parser(commands))
     add_verify_receipt_parser(commands)
     add_bundle_parser(commands)
     add_ingest_parser(commands)

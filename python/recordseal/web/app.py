@@ -37,6 +37,7 @@ from recordseal.services.header_keys import HeaderKeys
 from recordseal.services.key_admin import expose_file_keys
 from recordseal.services.key_custody import adopt_configured
 from recordseal.services.keys import key_directory, trust_store
+from recordseal.services.listing import Listing
 from recordseal.services.proofs import ProofService
 from recordseal.services.records import RecordService
 from recordseal.services.retention import purge_loop
@@ -46,6 +47,7 @@ from recordseal.settings import Settings, from_env
 from recordseal.storage.backends import open_journal, open_store
 from recordseal.verify import KeyDirectory, TrustStore
 from recordseal.web.headers import security_headers
+from recordseal.web.landing import LandingController
 from recordseal.web.observe import RequestObserver
 from recordseal.web.openapi import DocumentedAsPlugin, JsonSchemaFormatPlugin, openapi_config
 from recordseal.web.ops import READY_STATE, ServiceController
@@ -58,6 +60,7 @@ from recordseal.web.proofs import proof_controller
 from recordseal.web.ratelimit import RateLimiter
 from recordseal.web.records import RecordController
 from recordseal.web.services import AppServices
+from recordseal.web.streams import StreamController
 from recordseal.web.verify import static_files, verify_controller
 
 log = logging.getLogger("recordseal")
@@ -138,6 +141,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             proofs=proofs,
             disclosure=DisclosureService(store, records, proofs),
             continuity=continuity,
+            listing=Listing(store),
         )
 
         trust = msgspec.convert(
@@ -211,7 +215,9 @@ def create_app(settings: Settings | None = None) -> Litestar:
 
     app = Litestar(
         route_handlers=[
+            LandingController,
             ServiceController,
+            StreamController,
             RecordController,
             verify_controller(settings.max_bundle_bytes),
             static_files,
