@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -264,3 +265,58 @@ class Posting:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+@dataclass
+class Witnessed:
+    """A ``recordseal serve --demo-witness`` with a token of tenant ``acme`` and ``bundle``, a
+    disclosure of ``o:/amount`` of a record sealed in a checkpoint its witness cosigned: it
+    verifies ``VERIFIED`` with the key directory and trust store the service publishes."""
+
+    url: str
+    token: str
+    data_dir: Path
+    bundle: bytes
+
+
+@contextmanager
+def witnessed_service(root: Path) -> Iterator[Witnessed]:
+    """:class:`Witnessed` with its state under ``root``; the service (and its witness) are
+    killed afterwards."""
+    data = root / "data"
+    data.mkdir(parents=True)
+    token = create_token(data, "acme")
+    port = free_port()
+    server = start_service(
+        data,
+        port,
+        args=["--demo-witness", str(root / "witness")],
+        env={"RECORDSEAL_SEAL_INTERVAL": "0.2"},
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        auth = {"Authorization": f"Bearer {token}"}
+        with httpx.Client(base_url=url, headers=auth, timeout=120) as http:
+            created = http.post(
+                "/v1/streams", json={"name": "orders", "declarations": {"o:/amount": "money"}}
+            )
+            assert created.status_code == 201, created.text
+            record = {
+                "stream": "orders",
+                "record_type": "order.placed",
+                "occurred_at": "2026-11-21T08:00:00Z",
+                "subject_id": "customer-1",
+                "payload": {"amount": 1250, "currency": "EUR"},
+            }
+            posted = http.post("/v1/records", json=record)
+            assert posted.status_code == 201, posted.text
+            # ?wait: the answer comes once the record is sealed and its checkpoint witnessed.
+            disclosed = http.post(
+                f"/v1/records/{posted.json()['record_id']}/disclosure?wait=60",
+                json={"fields": ["o:/amount"]},
+            )
+            assert disclosed.status_code == 200, disclosed.text
+            assert disclosed.json()["seal"] is not None, "not sealed within 60 s"
+        yield Witnessed(url, token, data, disclosed.content)
+    finally:
+        kill_service(server)

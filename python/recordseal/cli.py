@@ -32,6 +32,8 @@ from recordseal import __version__, datadir, logs
 from recordseal.client.cli import add_bundle_parser
 from recordseal.client.disclose_cli import add_disclose_parser
 from recordseal.client.ingest_cli import add_ingest_parser
+from recordseal.client.verify_cli import add_url_option
+from recordseal.crypto.hsm import KeyLocationError
 from recordseal.datadir import DataDirError
 from recordseal.fleet.cli import add_fleet_parsers
 from recordseal.ops.config_cli import add_config_parser
@@ -278,6 +280,8 @@ def _keys_rotate(args: argparse.Namespace) -> int:
     if args.purpose == "cookie":
         from recordseal.panel import cookie_keys
 
+        if args.hsm is not None:
+            raise KeyRefused("--hsm: the panel cookie key is a file (docs/operations.md, Keys)")
         key_id = cookie_keys.rotate(_keys_dir(settings))
         if args.json:
             _print_json({"new": {"key_id": key_id}})
@@ -287,7 +291,10 @@ def _keys_rotate(args: argparse.Namespace) -> int:
                 " cookies signed before keep verifying until they expire"
             )
         return 0
-    old, new = asyncio.run(_with_records(settings, lambda r: rotate_header(r, _keys_dir(settings))))
+    location = _hsm(args)
+    old, new = asyncio.run(
+        _with_records(settings, lambda r: rotate_header(r, _keys_dir(settings), location))
+    )
     if args.json:
         _print_json({"old": _key_json(old), "new": _key_json(new)})
         return 0
@@ -304,8 +311,12 @@ def _rotate_kek(args: argparse.Namespace, settings: Settings) -> int:
 
     if args.batch < 1:
         raise KeyRefused("--batch must be 1 or more")
+    location = _hsm(args)
     done = asyncio.run(
-        _with_records(settings, lambda r: rotate_kek(r, _keys_dir(settings), batch=args.batch))
+        _with_records(
+            settings,
+            lambda r: rotate_kek(r, _keys_dir(settings), batch=args.batch, location=location),
+        )
     )
     if args.json:
         _print_json(dataclasses.asdict(done))
@@ -323,10 +334,11 @@ def _rotate_kek(args: argparse.Namespace, settings: Settings) -> int:
 
 def _rotate_log(args: argparse.Namespace, settings: Settings) -> int:
     from recordseal.ledger import log_keys
-    from recordseal.tlog import Ed25519Signer
 
     keys_dir = _keys_dir(settings)
     if args.complete:
+        if args.hsm is not None:
+            raise KeyRefused("--complete makes no key: --hsm does not apply")
         retired = log_keys.complete(keys_dir)
         if not retired:
             raise KeyRefused("only one log key signs: nothing to complete")
@@ -336,13 +348,15 @@ def _rotate_log(args: argparse.Namespace, settings: Settings) -> int:
         else:
             print(f"recordseal: {', '.join(names)} sign no more checkpoints (they still verify)")
         return 0
-    new = log_keys.rotate(keys_dir)
-    family = Ed25519Signer.from_seed(settings.origin, new.seed).verifier().vkey
+    new = log_keys.rotate(keys_dir, _hsm(args))
+    family = new.signer(settings.origin).verifier().vkey
     if args.json:
         _print_json({"new": new.path.name, "family_vkey": family})
         return 0
     print(f"recordseal: {new.path.name} signs every checkpoint beside the older log key")
-    print(f"recordseal: give witnesses the log family {family} (the demo witness: restart serve),")
+    print(
+        f"recordseal: give witnesses the log family {family} (the demo witness follows by itself),"
+    )
     print("recordseal: then run `recordseal keys rotate log --complete`; export the keys again")
     return 0
 
@@ -351,7 +365,8 @@ def _keys_revoke(args: argparse.Namespace) -> int:
     from recordseal.services.key_admin import revoke, revoke_log_key
 
     settings = _key_settings(args)
-    log_key = revoke_log_key(_keys_dir(settings), args.key_id, args.compromised_at)
+    location = _hsm(args)
+    log_key = revoke_log_key(_keys_dir(settings), args.key_id, args.compromised_at, location)
     if log_key is not None:
         compromised, successor = log_key
         report = {
@@ -372,7 +387,7 @@ def _keys_revoke(args: argparse.Namespace) -> int:
     revoked, new = asyncio.run(
         _with_records(
             settings,
-            lambda r: revoke(r, _keys_dir(settings), args.key_id, args.compromised_at),
+            lambda r: revoke(r, _keys_dir(settings), args.key_id, args.compromised_at, location),
         )
     )
     if args.json:
@@ -385,6 +400,40 @@ def _keys_revoke(args: argparse.Namespace) -> int:
     if new is not None:
         print(f"recordseal: header key {new.key_id} signs from {new.not_before}")
     print("recordseal: export the key directory again and give it to every verifier")
+    return 0
+
+
+def _hsm(args: argparse.Namespace) -> Any:
+    """The module URI of ``--hsm``, parsed (KeyRefused naming what is wrong), or None."""
+    from recordseal.crypto.hsm import KeyLocationError, ModuleUri
+
+    if args.hsm is None:
+        return None
+    try:
+        return ModuleUri.parse(args.hsm)
+    except KeyLocationError as error:
+        raise KeyRefused(f"--hsm: {error}") from None
+
+
+def _keys_init(args: argparse.Namespace) -> int:
+    from recordseal.crypto.hsm import KeyLocationError
+    from recordseal.services.key_custody import init_key
+
+    settings = from_env(data_dir=args.data_dir, database_url=args.database_url)
+    _data_dir_for(settings, args.create_data_dir)
+    location = _hsm(args)
+    try:
+        made = asyncio.run(
+            _with_records(
+                settings, lambda r: init_key(args.purpose, location, _keys_dir(settings), r)
+            )
+        )
+    except KeyLocationError as error:
+        raise KeyRefused(str(error)) from None
+    if args.json:
+        _print_json({"purpose": args.purpose, "made": made})
+        return 0
+    print(f"recordseal: {made}; its private half never leaves the module")
     return 0
 
 
@@ -403,6 +452,17 @@ def _keys_list(args: argparse.Namespace) -> int:
         validity = f"{key.not_before} .. {key.not_after or ''}" if key.purpose == "header" else ""
         print(f"{key.purpose:<7} {key.key_id}  {state:<10} {validity}  {key.location}")
     return 0
+
+
+def _hsm_option(command: argparse.ArgumentParser, text: str, *, required: bool = False) -> None:
+    command.add_argument(
+        "--hsm",
+        metavar="URI",
+        required=required,
+        default=None,
+        help=f"{text}: pkcs11:token=T;object=LABEL?module-path=LIB&pin-source=file:PATH"
+        " (docs/operations.md, Keys in a hardware module)",
+    )
 
 
 def _key_settings(args: argparse.Namespace) -> Settings:
@@ -512,21 +572,19 @@ def _backup(args: argparse.Namespace) -> int:
 
 #: The log key file ``recover`` signs with; it never makes new keys (the header key is the
 #: store's active one, ``services.header_keys``).
-RECOVER_KEYS = ("log-signing.ed25519",)
-
-
 def _recover(args: argparse.Namespace) -> int:
     """Declare lost sequence numbers and start successor logs (``ledger/recovery.py``)."""
     settings = from_env(data_dir=args.data_dir, database_url=args.database_url)
     _data_dir_for(settings, create=False)
     open_store(settings)  # refuses a database URL of another kind,
     open_journal(settings)  # and a journal database on the store's own server
-    missing = [n for n in RECOVER_KEYS if not (settings.data_dir / "keys" / n).is_file()]
-    if missing:
+    from recordseal.ledger.log_keys import has_log_key
+
+    if not has_log_key(settings.data_dir / "keys"):
         print(
             f"recordseal: recover signs with the service's keys; {settings.data_dir / 'keys'}"
-            f" lacks {', '.join(missing)}: restore the keys (backed up apart) first;"
-            " nothing was written",
+            " lacks the log key (log-signing.ed25519, or log-signing.pkcs11 for a key in a"
+            " module): restore the keys (backed up apart) first; nothing was written",
             file=sys.stderr,
         )
         return 2
@@ -829,6 +887,7 @@ def parser() -> argparse.ArgumentParser:
         help="log only: stop signing with the older log keys, once every witness knows the"
         " newest (they keep verifying)",
     )
+    _hsm_option(rotate, "generate the new key in this hardware module (header, log, kek)")
     _data_dir_option(rotate)
     _json_option(rotate, "the old and the new key")
     _database_url_option(rotate)
@@ -846,10 +905,28 @@ def parser() -> argparse.ArgumentParser:
         metavar="TIME",
         help="RFC 3339 date-time from which the key may have been in other hands",
     )
+    _hsm_option(revoke_key, "generate the key that takes over in this hardware module")
     _data_dir_option(revoke_key)
     _json_option(revoke_key, "the revoked key and the new active one")
     _database_url_option(revoke_key)
     revoke_key.set_defaults(run=_keys_revoke)
+    init = keys.add_parser(
+        "init",
+        help="generate the first header, log or key-encryption key inside a hardware module"
+        " (PKCS#11) and record where it is; the key never leaves the module",
+    )
+    init.add_argument(
+        "purpose",
+        choices=["header", "log", "kek"],
+        help="header: the header-signing key; log: the checkpoint key; kek: the"
+        " key-encryption key (with the subject index and panel secret keys beside it)",
+    )
+    _hsm_option(init, "the key to make, as an RFC 7512 URI", required=True)
+    _data_dir_option(init)
+    _create_data_dir_option(init)
+    _json_option(init, "what was made")
+    _database_url_option(init)
+    init.set_defaults(run=_keys_init)
     key_list = keys.add_parser(
         "list", help="every key: id, purpose, where it lives, validity, revocation"
     )
@@ -913,7 +990,7 @@ def parser() -> argparse.ArgumentParser:
     recover.set_defaults(run=_recover)
 
     add_witness_parser(commands)
-    add_verify_parser(commands)
+    add_url_option(add_verify_parser(commands))
     add_verify_receipt_parser(commands)
     add_bundle_parser(commands)
     add_ingest_parser(commands)
@@ -946,6 +1023,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         MissingDataDir,
         KeyRefused,
         KeyUnavailable,
+        KeyLocationError,
     ) as error:
         print(f"recordseal: {error}", file=sys.stderr)
         return 2

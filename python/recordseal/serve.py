@@ -76,7 +76,8 @@ def _witnesses(settings: Settings) -> list[dict[str, object]]:
 
 def _family_vkeys(settings: Settings, data_dir: Path) -> list[str]:
     """The service's log keys under its origin: the demo witness's log families (one per
-    log key, so a restart after ``keys rotate log`` makes it know the new key)."""
+    log key; followed while it runs, so it knows a key ``keys rotate log`` adds). Public
+    halves only: a key in a module is not opened here, in the process that forks workers."""
     from recordseal.ledger.log_keys import log_keys
 
     return [key.signer(settings.origin).verifier().vkey for key in log_keys(data_dir / "keys")]
@@ -112,7 +113,7 @@ def serve(settings: Settings, workers: int, demo_witness_dir: Path | None) -> in
             entry = stack.enter_context(
                 demo_witness(
                     datadir.secure(demo_witness_dir),
-                    _family_vkeys(settings, data_dir),
+                    lambda: _family_vkeys(settings, data_dir),
                     settings.log_format,
                 )
             )

@@ -6,6 +6,7 @@
 //! getters convert on access.
 
 mod args;
+mod hsm;
 mod ingest;
 mod log;
 mod signing;
@@ -303,6 +304,12 @@ fn native_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<PyCommittedRecord>()?;
     module.add_class::<signing::PyEd25519Signer>()?;
     module.add_class::<ingest::PyPreparedRecord>()?;
+    module.add_class::<hsm::PyModuleToken>()?;
+    module.add_class::<hsm::PyModuleKey>()?;
+    module.add(
+        "KeyModuleError",
+        module.py().get_type::<hsm::KeyModuleError>(),
+    )?;
     module.add_function(wrap_pyfunction!(canonicalize, module)?)?;
     module.add_function(wrap_pyfunction!(encode_value, module)?)?;
     module.add_function(wrap_pyfunction!(validate_declarations, module)?)?;

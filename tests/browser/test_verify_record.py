@@ -196,6 +196,49 @@ def test_nothing_after_page_load_carries_the_bundle(
         assert request.post_data is None
 
 
+def test_both_documents_fetched_reach_verified_and_say_whose_word_they_are(
+    verifier: VerifierPage, world: World, server: str
+) -> None:
+    """The two opt-in fetches take the place of both files: a pasted bundle reaches VERIFIED
+    with no file at all. The page says plainly, before and after, that this rests on the
+    service's own word; neither request carries anything of the bundle."""
+    page = verifier.page
+    warning = page.locator("#fetch-warning")
+    assert warning.is_visible()
+    assert "Trusting fetched material means trusting this service." in warning.inner_text()
+    page.check("#fetch-keys")
+    page.check("#fetch-trust")
+    assert page.is_disabled("#keys-file") and page.is_disabled("#trust-file")
+    bundle = world.bundle()
+    assert verifier.verify(bundle) == "VERIFIED"
+    assert verifier.statuses() == ["passed"] * 7
+    assert [(r.method, r.url) for r in verifier.requests] == [
+        ("GET", f"{server}/v1/keys"),
+        ("GET", f"{server}/v1/trust"),
+    ]
+    needles = _bundle_content(world, bundle)
+    for request in verifier.requests:
+        sent = request.url + json.dumps(request.headers) + (request.post_data or "")
+        assert not [needle for needle in needles if needle in sent]
+    said = page.inner_text("#result #provenance")
+    assert "own key directory and witness trust store, fetched from it" in said
+    assert "trusting this result means trusting this service" in said
+    # Unticked again: the files are back, and the result rests on them alone.
+    page.uncheck("#fetch-trust")
+    assert page.is_enabled("#trust-file")
+    page.get_by_role("button", name="Verify").click()  # waits on the new verdict, not the old
+    sync_api.expect(page.locator("#verdict")).to_have_text("VERIFICATION INCOMPLETE")
+    assert "own key directory, fetched" in page.inner_text("#result #provenance")
+
+
+def test_a_result_from_files_alone_claims_no_service_word(
+    verifier: VerifierPage, world: World
+) -> None:
+    verifier.files(world.keys_document(), world.trust_document())
+    assert verifier.verify(world.bundle()) == "VERIFIED"
+    assert verifier.page.locator("#provenance").count() == 0
+
+
 def test_a_dropped_bundle_file_is_verified(verifier: VerifierPage, world: World) -> None:
     page = verifier.page
     transfer = page.evaluate_handle(

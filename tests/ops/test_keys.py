@@ -193,18 +193,16 @@ def test_the_cookie_key_rotates_and_is_listed(tmp_path: Path) -> None:
 
 
 def test_the_log_key_rotates_and_the_log_is_witnessed_throughout(tmp_path: Path) -> None:
-    """``keys rotate log`` (both keys sign each checkpoint), a restart that gives the demo
-    witness the new key, ``keys rotate log --complete`` (the new key alone signs): every
-    record on the way is cosigned, and every bundle is VERIFIED with one export."""
+    """``keys rotate log`` (both keys sign each checkpoint) and ``keys rotate log
+    --complete`` (the new key alone signs) beside a running service: its demo witness follows
+    the data directory's log keys by itself, so every record on the way is cosigned, and every
+    bundle is VERIFIED with one export."""
     data = tmp_path / "data"
     data.mkdir()
     port = free_port()
     token = create_token(data, "acme")
     auth = {"Authorization": f"Bearer {token}"}
     args = ["--demo-witness", str(tmp_path / "witness")]
-
-    def start() -> subprocess.Popen[bytes]:
-        return start_service(data, port, args=args, env={"RECORDSEAL_SEAL_INTERVAL": "0.2"})
 
     def witnessed(http: httpx.Client, n: int) -> dict:  # type: ignore[type-arg]
         record = http.post("/v1/records", json={**ONE, "payload": {"n": n}}).json()
@@ -219,28 +217,30 @@ def test_the_log_key_rotates_and_the_log_is_witnessed_throughout(tmp_path: Path)
         seal = bundle["seal"]
         return [line for line in seal["proof"].splitlines() if line.startswith(f"— {seal['log']} ")]
 
+    families = tmp_path / "witness" / "log-families.vkeys"
     bundles = []
-    server = start()
+    server = start_service(data, port, args=args, env={"RECORDSEAL_SEAL_INTERVAL": "0.2"})
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=auth, timeout=60) as http:
             assert http.post("/v1/streams", json={"name": "s"}).status_code == 201
             bundles.append(witnessed(http, 1))
+            assert len(families.read_text().splitlines()) == 1
             rotation = cli(["keys", "rotate", "log", "--data-dir", str(data), "--json"])
             assert json.loads(rotation.stdout)["new"] == "log-signing-2.ed25519"
+            # The event: serve gives the demo witness the new key (it re-reads keys/ every 2 s).
+            deadline = time.monotonic() + 30
+            while len(families.read_text().splitlines()) < 2:
+                assert time.monotonic() < deadline, "the demo witness was never given the key"
+                time.sleep(0.1)
             time.sleep(2.5)  # the sealer re-reads keys/ every 2 s: let it see the new key
-            bundles.append(witnessed(http, 2))  # both keys sign; the witness knows the old
+            bundles.append(witnessed(http, 2))  # both keys sign
+            cli(["keys", "rotate", "log", "--complete", "--data-dir", str(data)])
+            time.sleep(2.5)
+            bundles.append(witnessed(http, 3))  # the new key alone, cosigned without a restart
     finally:
         kill_service(server)
     assert len(log_signatures(bundles[0])) == 1
     assert len(log_signatures(bundles[1])) == 2, bundles[1]["seal"]["proof"]
-    server = start()  # its demo witness now knows both keys
-    try:
-        cli(["keys", "rotate", "log", "--complete", "--data-dir", str(data)])
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=auth, timeout=60) as http:
-            time.sleep(2.5)
-            bundles.append(witnessed(http, 3))
-    finally:
-        kill_service(server)
     assert len(log_signatures(bundles[2])) == 1, bundles[2]["seal"]["proof"]
     cli(["keys", "export", "--data-dir", str(data), "--keys-out", str(tmp_path / "k.json"),
          "--trust-out", str(tmp_path / "t.json")])  # fmt: skip

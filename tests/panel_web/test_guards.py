@@ -37,9 +37,10 @@ from recordseal.web.problems import EXCEPTION_HANDLERS
 from recordseal.web.ratelimit import RateLimited
 from tests.panel_web.conftest import JSON, Panel, seeded_store
 
-#: Routes that are not the panel's: the record API, the service's own, its documents.
+#: Routes that are not the panel's: the record API, the service's own (its public landing page
+#: and icon among them), its documents.
 NOT_PANEL_PREFIXES = ("/v1/", "/schema", "/static/")
-NOT_PANEL = {"/health", "/readyz", "/metrics", "/verify-record"}
+NOT_PANEL = {"/", "/favicon.ico", "/health", "/readyz", "/metrics", "/verify-record"}
 #: The panel's sign-on routes: they run before there is a session (docs/panel.md, docs/sso.md).
 SIGN_ON = {
     ("GET", "/login"),

@@ -1,4 +1,4 @@
-"""The migration that moved tenants into the database (SQLite 11, PostgreSQL 9): a database of
+"""The migration that moved tenants into the database (SQLite 12, PostgreSQL 10): a database of
 the version before upgrades, and every tenant already holding tokens or streams is registered,
 so the panel shows it after the upgrade."""
 

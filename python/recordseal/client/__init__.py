@@ -2,7 +2,8 @@
 
 Ingest with bounded concurrency, batching and retries (every attempt of a request carries the
 same ``Idempotency-Key``, so a retry after a timeout never stores a second record), plus
-streams, record views, payloads, erasure, disclosure bundles (waiting for their proof, and
+streams (declared, read and listed), a stream's records (listed a page at a time), record
+views, payloads, erasure, disclosure bundles (waiting for their proof, and
 refreshing it later) and offline verification.
 """
 
@@ -15,7 +16,9 @@ from recordseal.client.models import (
     RecordView,
     Refreshed,
     Refused,
+    Seal,
     Stream,
+    StreamRecord,
     Unavailable,
 )
 from recordseal.client.session import Client, RetryPolicy
@@ -31,6 +34,8 @@ __all__ = [
     "Refreshed",
     "Refused",
     "RetryPolicy",
+    "Seal",
     "Stream",
+    "StreamRecord",
     "Unavailable",
 ]

@@ -2,7 +2,9 @@
 "Keys"; docs/tlog.md, "Rotating the log key").
 
 ``log-signing.ed25519`` is the first log key; ``recordseal keys rotate log`` adds
-``log-signing-<n>.ed25519``. Every key not marked retired (``<file>.retired`` beside it) signs
+``log-signing-<n>.ed25519``. A key in a hardware module is a ``.pkcs11`` file of the same name
+instead, holding its URI (crypto/hsm.py; ``keys init log --hsm URI``, ``keys rotate log
+--hsm URI``). Every key not marked retired (``<file>.retired`` beside it) signs
 each checkpoint: during a rotation a checkpoint is a signed note with both keys' signatures,
 so a witness that knows either accepts it and the log never stops being witnessed.
 ``recordseal keys rotate log --complete`` retires all but the newest once every witness knows
@@ -18,11 +20,25 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from recordseal.crypto.hsm import (
+    REFERENCE_SUFFIX,
+    ModuleEd25519Key,
+    ModuleUri,
+    read_public,
+    read_reference,
+    write_reference,
+)
 from recordseal.crypto.keyfiles import create_secret, read_or_create_secret, sync_directory
+from recordseal.crypto.signing import key_id_of
 from recordseal.tlog import Ed25519Signer
 
 FIRST = "log-signing.ed25519"
-_LATER = re.compile(r"log-signing-([1-9][0-9]{0,5})\.ed25519")
+#: The first log key when it is in a module.
+FIRST_IN_MODULE = "log-signing" + REFERENCE_SUFFIX
+_FIRST = re.compile(r"log-signing\.(ed25519|pkcs11)")
+_LATER = re.compile(r"log-signing-([1-9][0-9]{0,5})\.(ed25519|pkcs11)")
 RETIRED = ".retired"
 #: Beside a key file: the RFC 3339 time from which the key is known compromised.
 COMPROMISED = ".compromised"
@@ -33,34 +49,90 @@ RELOAD_SECONDS = 2.0
 class LogKey:
     generation: int
     path: Path
-    seed: bytes
+    #: a key file's seed; None for a key in a module (``location``)
+    seed: bytes | None
     retired: bool
     compromised_at: str | None = None
+    location: ModuleUri | None = None
+
+    #: a module key's public half, as its reference file records it
+    public: bytes | None = None
+
+    def private(self) -> Ed25519PrivateKey | ModuleEd25519Key:
+        if self.location is not None:
+            return ModuleEd25519Key(self.location, self.public)  # opened when it signs
+        assert self.seed is not None
+        return Ed25519PrivateKey.from_private_bytes(self.seed)
 
     def signer(self, origin: str) -> Ed25519Signer:
         """The key under a log's name (C2SP: the key name is the origin)."""
-        return Ed25519Signer.from_seed(origin, self.seed)
+        return Ed25519Signer(origin, self.private())
+
+    @property
+    def key_id(self) -> str:
+        """As a header key's: the first 16 hex digits of SHA-256 of the public key."""
+        return key_id_of(self.signer("x").public_key)
+
+    @property
+    def where(self) -> str:
+        """The key file, or the module URI (never a PIN)."""
+        return str(self.location) if self.location is not None else str(self.path)
+
+
+def _files(keys_dir: Path) -> list[tuple[int, Path]]:
+    found = []
+    for path in keys_dir.iterdir() if keys_dir.is_dir() else []:
+        later = _LATER.fullmatch(path.name)
+        if _FIRST.fullmatch(path.name):
+            found.append((1, path))
+        elif later and int(later.group(1)) > 1:
+            found.append((int(later.group(1)), path))
+    generations = [n for n, _ in found]
+    if len(set(generations)) != len(generations):
+        raise ValueError(f"{keys_dir}: a log key generation is both a file and a module key")
+    return sorted(found)
 
 
 def log_keys(keys_dir: Path) -> list[LogKey]:
-    """Every log key by generation, oldest first; the first is made when there is none."""
-    if not (keys_dir / FIRST).is_file():
+    """Every log key by generation, oldest first; the first (a file) is made when there is
+    none."""
+    found = _files(keys_dir)
+    if not found or found[0][0] != 1:
         read_or_create_secret(keys_dir / FIRST)
-    found = [(1, keys_dir / FIRST)]
-    for path in keys_dir.iterdir():
-        match = _LATER.fullmatch(path.name)
-        if match and int(match.group(1)) > 1:
-            found.append((int(match.group(1)), path))
-    return [
-        LogKey(
-            n,
-            path,
-            path.read_bytes(),
-            path.with_name(path.name + RETIRED).exists(),
-            _compromised_at(path),
-        )
-        for n, path in sorted(found)
-    ]
+        found = _files(keys_dir)
+    return [_read(n, path) for n, path in found]
+
+
+def has_log_key(keys_dir: Path) -> bool:
+    return bool(_files(keys_dir))
+
+
+def _read(generation: int, path: Path) -> LogKey:
+    in_module = path.suffix == REFERENCE_SUFFIX
+    return LogKey(
+        generation,
+        path,
+        None if in_module else path.read_bytes(),
+        path.with_name(path.name + RETIRED).exists(),
+        _compromised_at(path),
+        read_reference(path) if in_module else None,
+        read_public(path) if in_module else None,
+    )
+
+
+def init_in_module(keys_dir: Path, location: ModuleUri) -> LogKey:
+    """The first log key, generated in a module (refused when the directory has a log key)."""
+    if has_log_key(keys_dir):
+        raise ValueError(f"{keys_dir} has a log key already: rotate it (keys rotate log --hsm)")
+    return _generate(keys_dir / FIRST_IN_MODULE, 1, location)
+
+
+def _generate(path: Path, generation: int, location: ModuleUri) -> LogKey:
+    from recordseal.crypto.hsm import ED25519
+
+    key = location.generate(ED25519)
+    write_reference(path, location, key.public_key)
+    return _read(generation, path)
 
 
 def _compromised_at(path: Path) -> str | None:
@@ -76,9 +148,14 @@ def mark_compromised(key: LogKey, at: str) -> None:
     sync_directory(key.path.parent)
 
 
-def rotate(keys_dir: Path) -> LogKey:
-    """A new log key, signing beside the current ones from the sealer's next re-read."""
+def rotate(keys_dir: Path, location: ModuleUri | None = None) -> LogKey:
+    """A new log key (a file, or generated in the module ``location`` names), signing beside
+    the current ones from the sealer's next re-read."""
     generation = log_keys(keys_dir)[-1].generation + 1
+    if location is not None:
+        return _generate(
+            keys_dir / f"log-signing-{generation}{REFERENCE_SUFFIX}", generation, location
+        )
     path = keys_dir / f"log-signing-{generation}.ed25519"
     return LogKey(generation, path, create_secret(path), False)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -13,6 +14,7 @@ import orjson
 from recordseal import chain
 from recordseal.clock import new_record_id, new_subject_ref, utc_now
 from recordseal.core import CommitError, canonicalize, encode_value, validate_declarations
+from recordseal.crypto.hsm import ModuleFailure
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.crypto.vault import KeyWrapper, SubjectKeys
 from recordseal.fleet.manifest import FleetManifest
@@ -54,6 +56,8 @@ from recordseal.storage.rows import (
     SubjectClaim,
     SubjectRow,
 )
+
+log = logging.getLogger("recordseal.keys")
 
 STREAM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 MAX_RECORD_TYPE = 128
@@ -483,7 +487,16 @@ class RecordService:
         one pipeline call (under the stream locks)."""
         prepared = [cast(Prepared, append.prepared) for append in appends]
         now = utc_now()
-        signed = self._header_keys.signing_at(now).pipeline.sign(prepared, slots, heads, now)
+        try:
+            signed = self._header_keys.signing_at(now).pipeline.sign(prepared, slots, heads, now)
+        except ModuleFailure as failure:  # a hardware module that failed: nothing is stored
+            log.error("keys.header_key_module_failed", extra={"reason": str(failure)})
+            raise Unavailable(
+                "signing_key_unavailable",
+                "the hardware module holding the header-signing key could not sign; nothing"
+                " was stored (docs/operations.md, Keys in a hardware module)",
+                None,
+            ) from None
         return [
             NewRecord(p.record_id, s.seq, s.header, s.signature, s.chain_leaf, p.sealed_payload)
             for p, s in zip(prepared, signed, strict=True)

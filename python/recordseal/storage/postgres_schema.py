@@ -257,7 +257,15 @@ MIGRATIONS: list[str] = [
     ALTER TABLE signing_keys ADD COLUMN compromised_at text;
     ALTER TABLE signing_keys ADD COLUMN location text;
     """,
-    # 9: tenants, organizations and fleet references, as SQLite's migration 11.
+    # 9: the sequence numbers each stream declared lost, as SQLite's migration 11; and the
+    # tenant's streams in byte order of their names (SQLite's order), for listing them.
+    """
+    ALTER TABLE streams ADD COLUMN lost_seqs bigint NOT NULL DEFAULT 0;
+    UPDATE streams SET lost_seqs = next_seq - 1
+        - (SELECT count(*) FROM records r WHERE r.stream_id = streams.id);
+    CREATE INDEX streams_by_name ON streams (tenant, name COLLATE "C");
+    """,
+    # 10: tenants, organizations and fleet references, as SQLite's migration 12.
     """
     CREATE TABLE tenants (
         id             text PRIMARY KEY,

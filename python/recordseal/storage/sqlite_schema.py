@@ -281,7 +281,16 @@ MIGRATIONS: list[str] = [
     ALTER TABLE signing_keys ADD COLUMN compromised_at TEXT;
     ALTER TABLE signing_keys ADD COLUMN location TEXT;
     """,
-    # 11: tenants, organizations and fleet references in the database (storage/hierarchy.py,
+    # 11: how many sequence numbers of each stream a gap header declared lost (docs/records.md,
+    # "Listing streams and records"), so a stream's record count is read from its row:
+    # next_seq - 1 - lost_seqs, never counted over its records. Every seq below next_seq is
+    # a stored record or declared lost, so the records already stored give the start value.
+    """
+    ALTER TABLE streams ADD COLUMN lost_seqs INTEGER NOT NULL DEFAULT 0;
+    UPDATE streams SET lost_seqs = next_seq - 1
+        - (SELECT count(*) FROM records r WHERE r.stream_id = streams.id);
+    """,
+    # 12: tenants, organizations and fleet references in the database (storage/hierarchy.py,
     # docs/panel.md), created at run time or loaded from the seed file. Every tenant already
     # holding tokens or streams is registered (source 'implicit', its id as its name), so it
     # appears in the panel.

@@ -137,7 +137,15 @@ def parse_vkey(text: str) -> VerifierKey:
 # --- Ed25519 keys --------------------------------------------------------------------------
 
 
-def raw_public_key(private_key: Ed25519PrivateKey) -> bytes:
+class Ed25519Signing(Protocol):
+    """An Ed25519 private key as the signers use it: ``cryptography``'s, or one in a hardware
+    module (recordseal.crypto.hsm.ModuleEd25519Key)."""
+
+    def sign(self, data: bytes) -> bytes: ...
+    def public_key(self) -> Ed25519PublicKey: ...
+
+
+def raw_public_key(private_key: Ed25519Signing) -> bytes:
     return private_key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
 
 
@@ -194,7 +202,7 @@ class NamedEd25519Key:
 
     SIGNATURE_TYPE: int
 
-    def __init__(self, name: str, private_key: Ed25519PrivateKey) -> None:
+    def __init__(self, name: str, private_key: Ed25519Signing) -> None:
         if not is_valid_name(name):
             raise TlogError("name_invalid", f"key name {name!r} is empty or has a space or '+'")
         self._name = name

@@ -12,6 +12,7 @@ creates later, such as a new tenant's, are then witnessed without a restart.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -59,6 +60,52 @@ def log_verifiers(logs: Mapping[str, Iterable[str]]) -> dict[str, tuple[NoteVeri
     }
 
 
+class FamilyFile:
+    """Log families read from a file of vkeys, one a line (``witness serve
+    --logs-under-file``), read again whenever the file changes: a service that adds a log key
+    (``recordseal keys rotate log``) rewrites it and the witness follows without a restart."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._seen: tuple[int, int] | None = None
+        self._families: tuple[Ed25519Verifier, ...] = ()
+        try:
+            self._read()  # a file that cannot be read is refused at start
+        except OSError as error:
+            raise TlogError(
+                "config_invalid", f"--logs-under-file {path}: {error.strerror}"
+            ) from None
+
+    def __call__(self) -> tuple[Ed25519Verifier, ...]:
+        """The families as the file holds them now (as last read, if it cannot be read)."""
+        with contextlib.suppress(OSError, TlogError):
+            self._read()
+        return self._families
+
+    def _read(self) -> None:
+        status = self._path.stat()
+        seen = (status.st_mtime_ns, status.st_size)
+        if seen != self._seen:
+            vkeys = [line.strip() for line in self._path.read_text().splitlines() if line.strip()]
+            self._families = family_verifiers(vkeys)
+            self._seen = seen
+
+
+def write_family_file(path: Path, vkeys: Sequence[str]) -> bool:
+    """Write ``vkeys`` to the family file ``path`` (whole, by rename) when they differ from
+    what it holds; whether it changed."""
+    text = "".join(vkey + "\n" for vkey in vkeys)
+    try:
+        if path.read_text() == text:
+            return False
+    except FileNotFoundError:
+        pass
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(text)
+    temporary.replace(path)
+    return True
+
+
 class Witness:
     """Cosigns checkpoints of the configured logs; its state survives restarts."""
 
@@ -68,11 +115,12 @@ class Witness:
         signer: CosignatureSigner,
         logs: Mapping[str, Sequence[NoteVerifier]],
         clock: Callable[[], float] = time.time,
-        families: Sequence[Ed25519Verifier] = (),
+        families: Sequence[Ed25519Verifier] | Callable[[], Sequence[Ed25519Verifier]] = (),
     ) -> None:
         self.signer = signer
         self.logs = dict(logs)
-        self.families = tuple(families)
+        fixed = () if callable(families) else tuple(families)
+        self._families = families if callable(families) else (lambda: fixed)
         self.store = StateStore(state_dir)
         self._clock = clock
 
@@ -121,7 +169,7 @@ class Witness:
             return configured
         found = tuple(
             Ed25519Verifier(origin, family.public_key)
-            for family in self.families
+            for family in self._families()
             if origin.startswith(family.name + "/")
         )
         return found or None

@@ -24,7 +24,7 @@ from recordseal.crypto.keyfiles import read_or_create_secret
 from .cosignature import CosignatureSigner
 from .errors import TlogError
 from .protocol import ADD_CHECKPOINT_PATH, SIZE_MEDIA_TYPE, encode_size, parse_add_checkpoint
-from .witness import STATUS_OF, Witness, family_verifiers, log_verifiers
+from .witness import STATUS_OF, FamilyFile, Witness, family_verifiers, log_verifiers
 
 #: The variable through which ``witness serve`` hands its configuration to server workers.
 CONFIG_ENV = "RECORDSEAL_WITNESS_CONFIG"
@@ -43,6 +43,8 @@ class WitnessConfig(msgspec.Struct, frozen=True):
     #: vkeys of log families (docs/tlog.md, "Log families").
     families: list[str] = []
     demo: bool = False
+    #: a file of family vkeys, read again when it changes (``--logs-under-file``)
+    families_file: str | None = None
 
 
 class _Health(msgspec.Struct, frozen=True):
@@ -86,6 +88,7 @@ def create_witness_app(
     logs: Mapping[str, Iterable[str]],
     *,
     families: Iterable[str] = (),
+    families_file: Path | None = None,
     demo: bool = False,
     clock: Callable[[], float] = time.time,
 ) -> Litestar:
@@ -96,8 +99,14 @@ def create_witness_app(
     ``witness_key_seed_path``, generated (mode 0600) if absent.
     """
     signer = CosignatureSigner.from_seed(witness_name, read_or_create_secret(witness_key_seed_path))
+    fixed = family_verifiers(families)
+    follow = FamilyFile(families_file) if families_file is not None else None
     witness = Witness(
-        state_dir, signer, log_verifiers(logs), clock, families=family_verifiers(families)
+        state_dir,
+        signer,
+        log_verifiers(logs),
+        clock,
+        families=fixed if follow is None else (lambda: (*fixed, *follow())),
     )
 
     @post(ADD_CHECKPOINT_PATH, status_code=200)
@@ -138,5 +147,6 @@ def app_from_env() -> Litestar:
         Path(config.key_path),
         config.logs,
         families=config.families,
+        families_file=Path(config.families_file) if config.families_file else None,
         demo=config.demo,
     )

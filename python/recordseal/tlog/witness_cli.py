@@ -21,7 +21,7 @@ from recordseal.crypto.keyfiles import read_or_create_secret
 
 from .cosignature import CosignatureSigner
 from .errors import TlogError
-from .witness import family_verifiers, log_verifiers
+from .witness import FamilyFile, family_verifiers, log_verifiers
 from .witness_app import CONFIG_ENV, WitnessConfig
 
 KEY_FILE = "witness-key.ed25519"
@@ -53,6 +53,14 @@ def add_witness_parser(subparsers: Any) -> None:
         help="a log family: every log whose origin starts with the key's name and '/', signed"
         " by that key under its own origin, e.g. every log of one recordseal service"
         " (repeatable)",
+    )
+    serve.add_argument(
+        "--logs-under-file",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="a file of log family vkeys, one a line, read again whenever it changes (a"
+        " service that rotates its log key rewrites it: no restart)",
     )
     serve.add_argument(
         "--demo",
@@ -113,14 +121,18 @@ def _serve(args: argparse.Namespace) -> int:
     log_config = logging_setup.dict_config(log_format, server=log.name)  # type: ignore[arg-type]
     logging_setup.configure(log_format, server=log.name)  # type: ignore[arg-type]
     data_dir: Path = args.data_dir.resolve()
-    if not args.log and not args.logs_under:
+    if not args.log and not args.logs_under and args.logs_under_file is None:
         print(
-            "recordseal witness: name the logs to witness: --log or --logs-under", file=sys.stderr
+            "recordseal witness: name the logs to witness: --log, --logs-under or"
+            " --logs-under-file",
+            file=sys.stderr,
         )
         return 2
     try:
         logs = parse_logs(args.log)
         families = family_verifiers(args.logs_under)
+        if args.logs_under_file is not None:
+            families += FamilyFile(args.logs_under_file.resolve())()
         signer = load_signer(data_dir, args.name)
     except TlogError as error:
         print(f"recordseal witness: {error} ({error.code})", file=sys.stderr)
@@ -131,6 +143,7 @@ def _serve(args: argparse.Namespace) -> int:
         key_path=str(data_dir / KEY_FILE),
         logs=logs,
         families=list(args.logs_under),
+        families_file=str(args.logs_under_file.resolve()) if args.logs_under_file else None,
         demo=args.demo,
     )
     # Server workers build the app from the environment (granian's factory mode).

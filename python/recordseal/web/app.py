@@ -36,7 +36,9 @@ from recordseal.panel.stored_tenants import StoredTenantStore
 from recordseal.services.disclosure import DisclosureService
 from recordseal.services.header_keys import HeaderKeys
 from recordseal.services.key_admin import expose_file_keys
+from recordseal.services.key_custody import adopt_configured
 from recordseal.services.keys import key_directory, trust_store
+from recordseal.services.listing import Listing
 from recordseal.services.proofs import ProofService
 from recordseal.services.records import RecordService
 from recordseal.services.retention import purge_loop
@@ -47,6 +49,7 @@ from recordseal.settings import Settings, from_env
 from recordseal.storage.backends import open_journal, open_store
 from recordseal.verify import KeyDirectory, TrustStore
 from recordseal.web.headers import security_headers
+from recordseal.web.landing import LandingController
 from recordseal.web.observe import RequestObserver
 from recordseal.web.openapi import DocumentedAsPlugin, JsonSchemaFormatPlugin, openapi_config
 from recordseal.web.ops import READY_STATE, ServiceController
@@ -59,6 +62,7 @@ from recordseal.web.proofs import proof_controller
 from recordseal.web.ratelimit import RateLimiter
 from recordseal.web.records import RecordController
 from recordseal.web.services import AppServices
+from recordseal.web.streams import StreamController
 from recordseal.web.verify import static_files, verify_controller
 
 log = logging.getLogger("recordseal")
@@ -82,6 +86,9 @@ def create_app(settings: Settings | None = None) -> Litestar:
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         store = open_store(settings)
         await store.open()
+        # Keys the settings name in a hardware module, recorded on a first start
+        # (docs/operations.md, "Keys in a hardware module").
+        await adopt_configured(settings, store.records)
         # Every KEK of keys/, followed while the service runs (a rotation, crypto/keks.py).
         wrapper = DirectoryWrapper(settings.data_dir / "keys")
         secrets = SecretBox.of_keys(settings.data_dir / "keys")
@@ -146,6 +153,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             proofs=proofs,
             disclosure=DisclosureService(store, records, proofs),
             continuity=continuity,
+            listing=Listing(store),
         )
 
         trust = msgspec.convert(
@@ -220,7 +228,9 @@ def create_app(settings: Settings | None = None) -> Litestar:
 
     app = Litestar(
         route_handlers=[
+            LandingController,
             ServiceController,
+            StreamController,
             RecordController,
             verify_controller(settings.max_bundle_bytes),
             static_files,
