@@ -111,6 +111,7 @@ def test_a_tenant_session_sees_its_live_view_as_json_and_html(client: TestClient
     policy = page.headers["content-security-policy"]
     assert "script-src 'self';" in policy and "style-src 'self';" in policy  # nothing inline
     assert "orders" in page.text
+    assert '<meta http-equiv="refresh" content="30">' in page.text  # it stays live, no script
 
 
 def test_sealing_shows_a_checkpoint_and_clears_the_lag(client: TestClient[Any]) -> None:
