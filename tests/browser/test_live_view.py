@@ -92,9 +92,11 @@ def test_an_operator_reads_the_live_views_of_a_tenant_and_of_the_service(
         page = context.new_page()
         page.on(
             "console",
-            lambda message: violations.append(message.text)
-            if "Content Security Policy" in message.text
-            else None,
+            lambda message: (
+                violations.append(message.text)
+                if "Content Security Policy" in message.text
+                else None
+            ),
         )
         virtual_authenticator(context, page)
         page.goto(f"{url}/login")
