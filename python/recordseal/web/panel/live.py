@@ -5,8 +5,9 @@
   first, fenced state), erasures and tokens, with charts of the last hour. Tenant-scoped like
   every panel route (``tenant_scope``: another tenant's id is 403 before any lookup; a missing
   tenant 404); every role may read it.
-- ``GET /live``: every tenant's summary, for operator-admin sessions only (a tenant-scoped
-  session acts inside one tenant, so it is refused 403 ``forbidden_role``).
+- ``GET /live``: every tenant's summary, for legacy sessions, whose view is the operator-admin
+  one (all tenants visible, whatever their role: the page changes nothing); a tenant-scoped
+  session is refused 403 ``forbidden_tenant`` before any lookup (``all_tenants``).
 
 Both answer JSON when the client prefers ``application/json`` and HTML otherwise (``render``
 of ``web/panel/views.py``); the figures come from ``store.activity`` (no record is read) and
@@ -25,7 +26,7 @@ from recordseal.panel.live import Series, service_view, tenant_view, window_star
 from recordseal.web.controller import DomainController
 from recordseal.web.panel.charts import bar_chart
 from recordseal.web.panel.context import PanelContext
-from recordseal.web.panel.guards import operator_admins_only, tenant_scope
+from recordseal.web.panel.guards import all_tenants, tenant_scope
 from recordseal.web.panel.session import PanelDenied, Principal
 from recordseal.web.panel.views import render, tenant_or_404
 
@@ -87,14 +88,14 @@ class LiveController(DomainController):
             page={"tenant": tenant, "charts": charts},
         )
 
-    @get("/live", name="panel_live", include_in_schema=False, guards=[operator_admins_only])
+    @get("/live", name="panel_live", include_in_schema=False, guards=[all_tenants])
     async def service_live(
         self,
         request: Request[Any, Any, Any],
         panel_principal: Principal,
         panel: NamedDependency[PanelContext],
     ) -> Response[Any]:
-        """Every tenant's summary; operator-admin sessions only."""
+        """Every tenant's summary; legacy sessions only (403 for a tenant-scoped one)."""
         now = panel.clock()
         summaries = await _activity(panel).service_activity(window_start(now))
         view = service_view(summaries)
