@@ -36,7 +36,8 @@ from recordseal.ledger.witnessed import WitnessPolicy
 from recordseal.merkle import tree
 from recordseal.merkle.genesis import log_origin, tenant_genesis
 from recordseal.settings import AuthoritySetting, WitnessSetting
-from recordseal.storage.logs import LogStore
+from recordseal.storage.activity import TWO_ROOTS
+from recordseal.storage.logs import LogStore, WitnessNote
 from recordseal.storage.rows import SEAL_LIMIT, LogBehind, SealedBatch, SealRequest
 from recordseal.tlog import (
     Checkpoint,
@@ -247,6 +248,8 @@ class Sealer:
             )
             failures.labels(name, code).inc()
             change = self._offers.failed(head, name, code)
+            if isinstance(voucher, Witness):
+                await self._note_failure(head, name, code, error)
             if change is not None:
                 self._record_refusals()  # on every change of state: rare, and a tiny file
             if change is not None and code in refusals.CODES:
@@ -286,6 +289,7 @@ class Sealer:
         else:
             if isinstance(voucher, Witness):
                 metrics.COSIGNATURES.labels(name).inc()
+                await self._note(head, name, WitnessNote(cosigned_size=head.size))
             change = self._offers.vouched(head, name)
             if change is not None:
                 self._record_refusals()
@@ -298,6 +302,21 @@ class Sealer:
                         "failed_offers": change.failures,
                     },
                 )
+
+    async def _note_failure(self, head: Head, name: str, code: str, error: Exception) -> None:
+        """Keep the failure for the live view (``storage/activity.py``): a witness holding
+        another root at a size it cosigned is named ``witness.two_roots``, else its answer."""
+        failing = self._offers.failures().get((head.origin, name))
+        answer = str(getattr(error, "evidence", {}).get("detail", "") or error)
+        reason = TWO_ROOTS if "root_mismatch" in answer else answer[:300]
+        note = WitnessNote(failures=failing[0] if failing else 1, code=code, reason=reason)
+        await self._note(head, name, note)
+
+    async def _note(self, head: Head, name: str, note: WitnessNote) -> None:
+        try:
+            await self._store.note_witness(head.origin, name, utc_now(), note)
+        except Exception:  # the view's row only: never stops offering
+            log.exception("voucher.note_failed", extra={"voucher": name, "origin": head.origin})
 
     async def _witness_ahead(self, head: Head, name: str, error: TlogError) -> None:
         """A witness cosigned a larger size of the log than it has: the store lost part of

@@ -297,6 +297,30 @@ MIGRATIONS: list[str] = [
             UNION ALL SELECT tenant, created_at FROM streams) AS held
         GROUP BY tenant;
     """,
+    # 11: the operator's live view, as SQLite's migration 13.
+    """
+    ALTER TABLE streams ADD COLUMN last_ingest_at text;
+    CREATE TABLE ingest_minutes (
+        log_id   bigint NOT NULL REFERENCES logs (id),
+        minute   bigint NOT NULL,
+        records  bigint NOT NULL,
+        PRIMARY KEY (log_id, minute)
+    );
+    CREATE TABLE witness_health (
+        log_id         bigint NOT NULL REFERENCES logs (id),
+        witness        text NOT NULL,
+        cosigned_size  bigint,
+        cosigned_at    text,
+        failures       bigint NOT NULL DEFAULT 0,
+        code           text,
+        reason         text,
+        failed_at      text,
+        PRIMARY KEY (log_id, witness)
+    );
+    CREATE INDEX checkpoints_by_time ON checkpoints (log_id, created_at);
+    CREATE INDEX subjects_erased ON subjects (tenant, erased_at) WHERE erased_at IS NOT NULL;
+    CREATE INDEX tokens_by_tenant ON tokens (tenant);
+    """,
 ]
 
 

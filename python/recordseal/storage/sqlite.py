@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from recordseal.storage.sqlite_activity import SQLiteActivity
 from recordseal.storage.sqlite_database import SQLiteDatabase
 from recordseal.storage.sqlite_hierarchy import SQLiteHierarchy
 from recordseal.storage.sqlite_logs import SQLiteLogs
@@ -30,6 +31,7 @@ class SQLiteStore:
         self.logs = SQLiteLogs(self._db)
         self.panel = SQLitePanelStore(self._db)
         self.tokens = SQLiteTokens(self._db)
+        self.activity = SQLiteActivity(self._db)
         self.hierarchy = SQLiteHierarchy(self._db)
 
     async def open(self) -> None:

@@ -7,6 +7,7 @@ import json
 import sqlite3
 from collections.abc import Awaitable, Callable, Sequence
 
+from recordseal.clock import utc_minute
 from recordseal.identifiers import DEFAULT_FLEET
 from recordseal.storage.placing import Queued, new_subjects, place
 from recordseal.storage.records import AppendOutcome
@@ -209,9 +210,13 @@ class SQLiteRecords:
             batch.heads.update(placed.heads)
             for (tenant_, key), (request_hash, record_id) in placed.keys.items():
                 batch.keys[(tenant_, key)] = (request_hash, record_id, now)
+            minute = utc_minute()  # when the rows are written
             for append, outcome in zip(appends, placed.outcomes, strict=True):
                 if isinstance(outcome, NewRecord):
-                    _add_rows(conn, batch, tenant, append, outcome)
+                    log_id = _add_rows(conn, batch, tenant, append, outcome)
+                    batch.ingested[append.stream_id] = now
+                    counted = (log_id, minute)
+                    batch.log_minutes[counted] = batch.log_minutes.get(counted, 0) + 1
             return placed.outcomes
 
         return await self._db.writer.submit_rows(job)
@@ -394,8 +399,8 @@ class _JobLookups:
 
 def _add_rows(
     conn: sqlite3.Connection, batch: Batch, tenant: str, append: Append, record: NewRecord
-) -> None:
-    """Queue a placed record's rows, at the next position of its stream's log."""
+) -> int:
+    """Queue a placed record's rows, at the next position of its stream's log; the log's id."""
     log_id, position = batch.log_position(conn, append.stream_id)
     batch.records.append(
         (
@@ -412,6 +417,7 @@ def _add_rows(
         )
     )
     batch.payloads.append((record.record_id, append.subject.subject_ref, record.sealed_payload))
+    return int(log_id)
 
 
 def _log_of(conn: sqlite3.Connection, tenant: str, fleet: str) -> int:

@@ -325,6 +325,34 @@ MIGRATIONS: list[str] = [
             UNION ALL SELECT tenant, created_at FROM streams)
         GROUP BY tenant;
     """,
+    # 13: the operator's live view (storage/activity.py, docs/panel.md, "Live view"), read
+    # from rows kept as records arrive, never by counting records: each stream's last ingest
+    # time; per log, records appended per UTC minute (ingest rate, and with the checkpoints the
+    # sealing lag over time); each witness's last cosignature and its current failures; and
+    # indexes for a log's checkpoints by time, a tenant's erasures and its tokens.
+    """
+    ALTER TABLE streams ADD COLUMN last_ingest_at TEXT;
+    CREATE TABLE ingest_minutes (
+        log_id   INTEGER NOT NULL REFERENCES logs (id),
+        minute   INTEGER NOT NULL,
+        records  INTEGER NOT NULL,
+        PRIMARY KEY (log_id, minute)
+    ) WITHOUT ROWID;
+    CREATE TABLE witness_health (
+        log_id         INTEGER NOT NULL REFERENCES logs (id),
+        witness        TEXT NOT NULL,
+        cosigned_size  INTEGER,
+        cosigned_at    TEXT,
+        failures       INTEGER NOT NULL DEFAULT 0,
+        code           TEXT,
+        reason         TEXT,
+        failed_at      TEXT,
+        PRIMARY KEY (log_id, witness)
+    ) WITHOUT ROWID;
+    CREATE INDEX checkpoints_by_time ON checkpoints (log_id, created_at);
+    CREATE INDEX subjects_erased ON subjects (tenant, erased_at) WHERE erased_at IS NOT NULL;
+    CREATE INDEX tokens_by_tenant ON tokens (tenant);
+    """,
 ]
 
 

@@ -184,6 +184,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             transparency_root=settings.transparency_root,
             fences=continuity.tenant_fences,
             tenant_changed=tenant_states.forget,
+            activity=store.activity,
         )
         app.state.sso = build_sso_context(sso_settings, store.panel, secrets)
         expose_file_keys(settings.data_dir / "keys")  # their ages, on /metrics

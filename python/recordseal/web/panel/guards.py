@@ -181,6 +181,11 @@ def check_tenant_scope(
 
 #: Routes naming a ``{tenant_id}``.
 tenant_scope = TenantScope()
+#: The service-wide views (every tenant's figures): legacy sessions only, whose view is the
+#: operator-admin one (all tenants visible); a tenant-scoped session sees its own tenant's.
+all_tenants = TenantScope(
+    None, "this page shows every tenant; a tenant-scoped session sees its own tenant's"
+)
 #: Routes of no tenant: legacy sessions only.
 tenantless = TenantScope(
     None, "this log belongs to no tenant; a tenant-scoped session cannot read it"

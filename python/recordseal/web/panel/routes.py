@@ -26,6 +26,7 @@ from litestar.types import ControllerRouterHandler
 
 from recordseal.web.panel.context import provide_panel
 from recordseal.web.panel.guards import require_csrf, require_session
+from recordseal.web.panel.live import LiveController
 from recordseal.web.panel.session import PanelDenied, panel_denied_handler, panel_principal
 from recordseal.web.panel.signout import SignOutController
 from recordseal.web.panel.sso import SsoController, provide_sso
@@ -50,6 +51,7 @@ panel_router = Router(
         TokenController,
         SsoRegistrationController,
         TransparencyController,
+        LiveController,
     ],
     guards=[require_session, require_csrf],
     dependencies={
