@@ -229,3 +229,20 @@ def test_the_documented_example_verifies() -> None:
     assert len(open_note(note, verifiers).verified) == 3
     cosignature = Cosignature.parse_line(example["cosignature_line"])
     assert cosignature.timestamp == example["timestamp"]
+
+
+def test_docs_show_the_vectors() -> None:
+    """docs/tlog.md's ML-DSA-44 worked example is the vector file's: the messages in hex, the
+    vkeys, key IDs and lines as far as the page shows them, the monitoring path."""
+    shown = (Path(__file__).parents[2] / "docs" / "tlog.md").read_text()
+    example = VECTORS["example"]
+    for message in VECTORS["messages"][:2]:
+        assert message["message"] in shown, message["name"]
+    for vkey in (example["log_mldsa_vkey"], example["witness_mldsa_vkey"]):
+        assert vkey[:50] in shown
+    signed = example["signed_checkpoint"].split("\n")
+    assert signed[-3] in shown  # the Ed25519 line, whole
+    assert signed[-2][:80] in shown  # the ML-DSA-44 line, cut
+    assert example["cosignature_line"][:41] in shown
+    origin_hash = hashlib.sha256(example["log_name"].encode()).hexdigest()
+    assert f"/monitor/{origin_hash}/checkpoint" in shown
