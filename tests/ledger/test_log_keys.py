@@ -105,3 +105,24 @@ def test_a_compromised_ml_dsa_key_is_known_by_its_vkey(tmp_path: Path) -> None:
 def test_fixed_keys_sign_with_ml_dsa_only_when_given_its_seed() -> None:
     assert len(LogKeyring.of_seed(bytes(32)).signing(ORIGIN)) == 1
     assert len(LogKeyring.of_seed(bytes(32), bytes(range(32))).signing(ORIGIN)) == 2
+
+
+def test_revoking_the_current_ml_dsa_key_moves_to_a_new_generation(tmp_path: Path) -> None:
+    """``keys revoke`` of the signing generation's ML-DSA-44 key: a new generation takes over
+    at once, the old one is retired whole, and only the revoked key is marked compromised."""
+    from recordseal.services.key_admin import revoke_log_key
+
+    mldsa = log_keys.log_keys(tmp_path)[1]
+    revoked = revoke_log_key(tmp_path, mldsa.key_id, "2026-01-01T00:00:00Z")
+    assert revoked is not None
+    found, new = revoked
+    assert found.path.name == "log-signing.ml-dsa-44"
+    assert new is not None and new.path.name == "log-signing-2.ed25519"
+    keys = log_keys.log_keys(tmp_path)
+    assert _names(keys) == [
+        ("log-signing.ed25519", ED25519, True),
+        ("log-signing.ml-dsa-44", ML_DSA_44, True),
+        ("log-signing-2.ed25519", ED25519, False),
+        ("log-signing-2.ml-dsa-44", ML_DSA_44, False),
+    ]
+    assert [key.compromised_at for key in keys] == [None, "2026-01-01T00:00:00.000000Z", None, None]
