@@ -10,7 +10,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -176,11 +176,12 @@ def create_token(data_dir: Path, tenant: str, database_url: str | None = None) -
     return done.stdout.strip().splitlines()[-1]
 
 
-def witness_key(data_dir: Path, name: str) -> str:
-    """``recordseal witness key``: the witness's cosignature vkey (made on first use)."""
+def witness_key(data_dir: Path, name: str, algorithm: str = "ed25519") -> str:
+    """``recordseal witness key``: the witness's cosignature vkey (made on first use), of
+    its last key for ``algorithm`` (its ML-DSA-44 one with ``both``)."""
     done = subprocess.run(
         [sys.executable, "-m", "recordseal.cli", "witness", "key", "--data-dir", str(data_dir),
-         "--name", name],
+         "--name", name, "--algorithm", algorithm],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     return done.stdout.strip().splitlines()[-1]
@@ -188,17 +189,26 @@ def witness_key(data_dir: Path, name: str) -> str:
 
 @contextmanager
 def witness_server(
-    data_dir: Path, name: str, logs: dict[str, str], port: int | None = None
+    data_dir: Path,
+    name: str,
+    logs: dict[str, str],
+    port: int | None = None,
+    *,
+    algorithm: str = "ed25519",
+    families: Sequence[str] = (),
 ) -> Iterator[str]:
-    """A real ``recordseal witness serve`` for ``logs`` (origin -> log vkey), on ``port`` (a
-    free one unless given); yields its URL once ``/health`` answers, kills it afterwards."""
+    """A real ``recordseal witness serve`` for ``logs`` (origin -> log vkey) and log
+    ``families`` (vkeys), cosigning with ``algorithm``, on ``port`` (a free one unless given);
+    yields its URL once ``/health`` answers, kills it afterwards."""
     port = port or free_port()
     command = [
         sys.executable, "-m", "recordseal.cli", "witness", "serve", "--data-dir", str(data_dir),
-        "--name", name, "--port", str(port),
+        "--name", name, "--port", str(port), "--algorithm", algorithm,
     ]  # fmt: skip
     for origin, vkey in logs.items():
         command += ["--log", f"{origin}={vkey}"]
+    for vkey in families:
+        command += ["--logs-under", vkey]
     process = subprocess.Popen(
         command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )

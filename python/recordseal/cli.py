@@ -349,13 +349,23 @@ def _rotate_log(args: argparse.Namespace, settings: Settings) -> int:
             print(f"recordseal: {', '.join(names)} sign no more checkpoints (they still verify)")
         return 0
     new = log_keys.rotate(keys_dir, _hsm(args))
-    family = new.signer(settings.origin).verifier().vkey
+    generation = [k for k in log_keys.log_keys(keys_dir) if k.generation == new.generation]
+    families = [k.signer(settings.origin).verifier().vkey for k in generation]
     if args.json:
-        _print_json({"new": new.path.name, "family_vkey": family})
+        _print_json(
+            {
+                "new": new.path.name,
+                "new_files": [k.path.name for k in generation],
+                "family_vkey": families[0],
+                "family_vkeys": families,
+            }
+        )
         return 0
-    print(f"recordseal: {new.path.name} signs every checkpoint beside the older log key")
+    made = " and ".join(k.path.name for k in generation)
+    print(f"recordseal: {made} sign every checkpoint beside the older log keys")
     print(
-        f"recordseal: give witnesses the log family {family} (the demo witness follows by itself),"
+        f"recordseal: give witnesses the log family {families[0]} (Ed25519; the ML-DSA-44 one is"
+        f" {families[-1]}; the demo witness follows by itself),"
     )
     print("recordseal: then run `recordseal keys rotate log --complete`; export the keys again")
     return 0
@@ -450,7 +460,10 @@ def _keys_list(args: argparse.Namespace) -> int:
         if key.compromised_at:
             state = f"compromised from {key.compromised_at}"
         validity = f"{key.not_before} .. {key.not_after or ''}" if key.purpose == "header" else ""
-        print(f"{key.purpose:<7} {key.key_id}  {state:<10} {validity}  {key.location}")
+        algorithm = key.algorithm or ""
+        print(
+            f"{key.purpose:<7} {algorithm:<9} {key.key_id}  {state:<10} {validity}  {key.location}"
+        )
     return 0
 
 

@@ -331,3 +331,46 @@ def test_without_script_the_server_verifies(
         assert page.inner_text("#verdict") == "VERIFIED"
     finally:
         context.close()
+
+
+def test_ml_dsa_44_signatures_verify_in_the_page(verifier: VerifierPage) -> None:
+    """A dual-signed checkpoint (Ed25519 and ML-DSA-44 log keys) cosigned by an ML-DSA-44
+    witness: Chromium's own WebCrypto ML-DSA-44 verifies it in the page (no library is
+    vendored), under each log-signature policy, with the Python verifier's statuses."""
+    from recordseal.tlog import MLDSA44CosignatureSigner
+
+    from ..verify.factory import ORIGIN, WITNESS
+
+    pq = World(
+        log_mldsa=MLDSA44CosignatureSigner.generate(ORIGIN, clock=None),
+        witness=MLDSA44CosignatureSigner.generate(WITNESS),
+    )
+    page = verifier.page
+    assert page.evaluate(
+        "async () => { const k = await crypto.subtle.generateKey({name: 'ML-DSA-44'}, false,"
+        " ['sign', 'verify']); return k.publicKey.algorithm.name; }"
+    ) == "ML-DSA-44"  # fmt: skip
+    bundle = pq.bundle()
+    for required in (None, ["ML-DSA-44"], ["Ed25519", "ML-DSA-44"]):
+        verifier.files(pq.keys_document(), pq.trust_document(checkpoint_signatures=required))
+        assert verifier.verify(bundle) == "VERIFIED", (required, verifier.statuses())
+        assert "ML-DSA-44" in page.locator("#checks tbody tr").nth(3).inner_text()
+    # An old key directory (Ed25519 alone) and a policy requiring ML-DSA-44: rule 4.9.
+    old = {**pq.keys_document(), "logs": pq.keys_document()["logs"][:1]}
+    trust = pq.trust_document(checkpoint_signatures=["ML-DSA-44"])
+    verifier.files(old, trust)
+    assert verifier.verify(bundle) == "VERIFICATION INCOMPLETE"
+    expected = verify_bundle(
+        bundle, load_key_directory(json.dumps(old)), load_trust_store(json.dumps(trust))
+    )
+    assert verifier.statuses() == [check.status for check in expected.checks]
+    # The witness's ML-DSA-44 cosignature changed: check 5 fails.
+    document = json.loads(bundle)
+    lines = document["seal"]["proof"].split("\n")
+    at = next(i for i, line in enumerate(lines) if line.startswith(f"— {WITNESS} "))
+    lines[at] = lines[at][:-40] + ("A" if lines[at][-40] != "A" else "B") + lines[at][-39:]
+    document["seal"]["proof"] = "\n".join(lines)
+    verifier.files(pq.keys_document(), pq.trust_document())
+    assert verifier.verify(json.dumps(document).encode()) == "FAILED"
+    assert verifier.statuses()[4] == "failed"
+    assert verifier.requests == []

@@ -152,15 +152,19 @@ def test_a_service_whose_keys_live_in_the_module_ingests_seals_and_verifies(
     keys, trust = export(data, tmp_path)
     assert {verify_bundle(b, keys, trust).verdict for b in bundles} == {"VERIFIED"}  # type: ignore[arg-type]
     # Where each key lives: the module, named without a PIN; no key file of those purposes.
-    locations = {k["purpose"]: k["location"] for k in json.loads(listed)["keys"]}
-    assert locations["header"] == str(ModuleUri.parse(made["header"]))
-    assert locations["log"] == str(ModuleUri.parse(made["log"]))
-    assert locations["kek"] == str(ModuleUri.parse(made["kek"]))
+    locations = {(k["purpose"], k["algorithm"]): k["location"] for k in json.loads(listed)["keys"]}
+    assert locations["header", "Ed25519"] == str(ModuleUri.parse(made["header"]))
+    assert locations["log", "Ed25519"] == str(ModuleUri.parse(made["log"]))
+    assert locations["kek", None] == str(ModuleUri.parse(made["kek"]))
+    # SoftHSM2 has no ML-DSA: the log's ML-DSA-44 key is a file beside the module's reference
+    # (docs/operations.md, "Keys").
+    assert locations["log", "ML-DSA-44"] == str(data / "keys" / "log-signing.ml-dsa-44")
     assert len(header_ids) == 1
     leftovers = [p.name for p in (data / "keys").iterdir() if p.name.startswith(FILE_KEYS)]
     assert sorted(leftovers) == sorted(
-        ["kek.pkcs11", "log-signing.pkcs11", "panel-secrets.pkcs11", "subject-index.pkcs11"]
-    )
+        ["kek.pkcs11", "log-signing.pkcs11", "log-signing.ml-dsa-44", "panel-secrets.pkcs11",
+         "subject-index.pkcs11"]
+    )  # fmt: skip
     pin = hsm.pin_file.read_text().strip()
     for path in data.rglob("*"):
         if path.is_file():
@@ -189,7 +193,8 @@ def test_settings_name_module_keys_and_a_key_the_deployment_does_not_use_is_refu
         assert answer.status_code == 201, answer.text
     names = sorted(p.name for p in (data / "keys").iterdir() if p.name.startswith(FILE_KEYS))
     assert names == [
-        "kek.pkcs11", "log-signing.pkcs11", "panel-secrets.pkcs11", "subject-index.pkcs11"
+        "kek.pkcs11", "log-signing.ml-dsa-44", "log-signing.pkcs11", "panel-secrets.pkcs11",
+        "subject-index.pkcs11",
     ]  # fmt: skip
     listed = json.loads(cli(["keys", "list", "--data-dir", str(data), "--json"]).stdout)
     [header] = [k for k in listed["keys"] if k["purpose"] == "header"]

@@ -130,7 +130,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         tuple[WitnessSetting, ...],
         setting(
             "witnesses asked to cosign each checkpoint",
-            rule='a JSON list of {"name", "url", "vkey"} objects',
+            rule='a JSON list of {"name", "url", "vkey"} objects (vkey: one vkey, Ed25519 or'
+            " ML-DSA-44, or a list of the witness's vkeys)",
         ),
     ] = ()
     timestamp_authorities: Annotated[

@@ -2,23 +2,24 @@
 // locally, verify with the modules next to this one, and show the result. Nothing about the
 // bundle leaves the page; the only requests this script may make are GET /v1/keys and
 // GET /v1/trust, each only when the user ticks the box for it (and the result then says that
-// it rests on this service's word). Without WebCrypto Ed25519 the form keeps posting to the
-// server (the fallback for browsers without script).
+// it rests on this service's word). Without WebCrypto Ed25519 and ML-DSA-44 the form keeps
+// posting to the server (the fallback for browsers without script).
 
-import { cryptoAvailable } from "./bytes.js";
+import { cryptoAvailable, mldsa44Available } from "./bytes.js";
 import { verifyBundle } from "./checks.js";
 import { BundleError, loadKeyDirectory, loadTrustStore } from "./documents.js";
 
 const $ = (id) => document.getElementById(id);
 
-async function supportsEd25519() {
+/** WebCrypto with Ed25519 (headers, logs, witnesses) and ML-DSA-44 (logs and witnesses). */
+async function supportsSignatures() {
   if (!cryptoAvailable()) return false;
   try {
     await crypto.subtle.generateKey({ name: "Ed25519" }, false, ["sign", "verify"]);
-    return true;
   } catch {
     return false;
   }
+  return mldsa44Available();
 }
 
 function element(tag, attributes = {}, ...children) {
@@ -138,9 +139,9 @@ function wireDrop(target) {
 }
 
 async function start() {
-  if (!(await supportsEd25519())) {
-    $("mode").textContent = "This browser cannot verify here (WebCrypto Ed25519 needs a recent browser " +
-      "and a secure context: https or localhost), so the bundle is sent to the server to be verified.";
+  if (!(await supportsSignatures())) {
+    $("mode").textContent = "This browser cannot verify here (WebCrypto Ed25519 and ML-DSA-44 need a recent " +
+      "browser and a secure context: https or localhost), so the bundle is sent to the server to be verified.";
     return;
   }
   $("mode").textContent = "The bundle is verified in this browser: nothing you paste, drop or pick is sent " +
