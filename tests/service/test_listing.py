@@ -332,12 +332,16 @@ def _old_rows() -> list[tuple[str, tuple[Any, ...]]]:
     return rows
 
 
+#: The migrations that added ``streams.lost_seqs``: the old databases stop just before them.
+LOST_SEQS_SQLITE, LOST_SEQS_POSTGRES = 11, 9
+
+
 def _make_old_sqlite(settings: Settings) -> None:
     settings.database_path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite_schema.connect(settings.database_path)
     conn.execute("BEGIN")
     conn.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
-    for version, script in enumerate(sqlite_schema.MIGRATIONS[:-1], start=1):
+    for version, script in enumerate(sqlite_schema.MIGRATIONS[: LOST_SEQS_SQLITE - 1], start=1):
         for statement in script.split(";"):
             if statement.strip():
                 conn.execute(statement)
@@ -352,7 +356,9 @@ async def _make_old_postgres(url: str) -> None:
     conn = await asyncpg.connect(url)
     try:
         await conn.execute("CREATE TABLE schema_version (version integer NOT NULL)")
-        for version, script in enumerate(postgres_schema.MIGRATIONS[:-1], start=1):
+        for version, script in enumerate(
+            postgres_schema.MIGRATIONS[: LOST_SEQS_POSTGRES - 1], start=1
+        ):
             await conn.execute(script)
             await conn.execute("INSERT INTO schema_version VALUES ($1)", version)
         for sql, params in _old_rows():
