@@ -18,6 +18,7 @@ the data directory (``DATA_DIR/demo-witness``), so removing one removes the othe
 from __future__ import annotations
 
 import ctypes
+import os
 import signal
 import socket
 import subprocess
@@ -25,6 +26,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -48,10 +50,13 @@ def _free_port() -> int:
         return port
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child before exec
-    """Linux: the witness gets SIGTERM when ``serve`` dies, even by SIGKILL."""
+def _die_with_parent(parent: int) -> None:  # pragma: no cover - runs in the child before exec
+    """Linux: the witness gets SIGTERM when ``serve`` (``parent``) dies, even by SIGKILL; a
+    ``serve`` already gone when that was asked for is not waited for (no witness starts)."""
     with suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 @contextmanager
@@ -70,7 +75,7 @@ def demo_witness(
         "--port", str(port), "--log-format", log_format,
         *(option for vkey in family_vkeys for option in ("--logs-under", vkey)),
     ]  # fmt: skip
-    process = subprocess.Popen(command, preexec_fn=_die_with_parent)
+    process = subprocess.Popen(command, preexec_fn=partial(_die_with_parent, os.getpid()))
     try:
         vkey = _wait_for_health(process, url)
         yield {"name": LABEL, "url": url, "vkey": vkey}
