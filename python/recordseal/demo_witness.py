@@ -24,7 +24,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from functools import partial
 from pathlib import Path
@@ -61,11 +61,15 @@ def _die_with_parent(parent: int) -> None:  # pragma: no cover - runs in the chi
 
 @contextmanager
 def demo_witness(
-    directory: Path, family_vkeys: list[str], log_format: str
+    directory: Path,
+    family_vkeys: list[str],
+    log_format: str,
+    meanwhile: Callable[[], None] = lambda: None,
 ) -> Iterator[dict[str, Any]]:
     """Run the demo witness for the logs under ``family_vkeys`` (one per log key, the first
     key's first: a rotation adds keys, never changes the first); yield its entry for
-    ``RECORDSEAL_WITNESSES`` once it answers; stop it on exit."""
+    ``RECORDSEAL_WITNESSES`` once it answers; stop it on exit. ``meanwhile`` runs while the
+    witness starts."""
     _claim(directory, family_vkeys[0])  # the data directory's first log key names it
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
@@ -77,6 +81,7 @@ def demo_witness(
     ]  # fmt: skip
     process = subprocess.Popen(command, preexec_fn=partial(_die_with_parent, os.getpid()))
     try:
+        meanwhile()
         vkey = _wait_for_health(process, url)
         yield {"name": LABEL, "url": url, "vkey": vkey}
     finally:

@@ -22,7 +22,6 @@ from recordseal.crypto.keyfiles import read_or_create_secret
 from .cosignature import CosignatureSigner
 from .errors import TlogError
 from .witness import family_verifiers, log_verifiers
-from .witness_app import CONFIG_ENV, WitnessConfig
 
 KEY_FILE = "witness-key.ed25519"
 STATE_DIR = "state"
@@ -108,6 +107,10 @@ def _key(args: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace) -> int:
     from granian.constants import Interfaces
     from granian.server import Server
+
+    # Imported here, not by every command: the application (Litestar) is loaded once, before
+    # granian forks the worker, which then starts with it.
+    from .witness_app import CONFIG_ENV, WitnessConfig
 
     log_format = args.log_format or os.environ.get("RECORDSEAL_LOG_FORMAT") or "text"
     log_config = logging_setup.dict_config(log_format, server=log.name)  # type: ignore[arg-type]
