@@ -12,6 +12,7 @@ settings from the environment this process sets.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import logging
 import os
@@ -28,6 +29,8 @@ from recordseal.invocation import this_command
 from recordseal.settings import Settings
 from recordseal.storage.backends import open_journal, open_store
 
+#: The modules of the workers' application (``recordseal.web.asgi`` builds it on import).
+WORKER_MODULE = "recordseal.web.app"
 #: Seconds a worker has to finish its requests after a stop signal before it is killed.
 WORKERS_KILL_TIMEOUT = 10
 METRICS_ENV = "PROMETHEUS_MULTIPROC_DIR"
@@ -115,10 +118,13 @@ def serve(settings: Settings, workers: int, demo_witness_dir: Path | None) -> in
                     datadir.secure(demo_witness_dir),
                     lambda: _family_vkeys(settings, data_dir),
                     settings.log_format,
+                    meanwhile=_preload_workers,  # while the witness starts on another core
                 )
             )
             witnesses.append(entry)
             os.environ["RECORDSEAL_WITNESSES"] = json.dumps(witnesses)
+        else:
+            _preload_workers()
         datadir.write_service_record(
             data_dir,
             datadir.ServiceRecord(
@@ -140,13 +146,29 @@ def serve(settings: Settings, workers: int, demo_witness_dir: Path | None) -> in
             workers=workers,
             log_access=False,
             log_dictconfig=log_config,
-            # A worker still starting when the stop signal comes can miss it (granian 2.8;
-            # about 1 in 8 stops right after start hung for good): after this many seconds
-            # it is killed. In-flight writes are never acknowledged before their commit, so
-            # nothing acknowledged is lost.
+            # A worker still starting when the stop signal comes can miss it (granian 2.8: a
+            # signal that comes while it imports reaches the handler it inherited from this
+            # process by fork, and a second one before it serves blocks it for good, see
+            # web/supervision.py): after this many seconds it is killed. In-flight writes are
+            # never acknowledged before their commit, so nothing acknowledged is lost.
             workers_kill_timeout=WORKERS_KILL_TIMEOUT,
         ).serve()
     return 0
+
+
+def _preload_workers() -> None:
+    """Import what every worker imports, once, here: granian forks the workers from this
+    process, so each starts with it loaded instead of importing it again (about a second of
+    a worker's start). Only modules: each worker still builds its application, from the
+    environment this process has set by then. A module that fails to import is left to the
+    workers, which report it as they did before."""
+    try:
+        importlib.import_module(WORKER_MODULE)
+        from litestar import Litestar
+
+        Litestar(logging_config=None)  # its plugins' modules (pydantic) load with a first app
+    except Exception:  # the workers' own import says what is wrong
+        log.debug("serve.preload_failed", exc_info=True)
 
 
 def _announce_start(settings: Settings, data_dir: Path, workers: int) -> None:

@@ -21,7 +21,6 @@ from recordseal import logs as logging_setup
 
 from .errors import TlogError
 from .witness import FamilyFile, family_verifiers, log_verifiers
-from .witness_app import CONFIG_ENV, WitnessConfig
 from .witness_keys import ALGORITHM_CHOICES, load_signers
 
 STATE_DIR = "state"
@@ -122,6 +121,10 @@ def _key(args: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace) -> int:
     from granian.constants import Interfaces
     from granian.server import Server
+
+    # Imported here, not by every command: the application (Litestar) is loaded once, before
+    # granian forks the worker, which then starts with it.
+    from .witness_app import CONFIG_ENV, WitnessConfig
 
     log_format = args.log_format or os.environ.get("RECORDSEAL_LOG_FORMAT") or "text"
     log_config = logging_setup.dict_config(log_format, server=log.name)  # type: ignore[arg-type]
