@@ -18,19 +18,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from urllib.parse import urlsplit
 
-import httpx
-
-from recordseal.client.models import Refused, Unavailable
-from recordseal.client.session import Client, RetryPolicy
 from recordseal.verify import KeyDirectory, TrustStore, load_key_directory, load_trust_store
 from recordseal.verify.cli import EXIT_DATA, EXIT_USAGE
 from recordseal.verify.cli import run as run_offline
 from recordseal.verify.errors import BundleError
 
 EXIT_UNAVAILABLE = 69  # sysexits.h EX_UNAVAILABLE: the service cannot be reached or refused
-#: A fetch is tried a few times, briefly: a person is waiting at the terminal.
-FETCH_RETRY = RetryPolicy(attempts=3, first_delay=0.2, max_delay=1.0)
+#: A fetch is tried a few times, briefly: a person is waiting at the terminal
+#: (``RetryPolicy``'s attempts, first delay and longest delay).
+FETCH_RETRY = (3, 0.2, 1.0)
 #: What standard error says whenever a document was fetched (the page says the same).
 WARNING = (
     "recordseal verify: {what} fetched from {url}. Trusting fetched material means trusting"
@@ -54,7 +52,13 @@ def add_url_option(command: argparse.ArgumentParser) -> None:
 
 
 async def _fetch(url: str, keys: bool, trust: bool) -> tuple[bytes | None, bytes | None]:
-    async with Client(url, None, retry=FETCH_RETRY) as client:
+    # The client library (and its HTTP client) only when a URL is given: the command line
+    # loads no command's heavy modules (tests/ops/test_start_imports.py).
+    from recordseal.client.session import Client, RetryPolicy
+
+    attempts, first_delay, max_delay = FETCH_RETRY
+    retry = RetryPolicy(attempts=attempts, first_delay=first_delay, max_delay=max_delay)
+    async with Client(url, None, retry=retry) as client:
         return (
             await client.key_directory() if keys else None,
             await client.trust_store() if trust else None,
@@ -64,10 +68,11 @@ async def _fetch(url: str, keys: bool, trust: bool) -> tuple[bytes | None, bytes
 def _usable(url: str) -> bool:
     """An ``http`` or ``https`` URL with a host."""
     try:
-        parsed = httpx.URL(url)
-    except httpx.InvalidURL:
+        parsed = urlsplit(url)
+        host = parsed.hostname
+    except ValueError:
         return False
-    return parsed.scheme in ("http", "https") and bool(parsed.host)
+    return parsed.scheme in ("http", "https") and bool(host)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -83,6 +88,8 @@ def run(args: argparse.Namespace) -> int:
     want_keys, want_trust = args.keys is None, args.trust is None
     if not (want_keys or want_trust):
         return run_offline(args)  # both given as files: nothing of the service is used
+    from recordseal.client.models import Refused, Unavailable
+
     try:
         keys_data, trust_data = asyncio.run(_fetch(args.url, want_keys, want_trust))
     except (Refused, Unavailable) as error:
