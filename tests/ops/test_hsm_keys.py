@@ -290,10 +290,11 @@ def test_file_keys_move_into_the_module_under_concurrent_ingest(data: Path, tmp_
     verdicts = {verify_bundle(b, keys, trust).verdict for b in bundles}  # type: ignore[arg-type]
     assert verdicts == {"VERIFIED"}
     # The newest record was sealed after the sealer took the module's log key: its checkpoint
-    # carries the file key's and the module key's signatures (and the witness's cosignature).
+    # carries both generations' signatures, the file key's and the module key's, each with its
+    # ML-DSA-44 companion (and the witness's cosignature).
     seal = json.loads(bundles[0])["seal"]
     lines = seal["proof"].splitlines()
-    assert len([line for line in lines if line.startswith(f"— {seal['log']} ")]) == 2
+    assert len([line for line in lines if line.startswith(f"— {seal['log']} ")]) == 4
 
 
 def test_a_kek_rotation_inside_the_module_destroys_the_old_kek_there(data: Path) -> None:
