@@ -111,6 +111,10 @@ def main() -> None:
             f"{name}: median {statistics.median(seconds[name]):.2f} s to answer,"
             f" {statistics.median(ratios[name]):.1f} x import litestar (median of the runs' ratios)"
         )
+    if args.compare:
+        pairs = zip(seconds["this"], seconds["compared"], strict=True)
+        paired = [this / other for this, other in pairs]
+        print(f"this / compared: {statistics.median(paired):.2f} (median of the runs' ratios)")
 
 
 if __name__ == "__main__":
