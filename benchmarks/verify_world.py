@@ -31,8 +31,8 @@ from recordseal.services.records import RecordIn, RecordService
 from recordseal.storage.rows import SigningKeyRow
 from recordseal.storage.sqlite import SQLiteStore
 from recordseal.tlog import CosignatureSigner, MLDSA44CosignatureSigner
-from recordseal.tlog.witness import Witness
 from recordseal.verify import encode_bundle
+from recordseal.witness.witness import Witness
 
 WITNESS = "witness.bench"
 

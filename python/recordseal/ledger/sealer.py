@@ -35,13 +35,13 @@ from recordseal.ledger.offering import Head, Offers
 from recordseal.ledger.witnessed import WitnessPolicy
 from recordseal.merkle import tree
 from recordseal.merkle.genesis import log_origin, tenant_genesis
+from recordseal.network.tsa_client import timestamp_root
+from recordseal.network.witness_client import WitnessClient
 from recordseal.settings import AuthoritySetting, WitnessSetting
 from recordseal.storage.activity import TWO_ROOTS
 from recordseal.storage.logs import LogStore, WitnessNote
 from recordseal.storage.rows import SEAL_LIMIT, LogBehind, SealedBatch, SealRequest
 from recordseal.tlog import Checkpoint, Ed25519Signer, TlogError, cosigner_verifier, sign_note
-from recordseal.tlog.client import WitnessClient
-from recordseal.tlog.tsa_client import timestamp_root
 
 log = logging.getLogger("recordseal.sealer")
 
