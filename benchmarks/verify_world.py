@@ -113,7 +113,7 @@ async def _make(
 
 
 def _paths(payload: bytes) -> list[str]:
-    from recordseal.verify import leaf_values
+    from recordseal.services.bundles import leaf_values
 
     return list(leaf_values(json.loads(payload)))
 

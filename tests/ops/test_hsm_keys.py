@@ -23,7 +23,11 @@ import pytest
 
 from recordseal.crypto.hsm import ModuleUri
 from recordseal.settings import Settings
-from recordseal.verify import load_key_directory, load_trust_store, verify_bundle
+from recordseal.verify import (
+    load_key_directory,
+    load_trust_store,
+    verify_bundle,
+)
 from tests.hsm import softhsm, unique
 from tests.servers import Posting, create_token, free_port, kill_service, start_service
 

@@ -1,4 +1,5 @@
-"""The per-record cryptography of an ingest batch, in two calls (docs/DESIGN §4, "Ingest").
+"""The per-record cryptography of an ingest batch, in two calls (docs/records.md, "The ingest
+pipeline").
 
 ``prepare`` commits each payload and seals its canonical bytes under the subject's payload
 key; ``sign`` gives each accepted record its place in its stream, builds its RFC 8785 header,

@@ -30,7 +30,7 @@ from .compromise import (
 from .context import Keyring, Policy
 from .encoding import parse_instant
 from .errors import BundleError
-from .memo import Memo, remembered
+from .outcome_cache import OutcomeCache, remembered
 from .paths import path_problem
 from .result import CheckResult, failed, passed, unchecked
 from .sealing import OpenedSeal, WitnessTime, cosignature_times, timestamp_times
@@ -216,7 +216,7 @@ def check_sealed_batch(
     opened: OpenedSeal | BundleError | None,
     keyring: Keyring | None,
     witnessed: Witnessed,
-    memo: Memo | None = None,
+    cache: OutcomeCache | None = None,
     required: Sequence[str] = ("Ed25519",),
 ) -> CheckResult:
     """``witnessed``: the trusted witness time on the sealing checkpoint (rule 4.8);
@@ -235,7 +235,7 @@ def check_sealed_batch(
     note = opened.note
     try:
         verified = remembered(
-            memo,
+            cache,
             "sealing",
             (seal.log, opened.proof.checkpoint),
             lambda: verify_note(note, verifiers),
@@ -300,7 +300,7 @@ def gather_receipts(
     opened: OpenedSeal | BundleError | None,
     policy: Policy | None,
     now: datetime,
-    memo: Memo | None = None,
+    cache: OutcomeCache | None = None,
 ) -> Receipts | None:
     """None when there is nothing to check (no seal, no parsed proof, or no trust store)."""
     if seal is None or not isinstance(opened, OpenedSeal) or policy is None:
@@ -308,9 +308,9 @@ def gather_receipts(
     latest = now + CLOCK_SKEW
     text, root = opened.note.text, opened.checkpoint.root_hash
     cosigned, problems = cosignature_times(
-        text, opened.note.signatures, policy, int(latest.timestamp()), memo
+        text, opened.note.signatures, policy, int(latest.timestamp()), cache
     )
-    stamped, token_problems = timestamp_times(seal.timestamps, root, policy, latest, memo)
+    stamped, token_problems = timestamp_times(seal.timestamps, root, policy, latest, cache)
     return Receipts(cosigned + stamped, problems + token_problems)
 
 

@@ -31,7 +31,7 @@ from .bundle import Seal, TimestampReceipt
 from .context import Policy
 from .encoding import b64decode
 from .errors import BundleError
-from .memo import Memo, remembered
+from .outcome_cache import OutcomeCache, remembered
 from .tlogproof import TlogProof, parse_tlog_proof
 
 
@@ -59,11 +59,11 @@ class OpenedSeal:
     checkpoint: Checkpoint
 
 
-def open_seal(seal: Seal, memo: Memo | None = None) -> OpenedSeal:
+def open_seal(seal: Seal, cache: OutcomeCache | None = None) -> OpenedSeal:
     """Parse ``seal.proof`` and the checkpoint inside; :class:`BundleError` when malformed."""
     proof = parse_tlog_proof(seal.proof)
     note, checkpoint = remembered(
-        memo, "checkpoint", proof.checkpoint, lambda: _checkpoint_of(proof.checkpoint)
+        cache, "checkpoint", proof.checkpoint, lambda: _checkpoint_of(proof.checkpoint)
     )
     return OpenedSeal(proof, note, checkpoint)
 
@@ -81,7 +81,7 @@ def cosignature_times(
     signatures: Iterable[NoteSignature],
     policy: Policy,
     max_timestamp: int,
-    memo: Memo | None = None,
+    cache: OutcomeCache | None = None,
 ) -> tuple[list[WitnessTime], list[str]]:
     """Valid trusted cosignatures on a checkpoint, and what is wrong with the invalid ones."""
     known = policy.witness_names()
@@ -95,7 +95,7 @@ def cosignature_times(
         key = (checkpoint_text, signature.name, signature.key_id, signature.signature)
         try:
             cosignature, invalid = remembered(
-                memo, "cosignature", key, partial(_checked, verifier, checkpoint_text, signature)
+                cache, "cosignature", key, partial(_checked, verifier, checkpoint_text, signature)
             )
             if cosignature.timestamp > max_timestamp:  # refused as in the future, as ever
                 verifier.verify_cosignature(
@@ -129,7 +129,7 @@ def timestamp_times(
     root: bytes,
     policy: Policy,
     latest: datetime,
-    memo: Memo | None = None,
+    cache: OutcomeCache | None = None,
 ) -> tuple[list[WitnessTime], list[str]]:
     """Valid tokens from listed authorities over ``root``, and the problems of the others."""
     times: list[WitnessTime] = []
@@ -144,7 +144,7 @@ def timestamp_times(
             continue
         try:
             stamp = remembered(
-                memo,
+                cache,
                 "token",
                 (authority.name, token, root),
                 partial(verify_token, token, root, authority.roots, authority.intermediates),
@@ -166,7 +166,7 @@ def previous_times(
     verifiers: tuple[LogVerifier, ...],
     policy: Policy | None,
     max_timestamp: int,
-    memo: Memo | None = None,
+    cache: OutcomeCache | None = None,
 ) -> tuple[list[WitnessTime], str]:
     """Trusted witness times on ``seal.previous``, or none and the reason it cannot be used.
 
@@ -180,7 +180,7 @@ def previous_times(
     signed = seal.previous
     try:
         previous, note = remembered(
-            memo,
+            cache,
             "previous",
             (seal.log, signed),
             lambda: (open_checkpoint(signed, verifiers)[0], parse_note(signed)),
@@ -199,7 +199,7 @@ def previous_times(
         )
     except CommitError as error:
         return [], f"the previous checkpoint is not consistent with the sealing one: {error}"
-    times, _ = cosignature_times(note.text, note.signatures, policy, max_timestamp, memo)
+    times, _ = cosignature_times(note.text, note.signatures, policy, max_timestamp, cache)
     if not times:
         return [], "no trusted witness time on the previous checkpoint"
     return times, ""

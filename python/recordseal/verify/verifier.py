@@ -24,7 +24,7 @@ from .checks import (
 from .compromise import Witnessed
 from .context import Keyring, Policy
 from .errors import BundleError
-from .memo import Memo
+from .outcome_cache import OutcomeCache
 from .result import RecordRef, TimeBracket, VerificationResult, failed, unchecked, verdict_of
 from .sealing import OpenedSeal, WitnessTime, open_seal
 
@@ -35,13 +35,13 @@ class Verifier:
     ``keys`` enables checks 3 and 4 (and the signatures of check 6), ``trust`` check 5 and the
     witness-backed time bracket. Both are built into their usable form once, here; the
     checkpoints, cosignatures and time-stamp tokens that bundles of one log share are parsed
-    and verified once, and remembered by their exact bytes (``verify.memo``).
+    and verified once, and remembered by their exact bytes (``verify.outcome_cache``).
     """
 
     def __init__(self, keys: KeyDirectory | None = None, trust: TrustStore | None = None) -> None:
         self._keyring, self._no_keys = _keyring(keys)
         self._policy = _policy(trust)
-        self._memo = Memo()
+        self._cache = OutcomeCache()
 
     def knows(self, bundle: Bundle) -> bool:
         """Whether the key directory lists the bundle's header key and, when it is sealed,
@@ -66,7 +66,7 @@ class Verifier:
 
     def verify_decoded(self, bundle: Bundle, *, now: datetime | None = None) -> VerificationResult:
         """The seven checks over a bundle that :func:`decode_bundle` produced."""
-        return _verify(bundle, self._keyring, self._no_keys, self._policy, now, self._memo)
+        return _verify(bundle, self._keyring, self._no_keys, self._policy, now, self._cache)
 
 
 def verify_bundle(
@@ -108,11 +108,11 @@ def _policy(trust: TrustStore | None) -> Policy | None:
         return None
 
 
-def _open(bundle: Bundle, memo: Memo) -> OpenedSeal | BundleError | None:
+def _open(bundle: Bundle, cache: OutcomeCache) -> OpenedSeal | BundleError | None:
     if bundle.seal is None:
         return None
     try:
-        return open_seal(bundle.seal, memo)
+        return open_seal(bundle.seal, cache)
     except BundleError as error:
         return error
 
@@ -145,22 +145,22 @@ def _verify(
     no_keys: str,
     policy: Policy | None,
     now: datetime | None,
-    memo: Memo,
+    cache: OutcomeCache,
 ) -> VerificationResult:
     now = datetime.now(UTC) if now is None else now
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)
     header, seal = bundle.header, bundle.seal
     canonical = header.canonical()
-    opened = _open(bundle, memo)
+    opened = _open(bundle, cache)
     try:
-        receipts = gather_receipts(seal, opened, policy, now, memo)
+        receipts = gather_receipts(seal, opened, policy, now, cache)
     except Exception as error:  # reported by check 5; the verifier never raises on input
         receipts = Receipts(problems=[f"internal error: {type(error).__name__}: {error}"])
 
     witnessed = _witnessed(seal, policy, receipts)
     required = policy.checkpoint_signatures if policy is not None else ("Ed25519",)
-    sealed = check_sealed_batch(canonical, seal, opened, keyring, witnessed, memo, required)
+    sealed = check_sealed_batch(canonical, seal, opened, keyring, witnessed, cache, required)
     included = sealed.status == "passed"
     if not included and witnessed.until is not None:
         witnessed = Witnessed(missing="the seal is not verified (check 4)")
@@ -168,7 +168,7 @@ def _verify(
     previous_reason = ""
     if included:
         try:
-            previous, previous_reason = previous_bound(seal, opened, keyring, policy, now, memo)
+            previous, previous_reason = previous_bound(seal, opened, keyring, policy, now, cache)
         except Exception as error:  # the lower bound then falls back to ingested_at
             previous_reason = f"the previous checkpoint could not be read: {error}"
     sealing_times = receipts.times if receipts is not None else []

@@ -47,7 +47,10 @@ from recordseal.services.tokens import TokenService
 from recordseal.services.verification import OnlineVerifier
 from recordseal.settings import Settings, from_env
 from recordseal.storage.backends import open_journal, open_store
-from recordseal.verify import KeyDirectory, TrustStore
+from recordseal.verify import (
+    KeyDirectory,
+    TrustStore,
+)
 from recordseal.web.headers import security_headers
 from recordseal.web.landing import LandingController
 from recordseal.web.observe import RequestObserver

@@ -7,7 +7,7 @@ verifier's keys, fixed for its life), so each is done once and its outcome, succ
 refusal, remembered by those bytes. Anything that depends on the clock (a witness time in the
 future) is decided after, on every bundle.
 
-A memo holds at most ``size`` outcomes per kind; the oldest goes first.
+A cache holds at most ``size`` outcomes per kind; the oldest goes first.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ class _Raised:
         self.error = error
 
 
-class Memo:
+class OutcomeCache:
     def __init__(self, size: int = 4096) -> None:
         self._size = size
         self._tables: dict[str, dict[Hashable, object]] = {}
@@ -55,6 +55,6 @@ class Memo:
         return found  # type: ignore[return-value]
 
 
-def remembered(memo: Memo | None, kind: str, key: Hashable, compute: Callable[[], T]) -> T:
-    """``compute()`` through ``memo``, or directly without one."""
-    return compute() if memo is None else memo(kind, key, compute)
+def remembered(cache: OutcomeCache | None, kind: str, key: Hashable, compute: Callable[[], T]) -> T:
+    """``compute()`` through ``cache``, or directly without one."""
+    return compute() if cache is None else cache(kind, key, compute)
