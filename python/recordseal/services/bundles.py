@@ -151,7 +151,7 @@ class RecordTree:
     def path(self, index: int) -> list[bytes]:
         """PATH(index, D[n]) of RFC 6962 2.1.1, from the leaf upwards."""
         if not 0 <= index < len(self._leaves):
-            raise IndexError(f"index {index} is outside a tree of {len(self._leaves)} leaves")
+            raise ValueError(f"index {index} is outside a tree of {len(self._leaves)} leaves")
         siblings = []
         begin, end = 0, len(self._leaves)
         while end - begin > 1:

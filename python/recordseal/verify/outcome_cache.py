@@ -15,9 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import TypeVar
 
-from recordseal.tlog import TlogError
-
-from .errors import BundleError
+from .errors import BELOW, Below, VerificationError
 
 T = TypeVar("T")
 
@@ -27,7 +25,7 @@ class _Raised:
 
     __slots__ = ("error",)
 
-    def __init__(self, error: TlogError | BundleError) -> None:
+    def __init__(self, error: Below | VerificationError) -> None:
         self.error = error
 
 
@@ -38,14 +36,15 @@ class OutcomeCache:
 
     def __call__(self, kind: str, key: Hashable, compute: Callable[[], T]) -> T:
         """``compute()``'s outcome for ``key``: computed once, then remembered; a
-        :class:`TlogError` or :class:`BundleError` it raises is remembered and raised again."""
+        refusal it raises (an error of the layers below, or the verifier's own) is remembered
+        and raised again."""
         table = self._tables.setdefault(kind, {})
         try:
             found = table[key]
         except KeyError:
             try:
                 found = compute()
-            except (TlogError, BundleError) as error:
+            except (*BELOW, VerificationError) as error:  # remembered, not translated
                 found = _Raised(error)
             if len(table) >= self._size:
                 del table[next(iter(table))]

@@ -36,25 +36,26 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date as Date
+from functools import partial
 from pathlib import PurePath
 from typing import TypeVar
 
 import msgspec
 
-from recordseal.core import CommitError, leaf_hash, verify_consistency
+from recordseal.core import leaf_hash, verify_consistency
 from recordseal.identifiers import IDENTIFIER
 from recordseal.merkle.genesis import successor_genesis, tenant_genesis
 from recordseal.tlog import (
     Checkpoint,
+    Cosignature,
     CosignerKey,
     NoteVerifier,
-    TlogError,
     parse_note,
     verify_cosignatures,
     verify_note,
 )
 
-from .errors import VerificationError
+from .errors import Refused, VerificationError, attempt
 
 T = TypeVar("T")
 
@@ -392,14 +393,14 @@ def _consistent(
         raise TransparencyLogError(
             "size_not_increasing", f"{what} (size {new_size}) is below size {old_size}", number
         )
-    try:
-        verify_consistency(old_size, new_size, old_root, new_root, hashes)
-    except CommitError as error:
-        raise TransparencyLogError(
-            "proof_invalid",
-            f"{what} is not proven consistent with size {old_size}: {error}",
-            number,
-        ) from None
+    consistent = attempt(
+        partial(verify_consistency, old_size, new_size, old_root, new_root, hashes),
+        "{what} is not proven consistent with size {old_size}: {error}",
+        what=what,
+        old_size=old_size,
+    )
+    if isinstance(consistent, Refused):
+        raise TransparencyLogError("proof_invalid", str(consistent), number) from None
 
 
 def _check_checkpoint(
@@ -410,16 +411,13 @@ def _check_checkpoint(
     log_keys: list[NoteVerifier],
     witness_keys: list[CosignerKey],
 ) -> tuple[str, ...]:
-    try:
-        note = parse_note(line.checkpoint)
-        checkpoint = Checkpoint.parse(note.text)
-        if log_keys:
-            verify_note(note, log_keys)
-        cosignatures = verify_cosignatures(note.text, note.signatures, witness_keys)
-    except TlogError as error:
-        raise TransparencyLogError(
-            "checkpoint_invalid", f"checkpoint: {error.code}: {error}", number
-        ) from None
+    opened = attempt(
+        partial(_open_checkpoint, line.checkpoint, log_keys, witness_keys),
+        "checkpoint: {code}: {error}",
+    )
+    if isinstance(opened, Refused):
+        raise TransparencyLogError("checkpoint_invalid", str(opened), number) from None
+    checkpoint, cosignatures = opened
     if (checkpoint.origin, checkpoint.size, checkpoint.root_hash) != (
         header.origin,
         line.size,
@@ -431,3 +429,15 @@ def _check_checkpoint(
             number,
         )
     return tuple(cosignature.name for cosignature in cosignatures)
+
+
+def _open_checkpoint(
+    signed: str, log_keys: list[NoteVerifier], witness_keys: list[CosignerKey]
+) -> tuple[Checkpoint, list[Cosignature]]:
+    """A line's checkpoint, its log signature verified (with ``log_keys``) and the valid
+    cosignatures of ``witness_keys``; ``TlogError`` otherwise."""
+    note = parse_note(signed)
+    checkpoint = Checkpoint.parse(note.text)
+    if log_keys:
+        verify_note(note, log_keys)
+    return checkpoint, verify_cosignatures(note.text, note.signatures, witness_keys)

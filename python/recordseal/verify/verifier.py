@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from .boundary import outermost
 from .bracket import bracket_of, check_time_bracket, previous_bound
 from .bundle import Bundle, KeyDirectory, Seal, TrustStore, decode_bundle
 from .checks import (
@@ -52,6 +53,7 @@ class Verifier:
             return False
         return bundle.seal is None or bundle.seal.log in self._keyring.logs
 
+    @outermost(lambda reason: faulty(reason))
     def verify(self, bundle_bytes: bytes, *, now: datetime | None = None) -> VerificationResult:
         """Verify a bundle; never raises on input (a malformed one is ``FAILED``).
 
@@ -64,6 +66,7 @@ class Verifier:
             return malformed(str(error))
         return self.verify_decoded(bundle, now=now)
 
+    @outermost(lambda reason: faulty(reason))
     def verify_decoded(self, bundle: Bundle, *, now: datetime | None = None) -> VerificationResult:
         """The seven checks over a bundle that :func:`decode_bundle` produced."""
         return _verify(bundle, self._keyring, self._no_keys, self._policy, now, self._cache)
@@ -87,6 +90,16 @@ def malformed(reason: str) -> VerificationResult:
     """The result for a bundle that does not parse: check 1 failed, the others not run."""
     checks = [failed(1, f"malformed bundle: {reason}")]
     checks += [unchecked(number, "not run: the bundle is malformed") for number in range(2, 8)]
+    return VerificationResult(
+        verdict="FAILED", checks=checks, time_bracket=TimeBracket(), record=None, disclosed={}
+    )
+
+
+def faulty(reason: str) -> VerificationResult:
+    """The result when the verifier itself fails (``boundary.py``): ``FAILED``, the fault
+    named in check 1, the others not run."""
+    checks = [failed(1, reason)]
+    checks += [unchecked(number, "not run: the verifier failed") for number in range(2, 8)]
     return VerificationResult(
         verdict="FAILED", checks=checks, time_bracket=TimeBracket(), record=None, disclosed={}
     )
@@ -153,10 +166,7 @@ def _verify(
     header, seal = bundle.header, bundle.seal
     canonical = header.canonical()
     opened = _open(bundle, cache)
-    try:
-        receipts = gather_receipts(seal, opened, policy, now, cache)
-    except Exception as error:  # reported by check 5; the verifier never raises on input
-        receipts = Receipts(problems=[f"internal error: {type(error).__name__}: {error}"])
+    receipts = gather_receipts(seal, opened, policy, now, cache)
 
     witnessed = _witnessed(seal, policy, receipts)
     required = policy.checkpoint_signatures if policy is not None else ("Ed25519",)
@@ -167,10 +177,7 @@ def _verify(
     previous: list[WitnessTime] = []
     previous_reason = ""
     if included:
-        try:
-            previous, previous_reason = previous_bound(seal, opened, keyring, policy, now, cache)
-        except Exception as error:  # the lower bound then falls back to ingested_at
-            previous_reason = f"the previous checkpoint could not be read: {error}"
+        previous, previous_reason = previous_bound(seal, opened, keyring, policy, now, cache)
     sealing_times = receipts.times if receipts is not None else []
     bracket = bracket_of(header, included, sealing_times, previous)
 
