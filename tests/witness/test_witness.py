@@ -18,8 +18,7 @@ from recordseal.tlog import (
     sign_checkpoint,
 )
 from recordseal.witness.witness import STATUS_OF, Witness
-
-from .conftest import Log
+from tests.tlog.support import Log
 
 
 def make_witness(path: Path, signer: CosignatureSigner, log: Log) -> Witness:

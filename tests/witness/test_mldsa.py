@@ -32,8 +32,7 @@ from recordseal.tlog import (
 )
 from recordseal.tlog.protocol import encode_add_checkpoint
 from recordseal.witness.app import create_witness_app
-
-from .conftest import WITNESS_NAME, Log
+from tests.tlog.support import WITNESS_NAME, Log
 
 NOW = 1767225600
 SERVICE = "svc.example"

@@ -19,8 +19,7 @@ from recordseal.network.witness_client import WitnessClient
 from recordseal.tlog import CosignatureVerifier, TlogError
 from recordseal.tlog.protocol import encode_add_checkpoint
 from tests.servers import free_port
-
-from .conftest import WITNESS_NAME, Log
+from tests.tlog.support import WITNESS_NAME, Log
 
 SOURCE = str(Path(__file__).resolve().parents[2] / "python")
 # The CLI as recordseal/cli.py mounts it: one top-level parser with the witness commands.

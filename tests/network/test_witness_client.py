@@ -14,8 +14,7 @@ from litestar import Litestar
 from recordseal.network.witness_client import WitnessClient
 from recordseal.tlog import CosignatureSigner, CosignatureVerifier, TlogError
 from recordseal.witness.app import create_witness_app
-
-from .conftest import WITNESS_NAME, Log
+from tests.tlog.support import WITNESS_NAME, Log
 
 
 @pytest.fixture
