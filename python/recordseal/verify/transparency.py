@@ -1,9 +1,9 @@
 """Daily transparency log files of a (tenant, fleet) log, and their offline replay.
 
-This module is the whole format (docs/fleets.md): the service writes files with
-:func:`encode_log_file`, and anyone replays one with :func:`replay_log_file` — no server, no
-storage, no web layer; only the core's RFC 6962 verifier, the C2SP note formats and the
-genesis derivation.
+This module is the whole format (docs/fleets.md), read: its lines as structs, and
+:func:`replay_log_file`, with which anyone replays a file — no server, no storage, no web
+layer; only the core's RFC 6962 verifier, the C2SP note formats and the genesis derivation.
+The service writes files from the same structs (``fleet/transparency.py``).
 
 A file is UTF-8 JSON Lines (one JSON object per line, each ending in ``\\n``):
 
@@ -33,7 +33,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date as Date
 from functools import partial
@@ -184,11 +184,6 @@ class LogFileName:
 
 def b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
-
-
-def encode_log_file(header: Header, anchors: Sequence[AnchorLine]) -> bytes:
-    """The file's bytes: the header line, then one line per anchor."""
-    return b"".join(msgspec.json.encode(item) + b"\n" for item in (header, *anchors))
 
 
 def replay_log_file(
