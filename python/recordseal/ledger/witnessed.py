@@ -73,3 +73,10 @@ async def newest_witnessed(
         if floor == above:  # both pages were short: every receipt above ``above`` was read
             return None
         below = floor + 1
+
+
+async def with_cosignatures(store: LogStore, origin: str, size: int, note: str) -> str:
+    """The signed checkpoint ``note`` (of ``origin`` at ``size``) with every stored witness
+    cosignature line on it appended: what bundles, transparency files and tiles publish."""
+    lines = await store.cosignatures(origin, size)
+    return note + "".join(line if line.endswith("\n") else line + "\n" for line in lines)

@@ -17,7 +17,7 @@ import msgspec
 
 from recordseal.core import CommitError, verify_consistency
 from recordseal.ledger.sealer import Sealer
-from recordseal.ledger.witnessed import newest_witnessed
+from recordseal.ledger.witnessed import newest_witnessed, with_cosignatures
 from recordseal.merkle import tree
 from recordseal.services.errors import Inconsistent, Invalid, NotFound
 from recordseal.storage.base import Store
@@ -120,10 +120,7 @@ class ProofService:
 
     async def _cosigned(self, origin: str, checkpoint: CheckpointRow) -> str:
         """The signed checkpoint with every stored witness cosignature line added."""
-        lines = await self._store.logs.cosignatures(origin, checkpoint.size)
-        return checkpoint.note + "".join(
-            line if line.endswith("\n") else line + "\n" for line in lines
-        )
+        return await with_cosignatures(self._store.logs, origin, checkpoint.size, checkpoint.note)
 
     # --- refreshing a bundle held by anyone ----------------------------------------------
 

@@ -12,6 +12,7 @@ from recordseal.storage.rows import (
     AnchorLog,
     CheckpointRow,
     LatestCheckpoint,
+    LogRow,
     SealedBatch,
     SealRequest,
 )
@@ -89,6 +90,21 @@ class LogStore(Protocol):
         self, origin: str, ids: set[tuple[int, int]]
     ) -> dict[tuple[int, int], bytes]:
         """The stored complete-subtree nodes among ``ids``, in one query."""
+        ...
+
+    # Tiles (docs/tlog.md, "Tiles"): what the store keeps, read by ranges.
+    async def log_of(self, origin: str) -> LogRow | None:
+        """The log named ``origin``, retired or not, with its sealed size; None if none."""
+        ...
+
+    async def tile_hashes(self, origin: str, level: int, start: int, count: int) -> list[bytes]:
+        """The stored nodes ``(level, start)`` ... ``(level, start + count - 1)`` of the log,
+        in order: as many as are complete, from ``start`` on."""
+        ...
+
+    async def log_entries(self, origin: str, start: int, count: int) -> list[tuple[int, bytes]]:
+        """(position, RFC 8785 header) of the log's sealed records at positions ``start`` to
+        ``start + count - 1``, in order (gap headers too; position 0 is no record)."""
         ...
 
     async def record_seal(self, tenant: str, record_id: str) -> tuple[str, int] | None:

@@ -19,6 +19,7 @@ from recordseal.storage.rows import (
     AnchorLog,
     CheckpointRow,
     LatestCheckpoint,
+    LogRow,
     SealedBatch,
     SealRequest,
 )
@@ -205,6 +206,36 @@ class PostgresLogs:
             sql += f" AND c.created_at < ${len(params)}"
         row = await self._db.pool.fetchrow(sql + " ORDER BY c.size DESC LIMIT 1", *params)
         return Anchor(*row) if row else None
+
+    async def log_of(self, origin: str) -> LogRow | None:
+        row = await self._db.pool.fetchrow(
+            "SELECT tenant, fleet, origin, predecessor, predecessor_size, predecessor_root, size"
+            " FROM logs WHERE origin = $1",
+            origin,
+        )
+        return LogRow(AnchorLog.of_row(*row[:6]), row[6]) if row else None
+
+    async def tile_hashes(self, origin: str, level: int, start: int, count: int) -> list[bytes]:
+        rows = await self._db.pool.fetch(
+            "SELECT n.hash FROM logs l JOIN log_nodes n ON n.log_id = l.id AND n.level = $2"
+            " AND n.idx >= $3 AND n.idx < $4 WHERE l.origin = $1 ORDER BY n.idx",
+            origin,
+            level,
+            start,
+            start + count,
+        )
+        return [digest for (digest,) in rows]
+
+    async def log_entries(self, origin: str, start: int, count: int) -> list[tuple[int, bytes]]:
+        rows = await self._db.pool.fetch(
+            "SELECT r.log_index, r.header FROM logs l JOIN records r ON r.log_id = l.id"
+            " AND r.log_index >= $2 AND r.log_index < least($3, l.size) WHERE l.origin = $1"
+            " ORDER BY r.log_index",
+            origin,
+            start,
+            start + count,
+        )
+        return [(index, bytes(header)) for index, header in rows]
 
     async def record_seal(self, tenant: str, record_id: str) -> tuple[str, int] | None:
         """The log origin and index of a sealed record, or None while it is pending."""

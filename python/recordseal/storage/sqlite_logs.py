@@ -16,6 +16,7 @@ from recordseal.storage.rows import (
     AnchorLog,
     CheckpointRow,
     LatestCheckpoint,
+    LogRow,
     SealedBatch,
     SealRequest,
 )
@@ -204,6 +205,27 @@ class SQLiteLogs:
         rows = self._db.read(sql + " ORDER BY c.size DESC LIMIT 1", tuple(params))
         return Anchor(*rows[0]) if rows else None
 
+    async def log_of(self, origin: str) -> LogRow | None:
+        rows = self._db.read(_LOG_OF, (origin,))
+        return LogRow(AnchorLog.of_row(*rows[0][:6]), rows[0][6]) if rows else None
+
+    async def tile_hashes(self, origin: str, level: int, start: int, count: int) -> list[bytes]:
+        rows = self._db.read(
+            "SELECT n.hash FROM logs l JOIN log_nodes n ON n.log_id = l.id AND n.level = ?"
+            " AND n.idx >= ? AND n.idx < ? WHERE l.origin = ? ORDER BY n.idx",
+            (level, start, start + count, origin),
+        )
+        return [digest for (digest,) in rows]
+
+    async def log_entries(self, origin: str, start: int, count: int) -> list[tuple[int, bytes]]:
+        rows = self._db.read(
+            "SELECT r.log_index, r.header FROM logs l JOIN records r ON r.log_id = l.id"
+            " AND r.log_index >= ? AND r.log_index < min(?, l.size) WHERE l.origin = ?"
+            " ORDER BY r.log_index",
+            (start, start + count, origin),
+        )
+        return [(index, bytes(header)) for index, header in rows]
+
     async def record_seal(self, tenant: str, record_id: str) -> tuple[str, int] | None:
         """The log origin and index of a sealed record, or None while it is pending."""
         rows = self._db.read(
@@ -266,6 +288,10 @@ _ANCHOR_LOGS = (
     " WHERE origin IS NOT NULL AND retired_at IS NULL ORDER BY id"
 )
 _CHECKPOINT = "SELECT l.origin, c.size, c.root, c.note, c.created_at FROM checkpoints c"
+_LOG_OF = (
+    "SELECT tenant, fleet, origin, predecessor, predecessor_size, predecessor_root, size"
+    " FROM logs WHERE origin = ?"
+)
 
 
 def _seal(conn: sqlite3.Connection, request: SealRequest) -> SealedBatch | None:

@@ -40,6 +40,7 @@ from recordseal.services.keys import key_directory, trust_store
 from recordseal.services.proofs import ProofService
 from recordseal.services.records import RecordService
 from recordseal.services.retention import purge_loop
+from recordseal.services.tiles import TileService
 from recordseal.services.tokens import TokenService
 from recordseal.services.verification import OnlineVerifier
 from recordseal.settings import Settings, from_env
@@ -58,6 +59,7 @@ from recordseal.web.proofs import proof_controller
 from recordseal.web.ratelimit import RateLimiter
 from recordseal.web.records import RecordController
 from recordseal.web.services import AppServices
+from recordseal.web.tiles import TileController
 from recordseal.web.verify import static_files, verify_controller
 
 log = logging.getLogger("recordseal")
@@ -138,6 +140,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             proofs=proofs,
             disclosure=DisclosureService(store, records, proofs),
             continuity=continuity,
+            tiles=TileService(store.logs, settings.origin),
         )
 
         trust = msgspec.convert(
@@ -216,6 +219,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             verify_controller(settings.max_bundle_bytes),
             static_files,
             proof_controller(settings.max_bundle_bytes),
+            TileController,
             *PANEL_ROUTES,
             *PASSKEY_ROUTES,
         ],

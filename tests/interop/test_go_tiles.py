@@ -1,0 +1,162 @@
+"""Go's reference implementation reads a running service's logs as c2sp.org/tlog-tiles (issue 32,
+item 4): ``golang.org/x/mod/sumdb/note`` opens the served checkpoint, ``sumdb/tlog``'s
+``TileHashReader`` authenticates the served hash tiles against it and proves every record's
+chain leaf (``ProveRecord``, ``CheckRecord``) and the consistency with an earlier checkpoint
+(``ProveTree``, ``CheckTree``); the entry bundles hash to the tiles' leaves. A tile changed by
+one bit makes every proof fail. A real ``recordseal serve`` on each storage backend.
+
+The Go program (``tilecheck/main.go``) is built offline like ``sumdbcheck`` (``golang.py``).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from recordseal.core import leaf_hash
+from recordseal.merkle.genesis import tenant_genesis
+from recordseal.tlog import Checkpoint, Ed25519Signer, parse_note
+from tests.interop.golang import build_go
+from tests.pg_cluster import Cluster
+from tests.servers import create_token, free_port, kill_service, start_service
+
+SOURCE = Path(__file__).parent / "tilecheck" / "main.go"
+SERVICE = "interop.recordseal"
+ORIGIN = f"{SERVICE}/acme/default"
+
+
+@pytest.fixture(scope="module")
+def tilecheck(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_go(SOURCE, tmp_path_factory.mktemp("go"))
+
+
+@dataclass
+class Service:
+    url: str
+    acme: dict[str, str]
+    globex: dict[str, str]
+
+    @property
+    def prefix(self) -> str:
+        return f"{self.url}/logs/{ORIGIN}"
+
+    def checkpoint(self) -> str:
+        answer = httpx.get(f"{self.prefix}/checkpoint", headers=self.acme)
+        answer.raise_for_status()
+        return answer.text
+
+    def wait_for_size(self, size: int) -> str:
+        """The signed checkpoint once the log has ``size`` entries (sealed every 200 ms)."""
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            signed = self.checkpoint()
+            if Checkpoint.parse(parse_note(signed).text).size == size:
+                return signed
+            time.sleep(0.1)
+        raise AssertionError(f"the log did not reach size {size}")
+
+    def post(self, count: int) -> list[dict[str, Any]]:
+        records: list[dict[str, Any]] = []
+        while len(records) < count:
+            body = {
+                "records": [
+                    {
+                        "stream": "orders",
+                        "record_type": "order.placed",
+                        "occurred_at": "2026-11-21T08:00:00Z",
+                        "subject_id": f"customer-{n % 7}",
+                        "payload": {"amount": n},
+                    }
+                    for n in range(len(records), min(count, len(records) + 100))
+                ]
+            }
+            answer = httpx.post(
+                f"{self.url}/v1/records:batch", json=body, headers=self.acme, timeout=60
+            )
+            answer.raise_for_status()
+            records += [item["record"] for item in answer.json()["results"]]
+        return records
+
+    def vkey(self) -> str:
+        logs = httpx.get(f"{self.url}/v1/keys").json()["logs"]
+        (vkey,) = [entry["vkey"] for entry in logs if entry["origin"] == ORIGIN]
+        return str(vkey)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def service(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Service]:
+    env = {"RECORDSEAL_ORIGIN": SERVICE, "RECORDSEAL_SEAL_INTERVAL": "0.2"}
+    database_url = None
+    if request.param == "postgres":
+        cluster: Cluster = request.getfixturevalue("postgres")
+        database_url = cluster.url()
+        env["RECORDSEAL_DATABASE_URL"] = database_url
+    port = free_port()
+    server = start_service(tmp_path, port, env=env)
+    try:
+        tokens = {t: create_token(tmp_path, t, database_url) for t in ("acme", "globex")}
+        url = f"http://127.0.0.1:{port}"
+        acme, globex = ({"Authorization": f"Bearer {tokens[t]}"} for t in ("acme", "globex"))
+        for headers in (acme, globex):
+            httpx.post(f"{url}/v1/streams", json={"name": "orders"}, headers=headers)
+        yield Service(url, acme, globex)
+    finally:
+        kill_service(server)
+
+
+def run_go(binary: Path, request: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    done = subprocess.run(
+        [str(binary)], input=json.dumps(request), capture_output=True, text=True, check=True
+    )
+    return {item["name"]: item for item in map(json.loads, done.stdout.splitlines())}
+
+
+def test_go_proves_every_record_from_the_served_tiles(tilecheck: Path, service: Service) -> None:
+    records = service.post(300)
+    old = service.wait_for_size(301)
+    records += service.post(300)
+    service.wait_for_size(601)  # leaf 0 and 600 records: partial tiles at levels 0 and 1
+    leaves = [record["chain_leaf"] for record in records]
+    request = {
+        "prefix": service.prefix,
+        "authorization": service.acme["Authorization"],
+        "vkey": service.vkey(),
+        "leaves": leaves,
+        "old": old,
+    }
+    outcomes = run_go(tilecheck, request)
+    failed = {name: o["error"] for name, o in outcomes.items() if not o["ok"]}
+    assert failed == {}
+    assert set(outcomes) == {"checkpoint", "entries", "consistency", *(f"leaf {x}" for x in leaves)}
+    # The entries Go read are leaf 0's preimage and the records' signed headers, in order.
+    entries = [base64.b64decode(e, validate=True) for e in outcomes["entries"]["entries"]]
+    assert entries[0] == tenant_genesis("acme", "default")
+    assert [leaf_hash(e).hex() for e in entries[1:]] == leaves
+    assert [json.loads(e) for e in entries[1:]] == [record["header"] for record in records]
+
+    # One bit of each tile flipped: Go's tile reader refuses them, no proof passes.
+    tampered = run_go(tilecheck, {**request, "tamper": True})
+    assert tampered["checkpoint"]["ok"]
+    assert not any(o["ok"] for name, o in tampered.items() if name != "checkpoint")
+    # Another key does not open the checkpoint.
+    stranger = Ed25519Signer.generate(ORIGIN).verifier().vkey
+    assert not run_go(tilecheck, {**request, "vkey": stranger})["checkpoint"]["ok"]
+    # Another tenant's token reads nothing of the log.
+    for name in ("checkpoint", "tile/0/000", "tile/entries/000"):
+        answer = httpx.get(f"{service.prefix}/{name}", headers=service.globex)
+        assert (answer.status_code, answer.json()["code"]) == (403, "forbidden_tenant")
+    denied = run_go(tilecheck, {**request, "authorization": service.globex["Authorization"]})
+    assert denied["checkpoint"] == {
+        "name": "checkpoint",
+        "ok": False,
+        "error": "GET checkpoint: 403 Forbidden",
+    }
