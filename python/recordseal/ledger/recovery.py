@@ -84,6 +84,14 @@ async def recover(
     return report
 
 
+#: Why ``recover`` leaves a fenced aggregate log as it is (docs/tlog.md, "The aggregate log").
+AGGREGATE_REFUSED = (
+    "the aggregate log is behind what was signed for it; it keeps its origin (the one public"
+    " witnesses admitted), so it has no successor: it stays unsealed, and bundles prove"
+    " against the tenant logs' own witnesses"
+)
+
+
 async def _plan_successions(
     store: Store,
     continuity: Continuity,
@@ -95,6 +103,9 @@ async def _plan_successions(
     taken |= {r.successor for r in continuity.state.retired.values()}
     for origin, fence in sorted(continuity.logs.items()):
         signed = continuity.state.checkpoints.get(origin)
+        if origin == service_origin:
+            report.refused.append((f"log {origin}", AGGREGATE_REFUSED))
+            continue
         if fence.fleet is None or signed is None:
             report.refused.append((f"log {origin}", "the store has no log it could succeed"))
             continue

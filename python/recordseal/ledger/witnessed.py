@@ -22,11 +22,15 @@ class WitnessPolicy:
 
     names: tuple[str, ...] = ()
     quorum: int = 1
+    #: The vouchers of one kind of log only (the tenant logs', or the aggregate's): the
+    #: quorum, the deployment's, may exceed their number (then nothing of that kind alone
+    #: is witnessed).
+    part: bool = False
 
     def __post_init__(self) -> None:
         if len(set(self.names)) != len(self.names):
             raise ValueError("two witnesses or time-stamping authorities share a name")
-        if self.quorum < 1 or (self.names and self.quorum > len(self.names)):
+        if self.quorum < 1 or (self.names and self.quorum > len(self.names) and not self.part):
             raise ValueError(
                 f"the witness quorum {self.quorum} is not between 1 and the {len(self.names)}"
                 " configured witnesses and time-stamping authorities"

@@ -8,8 +8,12 @@ entry 0 is leaf 0's preimage (the genesis root, or a successor log's commitment 
 predecessor), every further entry a sealed record's (or gap's) signed header in RFC 8785 bytes,
 whose RFC 6962 leaf hash is the record's chain leaf. No payload, salt or value is in a log.
 
-Reading: a tenant's logs (``<service>/<tenant>/<fleet>``, and their successors) by that
-tenant only; logs of no tenant (legacy fleets) by the operator only. Another tenant's log is
+The aggregate log's entries are the 32-byte hashes that commit to the tenant logs'
+checkpoints (``merkle.aggregate``): no tenant name is in them.
+
+Reading: the aggregate log (the service's own origin) by anyone; a tenant's logs
+(``<service>/<tenant>/<fleet>``, and their successors) by that tenant only; logs of no tenant
+(legacy fleets) by the operator only. Another tenant's log is
 refused 403 before anything is looked up, so the answer tells nothing of which logs exist.
 """
 
@@ -104,6 +108,11 @@ class TileService:
 
     async def _entries(self, found: LogRow, tile: Tile) -> bytes:
         start, end = tile.start, tile.start + tile.width
+        if found.log.is_aggregate:  # its entries are hashes of tenant checkpoints
+            rows = await self._logs.aggregate_entries(start, tile.width)
+            if [index for index, _ in rows] != list(range(start, end)):
+                raise RuntimeError(f"{found.log.origin}: {tile.path()} lacks entries")
+            return entry_bundle(entry for _, entry in rows)
         entries = [found.log.leaf_0()] if start == 0 else []
         rows = await self._logs.log_entries(found.log.origin, max(start, 1), end - max(start, 1))
         if [index for index, _ in rows] != list(range(max(start, 1), end)):

@@ -129,8 +129,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     witnesses: Annotated[
         tuple[WitnessSetting, ...],
         setting(
-            "witnesses asked to cosign each checkpoint",
-            rule='a JSON list of {"name", "url", "vkey"} objects',
+            "witnesses asked to cosign each checkpoint (`logs`: every tenant log, or only the"
+            " deployment's aggregate log)",
+            rule='a JSON list of {"name", "url", "vkey", "logs" ("tenant" or "aggregate",'
+            ' default "tenant")} objects',
         ),
     ] = ()
     timestamp_authorities: Annotated[

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass
+from typing import Literal
 from urllib.parse import urlsplit
 
 import msgspec
@@ -53,11 +54,14 @@ def _http_url(url: str) -> None:
 
 
 class WitnessSetting(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """A witness asked to cosign each checkpoint: its name, URL and note verifier key."""
+    """A witness asked to cosign each checkpoint: its name, URL and note verifier key, and
+    which logs it witnesses: every tenant log (``tenant``, the default) or the deployment's
+    aggregate log alone (``aggregate``: a public witness, docs/tlog.md)."""
 
     name: str
     url: str
     vkey: str
+    logs: Literal["tenant", "aggregate"] = "tenant"
 
     def __post_init__(self) -> None:
         _name(self.name)

@@ -107,6 +107,25 @@ class LogStore(Protocol):
         ``start + count - 1``, in order (gap headers too; position 0 is no record)."""
         ...
 
+    # The aggregate log (docs/tlog.md, "The aggregate log").
+    async def seal_aggregate(self, request: SealRequest) -> SealedBatch | None:
+        """Take up to ``request.limit`` tenant checkpoints not yet in the aggregate log
+        ``request.origin`` (made now if new) into it and store its signed checkpoint, in one
+        transaction; None when no checkpoint is waiting."""
+        ...
+
+    async def aggregate_entries(self, start: int, count: int) -> list[tuple[int, bytes]]:
+        """(position, entry) of the aggregate's entries ``start`` ... in order."""
+        ...
+
+    async def aggregated(
+        self, origin: str, above: int, below: int | None, newest: bool
+    ) -> tuple[CheckpointRow, int] | None:
+        """A checkpoint of ``origin`` larger than ``above`` that is in the aggregate at a
+        position below ``below`` (any when None), with that position: the largest such one
+        when ``newest``, else the smallest."""
+        ...
+
     async def record_seal(self, tenant: str, record_id: str) -> tuple[str, int] | None:
         """The log origin and index of a sealed record, or None while it is pending."""
         ...

@@ -257,6 +257,17 @@ MIGRATIONS: list[str] = [
     ALTER TABLE signing_keys ADD COLUMN compromised_at text;
     ALTER TABLE signing_keys ADD COLUMN location text;
     """,
+    # 9: the deployment's aggregate log, as SQLite's migration 11.
+    """
+    ALTER TABLE logs ADD COLUMN aggregated_size bigint NOT NULL DEFAULT 0;
+    CREATE TABLE aggregate_entries (
+        idx     bigint PRIMARY KEY,
+        log_id  bigint NOT NULL,
+        size    bigint NOT NULL,
+        entry   bytea NOT NULL,
+        UNIQUE (log_id, size)
+    );
+    """,
 ]
 
 

@@ -230,6 +230,11 @@ def latest_checkpoints(
     ]
 
 
+#: The fleet of the deployment's aggregate log's row, which has no tenant: no fleet id is
+#: empty (docs/tlog.md, "The aggregate log").
+AGGREGATE_FLEET = ""
+
+
 @dataclass(frozen=True, slots=True)
 class AnchorLog:
     """One (tenant, fleet) log; ``tenant`` is None for a legacy fleet (docs/fleets.md,
@@ -254,6 +259,10 @@ class AnchorLog:
         if predecessor is None or size is None or root is None:
             return cls(tenant, fleet, origin)
         return cls(tenant, fleet, origin, (predecessor, size, bytes(root)))
+
+    @property
+    def is_aggregate(self) -> bool:
+        return self.tenant is None and self.fleet == AGGREGATE_FLEET
 
     def leaf_0(self) -> bytes:
         """The log's entry 0: the (tenant, fleet)'s genesis root, or for a successor log the

@@ -140,7 +140,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             proofs=proofs,
             disclosure=DisclosureService(store, records, proofs),
             continuity=continuity,
-            tiles=TileService(store.logs, settings.origin),
+            tiles=TileService(store.logs, settings.origin, public=[sealer.aggregate_origin]),
         )
 
         trust = msgspec.convert(
