@@ -38,6 +38,7 @@ from recordseal.core import (
     merkle_root,
 )
 from recordseal.crypto.signing import HeaderSigner
+from recordseal.merkle.aggregate import aggregate_entry
 from recordseal.tlog import (
     Checkpoint,
     CosignatureSigner,
@@ -61,6 +62,7 @@ from recordseal.verify import (
 from recordseal.verify.encoding import format_instant
 
 SERVICE = "recordseal.local"
+PUBLIC_WITNESS = "public.witness"
 TENANT = "acme"
 STREAM = "orders"
 ORIGIN = f"{SERVICE}/{TENANT}/default"
@@ -114,6 +116,12 @@ class World:
     )
     log_signer: Ed25519Signer = field(default_factory=lambda: Ed25519Signer.generate(ORIGIN))
     witness: CosignatureSigner = field(default_factory=lambda: CosignatureSigner.generate(WITNESS))
+    #: the deployment's aggregate log's key (its name is the service's origin) and the
+    #: witness that cosigns the aggregate alone (docs/tlog.md, "The aggregate log")
+    aggregate_signer: Ed25519Signer = field(default_factory=lambda: Ed25519Signer.generate(SERVICE))
+    public_witness: CosignatureSigner = field(
+        default_factory=lambda: CosignatureSigner.generate(PUBLIC_WITNESS)
+    )
     gap: tuple[int, int] | None = None
     last_seq: int = RECORDS
     seed: bytes | None = None
@@ -232,7 +240,12 @@ class World:
         timestamps: Sequence[tuple[str, bytes]] = (),
         coverage: tuple[int, int] | None = (1, RECORDS),
         sealed_at: datetime | None = None,
+        aggregate: bool = False,
+        aggregate_cosigned: bool = True,
     ) -> bytes:
+        """``aggregate``: the seal carries the path of its checkpoint into the aggregate
+        log, whose checkpoint the public witness cosigned (``aggregate_cosigned``) at
+        :attr:`aggregated_at`."""
         target = self.target
         disclosed = field_disclosures(target.committed, leaf_values(target.payload), list(fields))
         seal = None
@@ -247,6 +260,7 @@ class World:
                 previous=self.signed_checkpoint(index, self.previous_at) if previous else None,
                 previous_consistency=consistency_proof(self.log, index) if previous else (),
                 timestamps=timestamps,
+                aggregate=self.aggregate_proof(aggregate_cosigned) if aggregate else None,
             )
         window = None
         if coverage is not None:
@@ -259,13 +273,52 @@ class World:
     def sealing_root(self) -> bytes:
         return merkle_root(self.log)
 
+    # --- the aggregate log -------------------------------------------------------------------
+
+    @property
+    def aggregated_at(self) -> datetime:
+        """When the public witness cosigned the aggregate checkpoint: 3 s after the seal."""
+        return self.sealed_at + timedelta(seconds=3)
+
+    def aggregate_entries(self) -> list[bytes]:
+        """Another tenant's checkpoint, the sealing checkpoint (entry 1), another one."""
+        other = f"{SERVICE}/globex/default"
+        return [
+            aggregate_entry(other, 3, hashlib.sha256(b"globex 3").digest()),
+            aggregate_entry(ORIGIN, len(self.log), self.sealing_root()),
+            aggregate_entry(other, 5, hashlib.sha256(b"globex 5").digest()),
+        ]
+
+    def aggregate_checkpoint(
+        self, signer: Ed25519Signer | None = None, cosigned: bool = True
+    ) -> str:
+        """The aggregate's signed checkpoint (by its key, or ``signer``), cosigned."""
+        entries = self.aggregate_entries()
+        signer = signer or self.aggregate_signer
+        body = Checkpoint(signer.name, len(entries), merkle_root(entries))
+        signed = sign_checkpoint(body, signer)
+        return _cosigned(signed, self.public_witness, self.aggregated_at) if cosigned else signed
+
+    def aggregate_proof(self, cosigned: bool = True, signer: Ed25519Signer | None = None) -> str:
+        """The tlog proof of the sealing checkpoint's entry (1) in the aggregate."""
+        entries = self.aggregate_entries()
+        return tlog_proof_text(
+            1, inclusion_proof(entries, 1), self.aggregate_checkpoint(signer, cosigned)
+        )
+
     # --- what a verifier is given ------------------------------------------------------------
 
     def keys_document(
-        self, *, log_compromised_at: str | None = None, **validity: str | None
+        self,
+        *,
+        log_compromised_at: str | None = None,
+        aggregate: bool = False,
+        aggregate_compromised_at: str | None = None,
+        **validity: str | None,
     ) -> dict[str, Any]:
         """The key directory; ``validity`` sets members of the header key (``compromised_at``
-        among them), ``log_compromised_at`` the log key's ``compromised_at``."""
+        among them), ``log_compromised_at`` the log key's ``compromised_at``; ``aggregate``
+        lists the aggregate log's key too (with ``aggregate_compromised_at``)."""
         key = {
             "key_id": self.header_signer.key_id,
             "algorithm": "Ed25519",
@@ -278,7 +331,12 @@ class World:
         log = {"origin": ORIGIN, "vkey": self.log_signer.verifier().vkey}
         if log_compromised_at is not None:
             log["compromised_at"] = log_compromised_at
-        return {"format": "recordseal/keys/v1", "keys": [key], "logs": [log]}
+        logs = [log]
+        if aggregate:
+            logs.append({"origin": SERVICE, "vkey": self.aggregate_signer.verifier().vkey})
+            if aggregate_compromised_at is not None:
+                logs[-1]["compromised_at"] = aggregate_compromised_at
+        return {"format": "recordseal/keys/v1", "keys": [key], "logs": logs}
 
     def keys(self, **validity: str | None) -> KeyDirectory:
         return load_key_directory(json.dumps(self.keys_document(**validity)).encode())

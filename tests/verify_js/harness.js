@@ -8,6 +8,7 @@ import { commitRecord } from "/static/verify/commitments.js";
 import { merkleRoot, verifyConsistency, verifyInclusion } from "/static/verify/rfc6962.js";
 import { loadKeyDirectory, loadTrustStore } from "/static/verify/documents.js";
 import { verifyBundle } from "/static/verify/checks.js";
+import { aggregateEntry } from "/static/verify/aggregate.js";
 
 const load = async (name) => (await fetch(`/vectors/${name}`)).json();
 
@@ -153,9 +154,22 @@ export async function gaps() {
 
 /** compromise.json: each bundle, with its own key directory and trust store: the verdict, the
  * check statuses, and the words each named check's detail must hold. */
-export async function compromise() {
+export const compromise = () => withDirectories("compromise.json");
+
+/** aggregate.json: bundles proven through the aggregate log, as compromise.json's cases; and
+ * the worked example's entry, computed here from the sealing checkpoint. */
+export async function aggregate() {
+  const found = await withDirectories("aggregate.json");
+  const { example } = await load("aggregate.json");
+  const { origin, size, root } = example.sealing;
+  const entry = toHex(await aggregateEntry(origin, BigInt(size), fromHex(root)));
+  compare(found.mismatches, "the example's entry", example.entry, entry);
+  return { count: found.count + 1, mismatches: found.mismatches };
+}
+
+async function withDirectories(file) {
   const mismatches = [];
-  const vectors = await load("compromise.json");
+  const vectors = await load(file);
   const now = Date.parse(vectors.now) / 1000;
   for (const c of vectors.cases) {
     const keyring = await loadKeyDirectory(JSON.stringify(c.keys));

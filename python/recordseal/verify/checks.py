@@ -18,6 +18,7 @@ from recordseal.core import CommitError, commit_field, encode_value, verify_incl
 from recordseal.crypto.signing import HEADER_CONTEXT, verify_signature
 from recordseal.tlog import TlogError, verify_note
 
+from .aggregate import aggregate_times
 from .bundle import Coverage, DisclosedField, GapHeader, Header, Seal
 from .compromise import (
     NOT_VOUCHED,
@@ -259,10 +260,14 @@ def check_sealed_batch(
 
 @dataclass
 class Receipts:
-    """Trusted witness times on the sealing checkpoint, and the trusted receipts that fail."""
+    """Trusted witness times on the sealing checkpoint (its own receipts, and those of the
+    aggregate checkpoint that includes it), the trusted receipts that fail, and why the
+    aggregate's could not be checked (``aggregate_missing``)."""
 
     times: list[WitnessTime] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    aggregate_missing: str = ""
+    aggregate_where: str = ""
 
 
 def gather_receipts(
@@ -271,6 +276,7 @@ def gather_receipts(
     policy: Policy | None,
     now: datetime,
     memo: Memo | None = None,
+    keyring: Keyring | None = None,
 ) -> Receipts | None:
     """None when there is nothing to check (no seal, no parsed proof, or no trust store)."""
     if seal is None or not isinstance(opened, OpenedSeal) or policy is None:
@@ -281,7 +287,13 @@ def gather_receipts(
         text, opened.note.signatures, policy, int(latest.timestamp()), memo
     )
     stamped, token_problems = timestamp_times(seal.timestamps, root, policy, latest, memo)
-    return Receipts(cosigned + stamped, problems + token_problems)
+    through = aggregate_times(seal, opened, keyring, policy, int(latest.timestamp()), memo)
+    return Receipts(
+        cosigned + stamped + through.times,
+        problems + token_problems + through.problems,
+        through.missing,
+        through.where,
+    )
 
 
 @guarded(5)
@@ -300,15 +312,18 @@ def check_witness_receipts(
     if receipts.problems:
         return failed(5, _joined(receipts.problems))
     vouching = sorted({time.by for time in receipts.times})
+    # Rule 5.8: an aggregate path without its log key adds nothing, and says so.
+    aside = f" [{receipts.aggregate_missing}]" if receipts.aggregate_missing else ""
+    through = f", through {receipts.aggregate_where}" if receipts.aggregate_where else ""
     if not vouching:
         detail = f"{NO_RECEIPTS} from a trusted witness (quorum not met: 0 of {policy.quorum})"
-        return unchecked(5, detail)
+        return unchecked(5, detail + aside)
     if len(vouching) < policy.quorum:
         detail = f"quorum not met: {len(vouching)} of {policy.quorum} ({', '.join(vouching)})"
-        return unchecked(5, detail)
+        return unchecked(5, detail + through + aside)
     many = len(vouching) != 1
     detail = f"{len(vouching)} trusted witness{'es vouch' if many else ' vouches'}"
-    return passed(5, f"{detail} (quorum {policy.quorum}): {', '.join(vouching)}")
+    return passed(5, f"{detail} (quorum {policy.quorum}): {', '.join(vouching)}{through}{aside}")
 
 
 # --- 6. sequence continuity ----------------------------------------------------------------

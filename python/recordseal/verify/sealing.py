@@ -60,7 +60,13 @@ class OpenedSeal:
 
 def open_seal(seal: Seal, memo: Memo | None = None) -> OpenedSeal:
     """Parse ``seal.proof`` and the checkpoint inside; :class:`BundleError` when malformed."""
-    proof = parse_tlog_proof(seal.proof)
+    return open_tlog_proof(seal.proof, memo)
+
+
+def open_tlog_proof(text: str, memo: Memo | None = None) -> OpenedSeal:
+    """Parse a tlog proof and the checkpoint inside (the seal's, or its path into the
+    aggregate log); :class:`BundleError` when malformed."""
+    proof = parse_tlog_proof(text)
     note, checkpoint = remembered(
         memo, "checkpoint", proof.checkpoint, lambda: _checkpoint_of(proof.checkpoint)
     )

@@ -6,9 +6,9 @@ import { concat, ed25519Verify, fromBase64, fromHex, lengthPrefixed, sha256, toH
 import { commitField, pathProblem } from "./commitments.js";
 import { CommitError, serialize } from "./json.js";
 import { encodeValue } from "./kinds.js";
-import {
-  parseCheckpoint, parseNote, parseTlogProof, TlogError, verifyCosignature, verifyNote,
-} from "./notes.js";
+import { parseCheckpoint, parseNote, TlogError, verifyNote } from "./notes.js";
+import { aggregateTimes } from "./aggregate.js";
+import { cosignatureTimes, openSeal } from "./sealing.js";
 import { BundleError, decodeBundle, formatSeconds, GAP_FORMAT, parseInstant } from "./documents.js";
 import {
   afterCompromise, checkpointProblem, compromiseProblem, linkedToRecord, NOT_VOUCHED, notWitnessed, witnessedOf,
@@ -159,23 +159,6 @@ async function checkHeaderSignature(header, canonical, signature, keyring, noKey
 
 // --- 4. sealed batch -----------------------------------------------------------------------
 
-/** The seal's tlog proof and checkpoint, parsed (signatures not verified); BundleError. */
-export function openSeal(seal) {
-  let proof;
-  try {
-    proof = parseTlogProof(seal.proof);
-  } catch (error) {
-    throw new BundleError("tlog proof", error.message);
-  }
-  try {
-    const note = parseNote(proof.checkpoint);
-    return { proof, note, checkpoint: parseCheckpoint(note.text) };
-  } catch (error) {
-    if (!(error instanceof TlogError)) throw error;
-    throw new BundleError("tlog proof", `the checkpoint is malformed: ${error.message}`);
-  }
-}
-
 /** `witnessed`: the trusted witness time on the sealing checkpoint (rule 4.8). */
 async function checkSealedBatch(canonical, seal, opened, keyring, witnessed) {
   if (seal === null || opened === null) {
@@ -209,32 +192,21 @@ async function checkSealedBatch(canonical, seal, opened, keyring, witnessed) {
 
 // --- 5. witness receipts -------------------------------------------------------------------
 
-/** Valid trusted cosignatures on a checkpoint as witness times {by, at (seconds)}, and what is
- * wrong with the trusted ones that do not verify. */
-async function cosignatureTimes(text, signatures, policy, maxTimestamp) {
-  const times = [];
-  const problems = [];
-  for (const signature of signatures) {
-    const found = policy.witnesses.find(
-      ({ verifier }) => verifier.name === signature.name && verifier.keyId === signature.keyId,
-    );
-    if (!found) continue; // the log's own signature, or a witness nobody trusts here
-    try {
-      const at = await verifyCosignature(text, signature, found.verifier, maxTimestamp);
-      times.push({ by: found.name, at });
-    } catch (error) {
-      if (!(error instanceof TlogError)) throw error;
-      problems.push(`the cosignature of ${found.name} does not verify (${error.code}): ${error.message}`);
-    }
-  }
-  return { times, problems };
-}
-
-async function gatherReceipts(seal, opened, policy, maxTimestamp) {
+/** The trusted witness times on the sealing checkpoint (its own cosignatures, and those of the
+ * aggregate checkpoint that includes it), the trusted receipts that fail, and the listed
+ * authorities whose tokens this verifier does not check. */
+async function gatherReceipts(seal, opened, policy, maxTimestamp, keyring) {
   if (seal === null || !opened || opened instanceof BundleError || policy === null) return null;
   const { times, problems } = await cosignatureTimes(opened.note.text, opened.note.signatures, policy, maxTimestamp);
+  const through = await aggregateTimes(seal, opened, keyring, policy, maxTimestamp);
   const tokens = seal.timestamps.filter((receipt) => policy.authorities.has(receipt.authority));
-  return { times, problems, tokens: [...new Set(tokens.map((receipt) => receipt.authority))] };
+  return {
+    times: [...times, ...through.times],
+    problems: [...problems, ...through.problems],
+    tokens: [...new Set(tokens.map((receipt) => receipt.authority))],
+    aggregateMissing: through.missing,
+    aggregateWhere: through.where,
+  };
 }
 
 function checkWitnessReceipts(seal, opened, policy, receipts) {
@@ -247,15 +219,18 @@ function checkWitnessReceipts(seal, opened, policy, receipts) {
     : "";
   if (receipts.problems.length) return failed(5, joined(receipts.problems) + tokens);
   const vouching = [...new Set(receipts.times.map((time) => time.by))].sort();
+  // Rule 5.8: an aggregate path without its log key adds nothing, and says so.
+  const aside = (receipts.aggregateMissing ? ` [${receipts.aggregateMissing}]` : "") + tokens;
+  const through = receipts.aggregateWhere ? `, through ${receipts.aggregateWhere}` : "";
   if (!vouching.length) {
-    return unchecked(5, `${NO_RECEIPTS} from a trusted witness (quorum not met: 0 of ${policy.quorum})${tokens}`);
+    return unchecked(5, `${NO_RECEIPTS} from a trusted witness (quorum not met: 0 of ${policy.quorum})${aside}`);
   }
   if (vouching.length < policy.quorum) {
-    return unchecked(5, `quorum not met: ${vouching.length} of ${policy.quorum} (${vouching.join(", ")})${tokens}`);
+    return unchecked(5, `quorum not met: ${vouching.length} of ${policy.quorum} (${vouching.join(", ")})${through}${aside}`);
   }
   const many = vouching.length !== 1;
   const detail = `${vouching.length} trusted ${many ? "witnesses vouch" : "witness vouches"}`;
-  return passed(5, `${detail} (quorum ${policy.quorum}): ${vouching.join(", ")}${tokens}`);
+  return passed(5, `${detail} (quorum ${policy.quorum}): ${vouching.join(", ")}${through}${aside}`);
 }
 
 // --- 6. sequence continuity ----------------------------------------------------------------
@@ -378,7 +353,7 @@ function checkTimeBracket({ bracket, upper, inverted }, included, previousReason
   else if (bracket.not_before_by === HOSTED_INGEST && previousReason) lower += ` [${previousReason}]`;
   if (!included) return unchecked(7, `${lower}; no trusted upper bound: the seal is not verified`);
   if (upper === null) return unchecked(7, `${lower}; no trusted witness time on the sealing checkpoint`);
-  const detail = `${lower}; not after ${bracket.not_after} (${upper.by}: cosigned in the second from ${formatSeconds(upper.at)})`;
+  const detail = `${lower}; not after ${bracket.not_after} (${upper.by}: ${upper.how} in the second from ${formatSeconds(upper.at)})`;
   return inverted ? unchecked(7, detail) : passed(7, detail);
 }
 
@@ -452,7 +427,7 @@ export async function verifyBundle(data, keyring = null, policy = null, { now = 
   }
   let receipts;
   try {
-    receipts = await gatherReceipts(seal, opened, policy, maxTimestamp);
+    receipts = await gatherReceipts(seal, opened, policy, maxTimestamp, keyring);
   } catch (error) {
     receipts = { times: [], problems: [`internal error: ${error.name}: ${error.message}`], tokens: [] };
   }
