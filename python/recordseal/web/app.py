@@ -165,7 +165,9 @@ def create_app(settings: Settings | None = None) -> Litestar:
             fleet_status=FleetStatusReader(
                 store.logs,
                 lambda: registry.manifest,
-                [witness.client.witness.name for witness in witnesses],
+                # A fleet's anchors are cosigned by the tenant logs' witnesses; those of the
+                # aggregate log never see them (docs/tlog.md, "The aggregate log").
+                [w.client.witness.name for w in witnesses if w.logs == "tenant"],
                 [authority.name for authority in authorities],
             ),
             transparency_root=settings.transparency_root,
