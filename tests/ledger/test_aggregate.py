@@ -11,7 +11,7 @@ import struct
 
 import pytest
 
-from recordseal.core import leaf_hash, merkle_root
+from recordseal.core import leaf_hash, merkle_root, verify_consistency
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.crypto.vault import KeyWrapper
 from recordseal.ledger.sealer import AGGREGATE_INTERVAL, Sealer
@@ -19,12 +19,15 @@ from recordseal.merkle.aggregate import aggregate_entry
 from recordseal.services.errors import NotFound
 from recordseal.services.records import RecordIn, RecordService
 from recordseal.services.tiles import OPERATOR, TileService
+from recordseal.settings import Settings
 from recordseal.storage.base import Store
 from recordseal.storage.rows import CheckpointRow
 from recordseal.tlog import open_checkpoint
 from recordseal.tlog.tiles import Tile, parse_entry_bundle
+from tests import continuity_support
 from tests.backends import opened
-from tests.continuity_support import fresh_continuity
+from tests.continuity_support import Backup, Service, fresh_continuity
+from tests.ledger.test_recovery import run_recover
 
 SEED = bytes(range(32))
 SERVICE = "aggregate.test"
@@ -172,5 +175,65 @@ def test_a_store_behind_the_journal_fences_the_aggregate(store: Store) -> None:
             assert await sealer.seal_aggregate() is None
             assert SERVICE in continuity.logs
             assert await store.logs.newest_checkpoint(SERVICE) is None
+
+    asyncio.run(scenario())
+
+
+def test_a_restore_fences_the_aggregate_and_recover_takes_it_up_from_its_frontier(
+    store_settings: Settings, backup: Backup
+) -> None:
+    """A store put back behind the aggregate's last journaled checkpoint: at the next start
+    the aggregate is fenced and signs nothing; ``recordseal recover`` takes it up again at that
+    checkpoint from the frontier the journal keeps, so it goes on consistent with what the
+    witnesses saw, its lost entries 404 as tiles (docs/tlog.md)."""
+    aggregate = continuity_support.SERVICE
+
+    async def scenario() -> None:
+        async with Service(store_settings) as service:
+            await service.records.create_stream("acme", "s", None, False)
+            await service.post("acme", "s", "bob", 1)
+            await service.sealer.seal_pending()
+            assert await service.sealer.seal_aggregate() is not None
+        backup.take()
+        async with Service(store_settings) as service:
+            for n in (2, 3):
+                await service.post("acme", "s", "bob", n)
+                await service.sealer.seal_pending()
+            signed = await service.sealer.seal_aggregate()
+            assert signed is not None and signed.size == 3
+            journaled = service.continuity.state.checkpoints[aggregate]
+            assert journaled.size == 3 and len(journaled.frontier) == 2  # nodes (1,0), (0,2)
+        backup.restore()
+        async with Service(store_settings) as service:
+            assert aggregate in service.continuity.logs
+            assert await service.sealer.seal_aggregate() is None
+            newest = await service.store.logs.newest_checkpoint(aggregate)
+            assert newest is not None and newest.size == 1  # nothing signed twice for size 3
+        report = await run_recover(store_settings)
+        assert report.refused == []
+        assert report.aggregate is not None and (report.aggregate.size, report.aggregate.root) == (
+            3,
+            signed.root,
+        )
+        assert [s.origin for s in report.successions] == [f"{aggregate}/acme/default/2"]
+        async with Service(store_settings) as service:
+            assert service.continuity.logs == {}
+            taken_up = await service.store.logs.newest_checkpoint(aggregate)
+            assert taken_up is not None and taken_up.note == signed.note  # the same checkpoint
+            await service.post("acme", "s", "carol", 4)
+            await service.sealer.seal_pending()
+            grown = await service.sealer.seal_aggregate()
+            assert grown is not None and grown.first_index == 3
+            # Consistent with the checkpoint the witnesses may have cosigned before the restore.
+            proof = await service.sealer.consistency(aggregate, 3, grown.size)
+            verify_consistency(3, grown.size, signed.root, grown.root, proof)
+            tiles = TileService(service.store.logs, aggregate, public=[aggregate])
+            log = await tiles.log(aggregate, OPERATOR)
+            with pytest.raises(NotFound) as lost:
+                await tiles.tile(log, Tile(None, 0, 3))
+            assert lost.value.code == "tile_lost"
+            with pytest.raises(NotFound):
+                await tiles.tile(log, Tile(0, 0, 3))
+            assert len(await tiles.tile(log, Tile(0, 0, 1))) == 32  # entry 0 was kept
 
     asyncio.run(scenario())

@@ -246,7 +246,13 @@ def test_the_log_key_rotates_and_the_log_is_witnessed_throughout(tmp_path: Path)
          "--trust-out", str(tmp_path / "t.json")])  # fmt: skip
     keys = load_key_directory((tmp_path / "k.json").read_bytes())
     trust = load_trust_store((tmp_path / "t.json").read_bytes())
-    assert len(keys.logs) == 2  # one log, listed once per key
+    # One tenant log and the deployment's aggregate log (docs/tlog.md), each listed once per key.
+    assert sorted(log.origin for log in keys.logs) == [
+        "recordseal.local",
+        "recordseal.local",
+        "recordseal.local/acme/default",
+        "recordseal.local/acme/default",
+    ]
     for bundle in bundles:
         result = verify_bundle(json.dumps(bundle).encode(), keys, trust)
         assert result.verdict == "VERIFIED", result
@@ -288,8 +294,11 @@ def test_a_compromised_log_key_is_retired_for_a_new_one_and_named_in_the_directo
     cli(["keys", "export", "--data-dir", str(data), "--keys-out", str(tmp_path / "k.json"),
          "--trust-out", str(tmp_path / "t.json")])  # fmt: skip
     exported = json.loads((tmp_path / "k.json").read_text())
-    marks = sorted(entry.get("compromised_at") or "" for entry in exported["logs"])
-    assert marks == ["", "2026-01-01T00:00:00.000000Z"]
+    # The tenant log and the aggregate log (docs/tlog.md) share the key: both are marked.
+    marks = sorted(
+        (entry["origin"], entry.get("compromised_at") or "") for entry in exported["logs"]
+    )
+    assert [mark for _, mark in marks] == ["", "2026-01-01T00:00:00.000000Z"] * 2
     # No witness shows the checkpoint before the compromise: check 4 fails naming it (rule 4.8).
     result = verify_bundle(bundle, load_key_directory((tmp_path / "k.json").read_bytes()))
     assert result.checks[3].status == "failed" and "compromised" in result.checks[3].detail

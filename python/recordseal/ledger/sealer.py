@@ -34,6 +34,7 @@ from recordseal.ledger.continuity import STORE_ROLLED_BACK, Continuity
 from recordseal.ledger.log_keys import LogKeyring
 from recordseal.ledger.offering import Head, Offers
 from recordseal.ledger.witnessed import WitnessPolicy
+from recordseal.merkle import log as merkle_log
 from recordseal.merkle import tree
 from recordseal.merkle.aggregate import AGGREGATE_LIMIT
 from recordseal.merkle.genesis import log_origin, tenant_genesis
@@ -254,9 +255,12 @@ class Sealer:
         if batch is None:
             return None
         self._aggregated_at = now
-        # Journaled before it is offered to anyone, as a tenant log's (docs/continuity.md).
+        # Journaled before it is offered to anyone, as a tenant log's (docs/continuity.md),
+        # with its frontier: a store put back behind it takes it up again from there.
+        ids = sorted(merkle_log.frontier(batch.size))
+        nodes = await self._store.log_nodes(origin, set(ids))
         await self._continuity.signed_checkpoint(
-            origin, batch.size, batch.root, None, AGGREGATE_FLEET
+            origin, batch.size, batch.root, None, AGGREGATE_FLEET, tuple(nodes[i] for i in ids)
         )
         self._offers.sealed(batch)
         return batch

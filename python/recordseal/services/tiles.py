@@ -103,7 +103,7 @@ class TileService:
             found.log.origin, TILE_HEIGHT * tile.level, tile.start, tile.width
         )
         if len(hashes) != tile.width:
-            raise RuntimeError(f"{found.log.origin}: {tile.path()} lacks stored nodes")
+            raise _lost(found, tile)
         return b"".join(hashes)
 
     async def _entries(self, found: LogRow, tile: Tile) -> bytes:
@@ -111,10 +111,17 @@ class TileService:
         if found.log.is_aggregate:  # its entries are hashes of tenant checkpoints
             rows = await self._logs.aggregate_entries(start, tile.width)
             if [index for index, _ in rows] != list(range(start, end)):
-                raise RuntimeError(f"{found.log.origin}: {tile.path()} lacks entries")
+                raise _lost(found, tile)
             return entry_bundle(entry for _, entry in rows)
         entries = [found.log.leaf_0()] if start == 0 else []
         rows = await self._logs.log_entries(found.log.origin, max(start, 1), end - max(start, 1))
         if [index for index, _ in rows] != list(range(max(start, 1), end)):
-            raise RuntimeError(f"{found.log.origin}: {tile.path()} lacks sealed records")
+            raise _lost(found, tile)
         return entry_bundle([*entries, *(header for _, header in rows)])
+
+
+def _lost(found: LogRow, tile: Tile) -> NotFound:
+    """A tile of the log's size the store does not hold: the aggregate's entries a restore
+    of the store lost (``recordseal recover`` takes it up again past them, docs/tlog.md)."""
+    log.warning("tiles.lost", extra={"origin": found.log.origin, "tile": tile.path()})
+    return NotFound("tile_lost", f"{tile.path()} was lost in a restore of the store")
