@@ -3,7 +3,8 @@ item 4): ``golang.org/x/mod/sumdb/note`` opens the served checkpoint, ``sumdb/tl
 ``TileHashReader`` authenticates the served hash tiles against it and proves every record's
 chain leaf (``ProveRecord``, ``CheckRecord``) and the consistency with an earlier checkpoint
 (``ProveTree``, ``CheckTree``); the entry bundles hash to the tiles' leaves. A tile changed by
-one bit makes every proof fail. A real ``recordseal serve`` on each storage backend.
+one bit makes every proof fail. The deployment's aggregate log is read the same way, with no
+token. A real ``recordseal serve`` on each storage backend.
 
 The Go program (``tilecheck/main.go``) is built offline like ``sumdbcheck`` (``golang.py``).
 """
@@ -23,8 +24,10 @@ import httpx
 import pytest
 
 from recordseal.core import leaf_hash
+from recordseal.merkle.aggregate import aggregate_entry
 from recordseal.merkle.genesis import tenant_genesis
 from recordseal.tlog import Checkpoint, Ed25519Signer, parse_note
+from recordseal.tlog.tiles import Tile, parse_entry_bundle
 from tests.interop.golang import build_go
 from tests.pg_cluster import Cluster
 from tests.servers import create_token, free_port, kill_service, start_service
@@ -86,10 +89,24 @@ class Service:
             records += [item["record"] for item in answer.json()["results"]]
         return records
 
-    def vkey(self) -> str:
+    def vkey(self, origin: str = ORIGIN) -> str:
         logs = httpx.get(f"{self.url}/v1/keys").json()["logs"]
-        (vkey,) = [entry["vkey"] for entry in logs if entry["origin"] == ORIGIN]
+        (vkey,) = [entry["vkey"] for entry in logs if entry["origin"] == origin]
         return str(vkey)
+
+    def aggregate_entries(self) -> list[bytes]:
+        """Every entry of the aggregate log, read as anyone reads it (no token)."""
+        answer = httpx.get(f"{self.url}/logs/{SERVICE}/checkpoint")
+        if answer.status_code != 200:
+            return []
+        size = Checkpoint.parse(parse_note(answer.text).text).size
+        entries: list[bytes] = []
+        for start in range(0, size, 256):
+            bundle = Tile(None, start // 256, min(256, size - start))
+            read = httpx.get(f"{self.url}/logs/{SERVICE}/{bundle.path()}")
+            read.raise_for_status()
+            entries += parse_entry_bundle(read.content)
+        return entries
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -154,6 +171,30 @@ def test_go_proves_every_record_from_the_served_tiles(tilecheck: Path, service: 
     for name in ("checkpoint", "tile/0/000", "tile/entries/000"):
         answer = httpx.get(f"{service.prefix}/{name}", headers=service.globex)
         assert (answer.status_code, answer.json()["code"]) == (403, "forbidden_tenant")
+    # The aggregate log, public: once it took the newest checkpoint, Go proves that
+    # checkpoint's entry in it and reads its entries (hashes: no tenant name).
+    newest = Checkpoint.parse(parse_note(service.checkpoint()).text)
+    entry = aggregate_entry(ORIGIN, newest.size, newest.root_hash)
+    deadline = time.monotonic() + 60
+    while entry not in (entries := service.aggregate_entries()):
+        assert time.monotonic() < deadline, "the aggregate did not take the checkpoint"
+        time.sleep(0.2)
+    aggregate = run_go(
+        tilecheck,
+        {
+            "prefix": f"{service.url}/logs/{SERVICE}",
+            "authorization": "",
+            "vkey": service.vkey(SERVICE),
+            "leaves": [leaf_hash(entry).hex()],
+        },
+    )
+    assert {name: o["ok"] for name, o in aggregate.items()} == {
+        "checkpoint": True,
+        f"leaf {leaf_hash(entry).hex()}": True,
+        "entries": True,
+    }, aggregate
+    served = [base64.b64decode(e) for e in aggregate["entries"]["entries"]]
+    assert served[: len(entries)] == entries and all(len(e) == 32 for e in served)
     denied = run_go(tilecheck, {**request, "authorization": service.globex["Authorization"]})
     assert denied["checkpoint"] == {
         "name": "checkpoint",
