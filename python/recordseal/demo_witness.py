@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ctypes
 import logging
+import os
 import signal
 import socket
 import subprocess
@@ -31,6 +32,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -62,20 +64,26 @@ def _free_port() -> int:
         return port
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child before exec
-    """Linux: the witness gets SIGTERM when ``serve`` dies, even by SIGKILL."""
+def _die_with_parent(parent: int) -> None:  # pragma: no cover - runs in the child before exec
+    """Linux: the witness gets SIGTERM when ``serve`` (``parent``) dies, even by SIGKILL; a
+    ``serve`` already gone when that was asked for is not waited for (no witness starts)."""
     with suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 @contextmanager
 def demo_witness(
-    directory: Path, family_vkeys: Callable[[], list[str]], log_format: str
+    directory: Path,
+    family_vkeys: Callable[[], list[str]],
+    log_format: str,
+    meanwhile: Callable[[], None] = lambda: None,
 ) -> Iterator[dict[str, Any]]:
     """Run the demo witness for the logs under ``family_vkeys()`` (one per log key, the first
     key's first: a rotation adds keys, never changes the first), followed every
     FOLLOW_SECONDS; yield its entry for ``RECORDSEAL_WITNESSES`` once it answers; stop it on
-    exit."""
+    exit. ``meanwhile`` runs while the witness starts."""
     vkeys = family_vkeys()
     _claim(directory, vkeys[0])  # the data directory's first log key names it
     families = directory / FAMILIES_FILE
@@ -87,12 +95,13 @@ def demo_witness(
         "--data-dir", str(directory), "--name", KEY_NAME, "--host", "127.0.0.1",
         "--port", str(port), "--log-format", log_format, "--logs-under-file", str(families),
     ]  # fmt: skip
-    process = subprocess.Popen(command, preexec_fn=_die_with_parent)
+    process = subprocess.Popen(command, preexec_fn=partial(_die_with_parent, os.getpid()))
     stop = threading.Event()
     follower = threading.Thread(
         target=_follow, args=(families, family_vkeys, stop), name="demo-witness-keys", daemon=True
     )
     try:
+        meanwhile()
         vkey = _wait_for_health(process, url)
         follower.start()
         yield {"name": LABEL, "url": url, "vkey": vkey}

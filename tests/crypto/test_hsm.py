@@ -230,7 +230,12 @@ def test_a_log_key_s_public_half_is_read_without_opening_the_module(tmp_path: Pa
     (tmp_path / "log-signing.pkcs11").write_text(
         (tmp_path / "log-signing.pkcs11").read_text().replace(str(location), str(pin_gone))
     )
-    [key] = log_keys.log_keys(tmp_path)
+    key, mldsa = log_keys.log_keys(tmp_path)  # the ML-DSA-44 key of its generation is a file
+    assert (mldsa.algorithm, mldsa.location, mldsa.path.name) == (
+        "ML-DSA-44",
+        None,
+        "log-signing.ml-dsa-44",
+    )
     vkey = key.signer("recordseal.local/acme/default").verifier().vkey
     assert vkey == made.signer("recordseal.local/acme/default").verifier().vkey
     assert key.key_id == made.key_id

@@ -82,8 +82,7 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, A
             finally:
                 kill_service(service)
     finally:
-        witness.kill()
-        witness.wait()
+        kill_service(witness)  # its whole group: witness serve forks a granian worker
 
 
 def test_a_healthy_deployment_passes(deployment: dict[str, Any]) -> None:

@@ -23,8 +23,7 @@ from recordseal.crypto.signing import verify_header_signature
 from recordseal.merkle import tree
 from recordseal.merkle.genesis import tenant_genesis
 from recordseal.settings import Settings
-from recordseal.tlog import open_checkpoint
-from recordseal.tlog.keys import Ed25519Verifier
+from recordseal.tlog import log_verifier, open_checkpoint
 from tests.backends import query
 from tests.servers import create_token, free_port, kill_service, start_service
 
@@ -153,8 +152,9 @@ def assert_every_checkpoint_verifies(settings: Settings, keys: dict) -> None:
         " WHERE l.fleet <> '' ORDER BY c.size",
     )
     assert checkpoints[-1][0] == len(leaves) + 1  # leaf 0 is the tenant genesis root
-    (log,) = [log for log in keys["logs"] if log["origin"].endswith("/acme/default")]
-    verifier = Ed25519Verifier.from_vkey(log["vkey"])
+    tenant_logs = [log for log in keys["logs"] if log["origin"].endswith("/acme/default")]
+    ed25519, mldsa = (log_verifier(log["vkey"]) for log in tenant_logs)  # dual-signed
+    assert (ed25519.SIGNATURE_TYPE, mldsa.SIGNATURE_TYPE) == (0x01, 0x06)
     nodes: dict[tuple[int, int], bytes] = {}
     hashes = [leaf_hash(tenant_genesis("acme", "default"))] + [bytes(leaf) for _, leaf in leaves]
     roots = {}
@@ -167,6 +167,7 @@ def assert_every_checkpoint_verifies(settings: Settings, keys: dict) -> None:
     sizes = [size for size, _, _ in checkpoints]
     assert sizes == sorted(set(sizes))  # no size sealed twice
     for size, root, note in checkpoints:
-        checkpoint, _ = open_checkpoint(note, [verifier])
+        checkpoint, opened = open_checkpoint(note, [ed25519, mldsa])
+        assert len(opened.verified) == 2  # both log signatures, each verified
         assert (checkpoint.size, checkpoint.root_hash) == (size, bytes(root))
         assert bytes(root) == roots[size]

@@ -158,13 +158,14 @@ def test_refuses_unknown_logs_and_bad_signatures(witness: Witness, log: Log) -> 
 
 def test_state_file_is_replaced_atomically(witness: Witness, log: Log) -> None:
     log.append(3)
-    witness.add_checkpoint(0, [], log.signed())
+    cosignature = witness.add_checkpoint(0, [], log.signed())
     files = sorted(p.name for p in witness.store.directory.iterdir())
     path = witness.store.path_for(log.origin)
     assert files == sorted([path.name, "witness.lock"])
     stored = json.loads(path.read_text())
     assert stored["origin"] == log.origin and stored["size"] == 3
-    assert stored["checkpoint"] == log.signed()
+    # The checkpoint with the log signature the witness verified and its own cosignature.
+    assert stored["checkpoint"] == log.signed() + cosignature.line
 
 
 def test_a_corrupt_state_is_an_error_never_a_fresh_start(witness: Witness, log: Log) -> None:

@@ -1,5 +1,5 @@
 """Write ``aggregate.json``: the deployment's aggregate log (docs/tlog.md, "The aggregate log")
-and bundles proven through it (docs/bundle.md, check 5, rules 5.6 to 5.12).
+and bundles proven through it (docs/bundle.md, check 5, rules 5.7 to 5.13).
 
 The bundles are built by the verifier tests' factory (``tests/verify/factory.py``) from fixed
 seeds, so every byte is reproducible: the stream ``acme/orders`` holds records 1-6 in the log

@@ -24,7 +24,7 @@ import pytest
 
 from recordseal.chain import GAP_FORMAT, canonical_header, chain_leaf
 from recordseal.core import inclusion_proof
-from recordseal.tlog import Ed25519Signer, sign_checkpoint
+from recordseal.tlog import Ed25519Signer, MLDSA44CosignatureSigner, sign_checkpoint
 from recordseal.verify import (
     KeyDirectory,
     VerificationResult,
@@ -37,7 +37,7 @@ from recordseal.verify.encoding import format_instant
 from recordseal.verify.sealing import end_of_second
 
 from .conftest import in_order, tampered
-from .factory import ORIGIN, PUBLIC_WITNESS, RECORDS, SERVICE, TARGET_SEQ, World
+from .factory import ORIGIN, PUBLIC_WITNESS, RECORDS, SERVICE, TARGET_SEQ, WITNESS, World
 from .test_tamper import (
     _checkpoint_start,
     _drop_coverage,
@@ -694,6 +694,30 @@ RULES: dict[str, Rule] = {
             _log_compromised(w, LATER, trust=None, name="no trust store"),
         ],
     ),
+    "4.9": Rule(
+        4,
+        "unchecked",
+        lambda w: [
+            Case(
+                "an Ed25519-only checkpoint, the trust store requiring ML-DSA-44 too",
+                w.bundle(),
+                w.keys_document(),
+                w.trust_document(checkpoint_signatures=["Ed25519", "ML-DSA-44"]),
+            ),
+            Case(
+                "a dual-signed checkpoint, the directory without the ML-DSA-44 key",
+                pq_world().bundle(),
+                {**pq_world().keys_document(), "logs": pq_world().keys_document()["logs"][:1]},
+                pq_world().trust_document(checkpoint_signatures=["ML-DSA-44"]),
+            ),
+            Case(
+                "the Ed25519 signature dropped, the default policy",
+                tampered(pq_world().bundle(), _edit_proof(_drop_log_line(64))),
+                pq_world().keys_document(),
+                pq_world().trust_document(),
+            ),
+        ],
+    ),
     # --- 5. witness receipts ---------------------------------------------------------------
     "5.1": Rule(
         5,
@@ -742,6 +766,19 @@ RULES: dict[str, Rule] = {
     ),
     "5.6": Rule(
         5,
+        "unchecked",
+        lambda w: [
+            _complete(w, "an Ed25519 cosignature dated 0", _edit_proof(_undated(w))),
+            Case(
+                "an ML-DSA-44 cosignature dated 0",
+                tampered(pq_world().bundle(), _edit_proof(_undated(pq_world()))),
+                pq_world().keys_document(),
+                pq_world().trust_document(),
+            ),
+        ],
+    ),
+    "5.7": Rule(
+        5,
         "failed",
         lambda w: [
             _through(w, "not a tlog proof", _set("seal.aggregate.proof", "not a proof")),
@@ -757,12 +794,12 @@ RULES: dict[str, Rule] = {
             ),
         ],
     ),
-    "5.7": Rule(
+    "5.8": Rule(
         5,
         "failed",
         lambda w: [_another_service(w)],
     ),
-    "5.8": Rule(
+    "5.9": Rule(
         5,
         "unchecked",
         lambda w: [
@@ -770,7 +807,7 @@ RULES: dict[str, Rule] = {
             _through(w, "no key directory", keys=None),
         ],
     ),
-    "5.9": Rule(
+    "5.10": Rule(
         5,
         "failed",
         lambda w: [
@@ -784,7 +821,7 @@ RULES: dict[str, Rule] = {
             ),
         ],
     ),
-    "5.10": Rule(
+    "5.11": Rule(
         5,
         "failed",
         lambda w: [
@@ -799,7 +836,7 @@ RULES: dict[str, Rule] = {
             ),
         ],
     ),
-    "5.11": Rule(
+    "5.12": Rule(
         5,
         "failed",
         lambda w: [
@@ -807,7 +844,7 @@ RULES: dict[str, Rule] = {
             _through(w, "a cosignature in the future", now=w.aggregated_at - timedelta(minutes=10)),
         ],
     ),
-    "5.12": Rule(
+    "5.13": Rule(
         5,
         "failed",
         lambda w: [
@@ -1110,7 +1147,43 @@ RULES: dict[str, Rule] = {
 }
 
 
-# --- the path into the aggregate log (rules 5.6 to 5.12) -------------------------------------
+@functools.cache
+def pq_world() -> World:
+    """A log signing with Ed25519 and ML-DSA-44 (as the service does), an ML-DSA-44 witness."""
+    return World(
+        log_mldsa=MLDSA44CosignatureSigner.generate(ORIGIN, clock=None),
+        witness=MLDSA44CosignatureSigner.generate(WITNESS),
+    )
+
+
+def _drop_log_line(size: int) -> Callable[[list[str]], None]:
+    """Drop the log's signature line whose signature (after the key ID) has ``size`` bytes."""
+
+    def edit(lines: list[str]) -> None:
+        prefix = f"— {ORIGIN} "
+        for at, line in enumerate(lines):
+            if line.startswith(prefix) and len(base64.b64decode(line[len(prefix) :])) == 4 + size:
+                del lines[at]
+                return
+        raise AssertionError("no such log signature")
+
+    return edit
+
+
+def _undated(world: World) -> Callable[[list[str]], None]:
+    """The witness's cosignature replaced by its valid cosignature dated 0: it states no time
+    (c2sp.org/tlog-cosignature), so it vouches for nothing (rule 5.6)."""
+    undated = world.witness.cosign(world.checkpoint(len(world.log)).text(), 0)
+
+    def edit(lines: list[str]) -> None:
+        prefix = f"— {WITNESS} "
+        at = next(i for i, line in enumerate(lines) if line.startswith(prefix))
+        lines[at] = undated.line.removesuffix("\n")
+
+    return edit
+
+
+# --- the path into the aggregate log (rules 5.7 to 5.13) -------------------------------------
 
 _UNSET: Any = object()
 

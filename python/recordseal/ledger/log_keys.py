@@ -4,9 +4,14 @@
 ``log-signing.ed25519`` is the first log key; ``recordseal keys rotate log`` adds
 ``log-signing-<n>.ed25519``. A key in a hardware module is a ``.pkcs11`` file of the same name
 instead, holding its URI (crypto/hsm.py; ``keys init log --hsm URI``, ``keys rotate log
---hsm URI``). Every key not marked retired (``<file>.retired`` beside it) signs
-each checkpoint: during a rotation a checkpoint is a signed note with both keys' signatures,
-so a witness that knows either accepts it and the log never stops being witnessed.
+--hsm URI``). Each generation also has an ML-DSA-44 key, ``log-signing.ml-dsa-44`` and
+``log-signing-<n>.ml-dsa-44`` (a 32-byte FIPS 204 seed; always a file: no PKCS#11 module here
+has ML-DSA), made with its Ed25519 key, or at the first start of a data directory that has
+none: every checkpoint carries both algorithms' signatures (docs/tlog.md, "Dual-signed
+checkpoints"). Every key not marked retired (``<file>.retired`` beside it) signs
+each checkpoint: during a rotation a checkpoint is a signed note with both generations'
+signatures, so a witness that knows either accepts it and the log never stops being
+witnessed.
 ``recordseal keys rotate log --complete`` retires all but the newest once every witness knows
 it. A retired key signs nothing more but stays in the key directory, so every checkpoint it
 signed keeps verifying. The sealer re-reads the directory at most every ``RELOAD_SECONDS``.
@@ -21,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.asymmetric.mldsa import MLDSA44PrivateKey
 
 from recordseal.crypto.hsm import (
     REFERENCE_SUFFIX,
@@ -32,17 +38,26 @@ from recordseal.crypto.hsm import (
 )
 from recordseal.crypto.keyfiles import create_secret, read_or_create_secret, sync_directory
 from recordseal.crypto.signing import key_id_of
-from recordseal.tlog import Ed25519Signer
+from recordseal.tlog import Checkpoint, Ed25519Signer, MLDSA44CosignatureSigner, sign_note
 
+ED25519 = "Ed25519"
+ML_DSA_44 = "ML-DSA-44"
 FIRST = "log-signing.ed25519"
 #: The first log key when it is in a module.
 FIRST_IN_MODULE = "log-signing" + REFERENCE_SUFFIX
+MLDSA_SUFFIX = ".ml-dsa-44"
 _FIRST = re.compile(r"log-signing\.(ed25519|pkcs11)")
 _LATER = re.compile(r"log-signing-([1-9][0-9]{0,5})\.(ed25519|pkcs11)")
+_FIRST_MLDSA = re.compile(r"log-signing\.ml-dsa-44")
+_LATER_MLDSA = re.compile(r"log-signing-([1-9][0-9]{0,5})\.ml-dsa-44")
 RETIRED = ".retired"
 #: Beside a key file: the RFC 3339 time from which the key is known compromised.
 COMPROMISED = ".compromised"
 RELOAD_SECONDS = 2.0
+
+#: A log key under a log's name: an Ed25519 note signer, or an ML-DSA-44 one that states no
+#: time (timestamp 0, docs/tlog.md).
+LogSigner = Ed25519Signer | MLDSA44CosignatureSigner
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,15 +72,22 @@ class LogKey:
 
     #: a module key's public half, as its reference file records it
     public: bytes | None = None
+    #: ``Ed25519`` or ``ML-DSA-44``
+    algorithm: str = ED25519
 
     def private(self) -> Ed25519PrivateKey | ModuleEd25519Key:
         if self.location is not None:
             return ModuleEd25519Key(self.location, self.public)  # opened when it signs
-        assert self.seed is not None
+        assert self.seed is not None and self.algorithm == ED25519
         return Ed25519PrivateKey.from_private_bytes(self.seed)
 
-    def signer(self, origin: str) -> Ed25519Signer:
+    def signer(self, origin: str) -> LogSigner:
         """The key under a log's name (C2SP: the key name is the origin)."""
+        if self.algorithm == ML_DSA_44:
+            assert self.seed is not None
+            return MLDSA44CosignatureSigner(
+                origin, MLDSA44PrivateKey.from_seed_bytes(self.seed), clock=None
+            )
         return Ed25519Signer(origin, self.private())
 
     @property
@@ -93,14 +115,42 @@ def _files(keys_dir: Path) -> list[tuple[int, Path]]:
     return sorted(found)
 
 
+def _mldsa_files(keys_dir: Path) -> dict[int, Path]:
+    found = {}
+    for path in keys_dir.iterdir() if keys_dir.is_dir() else []:
+        later = _LATER_MLDSA.fullmatch(path.name)
+        if _FIRST_MLDSA.fullmatch(path.name):
+            found[1] = path
+        elif later and int(later.group(1)) > 1:
+            found[int(later.group(1))] = path
+    return found
+
+
+def mldsa_path(keys_dir: Path, generation: int) -> Path:
+    """The ML-DSA-44 key file of a generation."""
+    stem = "log-signing" if generation == 1 else f"log-signing-{generation}"
+    return keys_dir / (stem + MLDSA_SUFFIX)
+
+
 def log_keys(keys_dir: Path) -> list[LogKey]:
-    """Every log key by generation, oldest first; the first (a file) is made when there is
-    none."""
+    """Every log key by generation, oldest first, each generation's Ed25519 key before its
+    ML-DSA-44 one; the first (a file) is made when there is none, and the newest generation's
+    ML-DSA-44 key when it has none (a data directory made before ML-DSA-44)."""
     found = _files(keys_dir)
     if not found or found[0][0] != 1:
         read_or_create_secret(keys_dir / FIRST)
         found = _files(keys_dir)
-    return [_read(n, path) for n, path in found]
+    mldsa = _mldsa_files(keys_dir)
+    newest = found[-1][0]
+    if newest not in mldsa:
+        read_or_create_secret(mldsa_path(keys_dir, newest))
+        mldsa = _mldsa_files(keys_dir)
+    keys = []
+    for n, path in found:
+        keys.append(_read(n, path))
+        if n in mldsa:
+            keys.append(_read_mldsa(n, mldsa[n]))
+    return keys
 
 
 def has_log_key(keys_dir: Path) -> bool:
@@ -117,6 +167,17 @@ def _read(generation: int, path: Path) -> LogKey:
         _compromised_at(path),
         read_reference(path) if in_module else None,
         read_public(path) if in_module else None,
+    )
+
+
+def _read_mldsa(generation: int, path: Path) -> LogKey:
+    return LogKey(
+        generation,
+        path,
+        path.read_bytes(),
+        path.with_name(path.name + RETIRED).exists(),
+        _compromised_at(path),
+        algorithm=ML_DSA_44,
     )
 
 
@@ -149,9 +210,11 @@ def mark_compromised(key: LogKey, at: str) -> None:
 
 
 def rotate(keys_dir: Path, location: ModuleUri | None = None) -> LogKey:
-    """A new log key (a file, or generated in the module ``location`` names), signing beside
-    the current ones from the sealer's next re-read."""
+    """A new generation of log keys, signing beside the current ones from the sealer's next
+    re-read: its Ed25519 key (a file, or generated in the module ``location`` names; returned)
+    and its ML-DSA-44 key (a file, made first, so the generation never lacks it)."""
     generation = log_keys(keys_dir)[-1].generation + 1
+    create_secret(mldsa_path(keys_dir, generation))
     if location is not None:
         return _generate(
             keys_dir / f"log-signing-{generation}{REFERENCE_SUFFIX}", generation, location
@@ -161,9 +224,11 @@ def rotate(keys_dir: Path, location: ModuleUri | None = None) -> LogKey:
 
 
 def complete(keys_dir: Path) -> list[LogKey]:
-    """Retire every key but the newest (they keep verifying); the keys retired now."""
+    """Retire every key but the newest generation's (they keep verifying); the keys retired
+    now."""
     keys = log_keys(keys_dir)
-    retiring = [k for k in keys[:-1] if not k.retired]
+    newest = keys[-1].generation
+    retiring = [k for k in keys if k.generation < newest and not k.retired]
     for key in retiring:
         key.path.with_name(key.path.name + RETIRED).touch(mode=0o600)
     if retiring:
@@ -190,9 +255,13 @@ class LogKeyring:
         return cls(log_keys(keys_dir), keys_dir)
 
     @classmethod
-    def of_seed(cls, seed: bytes) -> LogKeyring:
-        """One fixed key (tests and tools that hold the seed)."""
-        return cls([LogKey(1, Path(FIRST), seed, False)])
+    def of_seed(cls, seed: bytes, mldsa_seed: bytes | None = None) -> LogKeyring:
+        """Fixed keys (tests and tools that hold the seeds): an Ed25519 key, and an ML-DSA-44
+        key beside it when ``mldsa_seed`` is given."""
+        keys = [LogKey(1, Path(FIRST), seed, False)]
+        if mldsa_seed is not None:
+            keys.append(LogKey(1, mldsa_path(Path(), 1), mldsa_seed, False, algorithm=ML_DSA_44))
+        return cls(keys)
 
     def follow(self) -> None:
         if self._dir is None or self._clock() - self._checked < RELOAD_SECONDS:
@@ -204,7 +273,7 @@ class LogKeyring:
     def keys(self) -> list[LogKey]:
         return list(self._keys)
 
-    def signing(self, origin: str) -> list[Ed25519Signer]:
+    def signing(self, origin: str) -> list[LogSigner]:
         """The signers of a checkpoint of ``origin``: every key not retired."""
         self.follow()
         return [k.signer(origin) for k in self._keys if not k.retired]
@@ -218,12 +287,26 @@ class LogKeyring:
                 return key.compromised_at
         return None
 
-    def every(self, origin: str) -> list[Ed25519Signer]:
+    def every(self, origin: str) -> list[LogSigner]:
         """Every key of ``origin``, retired ones too: what verifies its checkpoints."""
         self.follow()
         return [k.signer(origin) for k in self._keys]
 
 
-def as_signers(found: Ed25519Signer | Sequence[Ed25519Signer]) -> list[Ed25519Signer]:
+def as_signers(found: LogSigner | Sequence[LogSigner]) -> list[LogSigner]:
     """One signer or several, as a list (callers that hold one key give one)."""
-    return [found] if isinstance(found, Ed25519Signer) else list(found)
+    return [found] if isinstance(found, LogSigner) else list(found)
+
+
+def checkpoint_signer(signers: Sequence[LogSigner], origin: str) -> Callable[[int, bytes], str]:
+    """``sign(size, root)``: the checkpoint note of ``origin`` signed by every key of
+    ``signers`` (Ed25519 and ML-DSA-44, of two generations during a rotation). The one way a
+    checkpoint is signed: the sealer's, of tenant logs and the aggregate alike
+    (``Sealer.checkpoint_signer``), and ``recordseal recover``'s (a successor's first
+    checkpoint, the aggregate taken up again)."""
+    keys = list(signers)
+
+    def sign(size: int, root: bytes) -> str:
+        return sign_note(Checkpoint(origin, size, root).text(), keys)
+
+    return sign

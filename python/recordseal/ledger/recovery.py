@@ -32,14 +32,13 @@ from recordseal.clock import new_record_id, utc_now
 from recordseal.core import leaf_hash
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.ledger.continuity import STORE_ROLLED_BACK, Continuity
-from recordseal.ledger.log_keys import as_signers
+from recordseal.ledger.log_keys import LogSigner, as_signers, checkpoint_signer
 from recordseal.merkle import tree
 from recordseal.merkle.genesis import log_origin, successor_genesis, successor_origin
 from recordseal.merkle.log import frontier
 from recordseal.storage.base import Store
 from recordseal.storage.journal import Entry, Head, Retired, Signed
 from recordseal.storage.recovery import AggregateRestore, GapRecord, Recovery, Succession
-from recordseal.tlog import Checkpoint, Ed25519Signer, sign_note
 
 
 class ServiceRunning(Exception):
@@ -62,7 +61,7 @@ async def recover(
     store: Store,
     continuity: Continuity,
     header_signer: HeaderSigner,
-    log_signer: Callable[[str], Ed25519Signer | Sequence[Ed25519Signer]],
+    log_signer: Callable[[str], LogSigner | Sequence[LogSigner]],
     service_origin: str,
 ) -> RecoveryReport:
     """Compare the store with the journal (``continuity.start``, which also re-applies the
@@ -103,7 +102,7 @@ AGGREGATE_REFUSED = (
 def _aggregate_restore(
     origin: str,
     signed: Signed,
-    log_signer: Callable[[str], Ed25519Signer | Sequence[Ed25519Signer]],
+    log_signer: Callable[[str], LogSigner | Sequence[LogSigner]],
 ) -> AggregateRestore | None:
     """The aggregate taken up again at its journaled checkpoint, when the journal's frontier
     is whole and gives that checkpoint's root; None otherwise."""
@@ -113,15 +112,14 @@ def _aggregate_restore(
     nodes = dict(zip(ids, signed.frontier, strict=True))
     if tree.root(signed.size, lambda level, index: nodes[(level, index)]) != signed.root:
         return None
-    signers = as_signers(log_signer(origin))
-    note = sign_note(Checkpoint(origin, signed.size, signed.root).text(), signers)
+    note = checkpoint_signer(as_signers(log_signer(origin)), origin)(signed.size, signed.root)
     return AggregateRestore(origin, signed.size, signed.root, nodes, note)
 
 
 async def _plan_successions(
     store: Store,
     continuity: Continuity,
-    log_signer: Callable[[str], Ed25519Signer | Sequence[Ed25519Signer]],
+    log_signer: Callable[[str], LogSigner | Sequence[LogSigner]],
     service_origin: str,
     report: RecoveryReport,
 ) -> None:
@@ -143,8 +141,8 @@ async def _plan_successions(
             successor = successor_origin(base, successor)
         taken.add(successor)
         leaf = successor_genesis(origin, signed.size, signed.root)
-        signers = as_signers(log_signer(successor))  # two during a log key rotation
-        note = sign_note(Checkpoint(successor, 1, leaf_hash(leaf)).text(), signers)
+        sign = checkpoint_signer(as_signers(log_signer(successor)), successor)
+        note = sign(1, leaf_hash(leaf))  # every log key: two generations during a rotation
         report.successions.append(
             Succession(
                 fence.tenant, fence.fleet, origin, signed.size, signed.root, successor, leaf, note

@@ -16,9 +16,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from pathlib import Path
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from recordseal.crypto.hsm import (
     AES256,
@@ -33,8 +31,10 @@ from recordseal.ops.config_cli import add_settings_options, overrides
 from recordseal.settings import Settings, resolve
 from recordseal.storage.backends import schema_status
 from recordseal.tlog import TlogError
-from recordseal.tlog.tsa_client import timestamp_root
 from recordseal.web.preflight import port_refusal
+
+if TYPE_CHECKING:  # httpx loads when a check needs the network, not with every command
+    import httpx
 
 #: Largest difference tolerated between this host's clock and a witness's or authority's.
 MAX_SKEW_SECONDS = 30.0
@@ -133,6 +133,8 @@ def check_store(settings: Settings) -> Check:
 async def _witness(
     settings: Settings, client: httpx.AsyncClient, skews: list[float]
 ) -> list[Check]:
+    import httpx
+
     found = []
     for witness in settings.witnesses:
         name = f"witness {witness.name}"
@@ -155,6 +157,8 @@ async def _witness(
 async def _authorities(
     settings: Settings, client: httpx.AsyncClient, skews: list[float]
 ) -> list[Check]:
+    from recordseal.tlog.tsa_client import timestamp_root
+
     found = []
     for authority in settings.timestamp_authorities:
         name = f"time-stamping authority {authority.name}"
@@ -178,6 +182,8 @@ def _skew(remote: datetime) -> float:
 
 async def check_remotes(settings: Settings) -> list[Check]:
     """The witnesses and authorities, then the clock against what they said the time was."""
+    import httpx
+
     skews: list[float] = []
     async with httpx.AsyncClient(timeout=ANSWER_SECONDS) as client:
         found = await _witness(settings, client, skews)
@@ -195,6 +201,8 @@ async def check_remotes(settings: Settings) -> list[Check]:
 
 
 def check_port(settings: Settings) -> Check:
+    import httpx
+
     refusal = port_refusal(settings.host, settings.port)
     where = f"{settings.host}:{settings.port}"
     if refusal is None:

@@ -149,6 +149,8 @@ class KeyListing:
     revoked_at: str | None = None
     compromised_at: str | None = None
     active: bool = True
+    #: ``Ed25519`` or ``ML-DSA-44`` for a signing key (header, log); None for the others
+    algorithm: str | None = None
 
 
 async def listing(store: RecordStore, keys_dir: Path) -> list[KeyListing]:
@@ -166,6 +168,7 @@ async def listing(store: RecordStore, keys_dir: Path) -> list[KeyListing]:
             r.revoked_at,
             r.compromised_at,
             active is not None and r.key_id == active.key_id,
+            r.algorithm,
         )
         for r in rows
     ]
@@ -173,10 +176,10 @@ async def listing(store: RecordStore, keys_dir: Path) -> list[KeyListing]:
 
 
 def file_keys(keys_dir: Path) -> list[KeyListing]:
-    """The cookie keys, log key and KEK files that exist. A cookie key's id is the one its
-    cookies carry (``panel-<generation>``); the log key's is the first 16 hex digits of
-    SHA-256 of its public key (as a header key's); the KEK's the first 16 of SHA-256 of a label
-    and the key, naming it without revealing it."""
+    """The cookie keys, log keys and KEK files that exist. A cookie key's id is the one its
+    cookies carry (``panel-<generation>``); a log key's (Ed25519 or ML-DSA-44) is the first 16
+    hex digits of SHA-256 of its public key (as a header key's); the KEK's the first 16 of
+    SHA-256 of a label and the key, naming it without revealing it."""
     found = []
     cookies = cookie_keys.key_files(keys_dir)
     for generation, path in cookies:  # ids as the cookies name them
@@ -193,6 +196,7 @@ def file_keys(keys_dir: Path) -> list[KeyListing]:
                 created,
                 compromised_at=key.compromised_at,
                 active=not key.retired,
+                algorithm=key.algorithm,
             )
         )
     kek_files = keks.kek_files(keys_dir)

@@ -29,11 +29,13 @@ from recordseal.services.errors import (
     ServiceError,
     TooLarge,
     Unavailable,
+    tenant_inactive,
 )
 from recordseal.services.header_keys import HeaderKeys
 from recordseal.services.pipeline import Pipeline, Prepared, RecordInput
 from recordseal.services.streams import check_stream_fleet
 from recordseal.services.subject_cache import SubjectKeyCache
+from recordseal.services.tenant_states import TenantStates
 from recordseal.storage.base import Store
 from recordseal.storage.journal import Head
 from recordseal.storage.records import (
@@ -184,14 +186,17 @@ class RecordService:
         pipeline: Pipeline | None = None,
         *,
         continuity: Continuity,
+        tenant_states: TenantStates | None = None,
     ) -> None:
         """``signer``: the header keys as the store names them (``HeaderKeys``, re-read so a
         rotation reaches this process), or one fixed key; ``manifest`` answers the fleet
         manifest in force (which fleets a stream may join); ``pipeline`` does the per-record
         cryptography of a batch under a fixed key (by default the native one);
         ``continuity`` journals what is signed and erased, and fences streams the store lost
-        (docs/continuity.md)."""
+        (docs/continuity.md); ``tenant_states`` says which tenants are frozen read-only (no
+        new stream or record; by default read from the store's tenant rows)."""
         self._continuity = continuity
+        self._tenant_states = tenant_states or TenantStates(store.hierarchy)
         self._header_keys = (
             signer if isinstance(signer, HeaderKeys) else HeaderKeys.fixed(signer, pipeline)
         )
@@ -238,6 +243,7 @@ class RecordService:
                 "strict",
             )
         check_stream_fleet(self._manifest(), tenant, fleet)
+        await self._tenant_states.check_writable(tenant, "no new streams")
         fence = self._continuity.stream_fence(tenant, name)
         if fence is not None:
             raise _fenced(fence, "name")
@@ -388,6 +394,9 @@ class RecordService:
         keys = [retry.key for retry in retries if retry is not None]
         known = await self._store.records.idempotent_records(tenant, keys) if keys else {}
         subjects = await self._batch_subjects(tenant, items)
+        # A frozen tenant's records are refused one by one: a retry of a record stored before
+        # the freeze still gets its first result.
+        frozen = not await self._tenant_states.active(tenant)
         fresh: dict[bytes, tuple[SubjectClaim, SubjectKeys]] = {}
         results: list[Ingested | ServiceError | _Race] = [_RACE] * len(items)
         staged: list[_Staged] = []
@@ -398,6 +407,8 @@ class RecordService:
                 if retry is not None and retry.key in known:
                     results[position] = await self._replay(tenant, retry, known[retry.key])
                     continue
+                if frozen:
+                    raise tenant_inactive("no new records")
                 staged.append(self._stage(tenant, position, item, retry, fresh, subjects))
             except ServiceError as refusal:
                 results[position] = refusal

@@ -132,7 +132,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             "witnesses asked to cosign each checkpoint (`logs`: every tenant log, or only the"
             " deployment's aggregate log)",
             rule='a JSON list of {"name", "url", "vkey", "logs" ("tenant" or "aggregate",'
-            ' default "tenant")} objects',
+            ' default "tenant")} objects (vkey: one vkey, Ed25519 or ML-DSA-44, or a list of'
+            " the witness's vkeys)",
         ),
     ] = ()
     timestamp_authorities: Annotated[

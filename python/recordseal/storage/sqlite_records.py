@@ -7,22 +7,41 @@ import json
 import sqlite3
 from collections.abc import Awaitable, Callable, Sequence
 
+from recordseal.clock import utc_minute
 from recordseal.identifiers import DEFAULT_FLEET
 from recordseal.storage.placing import Queued, new_subjects, place
 from recordseal.storage.records import AppendOutcome
 from recordseal.storage.rows import (
+    LISTED_COLUMNS,
+    STREAM_COLUMNS,
     Append,
     BatchBuilder,
     Erasure,
+    ListedRecord,
     NewRecord,
     RecordRow,
     SigningKeyRow,
     StreamRow,
     SubjectClaim,
     SubjectRow,
+    listed_record,
+    stream_row,
 )
 from recordseal.storage.sqlite_database import SQLiteDatabase, in_lists
 from recordseal.storage.sqlite_writer import Batch
+
+#: A page of a tenant's streams after a name (the index of ``UNIQUE (tenant, name)``).
+LIST_STREAMS = (
+    f"SELECT {STREAM_COLUMNS} FROM streams WHERE tenant = ? AND name > ? ORDER BY name LIMIT ?"
+)
+#: A page of a stream's records from a seq, with their seal: one range of the index of
+#: ``UNIQUE (stream_id, seq)``, read in its order (the stream is looked up first: a join
+#: from the stream's name would leave the planner a sort of every record after ``seq``).
+LIST_RECORDS = (
+    f"SELECT {LISTED_COLUMNS} FROM records r LEFT JOIN logs l ON l.id = r.log_id"
+    " WHERE r.stream_id = ? AND r.tenant = ? AND r.seq >= ?"
+    " ORDER BY r.seq LIMIT ?"
+)
 
 
 class SQLiteRecords:
@@ -115,24 +134,13 @@ class SQLiteRecords:
 
     async def get_stream(self, tenant: str, name: str) -> StreamRow | None:
         rows = self._db.read(
-            "SELECT id, tenant, name, declarations, strict, next_seq, created_at, fleet, log_id"
-            " FROM streams WHERE tenant = ? AND name = ?",
-            (tenant, name),
+            f"SELECT {STREAM_COLUMNS} FROM streams WHERE tenant = ? AND name = ?", (tenant, name)
         )
-        if not rows:
-            return None
-        id_, tenant_, name_, declarations, strict, next_seq, created_at, fleet, log_id = rows[0]
-        return StreamRow(
-            id_,
-            tenant_,
-            name_,
-            json.loads(declarations),
-            bool(strict),
-            next_seq,
-            created_at,
-            fleet,
-            log_id,
-        )
+        return stream_row(rows[0]) if rows else None
+
+    async def list_streams(self, tenant: str, after: str | None, limit: int) -> list[StreamRow]:
+        rows = self._db.read(LIST_STREAMS, (tenant, after or "", limit))
+        return [stream_row(row) for row in rows]
 
     # --- subjects -----------------------------------------------------------------------
 
@@ -202,9 +210,13 @@ class SQLiteRecords:
             batch.heads.update(placed.heads)
             for (tenant_, key), (request_hash, record_id) in placed.keys.items():
                 batch.keys[(tenant_, key)] = (request_hash, record_id, now)
+            minute = utc_minute()  # when the rows are written
             for append, outcome in zip(appends, placed.outcomes, strict=True):
                 if isinstance(outcome, NewRecord):
-                    _add_rows(conn, batch, tenant, append, outcome)
+                    log_id = _add_rows(conn, batch, tenant, append, outcome)
+                    batch.ingested[append.stream_id] = now
+                    counted = (log_id, minute)
+                    batch.log_minutes[counted] = batch.log_minutes.get(counted, 0) + 1
             return placed.outcomes
 
         return await self._db.writer.submit_rows(job)
@@ -249,6 +261,12 @@ class SQLiteRecords:
             (tenant, stream),
         )
         return [RecordRow(*row) for row in rows]
+
+    async def list_records(
+        self, stream: StreamRow, from_seq: int, limit: int
+    ) -> list[ListedRecord]:
+        rows = self._db.read(LIST_RECORDS, (stream.id, stream.tenant, from_seq, limit))
+        return [listed_record(stream.name, row) for row in rows]
 
     async def get_sealed_payload(self, tenant: str, record_id: str) -> bytes | None:
         rows = self._db.read(
@@ -381,8 +399,8 @@ class _JobLookups:
 
 def _add_rows(
     conn: sqlite3.Connection, batch: Batch, tenant: str, append: Append, record: NewRecord
-) -> None:
-    """Queue a placed record's rows, at the next position of its stream's log."""
+) -> int:
+    """Queue a placed record's rows, at the next position of its stream's log; the log's id."""
     log_id, position = batch.log_position(conn, append.stream_id)
     batch.records.append(
         (
@@ -399,6 +417,7 @@ def _add_rows(
         )
     )
     batch.payloads.append((record.record_id, append.subject.subject_ref, record.sealed_payload))
+    return int(log_id)
 
 
 def _log_of(conn: sqlite3.Connection, tenant: str, fleet: str) -> int:

@@ -1,4 +1,4 @@
-"""The seal's path into the aggregate log (docs/bundle.md, check 5, rules 5.6 to 5.12): the
+"""The seal's path into the aggregate log (docs/bundle.md, check 5, rules 5.7 to 5.13): the
 trusted witness times on a witnessed aggregate checkpoint that includes the sealing checkpoint.
 
 A seal's ``aggregate`` is a c2sp.org/tlog-proof@v1 whose entry is the sealing checkpoint's
@@ -53,7 +53,7 @@ def aggregate_times(
     max_timestamp: int,
     memo: Memo | None = None,
 ) -> AggregateTimes:
-    """Rules 5.6 to 5.12 over ``seal.aggregate`` (nothing when the seal has none)."""
+    """Rules 5.7 to 5.13 over ``seal.aggregate`` (nothing when the seal has none)."""
     if seal.aggregate is msgspec.UNSET:
         return AggregateTimes()
     try:

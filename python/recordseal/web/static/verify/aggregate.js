@@ -1,5 +1,5 @@
-// The seal's path into the deployment's aggregate log (docs/bundle.md, check 5, rules 5.6 to
-// 5.12): a transcription of python/recordseal/verify/aggregate.py. The aggregate's witnesses
+// The seal's path into the deployment's aggregate log (docs/bundle.md, check 5, rules 5.7 to
+// 5.13): a transcription of python/recordseal/verify/aggregate.py. The aggregate's witnesses
 // vouch, through its checkpoint, for the sealing checkpoint it includes.
 
 import { concat, sha256, lengthPrefixed } from "./bytes.js";
@@ -22,7 +22,7 @@ export async function aggregateEntry(origin, size, root) {
   return sha256(concat("recordseal-aggregate-entry-v1", lengthPrefixed(origin), le64, root));
 }
 
-/** Rules 5.6 to 5.12 over seal.aggregate: {times, problems, missing, where} (all empty when
+/** Rules 5.7 to 5.13 over seal.aggregate: {times, problems, missing, where} (all empty when
  * the seal has none). */
 export async function aggregateTimes(seal, opened, keyring, policy, maxTimestamp) {
   const none = { times: [], problems: [], missing: "", where: "" };

@@ -6,7 +6,7 @@ import { concat, ed25519Verify, fromBase64, fromHex, lengthPrefixed, sha256, toH
 import { commitField, pathProblem } from "./commitments.js";
 import { CommitError, serialize } from "./json.js";
 import { encodeValue } from "./kinds.js";
-import { parseCheckpoint, parseNote, TlogError, verifyNote } from "./notes.js";
+import { ALGORITHMS, parseCheckpoint, parseNote, TlogError, verifyNote } from "./notes.js";
 import { aggregateTimes } from "./aggregate.js";
 import { cosignatureTimes, openSeal } from "./sealing.js";
 import { BundleError, decodeBundle, formatSeconds, GAP_FORMAT, parseInstant } from "./documents.js";
@@ -159,8 +159,22 @@ async function checkHeaderSignature(header, canonical, signature, keyring, noKey
 
 // --- 4. sealed batch -----------------------------------------------------------------------
 
-/** `witnessed`: the trusted witness time on the sealing checkpoint (rule 4.8). */
-async function checkSealedBatch(canonical, seal, opened, keyring, witnessed) {
+/** Check 4's unchecked results that a listed authority's token might turn (rule 4.8 here). */
+const TOKEN_PENDING = new WeakSet();
+
+/** Rule 4.9's reason: which required algorithm lacks a signature, and why. */
+function unsigned(log, missing, verifiers) {
+  const listed = new Set(verifiers.map((verifier) => ALGORITHMS.get(verifier.type)));
+  const reasons = missing.map((algorithm) => listed.has(algorithm)
+    ? `the checkpoint carries no ${algorithm} signature by a log key`
+    : `the directory has no ${algorithm} key for '${log}' (${STALE_DIRECTORY})`);
+  return `${NO_INCLUSION_PROOF} can be checked as the trust store requires (${missing.join(" and ")}` +
+    ` signatures): ${reasons.join("; ")}`;
+}
+
+/** `witnessed`: the trusted witness time on the sealing checkpoint (rule 4.8); `required`:
+ * the algorithms of the log signatures the trust store requires (rule 4.9). */
+async function checkSealedBatch(canonical, seal, opened, keyring, witnessed, required) {
   if (seal === null || opened === null) {
     return unchecked(4, `${NO_INCLUSION_PROOF}: the record is not in a sealed batch yet`);
   }
@@ -186,8 +200,17 @@ async function checkSealedBatch(canonical, seal, opened, keyring, witnessed) {
     return failed(4, `the header is not entry ${proof.index} of the checkpoint: ${error.message}`);
   }
   const problem = checkpointProblem(seal.log, verified, keyring, witnessed);
-  if (problem !== null) return (problem[0] === "failed" ? failed : unchecked)(4, problem[1]);
-  return passed(4, `entry ${proof.index} of ${seal.log} in its checkpoint of size ${checkpoint.size}`);
+  if (problem !== null) {
+    if (problem[0] === "failed") return failed(4, problem[1]);
+    const pending = unchecked(4, problem[1]);
+    TOKEN_PENDING.add(pending);
+    return pending;
+  }
+  const signed = new Set(verified.map((signature) => ALGORITHMS.get(signature.verifier.type)));
+  const missing = required.filter((algorithm) => !signed.has(algorithm));
+  if (missing.length) return unchecked(4, unsigned(seal.log, missing, verifiers));
+  return passed(4, `entry ${proof.index} of ${seal.log} in its checkpoint of size ${checkpoint.size}` +
+    ` (signed with ${[...signed].sort().join(" and ")})`);
 }
 
 // --- 5. witness receipts -------------------------------------------------------------------
@@ -219,7 +242,7 @@ function checkWitnessReceipts(seal, opened, policy, receipts) {
     : "";
   if (receipts.problems.length) return failed(5, joined(receipts.problems) + tokens);
   const vouching = [...new Set(receipts.times.map((time) => time.by))].sort();
-  // Rule 5.8: an aggregate path without its log key adds nothing, and says so.
+  // Rule 5.9: an aggregate path without its log key adds nothing, and says so.
   const aside = (receipts.aggregateMissing ? ` [${receipts.aggregateMissing}]` : "") + tokens;
   const through = receipts.aggregateWhere ? `, through ${receipts.aggregateWhere}` : "";
   if (!vouching.length) {
@@ -436,12 +459,13 @@ export async function verifyBundle(data, keyring = null, policy = null, { now = 
   else if (policy === null) witnessed = notWitnessed("no trust store supplied");
   else if (receipts === null) witnessed = notWitnessed("the seal's proof does not parse");
   else witnessed = witnessedOf(receipts.times, receipts.tokens);
-  const sealed = await guarded(4, () => checkSealedBatch(canonical, seal, opened, keyring, witnessed));
+  const required = policy?.checkpointSignatures ?? ["Ed25519"];
+  const sealed = await guarded(4, () => checkSealedBatch(canonical, seal, opened, keyring, witnessed, required));
   const included = sealed.status === "passed";
   if (!included) {
     // Check 4 is unchecked with the log's key at hand only when a token might clear its log
     // key (rule 4.8 here): the record's witness time is then as open as the seal.
-    const pending = sealed.status === "unchecked" && seal !== null && (keyring?.logs.get(seal.log) ?? []).length > 0;
+    const pending = TOKEN_PENDING.has(sealed);
     const missing = witnessed.until === null ? witnessed.missing : "the seal is not verified (check 4)";
     witnessed = notWitnessed(missing, pending ? witnessed.tokens : []);
   }

@@ -27,7 +27,8 @@ export function openTlogProof(text) {
 export const openSeal = (seal) => openTlogProof(seal.proof);
 
 /** Valid trusted cosignatures on a checkpoint as witness times {by, at (seconds), how}, and
- * what is wrong with the trusted ones that do not verify. */
+ * what is wrong with the trusted ones that do not verify. A cosignature dated 0 states no
+ * time (c2sp.org/tlog-cosignature): it is checked like any other, and vouches for nothing. */
 export async function cosignatureTimes(text, signatures, policy, maxTimestamp, how = "cosigned") {
   const times = [];
   const problems = [];
@@ -38,7 +39,7 @@ export async function cosignatureTimes(text, signatures, policy, maxTimestamp, h
     if (!found) continue; // the log's own signature, or a witness nobody trusts here
     try {
       const at = await verifyCosignature(text, signature, found.verifier, maxTimestamp);
-      times.push({ by: found.name, at, how });
+      if (at !== 0n) times.push({ by: found.name, at, how }); // dated 0: no time stated (rule 5.6)
     } catch (error) {
       if (!(error instanceof TlogError)) throw error;
       problems.push(`the cosignature of ${found.name} does not verify (${error.code}): ${error.message}`);
