@@ -1,5 +1,5 @@
 """Write ``aggregate.json``: the deployment's aggregate log (docs/tlog.md, "The aggregate log")
-and bundles proven through it (docs/bundle.md, check 5, rules 5.7 to 5.13).
+and bundles proven through it (docs/bundle.md, check 5, rules 5.7 to 5.14).
 
 The bundles are built by the verifier tests' factory (``tests/verify/factory.py``) from fixed
 seeds, so every byte is reproducible: the stream ``acme/orders`` holds records 1-6 in the log
@@ -11,6 +11,13 @@ also spelt out here byte by byte with ``hashlib`` alone and must agree with
 ``recordseal.merkle.aggregate``. The expected verdicts, check statuses and the words the
 named details hold are written here by hand from docs/bundle.md; the script refuses to write
 unless the Python verifier gives exactly them.
+
+The last cases are of a service with ML-DSA-44 log keys: the sealing checkpoint and the
+aggregate's are dual-signed (Ed25519 and ML-DSA-44, one key of each under both names, as a
+service signs them), under a trust store whose ``checkpoint_signatures`` requires both (rules
+4.9 and 5.14). ML-DSA-44 signing is randomized (FIPS 204's hedged variant: ``cryptography``
+offers no other), so running this script again writes other ML-DSA-44 signature bytes in
+those cases with the same outcomes; every other byte is reproducible.
 Run: ``.venv/bin/python tests/vectors/generate_aggregate.py`` from the repository root.
 """
 
@@ -29,10 +36,15 @@ sys.path[:0] = [str(ROOT), str(ROOT / "python")]
 
 from tests.verify.factory import ORIGIN, PUBLIC_WITNESS, SERVICE, WITNESS, World  # noqa: E402
 
-from recordseal.core import inclusion_proof  # noqa: E402
+from recordseal.core import inclusion_proof, merkle_root  # noqa: E402
 from recordseal.crypto.signing import HeaderSigner  # noqa: E402
 from recordseal.merkle.aggregate import AGGREGATE_ENTRY_TAG, aggregate_entry  # noqa: E402
-from recordseal.tlog import CosignatureSigner, Ed25519Signer  # noqa: E402
+from recordseal.tlog import (  # noqa: E402
+    Checkpoint,
+    CosignatureSigner,
+    Ed25519Signer,
+    MLDSA44CosignatureSigner,
+)
 from recordseal.verify import load_key_directory, load_trust_store, verify_bundle  # noqa: E402
 
 HEADER_SEED = bytes(range(32))
@@ -40,6 +52,9 @@ HEADER_SEED = bytes(range(32))
 LOG_SEED = hashlib.sha256(b"recordseal docs: log key").digest()
 WITNESS_SEED = hashlib.sha256(b"recordseal docs: witness key").digest()
 PUBLIC_SEED = hashlib.sha256(b"recordseal docs: public witness key").digest()
+#: The ML-DSA-44 log key of the dual-signed cases (tenant logs and the aggregate share it).
+LOG_MLDSA_SEED = hashlib.sha256(b"recordseal aggregate vectors: log ML-DSA-44 key").digest()
+BOTH = ["Ed25519", "ML-DSA-44"]
 #: Record seq s is ingested at BASE + 10 s + 0.123456 s; the sealing checkpoint is cosigned
 #: (when it is) at 07:59:58Z, the aggregate checkpoint at 08:00:01Z.
 BASE = datetime(2026, 11, 26, 7, 58, 53, tzinfo=UTC)
@@ -58,6 +73,58 @@ def world() -> World:
         public_witness=CosignatureSigner.from_seed(PUBLIC_WITNESS, PUBLIC_SEED),
         seed=b"recordseal aggregate vectors",
     )
+
+
+def dual_world(aggregate_dual: bool = True) -> World:
+    """The same world, its log keys dual: the aggregate signed with both keys, or with its
+    Ed25519 key alone (``aggregate_dual`` False: an aggregate checkpoint signed before the
+    ML-DSA-44 key was made, under a directory that lists it now)."""
+    w = world()
+    w.log_mldsa = MLDSA44CosignatureSigner.from_seed(ORIGIN, LOG_MLDSA_SEED, clock=None)
+    if aggregate_dual:
+        w.aggregate_mldsa = MLDSA44CosignatureSigner.from_seed(SERVICE, LOG_MLDSA_SEED, clock=None)
+    return w
+
+
+def undated(w: World, through: bytes) -> bytes:
+    """``through`` with the public witness's cosignature on the aggregate checkpoint replaced
+    by its valid cosignature dated 0 (rule 5.6: it vouches for nothing)."""
+    entries = w.aggregate_entries()
+    text = Checkpoint(SERVICE, len(entries), merkle_root(entries)).text()
+    line = w.public_witness.cosign(text, 0).line.removesuffix("\n")
+    document = json.loads(through)
+    lines = document["seal"]["aggregate"]["proof"].split("\n")
+    at = next(i for i, x in enumerate(lines) if x.startswith(f"— {PUBLIC_WITNESS} "))
+    lines[at] = line
+    document["seal"]["aggregate"]["proof"] = "\n".join(lines)
+    return json.dumps(document).encode()
+
+
+def dual_cases() -> list[Case]:
+    """A service with ML-DSA-44 log keys, under a trust store requiring both algorithms."""
+    w, single = dual_world(), dual_world(aggregate_dual=False)
+    through = w.bundle(aggregate=True, cosigned=False, coverage=None)
+    keys = w.keys_document(aggregate=True)
+    both = w.trust_document(witnesses=[w.public_witness], checkpoint_signatures=BOTH)
+    mldsa = w.aggregate_mldsa.vkey if w.aggregate_mldsa is not None else ""
+    without = {**keys, "logs": [log for log in keys["logs"] if log["vkey"] != mldsa]}
+    unsigned = "the aggregate checkpoint is not signed as the trust store requires (ML-DSA-44"
+    return [
+        ("dual-signed through the aggregate, both algorithms required", through, keys, both,
+         "VERIFIED", [P] * 7,
+         {"4": "signed with Ed25519 and ML-DSA-44", "5": "public.witness"}),
+        ("the aggregate signed with Ed25519 alone, both algorithms required",
+         single.bundle(aggregate=True, cosigned=False, coverage=None),
+         keys, both, "VERIFICATION INCOMPLETE",
+         [P, P, P, P, U, P, U],
+         {"5": f"{unsigned} signatures): the checkpoint carries no ML-DSA-44 signature"}),
+        ("no ML-DSA-44 key of the aggregate in the directory, both algorithms required",
+         through, without, both, "VERIFICATION INCOMPLETE", [P, P, P, P, U, P, U],
+         {"5": "the directory has no ML-DSA-44 key for 'recordseal.local'"}),
+        ("dual-signed through the aggregate, the default policy", through, without,
+         w.trust_document(witnesses=[w.public_witness]), "VERIFIED", [P] * 7,
+         {"5": "public.witness"}),
+    ]  # fmt: skip
 
 
 def example(w: World) -> Doc:
@@ -131,6 +198,10 @@ def cases(w: World) -> list[Case]:
          [P, P, F, P, P, P, P], {"3": f"compromised at {before}"}),
         ("a bundle without the path", w.bundle(coverage=None), keys, w.trust_document(),
          "VERIFIED", [P] * 7, {"5": "witness.example"}),
+        ("the aggregate's cosignature dated 0", undated(w, through), keys, public,
+         "VERIFICATION INCOMPLETE", [P, P, P, P, U, P, U],
+         {"5": "no witness receipts from a trusted witness"}),
+        *dual_cases(),
     ]  # fmt: skip
 
 

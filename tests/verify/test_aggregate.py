@@ -1,5 +1,5 @@
 """Bundles proven through the deployment's aggregate log (docs/bundle.md, check 5, rules 5.7
-to 5.13; docs/tlog.md, "The aggregate log"): the shared vectors of tests/vectors/aggregate.json
+to 5.14; docs/tlog.md, "The aggregate log"): the shared vectors of tests/vectors/aggregate.json
 (the browser runs them too: tests/verify_js/test_vectors.py) and the worked example.
 
 The rules' failing and unchecked outcomes are in tests/verify/test_outcomes.py.

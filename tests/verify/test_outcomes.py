@@ -23,8 +23,8 @@ import msgspec
 import pytest
 
 from recordseal.chain import GAP_FORMAT, canonical_header, chain_leaf
-from recordseal.core import inclusion_proof
-from recordseal.tlog import Ed25519Signer, MLDSA44CosignatureSigner, sign_checkpoint
+from recordseal.core import inclusion_proof, merkle_root
+from recordseal.tlog import Checkpoint, Ed25519Signer, MLDSA44CosignatureSigner, sign_checkpoint
 from recordseal.verify import (
     KeyDirectory,
     VerificationResult,
@@ -775,6 +775,11 @@ RULES: dict[str, Rule] = {
                 pq_world().keys_document(),
                 pq_world().trust_document(),
             ),
+            _through(
+                w,
+                "the aggregate's cosignature dated 0",
+                _edit_aggregate(_undated_aggregate(w)),
+            ),
         ],
     ),
     "5.7": Rule(
@@ -860,6 +865,22 @@ RULES: dict[str, Rule] = {
                 ("within the witness's second", timedelta(microseconds=-1)),
                 ("before the witness time", -timedelta(minutes=1)),
             ]
+        ],
+    ),
+    "5.14": Rule(
+        5,
+        "unchecked",
+        lambda w: [
+            _dual_through(
+                "the trust store requires ML-DSA-44, the aggregate is signed with Ed25519 alone",
+                dual_aggregate=False,
+                directory_mldsa=False,
+            ),
+            _dual_through(
+                "the aggregate is dual-signed, the directory lacks its ML-DSA-44 key",
+                dual_aggregate=True,
+                directory_mldsa=False,
+            ),
         ],
     ),
     # --- 6. sequence continuity ------------------------------------------------------------
@@ -1183,7 +1204,7 @@ def _undated(world: World) -> Callable[[list[str]], None]:
     return edit
 
 
-# --- the path into the aggregate log (rules 5.7 to 5.13) -------------------------------------
+# --- the path into the aggregate log (rules 5.7 to 5.14) -------------------------------------
 
 _UNSET: Any = object()
 
@@ -1229,6 +1250,48 @@ def _another_service(world: World) -> Case:
         document["seal"]["aggregate"]["proof"] = world.aggregate_proof(signer=stranger)
 
     return _through(world, "the aggregate of another service", edit, keys=keys)
+
+
+def _undated_aggregate(world: World) -> Callable[[list[str]], None]:
+    """The public witness's cosignature on the aggregate checkpoint replaced by its valid
+    cosignature dated 0: it vouches for nothing there either (rule 5.6)."""
+    entries = world.aggregate_entries()
+    text = Checkpoint(SERVICE, len(entries), merkle_root(entries)).text()
+    undated = world.public_witness.cosign(text, 0)
+
+    def edit(lines: list[str]) -> None:
+        prefix = f"— {PUBLIC_WITNESS} "
+        at = next(i for i, line in enumerate(lines) if line.startswith(prefix))
+        lines[at] = undated.line.removesuffix("\n")
+
+    return edit
+
+
+@functools.cache
+def dual_world(dual_aggregate: bool) -> World:
+    """A log signing with Ed25519 and ML-DSA-44, as the service does, and its aggregate
+    signed the same way (``dual_aggregate``) or with Ed25519 alone."""
+    return World(
+        log_mldsa=MLDSA44CosignatureSigner.generate(ORIGIN, clock=None),
+        aggregate_mldsa=(
+            MLDSA44CosignatureSigner.generate(SERVICE, clock=None) if dual_aggregate else None
+        ),
+    )
+
+
+def _dual_through(name: str, *, dual_aggregate: bool, directory_mldsa: bool) -> Case:
+    """A dual-signed sealing checkpoint only the aggregate's witness vouches for, under a
+    trust store requiring both algorithms (so rule 4.9 holds, and 5.14 is what is left);
+    ``directory_mldsa``: the directory lists the aggregate's ML-DSA-44 key."""
+    world = dual_world(dual_aggregate)
+    keys = world.keys_document(aggregate=True)
+    if not directory_mldsa:
+        mldsa = world.aggregate_mldsa.vkey if world.aggregate_mldsa is not None else None
+        keys["logs"] = [log for log in keys["logs"] if log["vkey"] != mldsa]
+    trust = world.trust_document(
+        witnesses=[world.public_witness], checkpoint_signatures=["Ed25519", "ML-DSA-44"]
+    )
+    return _through(world, name, keys=keys, trust=trust)
 
 
 def _smaller_sealing(world: World) -> str:

@@ -78,7 +78,7 @@ def _cases(world: World) -> Iterator[Case]:
     yield case("quorum 2", good, t=world.trust_document(quorum=2))
     stranger = CosignatureSigner.generate("stranger.example")
     yield case("unknown witness", good, t=world.trust_document(witnesses=[stranger]))
-    # through the aggregate log (rules 5.7 to 5.13): the public witness alone, both, neither
+    # through the aggregate log (rules 5.7 to 5.14): the public witness alone, both, neither
     through = world.bundle(aggregate=True, cosigned=False)
     with_aggregate = world.keys_document(aggregate=True)
     public = world.trust_document(witnesses=[world.public_witness])

@@ -1,4 +1,4 @@
-"""The seal's path into the aggregate log (docs/bundle.md, check 5, rules 5.7 to 5.13): the
+"""The seal's path into the aggregate log (docs/bundle.md, check 5, rules 5.7 to 5.14): the
 trusted witness times on a witnessed aggregate checkpoint that includes the sealing checkpoint.
 
 A seal's ``aggregate`` is a c2sp.org/tlog-proof@v1 whose entry is the sealing checkpoint's
@@ -24,14 +24,18 @@ from .compromise import Witnessed, checkpoint_problem
 from .context import Keyring, Policy
 from .errors import BundleError
 from .memo import Memo, remembered
-from .sealing import OpenedSeal, WitnessTime, cosignature_times, open_tlog_proof
+from .sealing import (
+    STALE_DIRECTORY,
+    OpenedSeal,
+    WitnessTime,
+    cosignature_times,
+    open_tlog_proof,
+    signed_algorithms,
+    unsigned_reasons,
+)
 
 #: How a witness time on the aggregate checkpoint reads in check 7's detail.
 HOW = "cosigned the aggregate checkpoint"
-STALE_DIRECTORY = (
-    "if it is newer than the directory, export the directory again (recordseal keys export)"
-    " or use the service's published one (GET /v1/keys)"
-)
 
 
 @dataclass
@@ -53,7 +57,7 @@ def aggregate_times(
     max_timestamp: int,
     memo: Memo | None = None,
 ) -> AggregateTimes:
-    """Rules 5.7 to 5.13 over ``seal.aggregate`` (nothing when the seal has none)."""
+    """Rules 5.7 to 5.14 over ``seal.aggregate`` (nothing when the seal has none)."""
     if seal.aggregate is msgspec.UNSET:
         return AggregateTimes()
     try:
@@ -98,4 +102,11 @@ def aggregate_times(
     compromised = checkpoint_problem(origin, verified.verified, keyring, Witnessed.of(times))
     if compromised is not None:
         return AggregateTimes(problems=[f"the aggregate checkpoint is {compromised}"])
+    # Rule 5.14: signed as the trust store requires, as the sealing checkpoint (rule 4.9).
+    signed = signed_algorithms(verified.verified, verifiers)
+    if absent := [a for a in policy.checkpoint_signatures if a not in signed]:
+        return AggregateTimes(
+            missing="the aggregate checkpoint is not signed as the trust store requires"
+            f" ({' and '.join(absent)} signatures): {unsigned_reasons(origin, absent, verifiers)}"
+        )
     return AggregateTimes(times, where=f"the aggregate log {origin} at size {aggregate.size}")

@@ -16,7 +16,7 @@ from typing import ParamSpec
 from recordseal.chain import chain_leaf, gap_signing_message, stream_genesis
 from recordseal.core import CommitError, commit_field, encode_value, verify_inclusion
 from recordseal.crypto.signing import HEADER_CONTEXT, verify_signature
-from recordseal.tlog import LogVerifier, NoteSignature, TlogError, algorithm_of, verify_note
+from recordseal.tlog import TlogError, verify_note
 
 from .aggregate import aggregate_times
 from .bundle import Coverage, DisclosedField, GapHeader, Header, Seal
@@ -34,7 +34,15 @@ from .errors import BundleError
 from .memo import Memo, remembered
 from .paths import path_problem
 from .result import CheckResult, failed, passed, unchecked
-from .sealing import OpenedSeal, WitnessTime, cosignature_times, timestamp_times
+from .sealing import (
+    STALE_DIRECTORY,
+    OpenedSeal,
+    WitnessTime,
+    cosignature_times,
+    signed_algorithms,
+    timestamp_times,
+    unsigned_reasons,
+)
 
 SALT_SIZE = 32
 #: How far in the future a witness time may lie before it is refused (clock skew).
@@ -42,11 +50,6 @@ CLOCK_SKEW = timedelta(minutes=5)
 NO_PUBLIC_KEY = "no public key in the supplied directory"
 NO_INCLUSION_PROOF = "no chain inclusion proof"
 NO_RECEIPTS = "no witness receipts"
-#: Said of a key or log the directory lacks: the usual cause is a directory older than it.
-STALE_DIRECTORY = (
-    "if it is newer than the directory, export the directory again (recordseal keys export)"
-    " or use the service's published one (GET /v1/keys)"
-)
 
 
 P = ParamSpec("P")
@@ -254,34 +257,18 @@ def check_sealed_batch(
         return failed(4, f"the header is not entry {index} of the checkpoint: {error}")
     if (problem := checkpoint_problem(seal.log, verified.verified, keyring, witnessed)) is not None:
         return failed(4, problem)
-    signed = _algorithms(verified.verified, verifiers)
-    if absent := [algorithm for algorithm in required if algorithm not in signed]:
-        return unchecked(4, _unsigned(seal.log, absent, verifiers))
+    signed = signed_algorithms(verified.verified, verifiers)
+    if absent := [algorithm for algorithm in required if algorithm not in signed]:  # rule 4.9
+        reasons = unsigned_reasons(seal.log, absent, verifiers)
+        return unchecked(
+            4,
+            f"{NO_INCLUSION_PROOF} can be checked as the trust store requires"
+            f" ({' and '.join(absent)} signatures): {reasons}",
+        )
     return passed(
         4,
         f"entry {index} of {seal.log} in its checkpoint of size {checkpoint.size}"
         f" (signed with {' and '.join(sorted(signed))})",
-    )
-
-
-def _algorithms(signatures: Sequence[NoteSignature], verifiers: Sequence[LogVerifier]) -> set[str]:
-    """The algorithms of the log keys whose signatures verified."""
-    by_key = {(v.name, v.key_id): algorithm_of(v) for v in verifiers}
-    return {by_key[(s.name, s.key_id)] for s in signatures}
-
-
-def _unsigned(log: str, missing: Sequence[str], verifiers: Sequence[LogVerifier]) -> str:
-    """Rule 4.9's reason: which required algorithm lacks a signature, and why."""
-    listed = {algorithm_of(v) for v in verifiers}
-    reasons = []
-    for algorithm in missing:
-        if algorithm in listed:
-            reasons.append(f"the checkpoint carries no {algorithm} signature by a log key")
-        else:
-            reasons.append(f"the directory has no {algorithm} key for {log!r} ({STALE_DIRECTORY})")
-    return (
-        f"{NO_INCLUSION_PROOF} can be checked as the trust store requires"
-        f" ({' and '.join(missing)} signatures): {'; '.join(reasons)}"
     )
 
 

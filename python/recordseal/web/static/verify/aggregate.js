@@ -1,5 +1,5 @@
 // The seal's path into the deployment's aggregate log (docs/bundle.md, check 5, rules 5.7 to
-// 5.13): a transcription of python/recordseal/verify/aggregate.py. The aggregate's witnesses
+// 5.14): a transcription of python/recordseal/verify/aggregate.py. The aggregate's witnesses
 // vouch, through its checkpoint, for the sealing checkpoint it includes.
 
 import { concat, sha256, lengthPrefixed } from "./bytes.js";
@@ -8,11 +8,9 @@ import { BundleError } from "./documents.js";
 import { CommitError } from "./json.js";
 import { TlogError, verifyNote } from "./notes.js";
 import { verifyInclusion } from "./rfc6962.js";
-import { cosignatureTimes, openTlogProof } from "./sealing.js";
+import { cosignatureTimes, openTlogProof, signedAlgorithms, STALE_DIRECTORY, unsignedReasons } from "./sealing.js";
 
 const HOW = "cosigned the aggregate checkpoint";
-const STALE_DIRECTORY = "if it is newer than the directory, export the directory again (recordseal keys export)" +
-  " or use the service's published one (GET /v1/keys)";
 
 /** SHA-256("recordseal-aggregate-entry-v1" ‖ le32(len(origin)) ‖ origin ‖ le64(size) ‖ root):
  * the aggregate's entry for the checkpoint (size, root) of the log `origin`. */
@@ -22,7 +20,7 @@ export async function aggregateEntry(origin, size, root) {
   return sha256(concat("recordseal-aggregate-entry-v1", lengthPrefixed(origin), le64, root));
 }
 
-/** Rules 5.7 to 5.13 over seal.aggregate: {times, problems, missing, where} (all empty when
+/** Rules 5.7 to 5.14 over seal.aggregate: {times, problems, missing, where} (all empty when
  * the seal has none). */
 export async function aggregateTimes(seal, opened, keyring, policy, maxTimestamp) {
   const none = { times: [], problems: [], missing: "", where: "" };
@@ -61,5 +59,15 @@ export async function aggregateTimes(seal, opened, keyring, policy, maxTimestamp
   if (problems.length) return { ...none, problems: problems.map((p) => `on the aggregate checkpoint, ${p}`) };
   const compromised = checkpointProblem(origin, verified, keyring, witnessedOf(times, []));
   if (compromised !== null) return { ...none, problems: [`the aggregate checkpoint is ${compromised[1]}`] };
+  // Rule 5.14: signed as the trust store requires, as the sealing checkpoint (rule 4.9).
+  const signed = signedAlgorithms(verified);
+  const absent = (policy.checkpointSignatures ?? ["Ed25519"]).filter((algorithm) => !signed.has(algorithm));
+  if (absent.length) {
+    return {
+      ...none,
+      missing: `the aggregate checkpoint is not signed as the trust store requires (${absent.join(" and ")}` +
+        ` signatures): ${unsignedReasons(origin, absent, verifiers)}`,
+    };
+  }
   return { ...none, times, where: `the aggregate log ${origin} at size ${aggregate.size}` };
 }

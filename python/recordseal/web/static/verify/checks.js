@@ -6,9 +6,9 @@ import { concat, ed25519Verify, fromBase64, fromHex, lengthPrefixed, sha256, toH
 import { commitField, pathProblem } from "./commitments.js";
 import { CommitError, serialize } from "./json.js";
 import { encodeValue } from "./kinds.js";
-import { ALGORITHMS, parseCheckpoint, parseNote, TlogError, verifyNote } from "./notes.js";
+import { parseCheckpoint, parseNote, TlogError, verifyNote } from "./notes.js";
 import { aggregateTimes } from "./aggregate.js";
-import { cosignatureTimes, openSeal } from "./sealing.js";
+import { cosignatureTimes, openSeal, signedAlgorithms, STALE_DIRECTORY, unsignedReasons } from "./sealing.js";
 import { BundleError, decodeBundle, formatSeconds, GAP_FORMAT, parseInstant } from "./documents.js";
 import {
   afterCompromise, checkpointProblem, compromiseProblem, linkedToRecord, NOT_VOUCHED, notWitnessed, witnessedOf,
@@ -25,8 +25,6 @@ const NO_PUBLIC_KEY = "no public key in the supplied directory";
 const NO_INCLUSION_PROOF = "no chain inclusion proof";
 const NO_RECEIPTS = "no witness receipts";
 /** Said of a key or log the directory lacks: the usual cause is a directory older than it. */
-const STALE_DIRECTORY = "if it is newer than the directory, export the directory again (recordseal keys export)" +
-  " or use the service's published one (GET /v1/keys)";
 const HEADER_CONTEXT = concat("recordseal/header/v1", new Uint8Array([0]));
 const GAP_CONTEXT = concat(GAP_FORMAT, new Uint8Array([0]));
 const isGap = (header) => header.format === GAP_FORMAT;
@@ -162,16 +160,6 @@ async function checkHeaderSignature(header, canonical, signature, keyring, noKey
 /** Check 4's unchecked results that a listed authority's token might turn (rule 4.8 here). */
 const TOKEN_PENDING = new WeakSet();
 
-/** Rule 4.9's reason: which required algorithm lacks a signature, and why. */
-function unsigned(log, missing, verifiers) {
-  const listed = new Set(verifiers.map((verifier) => ALGORITHMS.get(verifier.type)));
-  const reasons = missing.map((algorithm) => listed.has(algorithm)
-    ? `the checkpoint carries no ${algorithm} signature by a log key`
-    : `the directory has no ${algorithm} key for '${log}' (${STALE_DIRECTORY})`);
-  return `${NO_INCLUSION_PROOF} can be checked as the trust store requires (${missing.join(" and ")}` +
-    ` signatures): ${reasons.join("; ")}`;
-}
-
 /** `witnessed`: the trusted witness time on the sealing checkpoint (rule 4.8); `required`:
  * the algorithms of the log signatures the trust store requires (rule 4.9). */
 async function checkSealedBatch(canonical, seal, opened, keyring, witnessed, required) {
@@ -206,9 +194,12 @@ async function checkSealedBatch(canonical, seal, opened, keyring, witnessed, req
     TOKEN_PENDING.add(pending);
     return pending;
   }
-  const signed = new Set(verified.map((signature) => ALGORITHMS.get(signature.verifier.type)));
-  const missing = required.filter((algorithm) => !signed.has(algorithm));
-  if (missing.length) return unchecked(4, unsigned(seal.log, missing, verifiers));
+  const signed = signedAlgorithms(verified);
+  const missing = required.filter((algorithm) => !signed.has(algorithm)); // rule 4.9
+  if (missing.length) {
+    return unchecked(4, `${NO_INCLUSION_PROOF} can be checked as the trust store requires (${missing.join(" and ")}` +
+      ` signatures): ${unsignedReasons(seal.log, missing, verifiers)}`);
+  }
   return passed(4, `entry ${proof.index} of ${seal.log} in its checkpoint of size ${checkpoint.size}` +
     ` (signed with ${[...signed].sort().join(" and ")})`);
 }

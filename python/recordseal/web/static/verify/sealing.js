@@ -3,7 +3,11 @@
 // does not check them).
 
 import { BundleError } from "./documents.js";
-import { parseCheckpoint, parseNote, parseTlogProof, TlogError, verifyCosignature } from "./notes.js";
+import { ALGORITHMS, parseCheckpoint, parseNote, parseTlogProof, TlogError, verifyCosignature } from "./notes.js";
+
+/** Said of a key or log the directory lacks: the usual cause is a directory older than it. */
+export const STALE_DIRECTORY = "if it is newer than the directory, export the directory again (recordseal keys export)" +
+  " or use the service's published one (GET /v1/keys)";
 
 /** A tlog proof and the checkpoint inside, parsed (signatures not verified): {proof, note,
  * checkpoint}; BundleError when malformed. The seal's proof, or its path into the aggregate. */
@@ -46,4 +50,18 @@ export async function cosignatureTimes(text, signatures, policy, maxTimestamp, h
     }
   }
   return { times, problems };
+}
+
+/** The algorithms of the log keys whose signatures on a checkpoint verified (verifyNote's
+ * answer): what the trust store's checkpointSignatures is held to (rule 4.9 on the sealing
+ * checkpoint, 5.14 on the aggregate's). */
+export const signedAlgorithms = (verified) => new Set(verified.map((signature) => ALGORITHMS.get(signature.verifier.type)));
+
+/** Why each required algorithm lacks a log signature: the checkpoint has none by a key of it,
+ * or the directory has no key of it for `log`. */
+export function unsignedReasons(log, missing, verifiers) {
+  const listed = new Set(verifiers.map((verifier) => ALGORITHMS.get(verifier.type)));
+  return missing.map((algorithm) => listed.has(algorithm)
+    ? `the checkpoint carries no ${algorithm} signature by a log key`
+    : `the directory has no ${algorithm} key for '${log}' (${STALE_DIRECTORY})`).join("; ");
 }
