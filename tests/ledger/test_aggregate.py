@@ -8,26 +8,48 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import struct
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
+import httpx
+import msgspec
 import pytest
+from litestar.testing import TestClient
 
+from recordseal.cli import _create_token, _run_recover
 from recordseal.core import leaf_hash, merkle_root, verify_consistency
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.crypto.vault import KeyWrapper
-from recordseal.ledger.sealer import AGGREGATE_INTERVAL, Sealer
+from recordseal.identifiers import DEFAULT_FLEET as DEFAULT
+from recordseal.ledger.log_keys import RELOAD_SECONDS, LogKeyring, complete, log_keys, rotate
+from recordseal.ledger.sealer import AGGREGATE_INTERVAL, Sealer, Witness
 from recordseal.merkle.aggregate import aggregate_entry
 from recordseal.services.errors import NotFound
 from recordseal.services.records import RecordIn, RecordService
 from recordseal.services.tiles import OPERATOR, TileService
 from recordseal.settings import Settings
+from recordseal.storage import postgres_schema, sqlite_schema
 from recordseal.storage.base import Store
-from recordseal.storage.rows import CheckpointRow
-from recordseal.tlog import open_checkpoint
+from recordseal.storage.rows import CheckpointRow, SealedBatch
+from recordseal.tlog import (
+    MLDSA44,
+    Checkpoint,
+    Ed25519Signer,
+    cosigner_verifier,
+    open_checkpoint,
+    parse_note,
+)
+from recordseal.tlog.client import WitnessClient
 from recordseal.tlog.tiles import Tile, parse_entry_bundle
+from recordseal.verify.sealing import signed_algorithms
+from recordseal.web.app import create_app
+from recordseal.web.services import AppServices
 from tests import continuity_support
-from tests.backends import opened
+from tests.backends import opened, query
 from tests.continuity_support import Backup, Service, fresh_continuity
 from tests.ledger.test_recovery import run_recover
+from tests.servers import free_port, witness_key, witness_server
 
 SEED = bytes(range(32))
 SERVICE = "aggregate.test"
@@ -237,3 +259,229 @@ def test_a_restore_fences_the_aggregate_and_recover_takes_it_up_from_its_frontie
             assert len(await tiles.tile(log, Tile(0, 0, 1))) == 32  # entry 0 was kept
 
     asyncio.run(scenario())
+
+
+def test_the_aggregate_is_signed_as_the_tenant_logs_are_through_a_rotation(
+    store: Store, tmp_path: Path
+) -> None:
+    """Every aggregate checkpoint is signed by the sealer's one signing function
+    (``log_keys.checkpoint_signer``) with every log key not retired, as a tenant log's:
+    Ed25519 and ML-DSA-44 (dual-signed), both generations during a rotation, the newest alone
+    once it is complete. What a trust store requiring both algorithms asks of it (rule 5.14)
+    holds at every step."""
+    keys_dir = tmp_path / "keys"
+    clock = Clock()
+    keyring = LogKeyring(log_keys(keys_dir), keys_dir, clock=clock)  # generation 1 made
+    continuity = fresh_continuity()
+    sealer = Sealer(store.logs, keyring, SERVICE, clock=clock, continuity=continuity)
+    tenant = f"{SERVICE}/acme/default"
+
+    def log_lines(note: str, origin: str) -> list[tuple[int, bytes]]:
+        """(signature type, public key) of every log signature of ``note``, each verified
+        with the keys the sealer holds for ``origin``."""
+        verifiers = [signer.verifier() for signer in sealer.every(origin)]
+        _, opened_note = open_checkpoint(note, verifiers)
+        assert len(opened_note.verified) == len(parse_note(note).signatures)
+        keys = {(v.name, v.key_id): v for v in verifiers}
+        policy = signed_algorithms(opened_note.verified, verifiers)
+        assert policy == {"Ed25519", "ML-DSA-44"}  # what checkpoint_signatures may require
+        found = [keys[(s.name, s.key_id)] for s in opened_note.verified]
+        return sorted((v.SIGNATURE_TYPE, v.public_key) for v in found)
+
+    async def seal_round(records: RecordService) -> tuple[str, str]:
+        """A record sealed, then the aggregate: the newest notes of the tenant log and of
+        the aggregate."""
+        await _ingest(records, "acme", 1)
+        clock.now += max(AGGREGATE_INTERVAL, RELOAD_SECONDS)  # the keys directory re-read
+        await sealer.seal_pending()
+        aggregate = await sealer.seal_aggregate()
+        assert aggregate is not None
+        newest = await store.logs.newest_checkpoint(tenant)
+        assert newest is not None
+        return newest.note, aggregate.note
+
+    async def scenario() -> None:
+        async with opened(store):
+            records = RecordService(
+                store,
+                KeyWrapper(bytes(32)),
+                HeaderSigner.from_seed(bytes(32)),
+                continuity=fresh_continuity(),
+            )
+            await records.create_stream("acme", "orders", None, False)
+            generations = []
+            for step in ("one generation", "rotating", "rotation complete"):
+                if step == "rotating":
+                    rotate(keys_dir)
+                elif step == "rotation complete":
+                    complete(keys_dir)
+                tenant_note, aggregate_note = await seal_round(records)
+                lines = log_lines(aggregate_note, SERVICE)
+                # The same keys as the tenant log's, under the service's origin.
+                assert lines == log_lines(tenant_note, tenant)
+                assert [kind for kind, _ in lines].count(MLDSA44) == len(lines) // 2
+                generations.append(len(lines))
+            assert generations == [2, 4, 2]  # Ed25519 and ML-DSA-44 of each live generation
+
+    asyncio.run(scenario())
+
+
+def test_witnesses_ahead_of_a_restored_store_never_see_a_second_history(
+    store_settings: Settings, backup: Backup, tmp_path: Path
+) -> None:
+    """After a restore the aggregate's witnesses may hold a size the store lost (docs/
+    continuity.md, "Recover"). Checkpoints are journaled before they are offered, so the
+    journal's last one is at least what any witness cosigned: ``recover`` takes the aggregate
+    up there (its origin, its checkpoint), and real witnesses then see one history. Witness A
+    cosigned that last checkpoint: it cosigns the next one, consistent with it. Witness B
+    was down when it was offered and holds an earlier size inside what the store lost: no
+    consistency proof from there can be made (``consistency_unavailable``), so B cosigns
+    nothing more, and neither witness ever holds a second root for a size."""
+    aggregate = continuity_support.SERVICE
+    log_vkey = Ed25519Signer.from_seed(aggregate, SEED).verifier().vkey
+    dirs = {name: tmp_path / name for name in ("a", "b")}
+    vkeys = {name: witness_key(folder, f"witness.{name}") for name, folder in dirs.items()}
+    port_b = free_port()
+
+    def witness(name: str, url: str) -> Witness:
+        client = WitnessClient(
+            url, [cosigner_verifier(vkeys[name])], attempts=2, backoff_seconds=0.01
+        )
+        return Witness(f"witness.{name}", client, "aggregate")
+
+    async def monitored(url: str) -> Checkpoint:
+        """The checkpoint the witness last cosigned (its monitoring API)."""
+        origin_hash = hashlib.sha256(aggregate.encode()).hexdigest()
+        async with httpx.AsyncClient() as http:
+            answer = await http.get(f"{url}/monitor/{origin_hash}/checkpoint")
+        assert answer.status_code == 200, answer.text
+        return Checkpoint.parse(parse_note(answer.text).text)
+
+    async def round_(witnesses: list[Witness], n: int) -> SealedBatch:
+        """A record, the tenant log sealed, an aggregate checkpoint, offered to witnesses."""
+        async with Service(store_settings, witnesses) as service:
+            if n == 1:
+                await service.records.create_stream("acme", "s", None, False)
+            await service.post("acme", "s", "bob", n)
+            await service.sealer.seal_pending()
+            sealed = await service.sealer.seal_aggregate()
+            assert sealed is not None and sealed.size == n
+            await service.sealer.offer_due()
+            failing = service.sealer.offer_failures()
+            assert {name for _, name in failing} <= {"witness.b"}, failing
+            return sealed
+
+    async def scenario(url_a: str) -> None:
+        signed: dict[int, SealedBatch] = {}
+        with witness_server(dirs["b"], "witness.b", {aggregate: log_vkey}, port_b) as url_b:
+            both = [witness("a", url_a), witness("b", url_b)]
+            signed[1] = await round_(both, 1)
+            backup.take()  # the store's aggregate at size 1
+            for n in (2, 3):
+                signed[n] = await round_(both, n)
+            assert (await monitored(url_b)).size == 3
+        # B is down: size 4 is signed, journaled and cosigned by A alone.
+        signed[4] = await round_([witness("a", url_a), witness("b", url_b)], 4)
+        assert (await monitored(url_a)).size == 4
+        backup.restore()
+        async with Service(store_settings) as service:
+            assert aggregate in service.continuity.logs  # the journal says 4 was signed
+            assert await service.sealer.seal_aggregate() is None
+        report = await run_recover(store_settings)
+        assert report.aggregate is not None
+        assert (report.aggregate.size, report.aggregate.root) == (4, signed[4].root)
+        with witness_server(dirs["b"], "witness.b", {aggregate: log_vkey}, port_b) as url_b:
+            async with Service(store_settings, [witness("a", url_a), witness("b", url_b)]) as s:
+                await s.post("acme", "s", "bob", 5)
+                await s.sealer.seal_pending()
+                fifth = await s.sealer.seal_aggregate()
+                # The successor's first checkpoint (from recover) and the new one.
+                assert fifth is not None and (fifth.first_index, fifth.size) == (4, 6)
+                await s.sealer.offer_due()
+                failing = s.sealer.offer_failures()
+                assert failing == {(aggregate, "witness.b"): (1, "consistency_unavailable")}
+            # A goes on from the checkpoint it cosigned; B keeps its own, unchanged.
+            cosigned_a, cosigned_b = await monitored(url_a), await monitored(url_b)
+            assert (cosigned_a.size, cosigned_a.root_hash) == (6, fifth.root)
+            assert (cosigned_b.size, cosigned_b.root_hash) == (3, signed[3].root)
+
+    with witness_server(dirs["a"], "witness.a", {aggregate: log_vkey}) as url_a:
+        asyncio.run(scenario(url_a))
+
+
+def test_an_upgraded_deployment_starts_its_aggregate_and_is_ready(
+    store_settings: Settings, backup: Backup
+) -> None:
+    """A deployment upgraded from a version without the aggregate log (docs/operations.md,
+    "The continuity journal after a restore or a failover"): its journal holds tenant
+    checkpoints and nothing of the aggregate, so nothing is fenced, ``/readyz`` answers 200,
+    and the aggregate starts at size 0 taking every tenant checkpoint. Only a journal that
+    proves an aggregate checkpoint was signed, which the store no longer has, fences it."""
+    settings = msgspec.structs.replace(store_settings, seal_interval=0, transparency_interval=0)
+    origin = settings.origin
+    schema = postgres_schema if settings.database_url else sqlite_schema
+    ready_detail = "0 streams and 1 logs are fenced"
+
+    def serve(work: Callable[[TestClient[Any], AppServices], Any]) -> Any:
+        app = create_app(settings)
+        with TestClient(app) as client:
+            return work(client, app.state.services)
+
+    def before_the_aggregate(client: TestClient[Any], services: AppServices) -> int:
+        token = asyncio.run(_create_token(settings, "acme", "t"))
+        headers = {"Authorization": f"Bearer {token}"}
+        assert client.post("/v1/streams", json={"name": "s"}, headers=headers).status_code == 201
+        for n in range(3):
+            record = {"stream": "s", "record_type": "t", "occurred_at": "2026-11-26T08:00:00Z",
+                      "subject_id": f"s{n}", "payload": {"n": n}}  # fmt: skip
+            assert client.post("/v1/records", json=record, headers=headers).status_code == 201
+            client.blocking_portal.call(services.sealer.seal_pending)
+        # The tenant log's checkpoints: its genesis (size 1) and one per record.
+        return len(client.blocking_portal.call(services.store.logs.checkpoints, "acme", DEFAULT))
+
+    tenant_checkpoints = serve(before_the_aggregate)
+    # The database of the version before: the aggregate's migration (SQLite 14, PostgreSQL
+    # 12) undone, as that version left it; its journal never had an aggregate entry.
+    for statement in (
+        "DROP TABLE aggregate_entries",
+        "ALTER TABLE logs DROP COLUMN aggregated_size",
+        f"DELETE FROM schema_version WHERE version >= {len(schema.MIGRATIONS)}",
+    ):
+        query(settings, statement)
+    backup.take()
+
+    def upgraded(client: TestClient[Any], services: AppServices) -> SealedBatch:
+        assert client.get("/readyz").status_code == 200
+        assert (
+            services.continuity.logs == {} and origin not in services.continuity.state.checkpoints
+        )
+        sealed = client.blocking_portal.call(services.sealer.seal_aggregate)
+        assert sealed is not None and (sealed.first_index, sealed.size) == (0, tenant_checkpoints)
+        assert services.continuity.state.checkpoints[origin].size == tenant_checkpoints
+        assert client.get("/readyz").status_code == 200
+        return sealed
+
+    sealed = serve(upgraded)
+    assert query(settings, "SELECT max(version) FROM schema_version") == [(len(schema.MIGRATIONS),)]
+
+    # The database put back to before the upgrade: the journal now proves size n was signed.
+    backup.restore()
+
+    def fenced(client: TestClient[Any], services: AppServices) -> None:
+        ready = client.get("/readyz")
+        assert ready.status_code == 503 and ready.json()["code"] == "store_rolled_back"
+        assert ready.json()["detail"].startswith(ready_detail)
+        assert list(services.continuity.logs) == [origin]
+        assert client.blocking_portal.call(services.sealer.seal_aggregate) is None
+
+    serve(fenced)
+    report = asyncio.run(_run_recover(settings))
+    assert (report.aggregate.size, report.aggregate.root) == (sealed.size, sealed.root)
+    assert report.successions == [] and report.gaps == [] and report.refused == []
+
+    def recovered(client: TestClient[Any], services: AppServices) -> None:
+        assert client.get("/readyz").status_code == 200
+        newest = client.blocking_portal.call(services.store.logs.newest_checkpoint, origin)
+        assert newest is not None and (newest.size, newest.root) == (sealed.size, sealed.root)
+
+    serve(recovered)

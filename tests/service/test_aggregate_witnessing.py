@@ -9,6 +9,7 @@ On each storage backend.
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 import sys
@@ -22,7 +23,7 @@ import httpx
 import pytest
 
 from recordseal.crypto.keyfiles import read_or_create_secret
-from recordseal.tlog import Checkpoint, Ed25519Signer, parse_note
+from recordseal.tlog import MLDSA44, Checkpoint, Ed25519Signer, parse_note
 from tests.pg_cluster import Cluster
 from tests.servers import (
     chromium,
@@ -64,13 +65,17 @@ class Deployment:
             ids.append(answer.json()["record_id"])
         return ids
 
-    def trust(self) -> dict[str, Any]:
-        """A trust store naming the aggregate's witness alone."""
-        return {
+    def trust(self, checkpoint_signatures: list[str] | None = None) -> dict[str, Any]:
+        """A trust store naming the aggregate's witness alone (and the log signatures it
+        requires, when given)."""
+        document: dict[str, Any] = {
             "format": "recordseal/trust/v1",
             "witnesses": [{"name": WITNESS, "vkey": self.witness_vkey}],
             "quorum": 1,
         }
+        if checkpoint_signatures is not None:
+            document["checkpoint_signatures"] = checkpoint_signatures
+        return document
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -148,11 +153,12 @@ def test_a_bundle_proven_through_the_aggregate_is_verified_by_its_witness_alone(
     bundle = answer.content
     seal = answer.json()["seal"]
     assert "aggregate" in seal, "the disclosure did not wait for the witnessed aggregate"
-    # The witness cosigned the aggregate checkpoint, never the tenant log's.
+    # The witness cosigned the aggregate checkpoint, never the tenant log's; both are
+    # dual-signed by the log keys (Ed25519 and ML-DSA-44), each under its own origin.
     tenant_note = parse_note(seal["proof"].split("\n\n", 1)[1])
-    assert [s.name for s in tenant_note.signatures] == [f"{SERVICE}/acme/default"]
+    assert [s.name for s in tenant_note.signatures] == [f"{SERVICE}/acme/default"] * 2
     aggregate_note = parse_note(seal["aggregate"]["proof"].split("\n\n", 1)[1])
-    assert {s.name for s in aggregate_note.signatures} == {SERVICE, WITNESS}
+    assert sorted(s.name for s in aggregate_note.signatures) == sorted([SERVICE, SERVICE, WITNESS])
     states = list((deployment.witness_dir / "state").glob("*.json"))
     assert [json.loads(p.read_text())["origin"] for p in states] == [SERVICE]
 
@@ -177,6 +183,34 @@ def test_a_bundle_proven_through_the_aggregate_is_verified_by_its_witness_alone(
     without["logs"] = [log for log in without["logs"] if log["origin"] != SERVICE]
     code, result = verify_cli(tmp_path, bundle, json.dumps(without).encode(), trust)
     assert (code, result["verdict"]) == (2, "VERIFICATION INCOMPLETE")
+
+    # A trust store requiring both log-signature algorithms: the aggregate checkpoint is
+    # dual-signed like the tenant log's (rules 4.9 and 5.14), in every verifier.
+    both = deployment.trust(["Ed25519", "ML-DSA-44"])
+    aggregate_keys = [log for log in json.loads(keys)["logs"] if log["origin"] == SERVICE]
+    assert sorted(log["vkey"].split("+")[0] for log in aggregate_keys) == [SERVICE] * 2
+    code, result = verify_cli(tmp_path, bundle, keys, both)
+    assert (code, result["verdict"]) == (0, "VERIFIED"), result["checks"]
+    assert "signed with Ed25519 and ML-DSA-44" in result["checks"][3]["detail"]
+    assert f"through the aggregate log {SERVICE}" in result["checks"][4]["detail"]
+    browser = verify_in_browser(deployment.url, bundle, keys, both)
+    assert browser["verdict"] == "VERIFIED", browser["checks"]
+    # A directory without the aggregate's ML-DSA-44 key cannot show it signed as required:
+    # its witness is not counted (rule 5.14), though the tenant log's keys are all there.
+    mldsa = next(log["vkey"] for log in aggregate_keys if _algorithm(log["vkey"]) == MLDSA44)
+    partial = json.loads(keys)
+    partial["logs"] = [log for log in partial["logs"] if log["vkey"] != mldsa]
+    code, result = verify_cli(tmp_path, bundle, json.dumps(partial).encode(), both)
+    assert (code, result["verdict"]) == (2, "VERIFICATION INCOMPLETE"), result["checks"]
+    assert result["checks"][3]["status"] == "passed"
+    assert "not signed as the trust store requires" in result["checks"][4]["detail"]
+    browser = verify_in_browser(deployment.url, bundle, json.dumps(partial).encode(), both)
+    assert [c["status"] for c in browser["checks"]] == [c["status"] for c in result["checks"]]
+
+
+def _algorithm(vkey: str) -> int:
+    """The signature type of a vkey (its key material's first byte)."""
+    return base64.b64decode(vkey.split("+", 2)[2])[0]
 
 
 def test_the_aggregate_is_public_as_tiles(deployment: Deployment) -> None:

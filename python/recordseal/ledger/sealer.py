@@ -400,7 +400,16 @@ class Sealer:
         key = (head.origin, witness.name)
 
         async def proof_for(size: int) -> list[bytes]:
-            return await self.consistency(head.origin, size, head.size)
+            try:
+                return await self.consistency(head.origin, size, head.size)
+            except KeyError:  # nodes the store lost: the aggregate taken up again by recover
+                raise TlogError(
+                    "consistency_unavailable",
+                    f"the store lacks the nodes of a consistency proof from size {size} to"
+                    f" {head.size}: the witness cosigned a checkpoint the store lost in a"
+                    " restore before the last signed one (docs/continuity.md, 'Recover')",
+                    {"witness": witness.name, "from_size": size, "size": head.size},
+                ) from None
 
         cosignatures = await witness.client.cosign(
             head.note, self._witness_sizes.get(key, 0), proof_for
