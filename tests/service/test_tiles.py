@@ -35,7 +35,7 @@ from recordseal.storage.base import Store
 from recordseal.storage.recovery import Recovery, Succession
 from recordseal.tlog import (
     Checkpoint,
-    Ed25519Verifier,
+    log_verifier,
     open_checkpoint,
     parse_note,
     sign_checkpoint,
@@ -150,17 +150,19 @@ def expected_tile(leaves: list[bytes], tile: Tile) -> bytes:
     return b"".join(subtree(leaves, level, tile.start + i) for i in range(tile.width))
 
 
-def log_vkey(served: Served) -> str:
+def log_vkeys(served: Served) -> list[str]:
+    """The log's keys as the service publishes them: Ed25519 and ML-DSA-44."""
     logs = served.client.get("/v1/keys").json()["logs"]
-    (vkey,) = [entry["vkey"] for entry in logs if entry["origin"] == LOG]
-    return str(vkey)
+    return [str(entry["vkey"]) for entry in logs if entry["origin"] == LOG]
 
 
 def test_the_checkpoint_is_the_logs_newest_signed_one(served: Served) -> None:
     answer = served.get(f"{PREFIX}/checkpoint")
     assert answer.headers["content-type"] == "text/plain; charset=utf-8"
     assert answer.headers["cache-control"] == "private, max-age=1"
-    checkpoint, _ = open_checkpoint(answer.text, [Ed25519Verifier.from_vkey(log_vkey(served))])
+    vkeys = log_vkeys(served)
+    checkpoint, verified = open_checkpoint(answer.text, [log_verifier(vkey) for vkey in vkeys])
+    assert len(vkeys) == len(verified.verified) == 2  # the checkpoint as signed: dual-signed
     leaves = leaves_of(served)
     assert (checkpoint.origin, checkpoint.size) == (LOG, 301)
     assert checkpoint.root_hash == tree.root(301, lambda level, i: subtree(leaves, level, i))
