@@ -1,8 +1,8 @@
 """The Rust core's top-level modules form no import cycle (docs/layers.md, "The Rust core").
 
 A module is ``src/<name>.rs`` with its submodules under ``src/<name>/``; it depends on another
-when its code (not its comments) names ``crate::<other>``. The Python bindings (``python``) and the crate root sit
-on top and may name anything.
+when its code (not its comments) names ``crate::<other>``. The Python bindings (``python``)
+and the crate root sit on top and may name anything.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ def dependencies() -> dict[str, set[str]]:
             continue
         graph[source]
         for group, single in CRATE_PATH.findall(COMMENT.sub("", path.read_text())):
-            names = [single] if single else [part.split("::")[0].strip() for part in group.split(",")]
+            parts = [single] if single else group.split(",")
+            names = [part.split("::")[0].strip() for part in parts]
             for name in names:
                 target = name.removesuffix(";")
                 if target and target not in {"self", source} and target != "python":
@@ -46,7 +47,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
         stack.append(node)
         for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == 1:
-                found.append(stack[stack.index(nxt) :] + [nxt])
+                found.append([*stack[stack.index(nxt) :], nxt])
             elif nxt not in state:
                 visit(nxt)
         stack.pop()
