@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import msgspec
+
 from .boundary import outermost
 from .bracket import bracket_of, check_time_bracket, previous_bound
 from .bundle import Bundle, KeyDirectory, Seal, TrustStore, decode_bundle
@@ -27,7 +29,7 @@ from .context import Keyring, Policy
 from .errors import BundleError
 from .outcome_cache import OutcomeCache
 from .result import RecordRef, TimeBracket, VerificationResult, failed, unchecked, verdict_of
-from .sealing import OpenedSeal, WitnessTime, open_seal
+from .sealing import OpenedSeal, WitnessTime, open_seal, open_tlog_proof
 
 
 class Verifier:
@@ -51,7 +53,19 @@ class Verifier:
             return False
         if bundle.header.key_id not in self._keyring.header_keys:
             return False
-        return bundle.seal is None or bundle.seal.log in self._keyring.logs
+        if bundle.seal is None:
+            return True
+        return bundle.seal.log in self._keyring.logs and self._knows_aggregate(bundle.seal)
+
+    def _knows_aggregate(self, seal: Seal) -> bool:
+        """Whether the directory lists the log of the seal's aggregate checkpoint, if any."""
+        if seal.aggregate is msgspec.UNSET or self._keyring is None:
+            return True
+        try:
+            origin = open_tlog_proof(seal.aggregate.proof, self._cache).checkpoint.origin
+        except BundleError:
+            return True  # malformed: no directory would help (check 5 fails it)
+        return origin in self._keyring.logs
 
     @outermost(lambda reason: faulty(reason))
     def verify(self, bundle_bytes: bytes, *, now: datetime | None = None) -> VerificationResult:
@@ -166,7 +180,7 @@ def _verify(
     header, seal = bundle.header, bundle.seal
     canonical = header.canonical()
     opened = _open(bundle, cache)
-    receipts = gather_receipts(seal, opened, policy, now, cache)
+    receipts = gather_receipts(seal, opened, policy, now, cache, keyring)
 
     witnessed = _witnessed(seal, policy, receipts)
     required = policy.checkpoint_signatures if policy is not None else ("Ed25519",)
