@@ -91,7 +91,11 @@ def test_an_ml_dsa_44_witness_alone_brings_bundles_to_verified(tmp_path: Path) -
 
     (tmp_path / "bundle.json").write_bytes(bundle)
     (tmp_path / "keys.json").write_bytes(directory)
-    assert len(json.loads(directory)["logs"]) == 2  # one log, its two keys
+    # The tenant log and the deployment's aggregate log (docs/tlog.md), each with its two keys.
+    assert sorted(log["origin"] for log in json.loads(directory)["logs"]) == [
+        *[SERVICE] * 2,
+        *[f"{SERVICE}/acme/default"] * 2,
+    ]
     for required in (["Ed25519"], ["ML-DSA-44"], ["Ed25519", "ML-DSA-44"]):
         trust = {
             "format": "recordseal/trust/v1",
