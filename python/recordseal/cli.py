@@ -169,7 +169,7 @@ async def _export_keys(settings: Settings) -> dict[str, object]:
 def _migrate(args: argparse.Namespace) -> int:
     """Apply the schema migrations and import the panel files of earlier versions (``serve``
     also does both at start)."""
-    from recordseal.panel.migrate import import_panel_files
+    from recordseal.panel.legacy_import import import_panel_files
     from recordseal.panel.sso.provider_store import SecretBox
 
     settings = from_env(data_dir=args.data_dir, database_url=args.database_url)

@@ -2,7 +2,7 @@
 
 The application lists its per-domain controllers (docs/layers.md, "The web layer") and builds
 its typed state in the lifespan: the services (``AppServices``), the online verifier, the
-panel's context, sign-on and passkey configuration (``web/services.py``).
+panel's context, sign-on and passkey configuration (``web/state.py``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from litestar import Litestar
 
 from recordseal.audit import FleetAudit
 from recordseal.crypto.keks import DirectoryWrapper
-from recordseal.fleet.join import panel_collisions
+from recordseal.fleet.panel_collisions import panel_collisions
 from recordseal.fleet.manifest import FleetManifest, load_manifest
 from recordseal.fleet.reload import FleetRegistry, ReloadOutcome, scope_of, watch_manifest
 from recordseal.fleet.status import FleetStatusReader
@@ -29,7 +29,7 @@ from recordseal.ledger.log_keys import LogKeyring
 from recordseal.ledger.sealer import Sealer, configured_authorities, configured_witnesses
 from recordseal.panel.bootstrap import apply_seed, store_from_seed
 from recordseal.panel.cookie_keys import DirectoryKeyring
-from recordseal.panel.migrate import import_panel_files
+from recordseal.panel.legacy_import import import_panel_files
 from recordseal.panel.sso.provider_store import SecretBox
 from recordseal.panel.sso.settings import SsoSettings
 from recordseal.panel.stored_tenants import StoredTenantStore
@@ -61,7 +61,7 @@ from recordseal.web.problems import EXCEPTION_HANDLERS
 from recordseal.web.proofs import proof_controller
 from recordseal.web.ratelimit import RateLimiter
 from recordseal.web.records import RecordController
-from recordseal.web.services import AppServices
+from recordseal.web.state import AppServices
 from recordseal.web.streams import StreamController
 from recordseal.web.verify import static_files, verify_controller
 

@@ -31,7 +31,7 @@ from recordseal.web.controller import DomainController
 from recordseal.web.openapi import documented, refusal
 from recordseal.web.problems import problem_response
 from recordseal.web.schemas import Health
-from recordseal.web.services import AppServices, provide_services, provide_trust_store
+from recordseal.web.state import AppServices, provide_services, provide_trust_store
 
 log = logging.getLogger("recordseal.web")
 

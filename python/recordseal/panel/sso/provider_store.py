@@ -13,7 +13,7 @@ The provider store file of earlier versions (``RECORDSEAL_PANEL_PROVIDER_STORE_P
 
     {"version": 1, "providers": [<provider>, ...]}
 
-is read by ``read_provider_file`` only to import it (``panel/migrate.py``).
+is read by ``read_provider_file`` only to import it (``panel/legacy_import.py``).
 """
 
 from __future__ import annotations

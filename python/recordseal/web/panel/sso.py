@@ -62,7 +62,7 @@ from recordseal.web.panel.context import PanelContext, provide_panel
 from recordseal.web.panel.session import PRIVATE_HEADERS
 from recordseal.web.problems import problem_response
 from recordseal.web.ratelimit import RateLimited
-from recordseal.web.services import typed_state
+from recordseal.web.state import typed_state
 
 log = logging.getLogger("recordseal.panel.web")
 
