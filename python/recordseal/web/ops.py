@@ -27,6 +27,7 @@ from recordseal.ledger import refusals
 from recordseal.services.keys import key_directory
 from recordseal.verify import KeyDirectory
 from recordseal.verify.bundle import TrustStore
+from recordseal.web.background import BACKGROUND_STATE, TaskSupervisor
 from recordseal.web.controller import DomainController
 from recordseal.web.openapi import documented, refusal
 from recordseal.web.problems import problem_response
@@ -43,7 +44,8 @@ READY_STATE = "ready"
 class Readiness(msgspec.Struct, omit_defaults=True):
     status: Literal["ready"]
     checks: dict[str, Literal["ok"]]
-    #: Ready, but something an operator should know: a witness refuses logs (ledger.refusals).
+    #: Ready, but something an operator should know: a witness refuses logs (ledger.refusals),
+    #: a background task ended (web/background.py).
     detail: str | None = None
 
 
@@ -95,7 +97,7 @@ class ServiceController(DomainController):
     )
     async def readyz(self, state: State) -> Response[bytes]:
         """Readiness: keys loaded and the store answering (200, with a ``detail`` when a
-        witness refuses logs), or 503 naming what is not."""
+        witness refuses logs or a background task ended), or 503 naming what is not."""
         if state.get(READY_STATE) is not True:
             return problem_response(503, "not_ready", "keys: the service is starting or stopping")
         try:
@@ -106,9 +108,13 @@ class ServiceController(DomainController):
             return problem_response(503, "not_ready", "store: the database does not answer")
         services = provide_services(state)
         continuity = services.continuity
-        refused = None
+        notes = []
         if services.sealer.refusals_file is not None:
-            refused = refusals.describe(refusals.read(services.sealer.refusals_file))
+            notes.append(refusals.describe(refusals.read(services.sealer.refusals_file)))
+        background = state.get(BACKGROUND_STATE)
+        if isinstance(background, TaskSupervisor):
+            notes.extend(background.faults())
+        refused = "; ".join(note for note in notes if note) or None
         streams, logs = len(continuity.streams), len(continuity.logs)
         if streams or logs:  # a public endpoint: counts, never tenant or stream names
             return problem_response(
