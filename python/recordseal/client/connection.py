@@ -12,11 +12,13 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from recordseal.client.errors import ClientError
+
 URL_VARIABLE = "RECORDSEAL_URL"
 TOKEN_VARIABLE = "RECORDSEAL_TOKEN"
 
 
-class MissingSetting(Exception):
+class MissingSetting(ClientError):
     """The service or the token is not given, or the token file cannot be read."""
 
 

@@ -103,7 +103,9 @@ class ServiceController(DomainController):
         try:
             store = provide_services(state).store
             await asyncio.wait_for(store.logs.log_origins(), READY_TIMEOUT)
-        except Exception as error:  # any failure of the store means: not ready
+        # Outermost boundary of the readiness probe: whatever the store raises (each backend
+        # and driver its own errors), the answer is 503 not_ready, never a 500.
+        except Exception as error:
             log.warning("readiness.store_unavailable", extra={"error": type(error).__name__})
             return problem_response(503, "not_ready", "store: the database does not answer")
         services = provide_services(state)

@@ -17,13 +17,14 @@ from typing import Literal, Protocol, TypeAlias, runtime_checkable
 
 import msgspec
 
+from recordseal.panel.errors import PanelError
 from recordseal.panel.sessions import SUBJECT_MAX_CHARS
 
 ProtocolName: TypeAlias = Literal["saml", "oidc", "webauthn"]
 PROTOCOLS: tuple[ProtocolName, ...] = ("saml", "oidc", "webauthn")
 
 
-class PrincipalError(ValueError):
+class PrincipalError(PanelError, ValueError):
     """A principal field breaks a rule of docs/sso.md; the message names the field."""
 
 
