@@ -50,6 +50,7 @@ from recordseal.services.proofs import ProofService
 from recordseal.services.records import RecordService
 from recordseal.services.retention import purge_loop
 from recordseal.services.tenant_states import TenantStates
+from recordseal.services.tiles import TileService
 from recordseal.services.tokens import TokenService
 from recordseal.services.verification import OnlineVerifier
 from recordseal.settings import Settings
@@ -136,6 +137,7 @@ async def assemble(settings: Settings, manifest: FleetManifest, sso: SsoSettings
         disclosure=DisclosureService(store, records, proofs),
         continuity=continuity,
         listing=Listing(store),
+        tiles=TileService(store.logs, settings.origin, public=[sealer.aggregate_origin]),
     )
     trust = build_trust_store(settings)
     panel = build_panel_context(
@@ -145,7 +147,9 @@ async def assemble(settings: Settings, manifest: FleetManifest, sso: SsoSettings
         tenants,
         tenant_states,
         continuity,
-        witnesses=[witness.client.witness.name for witness in witnesses],
+        # A fleet's anchors are cosigned by the tenant logs' witnesses; those of the aggregate
+        # log never see them (docs/tlog.md, "The aggregate log").
+        witnesses=[w.client.witness.name for w in witnesses if w.logs == "tenant"],
         authorities=[authority.name for authority in authorities],
     )
     sso_context = build_sso_context(sso, store.panel, secrets)

@@ -33,6 +33,7 @@ from recordseal.web.problems import EXCEPTION_HANDLERS
 from recordseal.web.proofs import proof_controller
 from recordseal.web.records import RecordController
 from recordseal.web.streams import StreamController
+from recordseal.web.tiles import TileController
 from recordseal.web.verify import static_files, verify_controller
 
 
@@ -64,6 +65,7 @@ class RecordServicePlugin(InitPluginProtocol):
                 verify_controller(settings.max_bundle_bytes),
                 static_files,
                 proof_controller(settings.max_bundle_bytes),
+                TileController,
                 *PANEL_ROUTES,
                 *PASSKEY_ROUTES,
             ]
