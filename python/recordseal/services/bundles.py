@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from recordseal.core import CommitError, CommittedRecord, encode_value, inclusion_proof, leaf_hash
+from recordseal.ledger.errors import RecordServiceError
 from recordseal.verify.bundle import (
     AggregateSeal,
     Bundle,
@@ -31,9 +32,10 @@ from recordseal.verify.encoding import b64encode
 from recordseal.verify.tlogproof import HASH_SIZE, HEADER, MAX_INDEX
 
 
-class DisclosureError(ValueError):
+class DisclosureError(RecordServiceError, ValueError):
     """A disclosure that cannot be built; ``path`` names the field (the disclosure service
-    answers the request's refusal from it)."""
+    answers the request's refusal from it). Under the service's root, as the service builds
+    bundles (the verifier builds none)."""
 
     def __init__(self, path: str, message: str) -> None:
         super().__init__(message)
