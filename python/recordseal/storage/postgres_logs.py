@@ -23,16 +23,20 @@ from recordseal.storage.rows import (
     SealedBatch,
     SealRequest,
 )
+from recordseal.storage.tenancy import tenant_key
 
 #: Key of the advisory lock held by the sealing process.
 SEALER_LOCK = 0x7365616C6572  # "sealer"
 
 _CHECKPOINT = "SELECT l.origin, c.size, c.root, c.note, c.created_at FROM checkpoints c"
-# Null-safe scope: None matches only legacy logs (no tenant), a tenant id only its own.
+#: A checkpoint's log, joined on the checkpoints' key (the tenant first).
+_JOIN_LOG = " JOIN logs l ON l.tenant = c.tenant AND l.id = c.log_id"
+# The scope's tenant is given as ``tenancy.tenant_key`` of it ('' for no tenant), read back
+# as NULL for no tenant.
 _ANCHORS = (
-    "SELECT l.tenant, l.fleet, l.origin, c.size, c.root, c.note, c.created_at"
-    " FROM checkpoints c JOIN logs l ON l.id = c.log_id"
-    " WHERE l.tenant IS NOT DISTINCT FROM $1::text AND l.fleet = $2 AND l.retired_at IS NULL"
+    "SELECT nullif(l.tenant, ''), l.fleet, l.origin, c.size, c.root, c.note, c.created_at"
+    " FROM checkpoints c" + _JOIN_LOG + " WHERE l.tenant = $1 AND l.fleet = $2"
+    " AND l.retired_at IS NULL"
 )
 
 if TYPE_CHECKING:
@@ -74,7 +78,8 @@ class PostgresLogs:
     async def unsealed_logs(self) -> list[tuple[str, str]]:
         """The (tenant, fleet) pairs that have records not yet in a sealed batch."""
         rows = await self._db.pool.fetch(
-            "SELECT l.tenant, l.fleet FROM logs l JOIN log_positions p ON p.log_id = l.id"
+            "SELECT nullif(l.tenant, ''), l.fleet FROM logs l"
+            " JOIN log_positions p ON p.tenant = l.tenant AND p.log_id = l.id"
             " WHERE p.next_index > greatest(l.size, 1) AND l.retired_at IS NULL ORDER BY l.id"
         )
         return [(tenant, fleet) for tenant, fleet in rows]
@@ -88,7 +93,7 @@ class PostgresLogs:
 
     async def checkpoints(self, tenant: str, fleet: str) -> list[CheckpointRow]:
         rows = await self._db.pool.fetch(
-            _CHECKPOINT + " JOIN logs l ON l.id = c.log_id WHERE l.tenant = $1 AND l.fleet = $2"
+            _CHECKPOINT + _JOIN_LOG + " WHERE l.tenant = $1 AND l.fleet = $2"
             " AND l.retired_at IS NULL ORDER BY c.size",
             tenant,
             fleet,
@@ -99,7 +104,7 @@ class PostgresLogs:
         self, origin: str, index: int
     ) -> tuple[CheckpointRow | None, CheckpointRow | None]:
         """The latest checkpoint that does not include leaf ``index`` and the first that does."""
-        join = " JOIN logs l ON l.id = c.log_id WHERE l.origin = $1"
+        join = _JOIN_LOG + " WHERE l.origin = $1"
         before = await self._db.pool.fetchrow(
             _CHECKPOINT + join + " AND c.size <= $2 ORDER BY c.size DESC LIMIT 1", origin, index
         )
@@ -116,7 +121,8 @@ class PostgresLogs:
     ) -> dict[tuple[int, int], bytes]:
         wanted = sorted(ids)
         rows = await self._db.pool.fetch(
-            "SELECT n.level, n.idx, n.hash FROM log_nodes n JOIN logs l ON l.id = n.log_id"
+            "SELECT n.level, n.idx, n.hash FROM log_nodes n"
+            " JOIN logs l ON l.tenant = n.tenant AND l.id = n.log_id"
             " JOIN unnest($2::integer[], $3::bigint[]) AS u(level, idx)"
             " ON n.level = u.level AND n.idx = u.idx WHERE l.origin = $1",
             origin,
@@ -140,14 +146,14 @@ class PostgresLogs:
 
     async def newest_checkpoint(self, origin: str) -> CheckpointRow | None:
         row = await self._db.pool.fetchrow(
-            _CHECKPOINT + " JOIN logs l ON l.id = c.log_id AND c.size = l.size WHERE l.origin = $1",
+            _CHECKPOINT + _JOIN_LOG + " AND c.size = l.size WHERE l.origin = $1",
             origin,
         )
         return CheckpointRow(*row) if row else None
 
     async def checkpoint_at(self, origin: str, size: int) -> CheckpointRow | None:
         row = await self._db.pool.fetchrow(
-            _CHECKPOINT + " JOIN logs l ON l.id = c.log_id WHERE l.origin = $1 AND c.size = $2",
+            _CHECKPOINT + _JOIN_LOG + " WHERE l.origin = $1 AND c.size = $2",
             origin,
             size,
         )
@@ -160,7 +166,8 @@ class PostgresLogs:
         found = []
         for table, who in (("cosignatures", "witness"), ("timestamps", "authority")):
             rows = await self._db.pool.fetch(
-                f"SELECT x.size, x.{who} FROM {table} x JOIN logs l ON l.id = x.log_id"
+                f"SELECT x.size, x.{who} FROM {table} x"
+                " JOIN logs l ON l.tenant = x.tenant AND l.id = x.log_id"
                 f" WHERE l.origin = $1 AND x.size > $2 AND x.size < $3 AND x.{who} = ANY($4)"
                 " ORDER BY x.size DESC LIMIT $5",
                 origin,
@@ -174,8 +181,9 @@ class PostgresLogs:
 
     async def anchor_logs(self) -> list[AnchorLog]:
         rows = await self._db.pool.fetch(
-            "SELECT tenant, fleet, origin, predecessor, predecessor_size, predecessor_root"
-            " FROM logs WHERE origin IS NOT NULL AND retired_at IS NULL ORDER BY id"
+            "SELECT nullif(tenant, ''), fleet, origin, predecessor, predecessor_size,"
+            " predecessor_root FROM logs WHERE origin IS NOT NULL AND retired_at IS NULL"
+            " ORDER BY id"
         )
         return [AnchorLog.of_row(*row) for row in rows]
 
@@ -187,7 +195,7 @@ class PostgresLogs:
         created_from: str | None = None,
         created_before: str | None = None,
     ) -> list[Anchor]:
-        sql, params = _ANCHORS, [tenant, fleet]
+        sql, params = _ANCHORS, [tenant_key(tenant), fleet]
         if created_from is not None:
             params.append(created_from)
             sql += f" AND c.created_at >= ${len(params)}"
@@ -200,7 +208,7 @@ class PostgresLogs:
     async def latest_anchor(
         self, tenant: str | None, fleet: str, *, created_before: str | None = None
     ) -> Anchor | None:
-        sql, params = _ANCHORS, [tenant, fleet]
+        sql, params = _ANCHORS, [tenant_key(tenant), fleet]
         if created_before is not None:
             params.append(created_before)
             sql += f" AND c.created_at < ${len(params)}"
@@ -210,7 +218,8 @@ class PostgresLogs:
     async def record_seal(self, tenant: str, record_id: str) -> tuple[str, int] | None:
         """The log origin and index of a sealed record, or None while it is pending."""
         row = await self._db.pool.fetchrow(
-            "SELECT l.origin, r.log_index FROM records r JOIN logs l ON l.id = r.log_id"
+            "SELECT l.origin, r.log_index FROM records r"
+            " JOIN logs l ON l.tenant = r.tenant AND l.id = r.log_id"
             " WHERE r.record_id = $1 AND r.tenant = $2 AND r.log_index < l.size",
             record_id,
             tenant,
@@ -219,9 +228,9 @@ class PostgresLogs:
 
     async def add_cosignature(self, origin: str, size: int, witness: str, line: str) -> None:
         await self._db.pool.execute(
-            "INSERT INTO cosignatures (log_id, size, witness, line)"
-            " SELECT id, $2, $3, $4 FROM logs WHERE origin = $1"
-            " ON CONFLICT (log_id, size, witness) DO UPDATE SET line = excluded.line",
+            "INSERT INTO cosignatures (tenant, log_id, size, witness, line)"
+            " SELECT tenant, id, $2, $3, $4 FROM logs WHERE origin = $1"
+            " ON CONFLICT (tenant, log_id, size, witness) DO UPDATE SET line = excluded.line",
             origin,
             size,
             witness,
@@ -231,9 +240,10 @@ class PostgresLogs:
     async def note_witness(self, origin: str, witness: str, now: str, note: WitnessNote) -> None:
         if note.cosigned_size is not None:
             await self._db.pool.execute(
-                "INSERT INTO witness_health (log_id, witness, cosigned_size, cosigned_at)"
-                " SELECT id, $2, $3, $4 FROM logs WHERE origin = $1"
-                " ON CONFLICT (log_id, witness) DO UPDATE SET"
+                "INSERT INTO witness_health"
+                " (tenant, log_id, witness, cosigned_size, cosigned_at)"
+                " SELECT tenant, id, $2, $3, $4 FROM logs WHERE origin = $1"
+                " ON CONFLICT (tenant, log_id, witness) DO UPDATE SET"
                 " cosigned_size = excluded.cosigned_size, cosigned_at = excluded.cosigned_at,"
                 " failures = 0, code = NULL, reason = NULL, failed_at = NULL",
                 origin,
@@ -243,9 +253,11 @@ class PostgresLogs:
             )
         else:
             await self._db.pool.execute(
-                "INSERT INTO witness_health (log_id, witness, failures, code, reason, failed_at)"
-                " SELECT id, $2, $3, $4, $5, $6 FROM logs WHERE origin = $1"
-                " ON CONFLICT (log_id, witness) DO UPDATE SET failures = excluded.failures,"
+                "INSERT INTO witness_health"
+                " (tenant, log_id, witness, failures, code, reason, failed_at)"
+                " SELECT tenant, id, $2, $3, $4, $5, $6 FROM logs WHERE origin = $1"
+                " ON CONFLICT (tenant, log_id, witness) DO UPDATE SET"
+                " failures = excluded.failures,"
                 " code = excluded.code, reason = excluded.reason, failed_at = excluded.failed_at",
                 origin,
                 witness,
@@ -261,8 +273,9 @@ class PostgresLogs:
 
     async def cosignatures(self, origin: str, size: int) -> list[str]:
         rows = await self._db.pool.fetch(
-            "SELECT c.line FROM cosignatures c JOIN logs l ON l.id = c.log_id"
-            " WHERE l.origin = $1 AND c.size = $2 ORDER BY c.witness",
+            "SELECT c.line FROM cosignatures c"
+            + _JOIN_LOG
+            + " WHERE l.origin = $1 AND c.size = $2 ORDER BY c.witness",
             origin,
             size,
         )
@@ -270,9 +283,9 @@ class PostgresLogs:
 
     async def add_timestamp(self, origin: str, size: int, authority: str, token: bytes) -> None:
         await self._db.pool.execute(
-            "INSERT INTO timestamps (log_id, size, authority, token)"
-            " SELECT id, $2, $3, $4 FROM logs WHERE origin = $1"
-            " ON CONFLICT (log_id, size, authority) DO UPDATE SET token = excluded.token",
+            "INSERT INTO timestamps (tenant, log_id, size, authority, token)"
+            " SELECT tenant, id, $2, $3, $4 FROM logs WHERE origin = $1"
+            " ON CONFLICT (tenant, log_id, size, authority) DO UPDATE SET token = excluded.token",
             origin,
             size,
             authority,
@@ -281,7 +294,8 @@ class PostgresLogs:
 
     async def timestamps(self, origin: str, size: int) -> list[tuple[str, bytes]]:
         rows = await self._db.pool.fetch(
-            "SELECT t.authority, t.token FROM timestamps t JOIN logs l ON l.id = t.log_id"
+            "SELECT t.authority, t.token FROM timestamps t"
+            " JOIN logs l ON l.tenant = t.tenant AND l.id = t.log_id"
             " WHERE l.origin = $1 AND t.size = $2 ORDER BY t.authority",
             origin,
             size,
@@ -293,72 +307,82 @@ class PostgresLogs:
 #: checks of the records written to the log meanwhile (``FOR KEY SHARE`` of this row) do not
 #: wait for the seal (docs/records.md, "Sealing").
 LOCK_LOG = (
-    "SELECT id, origin, size FROM logs WHERE tenant IS NOT DISTINCT FROM $1::text"
-    " AND fleet = $2 AND retired_at IS NULL FOR NO KEY UPDATE"
+    "SELECT id, origin, size FROM logs WHERE tenant = $1 AND fleet = $2 AND retired_at IS NULL"
+    " FOR NO KEY UPDATE"
 )
 
 
 async def _seal(conn: Connection, request: SealRequest) -> SealedBatch | None:
     """One seal of ``merkle.log``, holding the log's row: read its frontier and the pending
     leaves, grow, write the new nodes, size and checkpoint."""
+    tenant = tenant_key(request.tenant)
     await conn.execute(
         "INSERT INTO logs (tenant, fleet, origin, size, root) VALUES ($1, $2, $3, 0, '')"
         " ON CONFLICT DO NOTHING",  # the log exists (logs_scope or the origin is taken)
-        request.tenant,
+        tenant,
         request.fleet,
         request.origin,
     )
-    row = await conn.fetchrow(
-        LOCK_LOG,
-        request.tenant,
-        request.fleet,
-    )
+    row = await conn.fetchrow(LOCK_LOG, tenant, request.fleet)
     assert row is not None  # inserted above, or by another sealer or a stream before
     log_id, origin, size = row
     if origin is None:  # made with the log's first stream, named by its first seal
-        await conn.execute("UPDATE logs SET origin = $1 WHERE id = $2", request.origin, log_id)
+        await conn.execute(
+            "UPDATE logs SET origin = $1 WHERE tenant = $2 AND id = $3",
+            request.origin,
+            tenant,
+            log_id,
+        )
         origin = request.origin
     wanted = sorted(merkle_log.frontier(size))
     rows = await conn.fetch(
         "SELECT n.level, n.idx, n.hash FROM log_nodes n"
         " JOIN unnest($2::integer[], $3::bigint[]) AS u(level, idx)"
-        " ON n.level = u.level AND n.idx = u.idx WHERE n.log_id = $1",
+        " ON n.level = u.level AND n.idx = u.idx WHERE n.tenant = $4 AND n.log_id = $1",
         log_id,
         [level for level, _ in wanted],
         [index for _, index in wanted],
+        tenant,
     )
     stored = {(level, idx): digest for level, idx, digest in rows}
     pending = await conn.fetch(
-        "SELECT log_index, chain_leaf FROM records WHERE log_id = $1 AND log_index >= $2"
-        " ORDER BY log_index LIMIT $3",
+        "SELECT log_index, chain_leaf FROM records"
+        " WHERE tenant = $4 AND log_id = $1 AND log_index >= $2 ORDER BY log_index LIMIT $3",
         log_id,
         merkle_log.first_pending(size),
         request.limit,
+        tenant,
     )
     growth = merkle_log.grow(size, request.genesis, [(i, leaf) for i, leaf in pending], stored)
     if growth is None:
         return None
     ids = sorted(growth.nodes)
     await conn.execute(
-        "INSERT INTO log_nodes (log_id, level, idx, hash)"
-        " SELECT $1, * FROM unnest($2::integer[], $3::bigint[], $4::bytea[])",
+        "INSERT INTO log_nodes (tenant, log_id, level, idx, hash)"
+        " SELECT $5, $1, * FROM unnest($2::integer[], $3::bigint[], $4::bytea[])",
         log_id,
         [level for level, _ in ids],
         [index for _, index in ids],
         [growth.nodes[i] for i in ids],
+        tenant,
     )
     request.admit(origin, size)
     note = request.sign(growth.size, growth.root)
     await conn.execute(
-        "UPDATE logs SET size = $1, root = $2 WHERE id = $3", growth.size, growth.root, log_id
+        "UPDATE logs SET size = $1, root = $2 WHERE tenant = $4 AND id = $3",
+        growth.size,
+        growth.root,
+        log_id,
+        tenant,
     )
     await conn.execute(
-        "INSERT INTO checkpoints (log_id, size, root, note, created_at)"
-        " VALUES ($1, $2, $3, $4, $5)",
+        "INSERT INTO checkpoints (tenant, log_id, size, root, note, created_at)"
+        " VALUES ($6, $1, $2, $3, $4, $5)",
         log_id,
         growth.size,
         growth.root,
         note,
         request.now,
+        tenant,
     )
     return SealedBatch(request.origin, growth.first_index, growth.size, growth.root, note)

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from recordseal.core import leaf_hash
 from recordseal.storage.recovery import GapRecord, Recovery, RecoveryConflict, Succession
+from recordseal.storage.tenancy import tenant_key
 
 if TYPE_CHECKING:
     from recordseal.storage.postgres_schema import Connection
@@ -19,19 +20,25 @@ async def apply(conn: Connection, recovery: Recovery) -> None:
 
 
 async def _succeed(conn: Connection, s: Succession, now: str) -> None:
+    tenant = tenant_key(s.tenant)
     old = await conn.fetchrow(
-        "SELECT id, size FROM logs WHERE tenant IS NOT DISTINCT FROM $1::text AND fleet = $2"
+        "SELECT id, size FROM logs WHERE tenant = $1 AND fleet = $2"
         " AND retired_at IS NULL FOR UPDATE",
-        s.tenant,
+        tenant,
         s.fleet,
     )
     if old is not None:
-        await conn.execute("UPDATE logs SET retired_at = $1 WHERE id = $2", now, old["id"])
+        await conn.execute(
+            "UPDATE logs SET retired_at = $1 WHERE tenant = $2 AND id = $3",
+            now,
+            tenant,
+            old["id"],
+        )
     root = leaf_hash(s.leaf)
     new_id = await conn.fetchval(
         "INSERT INTO logs (tenant, fleet, origin, size, root, predecessor, predecessor_size,"
         " predecessor_root) VALUES ($1, $2, $3, 1, $4, $5, $6, $7) RETURNING id",
-        s.tenant,
+        tenant,
         s.fleet,
         s.origin,
         root,
@@ -40,29 +47,43 @@ async def _succeed(conn: Connection, s: Succession, now: str) -> None:
         s.root,
     )
     await conn.execute(
-        "INSERT INTO log_nodes (log_id, level, idx, hash) VALUES ($1, 0, 0, $2)", new_id, root
+        "INSERT INTO log_nodes (tenant, log_id, level, idx, hash) VALUES ($3, $1, 0, 0, $2)",
+        new_id,
+        root,
+        tenant,
     )
     await conn.execute(
-        "INSERT INTO checkpoints (log_id, size, root, note, created_at) VALUES ($1, 1, $2, $3, $4)",
+        "INSERT INTO checkpoints (tenant, log_id, size, root, note, created_at)"
+        " VALUES ($5, $1, 1, $2, $3, $4)",
         new_id,
         root,
         s.note,
         now,
+        tenant,
     )
     moved = 0
     if old is not None:
         first = max(old["size"], 1)  # the predecessor's first position it never sealed
         status = await conn.execute(
             "UPDATE records SET log_id = $1, log_index = log_index - $2 + 1"
-            " WHERE log_id = $3 AND log_index >= $2",
+            " WHERE tenant = $4 AND log_id = $3 AND log_index >= $2",
             new_id,
             first,
             old["id"],
+            tenant,
         )
         moved = int(status.split()[-1])
-        await conn.execute("UPDATE streams SET log_id = $1 WHERE log_id = $2", new_id, old["id"])
+        await conn.execute(
+            "UPDATE streams SET log_id = $1 WHERE tenant = $2 AND log_id = $3",
+            new_id,
+            tenant,
+            old["id"],
+        )
     await conn.execute(
-        "INSERT INTO log_positions (log_id, next_index) VALUES ($1, $2)", new_id, 1 + moved
+        "INSERT INTO log_positions (tenant, log_id, next_index) VALUES ($1, $2, $3)",
+        tenant,
+        new_id,
+        1 + moved,
     )
 
 
@@ -75,13 +96,16 @@ async def _declare(conn: Connection, gap: GapRecord) -> None:
     if row is None or row["next_seq"] != gap.from_seq or bytes(row["head"]) != gap.prev:
         raise RecoveryConflict(f"stream {gap.tenant}/{gap.stream} changed since the plan")
     await conn.execute(  # a log the sealer opened first has no counter yet
-        "INSERT INTO log_positions (log_id, next_index)"
-        " SELECT id, greatest(size, 1) FROM logs WHERE id = $1 ON CONFLICT DO NOTHING",
+        "INSERT INTO log_positions (tenant, log_id, next_index)"
+        " SELECT tenant, id, greatest(size, 1) FROM logs WHERE tenant = $1 AND id = $2"
+        " ON CONFLICT DO NOTHING",
+        gap.tenant,
         row["log_id"],
     )
     position = await conn.fetchval(
-        "UPDATE log_positions SET next_index = next_index + 1 WHERE log_id = $1"
+        "UPDATE log_positions SET next_index = next_index + 1 WHERE tenant = $1 AND log_id = $2"
         " RETURNING next_index - 1",
+        gap.tenant,
         row["log_id"],
     )
     await conn.execute(
@@ -98,9 +122,11 @@ async def _declare(conn: Connection, gap: GapRecord) -> None:
         position,
     )
     await conn.execute(  # from_seq..seq-1 are lost: the stream's record count stays true
-        "UPDATE streams SET next_seq = $1, head = $2, lost_seqs = lost_seqs + $3 WHERE id = $4",
+        "UPDATE streams SET next_seq = $1, head = $2, lost_seqs = lost_seqs + $3"
+        " WHERE tenant = $4 AND id = $5",
         gap.seq + 1,
         gap.chain_leaf,
         gap.seq - gap.from_seq,
+        gap.tenant,
         row["id"],
     )

@@ -248,11 +248,13 @@ class AppendWriter:
         records: list[tuple[Any, ...]] = []
         payloads: list[tuple[Any, ...]] = []
         keys: list[tuple[Any, ...]] = []
-        taken: dict[int, int] = {}  # log id -> positions taken in this transaction
+        # (tenant, log id) -> positions taken in this transaction
+        taken: dict[tuple[str, int], int] = {}
         # the live view's rows (storage/activity.py): stream id -> when a record last
-        # arrived; (log id, UTC minute) -> records appended in it
+        # arrived; (tenant, log id, UTC minute) -> records appended in it
         ingested: dict[int, str] = {}
-        minutes: dict[tuple[int, int], int] = {}
+        minutes: dict[tuple[str, int, int], int] = {}
+        tenants = {pending.append.stream_id: pending.tenant for pending in batch}
         minute = utc_minute()  # when the rows are written
         for pending, record in zip(batch, placed, strict=True):
             outcomes.append((True, record))
@@ -260,6 +262,7 @@ class AppendWriter:
                 continue  # refused: nothing written for it
             append = pending.append
             log_id = stream_logs[append.stream_id]
+            log = (pending.tenant, log_id)
             records.append(
                 (
                     record.record_id,
@@ -271,14 +274,14 @@ class AppendWriter:
                     record.signature,
                     record.chain_leaf,
                     log_id,
-                    taken.get(log_id, 0),  # its position: the log's next index + this
+                    taken.get(log, 0),  # its position: the log's next index + this
                 )
             )
-            taken[log_id] = taken.get(log_id, 0) + 1
+            taken[log] = taken.get(log, 0) + 1
             ingested[append.stream_id] = pending.now
-            counted = (log_id, minute)
+            counted = (*log, minute)
             minutes[counted] = minutes.get(counted, 0) + 1
-            payloads.append((record.record_id, append.subject.subject_ref, record.sealed_payload))
+            payloads.append((record.record_id, record.sealed_payload))
             if append.idempotency is not None:
                 claim = append.idempotency
                 keys.append(
@@ -293,18 +296,21 @@ class AppendWriter:
             await conn.execute(
                 _WRITE,
                 *_columns(records, 10),
-                [sealed for _, _, sealed in payloads],
+                [sealed for _, sealed in payloads],
                 ids,
                 [heads[i][0] for i in ids],
                 [heads[i][1] for i in ids],
                 *(_columns(keys, 5) if keys else [[]] * 5),
-                logs,
-                [taken[log_id] for log_id in logs],
+                [log_id for _, log_id in logs],
+                [taken[log] for log in logs],
                 list(ingested),
                 list(ingested.values()),
-                [log_id for log_id, _ in minutes],
-                [minute for _, minute in minutes],
+                [log_id for _, log_id, _ in minutes],
+                [minute for _, _, minute in minutes],
                 list(minutes.values()),
+                [tenants[i] for i in ids],
+                [tenant for tenant, _ in logs],
+                [tenant for tenant, _, _ in minutes],
             )
         return outcomes, [row[0] for row in records]
 
@@ -324,9 +330,9 @@ class _CommitUnknown(Exception):
 _WRITE = """
 WITH positions AS (
     UPDATE log_positions p SET next_index = p.next_index + u.n
-    FROM unnest($20::bigint[], $21::bigint[]) AS u(log_id, n)
-    WHERE p.log_id = u.log_id
-    RETURNING p.log_id, p.next_index - u.n AS first
+    FROM unnest($28::text[], $20::bigint[], $21::bigint[]) AS u(tenant, log_id, n)
+    WHERE p.tenant = u.tenant AND p.log_id = u.log_id
+    RETURNING p.tenant, p.log_id, p.next_index - u.n AS first
 ), new_records AS (
     INSERT INTO records (record_id, tenant, stream_id, seq, subject_ref, header, signature,
                          chain_leaf, log_id, log_index)
@@ -336,20 +342,22 @@ WITH positions AS (
                 $6::bytea[], $7::bytea[], $8::bytea[], $9::bigint[], $10::bigint[])
          AS r(record_id, tenant, stream_id, seq, subject_ref, header, signature, chain_leaf,
               log_id, offset_)
-    JOIN positions p ON p.log_id = r.log_id
+    JOIN positions p ON p.tenant = r.tenant AND p.log_id = r.log_id
 ), new_payloads AS (
-    INSERT INTO payloads (record_id, subject_ref, sealed)
-    SELECT * FROM unnest($1::text[], $5::text[], $11::bytea[])
+    INSERT INTO payloads (tenant, record_id, subject_ref, sealed)
+    SELECT * FROM unnest($2::text[], $1::text[], $5::text[], $11::bytea[])
 ), heads AS (
     UPDATE streams s SET next_seq = u.next_seq, head = u.head,
         last_ingest_at = coalesce(i.at, s.last_ingest_at)
-    FROM unnest($12::bigint[], $13::bigint[], $14::bytea[]) AS u(id, next_seq, head)
+    FROM unnest($27::text[], $12::bigint[], $13::bigint[], $14::bytea[])
+         AS u(tenant, id, next_seq, head)
     LEFT JOIN unnest($22::bigint[], $23::text[]) AS i(id, at) ON i.id = u.id
-    WHERE s.id = u.id
+    WHERE s.tenant = u.tenant AND s.id = u.id
 ), minutes AS (
-    INSERT INTO ingest_minutes (log_id, minute, records)
-    SELECT * FROM unnest($24::bigint[], $25::bigint[], $26::bigint[])
-    ON CONFLICT (log_id, minute) DO UPDATE SET records = ingest_minutes.records + excluded.records
+    INSERT INTO ingest_minutes (tenant, log_id, minute, records)
+    SELECT * FROM unnest($29::text[], $24::bigint[], $25::bigint[], $26::bigint[])
+    ON CONFLICT (tenant, log_id, minute)
+    DO UPDATE SET records = ingest_minutes.records + excluded.records
 )
 INSERT INTO idempotency_keys (tenant, key, request_hash, record_id, created_at)
 SELECT * FROM unnest($15::text[], $16::text[], $17::bytea[], $18::text[], $19::text[])
@@ -403,7 +411,8 @@ WITH locked_subjects AS MATERIALIZED (
          LATERAL (SELECT * FROM subjects WHERE tenant = u.t AND subject_index = u.i
                   {ONE_ROW_BY_KEY} FOR SHARE) s
 ), locked_streams AS MATERIALIZED (
-    SELECT id, next_seq, head, log_id FROM streams WHERE id = ANY($3::bigint[])
+    SELECT id, next_seq, head, log_id FROM streams
+    WHERE (tenant, id) IN (SELECT * FROM unnest($3::text[], $4::bigint[]))
     ORDER BY id FOR UPDATE
 )
 SELECT tenant, subject_index, subject_ref, live,
@@ -420,11 +429,13 @@ async def _lock_rows(
     for an erasure under way) and then its streams, in one round trip; the subjects, the
     stream heads and each stream's log."""
     wanted = sorted({(p.tenant, p.append.subject.index) for p in batch})
+    streams = sorted({(p.tenant, p.append.stream_id) for p in batch})
     rows = await conn.fetch(
         LOCK_ROWS,
         [t for t, _ in wanted],
         [i for _, i in wanted],
-        sorted({p.append.stream_id for p in batch}),
+        [t for t, _ in streams],
+        [i for _, i in streams],
     )
     subjects: dict[tuple[str, bytes], tuple[str, bool]] = {}
     heads: dict[int, tuple[int, bytes]] = {}

@@ -269,13 +269,16 @@ RECEIPT_PAGE = 512
 #: of the receipts on it: the same SQL for both backends.
 LATEST_CHECKPOINTS = (
     "SELECT l.origin, c.size, c.root, c.note, c.created_at FROM checkpoints c"
-    " JOIN logs l ON l.id = c.log_id AND c.size = l.size WHERE l.retired_at IS NULL"
+    " JOIN logs l ON l.tenant = c.tenant AND l.id = c.log_id AND c.size = l.size"
+    " WHERE l.retired_at IS NULL"
 )
 LATEST_RECEIPTS = (
     "SELECT l.origin, x.witness FROM cosignatures x"
-    " JOIN logs l ON l.id = x.log_id AND x.size = l.size WHERE l.retired_at IS NULL"
+    " JOIN logs l ON l.tenant = x.tenant AND l.id = x.log_id AND x.size = l.size"
+    " WHERE l.retired_at IS NULL"
     " UNION ALL SELECT l.origin, t.authority FROM timestamps t"
-    " JOIN logs l ON l.id = t.log_id AND t.size = l.size WHERE l.retired_at IS NULL"
+    " JOIN logs l ON l.tenant = t.tenant AND l.id = t.log_id AND t.size = l.size"
+    " WHERE l.retired_at IS NULL"
 )
 
 

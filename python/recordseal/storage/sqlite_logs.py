@@ -20,8 +20,9 @@ from recordseal.storage.rows import (
     SealedBatch,
     SealRequest,
 )
-from recordseal.storage.sqlite_database import SQLiteDatabase
+from recordseal.storage.sqlite_database import SQLiteDatabase, open_log
 from recordseal.storage.sqlite_writer import Batch
+from recordseal.storage.tenancy import tenant_key
 
 
 class SQLiteLogs:
@@ -50,7 +51,8 @@ class SQLiteLogs:
     async def unsealed_logs(self) -> list[tuple[str, str]]:
         """The (tenant, fleet) pairs that have records not yet in a sealed batch."""
         rows = self._db.read(
-            "SELECT l.tenant, l.fleet FROM logs l JOIN log_positions p ON p.log_id = l.id"
+            "SELECT nullif(l.tenant, ''), l.fleet FROM logs l"
+            " JOIN log_positions p ON p.tenant = l.tenant AND p.log_id = l.id"
             " WHERE p.next_index > max(l.size, 1) AND l.retired_at IS NULL ORDER BY l.id"
         )
         return [(tenant, fleet) for tenant, fleet in rows]
@@ -74,9 +76,12 @@ class SQLiteLogs:
             return None
         request.admit(origin, size)
         note = request.sign(growth.size, growth.root)
+        tenant = tenant_key(request.tenant)
 
         def job(conn: sqlite3.Connection, batch: Batch) -> SealedBatch | None:
-            (current,) = conn.execute("SELECT size FROM logs WHERE id = ?", (log_id,)).fetchone()
+            (current,) = conn.execute(
+                "SELECT size FROM logs WHERE tenant = ? AND id = ?", (tenant, log_id)
+            ).fetchone()
             if current != size:  # another seal of this log committed first: start over
                 return _seal(conn, request)
             return _write_seal(conn, request, log_id, growth, note)
@@ -86,8 +91,8 @@ class SQLiteLogs:
     async def checkpoints(self, tenant: str, fleet: str) -> list[CheckpointRow]:
         rows = self._db.read(
             "SELECT l.origin, c.size, c.root, c.note, c.created_at FROM checkpoints c"
-            " JOIN logs l ON l.id = c.log_id WHERE l.tenant = ? AND l.fleet = ?"
-            " AND l.retired_at IS NULL ORDER BY c.size",
+            " JOIN logs l ON l.tenant = c.tenant AND l.id = c.log_id"
+            " WHERE l.tenant = ? AND l.fleet = ? AND l.retired_at IS NULL ORDER BY c.size",
             (tenant, fleet),
         )
         return [CheckpointRow(*row) for row in rows]
@@ -98,7 +103,7 @@ class SQLiteLogs:
         """The latest checkpoint that does not include leaf ``index`` and the first that does
         (two primary-key lookups, however many checkpoints the log has)."""
         columns = "SELECT l.origin, c.size, c.root, c.note, c.created_at FROM checkpoints c"
-        join = " JOIN logs l ON l.id = c.log_id WHERE l.origin = ?"
+        join = " JOIN logs l ON l.tenant = c.tenant AND l.id = c.log_id WHERE l.origin = ?"
         before = self._db.read(
             columns + join + " AND c.size <= ? ORDER BY c.size DESC LIMIT 1", (origin, index)
         )
@@ -124,7 +129,8 @@ class SQLiteLogs:
                 f"WITH wanted (level, idx) AS (VALUES {values})"
                 " SELECT n.level, n.idx, n.hash FROM wanted w"
                 " JOIN logs l ON l.origin = ?"
-                " JOIN log_nodes n ON n.log_id = l.id AND n.level = w.level AND n.idx = w.idx",
+                " JOIN log_nodes n ON n.tenant = l.tenant AND n.log_id = l.id"
+                " AND n.level = w.level AND n.idx = w.idx",
                 (*(x for pair in chunk for x in pair), origin),
             )
             nodes.update(((level, index), digest) for level, index, digest in rows)
@@ -143,14 +149,14 @@ class SQLiteLogs:
 
     async def newest_checkpoint(self, origin: str) -> CheckpointRow | None:
         rows = self._db.read(
-            _CHECKPOINT + " JOIN logs l ON l.id = c.log_id AND c.size = l.size WHERE l.origin = ?",
+            _CHECKPOINT + _JOIN_LOG + " AND c.size = l.size WHERE l.origin = ?",
             (origin,),
         )
         return CheckpointRow(*rows[0]) if rows else None
 
     async def checkpoint_at(self, origin: str, size: int) -> CheckpointRow | None:
         rows = self._db.read(
-            _CHECKPOINT + " JOIN logs l ON l.id = c.log_id WHERE l.origin = ? AND c.size = ?",
+            _CHECKPOINT + _JOIN_LOG + " WHERE l.origin = ? AND c.size = ?",
             (origin, size),
         )
         return CheckpointRow(*rows[0]) if rows else None
@@ -163,7 +169,8 @@ class SQLiteLogs:
         found = []
         for table, who in (("cosignatures", "witness"), ("timestamps", "authority")):
             rows = self._db.read(
-                f"SELECT x.size, x.{who} FROM {table} x JOIN logs l ON l.id = x.log_id"
+                f"SELECT x.size, x.{who} FROM {table} x"
+                " JOIN logs l ON l.tenant = x.tenant AND l.id = x.log_id"
                 f" WHERE l.origin = ? AND x.size > ? AND x.size < ? AND x.{who} IN ({marks})"
                 " ORDER BY x.size DESC LIMIT ?",
                 (origin, above, upper, *names, store_rows.RECEIPT_PAGE),
@@ -186,7 +193,7 @@ class SQLiteLogs:
         created_from: str | None = None,
         created_before: str | None = None,
     ) -> list[Anchor]:
-        sql, params = _ANCHORS, [tenant, fleet]
+        sql, params = _ANCHORS, [tenant_key(tenant), fleet]
         if created_from is not None:
             sql += " AND c.created_at >= ?"
             params.append(created_from)
@@ -198,7 +205,7 @@ class SQLiteLogs:
     async def latest_anchor(
         self, tenant: str | None, fleet: str, *, created_before: str | None = None
     ) -> Anchor | None:
-        sql, params = _ANCHORS, [tenant, fleet]
+        sql, params = _ANCHORS, [tenant_key(tenant), fleet]
         if created_before is not None:
             sql += " AND c.created_at < ?"
             params.append(created_before)
@@ -208,7 +215,8 @@ class SQLiteLogs:
     async def record_seal(self, tenant: str, record_id: str) -> tuple[str, int] | None:
         """The log origin and index of a sealed record, or None while it is pending."""
         rows = self._db.read(
-            "SELECT l.origin, r.log_index FROM records r JOIN logs l ON l.id = r.log_id"
+            "SELECT l.origin, r.log_index FROM records r"
+            " JOIN logs l ON l.tenant = r.tenant AND l.id = r.log_id"
             " WHERE r.record_id = ? AND r.tenant = ? AND r.log_index < l.size",
             (record_id, tenant),
         )
@@ -217,8 +225,8 @@ class SQLiteLogs:
     async def add_cosignature(self, origin: str, size: int, witness: str, line: str) -> None:
         def job(conn: sqlite3.Connection, batch: Batch) -> None:
             conn.execute(
-                "INSERT OR REPLACE INTO cosignatures (log_id, size, witness, line)"
-                " SELECT id, ?, ?, ? FROM logs WHERE origin = ?",
+                "INSERT OR REPLACE INTO cosignatures (tenant, log_id, size, witness, line)"
+                " SELECT tenant, id, ?, ?, ? FROM logs WHERE origin = ?",
                 (size, witness, line, origin),
             )
 
@@ -228,18 +236,20 @@ class SQLiteLogs:
         def job(conn: sqlite3.Connection, batch: Batch) -> None:
             if note.cosigned_size is not None:
                 conn.execute(
-                    "INSERT INTO witness_health (log_id, witness, cosigned_size, cosigned_at)"
-                    " SELECT id, ?, ?, ? FROM logs WHERE origin = ?"
-                    " ON CONFLICT (log_id, witness) DO UPDATE SET"
+                    "INSERT INTO witness_health"
+                    " (tenant, log_id, witness, cosigned_size, cosigned_at)"
+                    " SELECT tenant, id, ?, ?, ? FROM logs WHERE origin = ?"
+                    " ON CONFLICT (tenant, log_id, witness) DO UPDATE SET"
                     " cosigned_size = excluded.cosigned_size, cosigned_at = excluded.cosigned_at,"
                     " failures = 0, code = NULL, reason = NULL, failed_at = NULL",
                     (witness, note.cosigned_size, now, origin),
                 )
             else:
                 conn.execute(
-                    "INSERT INTO witness_health (log_id, witness, failures, code, reason,"
-                    " failed_at) SELECT id, ?, ?, ?, ?, ? FROM logs WHERE origin = ?"
-                    " ON CONFLICT (log_id, witness) DO UPDATE SET failures = excluded.failures,"
+                    "INSERT INTO witness_health (tenant, log_id, witness, failures, code,"
+                    " reason, failed_at) SELECT tenant, id, ?, ?, ?, ?, ? FROM logs"
+                    " WHERE origin = ? ON CONFLICT (tenant, log_id, witness) DO UPDATE SET"
+                    " failures = excluded.failures,"
                     " code = excluded.code, reason = excluded.reason,"
                     " failed_at = excluded.failed_at",
                     (witness, note.failures, note.code, note.reason, now, origin),
@@ -250,8 +260,8 @@ class SQLiteLogs:
     async def add_timestamp(self, origin: str, size: int, authority: str, token: bytes) -> None:
         def job(conn: sqlite3.Connection, batch: Batch) -> None:
             conn.execute(
-                "INSERT OR REPLACE INTO timestamps (log_id, size, authority, token)"
-                " SELECT id, ?, ?, ? FROM logs WHERE origin = ?",
+                "INSERT OR REPLACE INTO timestamps (tenant, log_id, size, authority, token)"
+                " SELECT tenant, id, ?, ?, ? FROM logs WHERE origin = ?",
                 (size, authority, token, origin),
             )
 
@@ -259,7 +269,8 @@ class SQLiteLogs:
 
     async def timestamps(self, origin: str, size: int) -> list[tuple[str, bytes]]:
         rows = self._db.read(
-            "SELECT t.authority, t.token FROM timestamps t JOIN logs l ON l.id = t.log_id"
+            "SELECT t.authority, t.token FROM timestamps t"
+            " JOIN logs l ON l.tenant = t.tenant AND l.id = t.log_id"
             " WHERE l.origin = ? AND t.size = ? ORDER BY t.authority",
             (origin, size),
         )
@@ -270,24 +281,28 @@ class SQLiteLogs:
 
     async def cosignatures(self, origin: str, size: int) -> list[str]:
         rows = self._db.read(
-            "SELECT c.line FROM cosignatures c JOIN logs l ON l.id = c.log_id"
+            "SELECT c.line FROM cosignatures c JOIN logs l ON l.tenant = c.tenant"
+            " AND l.id = c.log_id"
             " WHERE l.origin = ? AND c.size = ? ORDER BY c.witness",
             (origin, size),
         )
         return [line for (line,) in rows]
 
 
-# Null-safe scope: ``tenant IS ?`` matches NULL for None (PostgreSQL: IS NOT DISTINCT FROM).
+#: A checkpoint's log, joined on the checkpoints' key (the tenant first).
+_JOIN_LOG = " JOIN logs l ON l.tenant = c.tenant AND l.id = c.log_id"
+# The scope's tenant is given as ``tenancy.tenant_key`` of it ('' for no tenant), read back
+# as NULL for no tenant.
 _ANCHORS = (
-    "SELECT l.tenant, l.fleet, l.origin, c.size, c.root, c.note, c.created_at"
-    " FROM checkpoints c JOIN logs l ON l.id = c.log_id WHERE l.tenant IS ? AND l.fleet = ?"
+    "SELECT nullif(l.tenant, ''), l.fleet, l.origin, c.size, c.root, c.note, c.created_at"
+    " FROM checkpoints c" + _JOIN_LOG + " WHERE l.tenant = ? AND l.fleet = ?"
     " AND l.retired_at IS NULL"
 )
 
 
 _ANCHOR_LOGS = (
-    "SELECT tenant, fleet, origin, predecessor, predecessor_size, predecessor_root FROM logs"
-    " WHERE origin IS NOT NULL AND retired_at IS NULL ORDER BY id"
+    "SELECT nullif(tenant, ''), fleet, origin, predecessor, predecessor_size, predecessor_root"
+    " FROM logs WHERE origin IS NOT NULL AND retired_at IS NULL ORDER BY id"
 )
 _CHECKPOINT = "SELECT l.origin, c.size, c.root, c.note, c.created_at FROM checkpoints c"
 
@@ -295,16 +310,16 @@ _CHECKPOINT = "SELECT l.origin, c.size, c.root, c.note, c.created_at FROM checkp
 def _seal(conn: sqlite3.Connection, request: SealRequest) -> SealedBatch | None:
     """One seal of ``merkle.log``: read the log, its frontier and the pending leaves, grow,
     write the new nodes, size and checkpoint."""
-    conn.execute(
-        "INSERT OR IGNORE INTO logs (tenant, fleet, origin, size, root) VALUES (?, ?, ?, 0, ?)",
-        (request.tenant, request.fleet, request.origin, b""),
-    )
-    log_id, origin, size = conn.execute(
-        "SELECT id, origin, size FROM logs WHERE tenant IS ? AND fleet = ? AND retired_at IS NULL",
-        (request.tenant, request.fleet),
+    tenant = tenant_key(request.tenant)
+    log_id = open_log(conn, tenant, request.fleet, request.origin)
+    origin, size = conn.execute(
+        "SELECT origin, size FROM logs WHERE tenant = ? AND id = ?", (tenant, log_id)
     ).fetchone()
     if origin is None:  # made with the log's first stream, named by its first seal
-        conn.execute("UPDATE logs SET origin = ? WHERE id = ?", (request.origin, log_id))
+        conn.execute(
+            "UPDATE logs SET origin = ? WHERE tenant = ? AND id = ?",
+            (request.origin, tenant, log_id),
+        )
         origin = request.origin
     growth = _grow(conn.execute, log_id, size, request)
     if growth is None:
@@ -319,8 +334,8 @@ def _plan(
     """The log's id, origin and sealed size and its growth by the pending leaves, read
     outside the write lock; None for a log without a row or an origin yet."""
     rows = db.read(
-        "SELECT id, origin, size FROM logs WHERE tenant IS ? AND fleet = ? AND retired_at IS NULL",
-        (request.tenant, request.fleet),
+        "SELECT id, origin, size FROM logs WHERE tenant = ? AND fleet = ? AND retired_at IS NULL",
+        (tenant_key(request.tenant), request.fleet),
     )
     if not rows or rows[0][1] is None:
         return None
@@ -332,19 +347,21 @@ def _grow(
     query: Callable[[str, tuple[Any, ...]], Any], log_id: int, size: int, request: SealRequest
 ) -> merkle_log.Growth | None:
     """Read the log's frontier nodes and pending leaves with ``query``, and grow it."""
+    tenant = tenant_key(request.tenant)
     stored = {}
     for level, index in sorted(merkle_log.frontier(size)):
         ((stored[(level, index)],),) = list(
             query(
-                "SELECT hash FROM log_nodes WHERE log_id = ? AND level = ? AND idx = ?",
-                (log_id, level, index),
+                "SELECT hash FROM log_nodes"
+                " WHERE tenant = ? AND log_id = ? AND level = ? AND idx = ?",
+                (tenant, log_id, level, index),
             )
         )
     pending = list(
         query(
-            "SELECT log_index, chain_leaf FROM records WHERE log_id = ? AND log_index >= ?"
-            " ORDER BY log_index LIMIT ?",
-            (log_id, merkle_log.first_pending(size), request.limit),
+            "SELECT log_index, chain_leaf FROM records"
+            " WHERE tenant = ? AND log_id = ? AND log_index >= ? ORDER BY log_index LIMIT ?",
+            (tenant, log_id, merkle_log.first_pending(size), request.limit),
         )
     )
     return merkle_log.grow(size, request.genesis, pending, stored)
@@ -358,15 +375,18 @@ def _write_seal(
     note: str,
 ) -> SealedBatch:
     """Store a seal: the new nodes, the log's size and root, and the signed checkpoint."""
+    tenant = tenant_key(request.tenant)
     conn.executemany(
-        "INSERT INTO log_nodes (log_id, level, idx, hash) VALUES (?, ?, ?, ?)",
-        [(log_id, level, index, digest) for (level, index), digest in growth.nodes.items()],
+        "INSERT INTO log_nodes (tenant, log_id, level, idx, hash) VALUES (?, ?, ?, ?, ?)",
+        [(tenant, log_id, level, index, digest) for (level, index), digest in growth.nodes.items()],
     )
     conn.execute(
-        "UPDATE logs SET size = ?, root = ? WHERE id = ?", (growth.size, growth.root, log_id)
+        "UPDATE logs SET size = ?, root = ? WHERE tenant = ? AND id = ?",
+        (growth.size, growth.root, tenant, log_id),
     )
     conn.execute(
-        "INSERT INTO checkpoints (log_id, size, root, note, created_at) VALUES (?, ?, ?, ?, ?)",
-        (log_id, growth.size, growth.root, note, request.now),
+        "INSERT INTO checkpoints (tenant, log_id, size, root, note, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?)",
+        (tenant, log_id, growth.size, growth.root, note, request.now),
     )
     return SealedBatch(request.origin, growth.first_index, growth.size, growth.root, note)

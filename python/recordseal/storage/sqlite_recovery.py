@@ -6,6 +6,8 @@ import sqlite3
 
 from recordseal.core import leaf_hash
 from recordseal.storage.recovery import GapRecord, Recovery, RecoveryConflict, Succession
+from recordseal.storage.sqlite_database import next_id
+from recordseal.storage.tenancy import tenant_key
 
 
 def apply(conn: sqlite3.Connection, recovery: Recovery) -> None:
@@ -16,24 +18,30 @@ def apply(conn: sqlite3.Connection, recovery: Recovery) -> None:
 
 
 def _succeed(conn: sqlite3.Connection, s: Succession, now: str) -> None:
+    tenant = tenant_key(s.tenant)
     old = conn.execute(
-        "SELECT id, size FROM logs WHERE tenant IS ? AND fleet = ? AND retired_at IS NULL",
-        (s.tenant, s.fleet),
+        "SELECT id, size FROM logs WHERE tenant = ? AND fleet = ? AND retired_at IS NULL",
+        (tenant, s.fleet),
     ).fetchone()
     if old is not None:
-        conn.execute("UPDATE logs SET retired_at = ? WHERE id = ?", (now, old[0]))
+        conn.execute(
+            "UPDATE logs SET retired_at = ? WHERE tenant = ? AND id = ?", (now, tenant, old[0])
+        )
     root = leaf_hash(s.leaf)
-    (new_id,) = conn.execute(
-        "INSERT INTO logs (tenant, fleet, origin, size, root, predecessor, predecessor_size,"
-        " predecessor_root) VALUES (?, ?, ?, 1, ?, ?, ?, ?) RETURNING id",
-        (s.tenant, s.fleet, s.origin, root, s.predecessor, s.size, s.root),
-    ).fetchone()
+    new_id = next_id(conn, "logs")
     conn.execute(
-        "INSERT INTO log_nodes (log_id, level, idx, hash) VALUES (?, 0, 0, ?)", (new_id, root)
+        "INSERT INTO logs (id, tenant, fleet, origin, size, root, predecessor,"
+        " predecessor_size, predecessor_root) VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?)",
+        (new_id, tenant, s.fleet, s.origin, root, s.predecessor, s.size, s.root),
     )
     conn.execute(
-        "INSERT INTO checkpoints (log_id, size, root, note, created_at) VALUES (?, 1, ?, ?, ?)",
-        (new_id, root, s.note, now),
+        "INSERT INTO log_nodes (tenant, log_id, level, idx, hash) VALUES (?, ?, 0, 0, ?)",
+        (tenant, new_id, root),
+    )
+    conn.execute(
+        "INSERT INTO checkpoints (tenant, log_id, size, root, note, created_at)"
+        " VALUES (?, ?, 1, ?, ?, ?)",
+        (tenant, new_id, root, s.note, now),
     )
     moved = 0
     if old is not None:
@@ -41,12 +49,16 @@ def _succeed(conn: sqlite3.Connection, s: Succession, now: str) -> None:
         first = max(old_size, 1)  # the predecessor's first position it never sealed
         moved = conn.execute(
             "UPDATE records SET log_id = ?, log_index = log_index - ? + 1"
-            " WHERE log_id = ? AND log_index >= ?",
-            (new_id, first, old_id, first),
+            " WHERE tenant = ? AND log_id = ? AND log_index >= ?",
+            (new_id, first, tenant, old_id, first),
         ).rowcount
-        conn.execute("UPDATE streams SET log_id = ? WHERE log_id = ?", (new_id, old_id))
+        conn.execute(
+            "UPDATE streams SET log_id = ? WHERE tenant = ? AND log_id = ?",
+            (new_id, tenant, old_id),
+        )
     conn.execute(
-        "INSERT INTO log_positions (log_id, next_index) VALUES (?, ?)", (new_id, 1 + moved)
+        "INSERT INTO log_positions (tenant, log_id, next_index) VALUES (?, ?, ?)",
+        (tenant, new_id, 1 + moved),
     )
 
 
@@ -59,14 +71,14 @@ def _declare(conn: sqlite3.Connection, gap: GapRecord) -> None:
         raise RecoveryConflict(f"stream {gap.tenant}/{gap.stream} changed since the plan")
     stream_id, log_id = row[0], row[1]
     conn.execute(  # a log the sealer opened first has no counter yet
-        "INSERT OR IGNORE INTO log_positions (log_id, next_index)"
-        " SELECT id, max(size, 1) FROM logs WHERE id = ?",
-        (log_id,),
+        "INSERT OR IGNORE INTO log_positions (tenant, log_id, next_index)"
+        " SELECT tenant, id, max(size, 1) FROM logs WHERE tenant = ? AND id = ?",
+        (gap.tenant, log_id),
     )
     (position,) = conn.execute(
-        "UPDATE log_positions SET next_index = next_index + 1 WHERE log_id = ?"
+        "UPDATE log_positions SET next_index = next_index + 1 WHERE tenant = ? AND log_id = ?"
         " RETURNING next_index - 1",
-        (log_id,),
+        (gap.tenant, log_id),
     ).fetchone()
     conn.execute(
         "INSERT INTO records (record_id, tenant, stream_id, seq, subject_ref, header, signature,"
@@ -84,6 +96,7 @@ def _declare(conn: sqlite3.Connection, gap: GapRecord) -> None:
         ),
     )
     conn.execute(  # from_seq..seq-1 are lost: the stream's record count stays true
-        "UPDATE streams SET next_seq = ?, head = ?, lost_seqs = lost_seqs + ? WHERE id = ?",
-        (gap.seq + 1, gap.chain_leaf, gap.seq - gap.from_seq, stream_id),
+        "UPDATE streams SET next_seq = ?, head = ?, lost_seqs = lost_seqs + ?"
+        " WHERE tenant = ? AND id = ?",
+        (gap.seq + 1, gap.chain_leaf, gap.seq - gap.from_seq, gap.tenant, stream_id),
     )
