@@ -85,9 +85,7 @@ async def _take_back_postgres(url: str, version: int) -> None:
         await conn.execute("CREATE TABLE schema_version (version integer NOT NULL)")
         for script in postgres_schema.MIGRATIONS[:version]:
             await conn.execute(script)
-        await conn.execute(
-            "INSERT INTO schema_version SELECT generate_series(1, $1::int)", version
-        )
+        await conn.execute("INSERT INTO schema_version SELECT generate_series(1, $1::int)", version)
         tables = [
             name
             for (name,) in await conn.fetch(
