@@ -15,7 +15,7 @@ from recordseal.core import leaf_hash
 from recordseal.merkle.genesis import tenant_genesis
 from recordseal.storage.base import Store
 from recordseal.storage.sqlite import SQLiteStore
-from recordseal.storage.sqlite_schema import MIGRATIONS, connect
+from recordseal.storage.sqlite.schema import MIGRATIONS, connect
 from tests.pg_cluster import Cluster
 
 from .support import ingest, seal, using
@@ -168,7 +168,7 @@ def test_a_postgres_database_from_before_tenant_scoping_keeps_its_logs(postgres:
     import asyncpg
 
     from recordseal.storage.postgres import PostgresStore
-    from recordseal.storage.postgres_schema import MIGRATIONS as PG_MIGRATIONS
+    from recordseal.storage.postgres.schema import MIGRATIONS as PG_MIGRATIONS
 
     url = postgres.url()
 

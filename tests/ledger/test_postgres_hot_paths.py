@@ -22,9 +22,9 @@ import pytest
 from recordseal.identifiers import DEFAULT_FLEET
 from recordseal.settings import Settings
 from recordseal.storage.backends import open_store
-from recordseal.storage.postgres_logs import LOCK_LOG
-from recordseal.storage.postgres_records import IDEMPOTENCY_KEYS_BY_KEY, SUBJECTS_BY_INDEX
-from recordseal.storage.postgres_writer import LOCK_ROWS, LOCKED_KEYS
+from recordseal.storage.postgres.logs import LOCK_LOG
+from recordseal.storage.postgres.records import IDEMPOTENCY_KEYS_BY_KEY, SUBJECTS_BY_INDEX
+from recordseal.storage.postgres.writer import LOCK_ROWS, LOCKED_KEYS
 from tests.backends import opened
 from tests.ledger.test_log_positions import NOW, append
 from tests.pg_cluster import Cluster

@@ -20,8 +20,11 @@ from litestar.testing import TestClient
 from recordseal.cli import _create_token
 from recordseal.services.listing import MAX_PAGE
 from recordseal.settings import Settings
-from recordseal.storage import postgres_records, postgres_schema, sqlite_records, sqlite_schema
 from recordseal.storage.backends import open_store
+from recordseal.storage.postgres import records as postgres_records
+from recordseal.storage.postgres import schema as postgres_schema
+from recordseal.storage.sqlite import records as sqlite_records
+from recordseal.storage.sqlite import schema as sqlite_schema
 from recordseal.web.app import create_app
 from tests.backends import opened
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 import asyncio
 
 from recordseal.settings import Settings
-from recordseal.storage import postgres_schema, sqlite_schema
 from recordseal.storage.backends import open_store
 from recordseal.storage.hierarchy import TenantRow
+from recordseal.storage.postgres import schema as postgres_schema
+from recordseal.storage.sqlite import schema as sqlite_schema
 from tests.backends import query
 
 EARLY, LATE = "2026-01-01T00:00:00.000000Z", "2026-06-01T00:00:00.000000Z"

@@ -13,7 +13,8 @@ from pathlib import Path
 import asyncpg
 
 from recordseal.settings import Settings
-from recordseal.storage import postgres_schema, sqlite_schema
+from recordseal.storage.postgres import schema as postgres_schema
+from recordseal.storage.sqlite import schema as sqlite_schema
 
 
 def take_back(settings: Settings, version: int) -> None:

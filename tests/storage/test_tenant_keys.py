@@ -14,8 +14,10 @@ from pathlib import Path
 import asyncpg
 
 from recordseal.settings import Settings
-from recordseal.storage import postgres_records, sqlite_records, tenancy
+from recordseal.storage import tenancy
 from recordseal.storage.backends import open_store
+from recordseal.storage.postgres import records as postgres_records
+from recordseal.storage.sqlite import records as sqlite_records
 from tests.pg_cluster import Cluster
 
 PLACED = tenancy.DISTRIBUTED | tenancy.REFERENCE | tenancy.COORDINATOR

@@ -16,9 +16,10 @@ from litestar.testing import TestClient
 
 from recordseal.cli import _create_token
 from recordseal.settings import Settings
-from recordseal.storage import postgres_schema, sqlite_schema
 from recordseal.storage.backends import open_store
+from recordseal.storage.postgres import schema as postgres_schema
 from recordseal.storage.rows import SealRequest
+from recordseal.storage.sqlite import schema as sqlite_schema
 from recordseal.verify import INCOMPLETE
 from recordseal.web.app import create_app
 from tests.backends import query

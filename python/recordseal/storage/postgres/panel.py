@@ -22,7 +22,7 @@ from recordseal.storage.panel import (
     ProviderRow,
     RoleName,
 )
-from recordseal.storage.postgres_database import PostgresDatabase
+from recordseal.storage.postgres.database import PostgresDatabase
 
 _PASSKEY = "credential_id, user_id, public_key, sign_count, role, created_at"
 _PROVIDER = "id, tenant, organization, config, secret, registered_at"

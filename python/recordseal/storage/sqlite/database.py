@@ -1,5 +1,5 @@
 """One SQLite database as the store's parts share it: a reader connection, and the group
-commit writer through which every write goes (``sqlite_writer.py``)."""
+commit writer through which every write goes (``sqlite/writer.py``)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from recordseal.storage.sqlite_schema import connect, migrate
-from recordseal.storage.sqlite_writer import GroupCommitWriter
+from recordseal.storage.sqlite.schema import connect, migrate
+from recordseal.storage.sqlite.writer import GroupCommitWriter
 
 T = TypeVar("T")
 

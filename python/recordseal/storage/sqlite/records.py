@@ -27,8 +27,8 @@ from recordseal.storage.rows import (
     listed_record,
     stream_row,
 )
-from recordseal.storage.sqlite_database import SQLiteDatabase, in_lists, next_id, open_log
-from recordseal.storage.sqlite_writer import Batch
+from recordseal.storage.sqlite.database import SQLiteDatabase, in_lists, next_id, open_log
+from recordseal.storage.sqlite.writer import Batch
 
 #: A page of a tenant's streams after a name (the index of ``UNIQUE (tenant, name)``).
 LIST_STREAMS = (

@@ -16,10 +16,10 @@ from recordseal.storage.activity import (
     WitnessActivity,
     walk_back,
 )
-from recordseal.storage.postgres_database import PostgresDatabase
+from recordseal.storage.postgres.database import PostgresDatabase
 
 if TYPE_CHECKING:
-    from recordseal.storage.postgres_schema import Connection
+    from recordseal.storage.postgres.schema import Connection
 
 
 class PostgresActivity:

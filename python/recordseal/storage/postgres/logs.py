@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 import asyncpg
 
 from recordseal.merkle import log as merkle_log
-from recordseal.storage import postgres_recovery
 from recordseal.storage import rows as store_rows
 from recordseal.storage.logs import WitnessNote
-from recordseal.storage.postgres_database import PostgresDatabase
+from recordseal.storage.postgres import recovery as postgres_recovery
+from recordseal.storage.postgres.database import PostgresDatabase
 from recordseal.storage.recovery import Recovery
 from recordseal.storage.rows import (
     Anchor,
@@ -40,7 +40,7 @@ _ANCHORS = (
 )
 
 if TYPE_CHECKING:
-    from recordseal.storage.postgres_schema import Connection
+    from recordseal.storage.postgres.schema import Connection
 
 
 class PostgresLogs:

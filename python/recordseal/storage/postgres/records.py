@@ -1,5 +1,5 @@
 """The records part of the PostgreSQL store: signing keys, streams, subjects, appends
-(committed in groups by ``postgres_writer.py``), records, payloads and erasure."""
+(committed in groups by ``postgres/writer.py``), records, payloads and erasure."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 import asyncpg
 
 from recordseal.identifiers import DEFAULT_FLEET
-from recordseal.storage.postgres_database import ONE_ROW_BY_KEY, PostgresDatabase
-from recordseal.storage.postgres_writer import AppendWriter
+from recordseal.storage.postgres.database import ONE_ROW_BY_KEY, PostgresDatabase
+from recordseal.storage.postgres.writer import AppendWriter
 from recordseal.storage.records import AppendOutcome
 from recordseal.storage.rows import (
     LISTED_COLUMNS,
@@ -31,7 +31,7 @@ from recordseal.storage.rows import (
 )
 
 if TYPE_CHECKING:
-    from recordseal.storage.postgres_schema import Connection
+    from recordseal.storage.postgres.schema import Connection
 
 #: A page of a tenant's streams after a name, in byte order of the names as on SQLite (the
 #: index ``streams_by_name``).

@@ -21,8 +21,8 @@ from recordseal.storage.panel import (
     ProviderRow,
     RoleName,
 )
-from recordseal.storage.sqlite_database import SQLiteDatabase
-from recordseal.storage.sqlite_writer import Batch
+from recordseal.storage.sqlite.database import SQLiteDatabase
+from recordseal.storage.sqlite.writer import Batch
 
 _PASSKEY = "credential_id, user_id, public_key, sign_count, role, created_at"
 _PROVIDER = "id, tenant, organization, config, secret, registered_at"

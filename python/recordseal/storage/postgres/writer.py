@@ -24,7 +24,7 @@ import asyncpg
 
 from recordseal.clock import utc_minute
 from recordseal.storage.placing import Queued, new_subjects, place
-from recordseal.storage.postgres_database import ONE_ROW_BY_KEY
+from recordseal.storage.postgres.database import ONE_ROW_BY_KEY
 from recordseal.storage.records import AppendOutcome
 from recordseal.storage.rows import Append, BatchBuilder, NewRecord, SubjectClaim
 
@@ -36,7 +36,7 @@ _RETRYABLE = (asyncpg.DeadlockDetectedError, asyncpg.SerializationError)
 _ATTEMPTS = 5
 
 if TYPE_CHECKING:
-    from recordseal.storage.postgres_schema import Connection
+    from recordseal.storage.postgres.schema import Connection
 
 
 @dataclass(slots=True)

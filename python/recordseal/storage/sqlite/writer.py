@@ -9,8 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from recordseal.storage.sqlite_checkpoint import BACKSTOP_PAGES, WalCheckpointer
-from recordseal.storage.sqlite_schema import connect
+from recordseal.storage.sqlite.checkpoint import BACKSTOP_PAGES, WalCheckpointer
+from recordseal.storage.sqlite.schema import connect
 
 T = TypeVar("T")
 

@@ -6,7 +6,7 @@ import sqlite3
 from pathlib import Path
 
 from recordseal.storage.schema_version import refuse_newer
-from recordseal.storage.sqlite_locks import enable_wal
+from recordseal.storage.sqlite.locks import enable_wal
 
 MIGRATIONS: list[str] = [
     """

@@ -12,7 +12,7 @@ from recordseal.storage.activity import (
     WitnessActivity,
     walk_back,
 )
-from recordseal.storage.sqlite_database import SQLiteDatabase
+from recordseal.storage.sqlite.database import SQLiteDatabase
 
 
 class SQLiteActivity:

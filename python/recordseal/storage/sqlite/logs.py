@@ -9,7 +9,6 @@ from typing import Any, BinaryIO
 
 from recordseal.merkle import log as merkle_log
 from recordseal.storage import rows as store_rows
-from recordseal.storage import sqlite_recovery
 from recordseal.storage.logs import WitnessNote
 from recordseal.storage.recovery import Recovery
 from recordseal.storage.rows import (
@@ -20,8 +19,9 @@ from recordseal.storage.rows import (
     SealedBatch,
     SealRequest,
 )
-from recordseal.storage.sqlite_database import SQLiteDatabase, open_log
-from recordseal.storage.sqlite_writer import Batch
+from recordseal.storage.sqlite import recovery as sqlite_recovery
+from recordseal.storage.sqlite.database import SQLiteDatabase, open_log
+from recordseal.storage.sqlite.writer import Batch
 from recordseal.storage.tenancy import tenant_key
 
 

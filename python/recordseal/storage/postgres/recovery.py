@@ -9,7 +9,7 @@ from recordseal.storage.recovery import GapRecord, Recovery, RecoveryConflict, S
 from recordseal.storage.tenancy import tenant_key
 
 if TYPE_CHECKING:
-    from recordseal.storage.postgres_schema import Connection
+    from recordseal.storage.postgres.schema import Connection
 
 
 async def apply(conn: Connection, recovery: Recovery) -> None:

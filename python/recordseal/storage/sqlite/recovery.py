@@ -6,7 +6,7 @@ import sqlite3
 
 from recordseal.core import leaf_hash
 from recordseal.storage.recovery import GapRecord, Recovery, RecoveryConflict, Succession
-from recordseal.storage.sqlite_database import next_id
+from recordseal.storage.sqlite.database import next_id
 from recordseal.storage.tenancy import tenant_key
 
 
