@@ -21,7 +21,7 @@ from recordseal.settings import Settings
 from recordseal.storage.backends import open_store
 from recordseal.storage.base import Store
 from recordseal.storage.postgres.schema import MIGRATIONS as PG_MIGRATIONS
-from recordseal.storage.rows import Append, NewRecord, SubjectClaim
+from recordseal.storage.requests import Append, NewRecord, SubjectClaim
 from recordseal.storage.sqlite.schema import MIGRATIONS as SQLITE_MIGRATIONS
 from recordseal.storage.sqlite.schema import connect
 from tests.backends import query

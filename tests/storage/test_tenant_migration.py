@@ -18,7 +18,7 @@ from recordseal.cli import _create_token
 from recordseal.settings import Settings
 from recordseal.storage.backends import open_store
 from recordseal.storage.postgres import schema as postgres_schema
-from recordseal.storage.rows import SealRequest
+from recordseal.storage.requests import SealRequest
 from recordseal.storage.sqlite import schema as sqlite_schema
 from recordseal.verify import INCOMPLETE
 from recordseal.web.app import create_app

@@ -38,7 +38,8 @@ from recordseal.merkle.genesis import log_origin, tenant_genesis
 from recordseal.settings import AuthoritySetting, WitnessSetting
 from recordseal.storage.activity import TWO_ROOTS
 from recordseal.storage.logs import LogStore, WitnessNote
-from recordseal.storage.rows import SEAL_LIMIT, LogBehind, SealedBatch, SealRequest
+from recordseal.storage.requests import SEAL_LIMIT, LogBehind, SealRequest
+from recordseal.storage.rows import SealedBatch
 from recordseal.tlog import Checkpoint, Ed25519Signer, TlogError, cosigner_verifier, sign_note
 from recordseal.tlog.client import WitnessClient
 from recordseal.tlog.tsa_client import timestamp_root

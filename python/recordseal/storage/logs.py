@@ -8,14 +8,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from recordseal.storage.recovery import Recovery
-from recordseal.storage.rows import (
-    Anchor,
-    AnchorLog,
-    CheckpointRow,
-    LatestCheckpoint,
-    SealedBatch,
-    SealRequest,
-)
+from recordseal.storage.requests import SealRequest
+from recordseal.storage.rows import Anchor, AnchorLog, CheckpointRow, LatestCheckpoint, SealedBatch
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,14 +15,8 @@ from recordseal.storage.logs import WitnessNote
 from recordseal.storage.postgres import recovery as postgres_recovery
 from recordseal.storage.postgres.database import PostgresDatabase
 from recordseal.storage.recovery import Recovery
-from recordseal.storage.rows import (
-    Anchor,
-    AnchorLog,
-    CheckpointRow,
-    LatestCheckpoint,
-    SealedBatch,
-    SealRequest,
-)
+from recordseal.storage.requests import SealRequest
+from recordseal.storage.rows import Anchor, AnchorLog, CheckpointRow, LatestCheckpoint, SealedBatch
 from recordseal.storage.tenancy import tenant_key
 
 #: Key of the advisory lock held by the sealing process.

@@ -15,11 +15,10 @@ from recordseal.identifiers import DEFAULT_FLEET
 from recordseal.storage.postgres.database import ONE_ROW_BY_KEY, PostgresDatabase
 from recordseal.storage.postgres.writer import AppendWriter
 from recordseal.storage.records import AppendOutcome
+from recordseal.storage.requests import Append, BatchBuilder
 from recordseal.storage.rows import (
     LISTED_COLUMNS,
     STREAM_COLUMNS,
-    Append,
-    BatchBuilder,
     Erasure,
     ListedRecord,
     RecordRow,

@@ -26,7 +26,7 @@ from recordseal.clock import utc_minute
 from recordseal.storage.placing import Queued, new_subjects, place
 from recordseal.storage.postgres.database import ONE_ROW_BY_KEY
 from recordseal.storage.records import AppendOutcome
-from recordseal.storage.rows import Append, BatchBuilder, NewRecord, SubjectClaim
+from recordseal.storage.requests import Append, BatchBuilder, NewRecord, SubjectClaim
 
 log = logging.getLogger(__name__)
 

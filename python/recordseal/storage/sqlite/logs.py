@@ -11,14 +11,8 @@ from recordseal.merkle import log as merkle_log
 from recordseal.storage import rows as store_rows
 from recordseal.storage.logs import WitnessNote
 from recordseal.storage.recovery import Recovery
-from recordseal.storage.rows import (
-    Anchor,
-    AnchorLog,
-    CheckpointRow,
-    LatestCheckpoint,
-    SealedBatch,
-    SealRequest,
-)
+from recordseal.storage.requests import SealRequest
+from recordseal.storage.rows import Anchor, AnchorLog, CheckpointRow, LatestCheckpoint, SealedBatch
 from recordseal.storage.sqlite import recovery as sqlite_recovery
 from recordseal.storage.sqlite.database import SQLiteDatabase, open_log
 from recordseal.storage.sqlite.writer import Batch

@@ -11,18 +11,15 @@ from recordseal.clock import utc_minute
 from recordseal.identifiers import DEFAULT_FLEET
 from recordseal.storage.placing import Queued, new_subjects, place
 from recordseal.storage.records import AppendOutcome
+from recordseal.storage.requests import Append, BatchBuilder, NewRecord, SubjectClaim
 from recordseal.storage.rows import (
     LISTED_COLUMNS,
     STREAM_COLUMNS,
-    Append,
-    BatchBuilder,
     Erasure,
     ListedRecord,
-    NewRecord,
     RecordRow,
     SigningKeyRow,
     StreamRow,
-    SubjectClaim,
     SubjectRow,
     listed_record,
     stream_row,
