@@ -75,7 +75,15 @@ STATEMENTS = {
         LOCK_ROWS,
         "subjects",
         ("tenant", "subject_index"),
-        f"{text_array(['acme'] * 100)}, {bytea_array(INDEXES)}, ARRAY[1]::bigint[]",
+        f"{text_array(['acme'] * 100)}, {bytea_array(INDEXES)}, ARRAY['acme']::text[],"
+        " ARRAY[1]::bigint[]",
+    ),
+    "the writer's locked streams": (
+        LOCK_ROWS,
+        "streams",
+        ("tenant", "id"),
+        f"{text_array(['acme'] * 100)}, {bytea_array(INDEXES)}, {text_array(['acme'] * 100)},"
+        f" ARRAY[{', '.join(str(n) for n in range(1, 101))}]::bigint[]",
     ),
 }
 
@@ -111,7 +119,12 @@ def test_keyed_lookups_stay_index_lookups_under_a_generic_plan(
                 " created_at) SELECT 'acme', 'other-' || g, '\\x00', 'r-' || g, 'now'"
                 f" FROM generate_series(1, {ROWS}) g"
             )
-            await conn.execute("ANALYZE subjects, idempotency_keys")
+            await conn.execute(
+                "INSERT INTO streams (tenant, name, declarations, strict, next_seq, head,"
+                " created_at, log_id) SELECT 'acme', 'other-' || g, '{}', false, 1, '\\x00',"
+                f" 'now', 1 FROM generate_series(1, {ROWS}) g"
+            )
+            await conn.execute("ANALYZE subjects, idempotency_keys, streams")
             await conn.execute("SET plan_cache_mode = force_generic_plan")
             await conn.execute(f"PREPARE probe AS {sql}")
             plan = await conn.fetchval(f"EXPLAIN (FORMAT JSON) EXECUTE probe({arguments})")

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import asyncpg
 
-from recordseal.merkle import log as merkle_log
+from recordseal.merkle.tree import NodeId
 from recordseal.storage import rows as store_rows
 from recordseal.storage.logs import WitnessNote
 from recordseal.storage.postgres import recovery as postgres_recovery
@@ -17,6 +17,7 @@ from recordseal.storage.postgres.database import PostgresDatabase
 from recordseal.storage.recovery import Recovery
 from recordseal.storage.requests import SealRequest
 from recordseal.storage.rows import Anchor, AnchorLog, CheckpointRow, LatestCheckpoint, SealedBatch
+from recordseal.storage.sealing import Grown, StoredLog, seal
 from recordseal.storage.tenancy import tenant_key
 
 #: Key of the advisory lock held by the sealing process.
@@ -83,7 +84,7 @@ class PostgresLogs:
         signed checkpoint, in one transaction that holds the log's row: two sealers of one
         log take turns, and the second sees the first one's leaves as sealed."""
         async with self._db.pool.acquire() as conn, conn.transaction():
-            return await _seal(conn, request)
+            return await seal(_SealDriver(conn), request)
 
     async def checkpoints(self, tenant: str, fleet: str) -> list[CheckpointRow]:
         rows = await self._db.pool.fetch(
@@ -306,77 +307,81 @@ LOCK_LOG = (
 )
 
 
-async def _seal(conn: Connection, request: SealRequest) -> SealedBatch | None:
-    """One seal of ``merkle.log``, holding the log's row: read its frontier and the pending
-    leaves, grow, write the new nodes, size and checkpoint."""
-    tenant = tenant_key(request.tenant)
-    await conn.execute(
-        "INSERT INTO logs (tenant, fleet, origin, size, root) VALUES ($1, $2, $3, 0, '')"
-        " ON CONFLICT DO NOTHING",  # the log exists (logs_scope or the origin is taken)
-        tenant,
-        request.fleet,
-        request.origin,
-    )
-    row = await conn.fetchrow(LOCK_LOG, tenant, request.fleet)
-    assert row is not None  # inserted above, or by another sealer or a stream before
-    log_id, origin, size = row
-    if origin is None:  # made with the log's first stream, named by its first seal
-        await conn.execute(
-            "UPDATE logs SET origin = $1 WHERE tenant = $2 AND id = $3",
-            request.origin,
+class _SealDriver:
+    """A seal's reads and writes in its transaction (``storage.sealing``)."""
+
+    def __init__(self, conn: Connection) -> None:
+        self._conn = conn
+
+    async def live_log(self, tenant: str, fleet: str, origin: str) -> StoredLog | None:
+        await self._conn.execute(
+            "INSERT INTO logs (tenant, fleet, origin, size, root) VALUES ($1, $2, $3, 0, '')"
+            " ON CONFLICT DO NOTHING",  # the log exists (logs_scope or the origin is taken)
             tenant,
-            log_id,
+            fleet,
+            origin,
         )
-        origin = request.origin
-    wanted = sorted(merkle_log.frontier(size))
-    rows = await conn.fetch(
-        "SELECT n.level, n.idx, n.hash FROM log_nodes n"
-        " JOIN unnest($2::integer[], $3::bigint[]) AS u(level, idx)"
-        " ON n.level = u.level AND n.idx = u.idx WHERE n.tenant = $4 AND n.log_id = $1",
-        log_id,
-        [level for level, _ in wanted],
-        [index for _, index in wanted],
-        tenant,
-    )
-    stored = {(level, idx): digest for level, idx, digest in rows}
-    pending = await conn.fetch(
-        "SELECT log_index, chain_leaf FROM records"
-        " WHERE tenant = $4 AND log_id = $1 AND log_index >= $2 ORDER BY log_index LIMIT $3",
-        log_id,
-        merkle_log.first_pending(size),
-        request.limit,
-        tenant,
-    )
-    growth = merkle_log.grow(size, request.genesis, [(i, leaf) for i, leaf in pending], stored)
-    if growth is None:
-        return None
-    ids = sorted(growth.nodes)
-    await conn.execute(
-        "INSERT INTO log_nodes (tenant, log_id, level, idx, hash)"
-        " SELECT $5, $1, * FROM unnest($2::integer[], $3::bigint[], $4::bytea[])",
-        log_id,
-        [level for level, _ in ids],
-        [index for _, index in ids],
-        [growth.nodes[i] for i in ids],
-        tenant,
-    )
-    request.admit(origin, size)
-    note = request.sign(growth.size, growth.root)
-    await conn.execute(
-        "UPDATE logs SET size = $1, root = $2 WHERE tenant = $4 AND id = $3",
-        growth.size,
-        growth.root,
-        log_id,
-        tenant,
-    )
-    await conn.execute(
-        "INSERT INTO checkpoints (tenant, log_id, size, root, note, created_at)"
-        " VALUES ($6, $1, $2, $3, $4, $5)",
-        log_id,
-        growth.size,
-        growth.root,
-        note,
-        request.now,
-        tenant,
-    )
-    return SealedBatch(request.origin, growth.first_index, growth.size, growth.root, note)
+        row = await self._conn.fetchrow(LOCK_LOG, tenant, fleet)
+        assert row is not None  # inserted above, or by another sealer or a stream before
+        return StoredLog(tenant, *row)
+
+    async def name_log(self, log: StoredLog, origin: str) -> None:
+        await self._conn.execute(
+            "UPDATE logs SET origin = $1 WHERE tenant = $2 AND id = $3",
+            origin,
+            log.tenant,
+            log.log_id,
+        )
+
+    async def nodes(self, log: StoredLog, ids: list[NodeId]) -> dict[NodeId, bytes]:
+        rows = await self._conn.fetch(
+            "SELECT n.level, n.idx, n.hash FROM log_nodes n"
+            " JOIN unnest($3::integer[], $4::bigint[]) AS u(level, idx)"
+            " ON n.level = u.level AND n.idx = u.idx WHERE n.tenant = $1 AND n.log_id = $2",
+            log.tenant,
+            log.log_id,
+            [level for level, _ in ids],
+            [index for _, index in ids],
+        )
+        return {(level, idx): digest for level, idx, digest in rows}
+
+    async def pending(self, log: StoredLog, first: int, limit: int) -> list[tuple[int, bytes]]:
+        rows = await self._conn.fetch(
+            "SELECT log_index, chain_leaf FROM records"
+            " WHERE tenant = $1 AND log_id = $2 AND log_index >= $3 ORDER BY log_index LIMIT $4",
+            log.tenant,
+            log.log_id,
+            first,
+            limit,
+        )
+        return [(index, leaf) for index, leaf in rows]
+
+    async def write(self, grown: Grown, now: str) -> None:
+        log, growth = grown.log, grown.growth
+        ids = sorted(growth.nodes)
+        await self._conn.execute(
+            "INSERT INTO log_nodes (tenant, log_id, level, idx, hash)"
+            " SELECT $1, $2, * FROM unnest($3::integer[], $4::bigint[], $5::bytea[])",
+            log.tenant,
+            log.log_id,
+            [level for level, _ in ids],
+            [index for _, index in ids],
+            [growth.nodes[i] for i in ids],
+        )
+        await self._conn.execute(
+            "UPDATE logs SET size = $1, root = $2 WHERE tenant = $3 AND id = $4",
+            growth.size,
+            growth.root,
+            log.tenant,
+            log.log_id,
+        )
+        await self._conn.execute(
+            "INSERT INTO checkpoints (tenant, log_id, size, root, note, created_at)"
+            " VALUES ($1, $2, $3, $4, $5, $6)",
+            log.tenant,
+            log.log_id,
+            growth.size,
+            growth.root,
+            grown.note,
+            now,
+        )

@@ -325,7 +325,8 @@ MIGRATIONS: list[str] = [
     # tenant leads every key of tenant data, as SQLite's migration 15 (docs/records.md,
     # "Distributing by tenant"). The foreign keys between tenant tables are dropped, the keys
     # remade with the tenant first, and the foreign keys made again with it; a legacy fleet's
-    # log (no tenant) keeps its rows under the tenant ''. Ids stay identities.
+    # log (no tenant) keeps its rows under the tenant ''. Ids stay identities; every lookup
+    # by one gives its tenant too, so no index on an id alone is needed.
     """
     ALTER TABLE streams DROP CONSTRAINT streams_log_id_fkey;
     ALTER TABLE records DROP CONSTRAINT records_log_id_fkey,
@@ -346,7 +347,6 @@ MIGRATIONS: list[str] = [
         DROP CONSTRAINT logs_origin_key, ADD PRIMARY KEY (tenant, id), ADD UNIQUE (tenant, origin);
     CREATE UNIQUE INDEX logs_scope ON logs (tenant, fleet) WHERE retired_at IS NULL;
     CREATE INDEX logs_by_origin ON logs (origin);
-    CREATE INDEX logs_by_id ON logs (id);
 
     ALTER TABLE log_positions ADD COLUMN tenant text;
     UPDATE log_positions x SET tenant = l.tenant FROM logs l WHERE l.id = x.log_id;
@@ -388,7 +388,6 @@ MIGRATIONS: list[str] = [
 
     ALTER TABLE streams DROP CONSTRAINT streams_pkey, ADD PRIMARY KEY (tenant, id),
         ADD FOREIGN KEY (tenant, log_id) REFERENCES logs (tenant, id);
-    CREATE INDEX streams_by_id ON streams (id);
     ALTER TABLE subjects DROP CONSTRAINT subjects_subject_ref_key,
         ADD UNIQUE (tenant, subject_ref);
     DROP INDEX records_by_log;
@@ -398,7 +397,6 @@ MIGRATIONS: list[str] = [
         ADD FOREIGN KEY (tenant, stream_id) REFERENCES streams (tenant, id),
         ADD FOREIGN KEY (tenant, log_id) REFERENCES logs (tenant, id);
     CREATE UNIQUE INDEX records_by_log ON records (tenant, log_id, log_index);
-    CREATE INDEX records_by_id ON records (record_id);
     ALTER TABLE payloads ADD COLUMN tenant text;
     UPDATE payloads x SET tenant = r.tenant FROM records r WHERE r.record_id = x.record_id;
     DROP INDEX payloads_by_subject;

@@ -194,13 +194,18 @@ class AppendWriter:
             return True  # every append was refused: nothing to store either way
         conn = await self._connection()
         async with conn.transaction():
-            await conn.execute(
-                "SELECT 1 FROM streams WHERE id = ANY($1::bigint[]) ORDER BY id FOR SHARE",
-                sorted({a.append.stream_id for a in batch}),
+            streams = sorted({(a.tenant, a.append.stream_id) for a in batch})
+            await conn.execute(  # in the order appends lock them (LOCK_ROWS)
+                "SELECT 1 FROM unnest($1::text[], $2::bigint[]) AS u(t, i), LATERAL (SELECT 1"
+                f" FROM streams WHERE tenant = u.t AND id = u.i {ONE_ROW_BY_KEY} FOR SHARE) s",
+                [t for t, _ in streams],
+                [i for _, i in streams],
             )
             stored = await conn.fetchval(
-                "SELECT count(*) FROM records WHERE record_id = ANY($1::text[])",
-                unknown.record_ids,
+                "SELECT count(*) FROM unnest($1::text[], $2::text[]) AS u(t, r)"
+                " JOIN records ON tenant = u.t AND record_id = u.r",
+                [tenant for tenant, _ in unknown.record_ids],
+                [record_id for _, record_id in unknown.record_ids],
             )
         if stored not in (0, len(unknown.record_ids)):
             raise AssertionError(f"{stored} of {len(unknown.record_ids)} records of one commit")
@@ -226,9 +231,9 @@ class AppendWriter:
 
     async def _write(
         self, conn: asyncpg.Connection, batch: list[Pending]
-    ) -> tuple[list[tuple[bool, Any]], list[str]]:
+    ) -> tuple[list[tuple[bool, Any]], list[tuple[str, str]]]:
         """Lock, place and write the batch inside the open transaction; the outcomes and
-        the ids of the records written."""
+        the (tenant, record id) of the records written."""
         known_keys = await _lock_keys(conn, batch)
         await _insert_new_subjects(conn, batch, known_keys)
         # Streams last (in the same round trip as the subjects): from this lock to COMMIT
@@ -312,13 +317,13 @@ class AppendWriter:
                 [tenant for tenant, _ in logs],
                 [tenant for tenant, _, _ in minutes],
             )
-        return outcomes, [row[0] for row in records]
+        return outcomes, [(row[1], row[0]) for row in records]
 
 
 class _CommitUnknown(Exception):
     """The connection was lost while COMMIT was under way: it may or may not have happened."""
 
-    def __init__(self, outcomes: list[tuple[bool, Any]], record_ids: list[str]) -> None:
+    def __init__(self, outcomes: list[tuple[bool, Any]], record_ids: list[tuple[str, str]]) -> None:
         super().__init__("connection lost during COMMIT")
         self.outcomes = outcomes
         self.record_ids = record_ids
@@ -401,9 +406,9 @@ async def _lock_keys(
 
 
 #: One round trip: share-lock the batch's subjects (sorted), then lock its streams (sorted)
-#: ``FOR UPDATE``; the subjects' rows, then the streams' (heads and logs). The subjects come
-#: sorted, and the ``LATERAL`` lookup (one per subject, see ``ONE_ROW_BY_KEY``) locks them in
-#: that order.
+#: ``FOR UPDATE``; the subjects' rows, then the streams' (heads and logs). Both come sorted
+#: (by tenant, then index or id: every writer locks in that order), and the ``LATERAL`` lookup
+#: (one per key on its whole key, see ``ONE_ROW_BY_KEY``) locks them in that order.
 LOCK_ROWS = f"""
 WITH locked_subjects AS MATERIALIZED (
     SELECT s.tenant, s.subject_index, s.subject_ref, s.wrapped_key IS NOT NULL AS live
@@ -411,9 +416,10 @@ WITH locked_subjects AS MATERIALIZED (
          LATERAL (SELECT * FROM subjects WHERE tenant = u.t AND subject_index = u.i
                   {ONE_ROW_BY_KEY} FOR SHARE) s
 ), locked_streams AS MATERIALIZED (
-    SELECT id, next_seq, head, log_id FROM streams
-    WHERE (tenant, id) IN (SELECT * FROM unnest($3::text[], $4::bigint[]))
-    ORDER BY id FOR UPDATE
+    SELECT s.id, s.next_seq, s.head, s.log_id
+    FROM unnest($3::text[], $4::bigint[]) AS u(t, i),
+         LATERAL (SELECT * FROM streams WHERE tenant = u.t AND id = u.i
+                  {ONE_ROW_BY_KEY} FOR UPDATE) s
 )
 SELECT tenant, subject_index, subject_ref, live,
        NULL::bigint, NULL::bigint, NULL::bytea, NULL::bigint FROM locked_subjects

@@ -7,12 +7,13 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Any, BinaryIO
 
-from recordseal.merkle import log as merkle_log
+from recordseal.merkle.tree import NodeId
 from recordseal.storage import rows as store_rows
 from recordseal.storage.logs import WitnessNote
 from recordseal.storage.recovery import Recovery
 from recordseal.storage.requests import SealRequest
 from recordseal.storage.rows import Anchor, AnchorLog, CheckpointRow, LatestCheckpoint, SealedBatch
+from recordseal.storage.sealing import Grown, StoredLog, grow_log, run_now, seal, write_seal
 from recordseal.storage.sqlite import recovery as sqlite_recovery
 from recordseal.storage.sqlite.database import SQLiteDatabase, open_log
 from recordseal.storage.sqlite.writer import Batch
@@ -62,23 +63,24 @@ class SQLiteLogs:
         size it grew from is still the log's, and writes. A log without a row or an origin
         yet (its first seal) is sealed wholly inside the transaction.
         """
-        planned = _plan(self._db, request)
-        if planned is None:
-            return await self._db.writer.submit(lambda conn, batch: _seal(conn, request))
-        log_id, origin, size, growth = planned
-        if growth is None:
+        reads = _SealDriver(self._db.read)
+        grown = run_now(grow_log(reads, request))
+        if not reads.found:  # no log row or no origin yet: all of it under the lock
+            return await self._db.writer.submit(
+                lambda conn, batch: run_now(seal(_SealDriver(conn.execute, conn), request))
+            )
+        if grown is None:
             return None
-        request.admit(origin, size)
-        note = request.sign(growth.size, growth.root)
-        tenant = tenant_key(request.tenant)
+        log = grown.log
 
         def job(conn: sqlite3.Connection, batch: Batch) -> SealedBatch | None:
+            driver = _SealDriver(conn.execute, conn)
             (current,) = conn.execute(
-                "SELECT size FROM logs WHERE tenant = ? AND id = ?", (tenant, log_id)
+                "SELECT size FROM logs WHERE tenant = ? AND id = ?", (log.tenant, log.log_id)
             ).fetchone()
-            if current != size:  # another seal of this log committed first: start over
-                return _seal(conn, request)
-            return _write_seal(conn, request, log_id, growth, note)
+            if current != log.size:  # another seal of this log committed first: start over
+                return run_now(seal(driver, request))
+            return run_now(write_seal(driver, grown, request))
 
         return await self._db.writer.submit(job)
 
@@ -301,86 +303,73 @@ _ANCHOR_LOGS = (
 _CHECKPOINT = "SELECT l.origin, c.size, c.root, c.note, c.created_at FROM checkpoints c"
 
 
-def _seal(conn: sqlite3.Connection, request: SealRequest) -> SealedBatch | None:
-    """One seal of ``merkle.log``: read the log, its frontier and the pending leaves, grow,
-    write the new nodes, size and checkpoint."""
-    tenant = tenant_key(request.tenant)
-    log_id = open_log(conn, tenant, request.fleet, request.origin)
-    origin, size = conn.execute(
-        "SELECT origin, size FROM logs WHERE tenant = ? AND id = ?", (tenant, log_id)
-    ).fetchone()
-    if origin is None:  # made with the log's first stream, named by its first seal
-        conn.execute(
-            "UPDATE logs SET origin = ? WHERE tenant = ? AND id = ?",
-            (request.origin, tenant, log_id),
-        )
-        origin = request.origin
-    growth = _grow(conn.execute, log_id, size, request)
-    if growth is None:
-        return None
-    request.admit(origin, size)
-    return _write_seal(conn, request, log_id, growth, request.sign(growth.size, growth.root))
+class _SealDriver:
+    """A seal's reads (``query``: the reader connection's, or the writer's inside its
+    transaction) and, given the writer's connection, its writes (``storage.sealing``)."""
 
+    def __init__(self, query: Callable[..., Any], conn: sqlite3.Connection | None = None) -> None:
+        self._query, self._conn = query, conn
+        self.found = False  # a named live log was there
 
-def _plan(
-    db: SQLiteDatabase, request: SealRequest
-) -> tuple[int, str, int, merkle_log.Growth | None] | None:
-    """The log's id, origin and sealed size and its growth by the pending leaves, read
-    outside the write lock; None for a log without a row or an origin yet."""
-    rows = db.read(
-        "SELECT id, origin, size FROM logs WHERE tenant = ? AND fleet = ? AND retired_at IS NULL",
-        (tenant_key(request.tenant), request.fleet),
-    )
-    if not rows or rows[0][1] is None:
-        return None
-    log_id, origin, size = rows[0]
-    return log_id, origin, size, _grow(db.read, log_id, size, request)
-
-
-def _grow(
-    query: Callable[[str, tuple[Any, ...]], Any], log_id: int, size: int, request: SealRequest
-) -> merkle_log.Growth | None:
-    """Read the log's frontier nodes and pending leaves with ``query``, and grow it."""
-    tenant = tenant_key(request.tenant)
-    stored = {}
-    for level, index in sorted(merkle_log.frontier(size)):
-        ((stored[(level, index)],),) = list(
-            query(
-                "SELECT hash FROM log_nodes"
-                " WHERE tenant = ? AND log_id = ? AND level = ? AND idx = ?",
-                (tenant, log_id, level, index),
+    async def live_log(self, tenant: str, fleet: str, origin: str) -> StoredLog | None:
+        if self._conn is not None:
+            open_log(self._conn, tenant, fleet, origin)
+        rows = list(
+            self._query(
+                "SELECT id, origin, size FROM logs"
+                " WHERE tenant = ? AND fleet = ? AND retired_at IS NULL",
+                (tenant, fleet),
             )
         )
-    pending = list(
-        query(
-            "SELECT log_index, chain_leaf FROM records"
-            " WHERE tenant = ? AND log_id = ? AND log_index >= ? ORDER BY log_index LIMIT ?",
-            (tenant, log_id, merkle_log.first_pending(size), request.limit),
+        if not rows or (self._conn is None and rows[0][1] is None):
+            return None
+        self.found = True
+        return StoredLog(tenant, *rows[0])
+
+    async def name_log(self, log: StoredLog, origin: str) -> None:
+        assert self._conn is not None, "a log is named under the write lock"
+        self._conn.execute(
+            "UPDATE logs SET origin = ? WHERE tenant = ? AND id = ?",
+            (origin, log.tenant, log.log_id),
         )
-    )
-    return merkle_log.grow(size, request.genesis, pending, stored)
 
+    async def nodes(self, log: StoredLog, ids: list[NodeId]) -> dict[NodeId, bytes]:
+        stored = {}
+        for level, index in ids:
+            for (digest,) in self._query(
+                "SELECT hash FROM log_nodes"
+                " WHERE tenant = ? AND log_id = ? AND level = ? AND idx = ?",
+                (log.tenant, log.log_id, level, index),
+            ):
+                stored[(level, index)] = digest
+        return stored
 
-def _write_seal(
-    conn: sqlite3.Connection,
-    request: SealRequest,
-    log_id: int,
-    growth: merkle_log.Growth,
-    note: str,
-) -> SealedBatch:
-    """Store a seal: the new nodes, the log's size and root, and the signed checkpoint."""
-    tenant = tenant_key(request.tenant)
-    conn.executemany(
-        "INSERT INTO log_nodes (tenant, log_id, level, idx, hash) VALUES (?, ?, ?, ?, ?)",
-        [(tenant, log_id, level, index, digest) for (level, index), digest in growth.nodes.items()],
-    )
-    conn.execute(
-        "UPDATE logs SET size = ?, root = ? WHERE tenant = ? AND id = ?",
-        (growth.size, growth.root, tenant, log_id),
-    )
-    conn.execute(
-        "INSERT INTO checkpoints (tenant, log_id, size, root, note, created_at)"
-        " VALUES (?, ?, ?, ?, ?, ?)",
-        (tenant, log_id, growth.size, growth.root, note, request.now),
-    )
-    return SealedBatch(request.origin, growth.first_index, growth.size, growth.root, note)
+    async def pending(self, log: StoredLog, first: int, limit: int) -> list[tuple[int, bytes]]:
+        return [
+            (index, leaf)
+            for index, leaf in self._query(
+                "SELECT log_index, chain_leaf FROM records"
+                " WHERE tenant = ? AND log_id = ? AND log_index >= ? ORDER BY log_index LIMIT ?",
+                (log.tenant, log.log_id, first, limit),
+            )
+        ]
+
+    async def write(self, grown: Grown, now: str) -> None:
+        assert self._conn is not None, "a seal is written under the write lock"
+        log, growth = grown.log, grown.growth
+        self._conn.executemany(
+            "INSERT INTO log_nodes (tenant, log_id, level, idx, hash) VALUES (?, ?, ?, ?, ?)",
+            [
+                (log.tenant, log.log_id, level, index, digest)
+                for (level, index), digest in growth.nodes.items()
+            ],
+        )
+        self._conn.execute(
+            "UPDATE logs SET size = ?, root = ? WHERE tenant = ? AND id = ?",
+            (growth.size, growth.root, log.tenant, log.log_id),
+        )
+        self._conn.execute(
+            "INSERT INTO checkpoints (tenant, log_id, size, root, note, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (log.tenant, log.log_id, growth.size, growth.root, grown.note, now),
+        )

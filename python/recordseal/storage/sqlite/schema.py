@@ -360,7 +360,7 @@ MIGRATIONS: list[str] = [
     # None). Tables keyed by a log, a record or a checkpoint get the column, filled from the
     # row they belong to; every foreign key between tenant tables includes it. ``streams`` and
     # ``logs`` keep their ids (the store gives the next one: max + 1, under the write lock),
-    # with an index on the id alone for the readers that know no tenant. SQLite changes a key
+    # read from an index on the id alone. SQLite changes a key
     # only by rebuilding its table: each is copied into its new shape, its indexes made anew.
     """
     CREATE TABLE logs_v15 (
@@ -550,7 +550,6 @@ MIGRATIONS: list[str] = [
     DROP TABLE records;
     ALTER TABLE records_v15 RENAME TO records;
     CREATE UNIQUE INDEX records_by_log ON records (tenant, log_id, log_index);
-    CREATE INDEX records_by_id ON records (record_id);
     CREATE TABLE payloads_v15 (
         tenant       TEXT NOT NULL,
         record_id    TEXT NOT NULL,
