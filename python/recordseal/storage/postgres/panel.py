@@ -7,7 +7,7 @@ process on the database sees each write as soon as it commits.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import asyncpg
 
@@ -23,6 +23,9 @@ from recordseal.storage.panel import (
     RoleName,
 )
 from recordseal.storage.postgres.database import PostgresDatabase
+from recordseal.storage.single_use import CEREMONIES, PENDING_LOGINS, SingleUse, postgres_marks
+
+R = TypeVar("R")
 
 _PASSKEY = "credential_id, user_id, public_key, sign_count, role, created_at"
 _PROVIDER = "id, tenant, organization, config, secret, registered_at"
@@ -151,52 +154,29 @@ class PostgresPanelStore:
             return added
 
     async def put_ceremony(self, state_id: str, ceremony: CeremonyRow, now: float) -> None:
-        async with self._pool().acquire() as conn, conn.transaction():
-            await conn.execute("DELETE FROM panel_ceremonies WHERE expires_at <= $1", now)
-            await conn.execute(
-                "INSERT INTO panel_ceremonies (state_id, kind, challenge, user_id, token_hash,"
-                " expires_at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
-                state_id,
-                ceremony.kind,
-                ceremony.challenge,
-                ceremony.user_id,
-                ceremony.token_hash,
-                ceremony.expires_at,
-            )
+        await self._put(CEREMONIES, state_id, ceremony, now)
 
     async def take_ceremony(self, state_id: str) -> CeremonyRow | None:
-        row = await self._pool().fetchrow(
-            "DELETE FROM panel_ceremonies WHERE state_id = $1"
-            " RETURNING kind, challenge, user_id, token_hash, expires_at",
-            state_id,
-        )
-        return CeremonyRow(*row) if row else None
+        return await self._take(CEREMONIES, state_id)
 
     # -- pending sso sign-ins ------------------------------------------------------------
 
     async def put_pending_login(
         self, nonce_hash: bytes, login: PendingLoginRow, now: float
     ) -> None:
-        async with self._pool().acquire() as conn, conn.transaction():
-            await conn.execute("DELETE FROM panel_pending_logins WHERE expires_at <= $1", now)
-            await conn.execute(
-                "INSERT INTO panel_pending_logins (nonce_hash, provider_ref, return_url, stash,"
-                " binding, expires_at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
-                nonce_hash,
-                login.provider_ref,
-                login.return_url,
-                login.stash,
-                login.binding,
-                login.expires_at,
-            )
+        await self._put(PENDING_LOGINS, nonce_hash, login, now)
 
     async def take_pending_login(self, nonce_hash: bytes) -> PendingLoginRow | None:
-        row = await self._pool().fetchrow(
-            "DELETE FROM panel_pending_logins WHERE nonce_hash = $1"
-            " RETURNING provider_ref, return_url, stash, binding, expires_at",
-            nonce_hash,
-        )
-        return PendingLoginRow(*row) if row else None
+        return await self._take(PENDING_LOGINS, nonce_hash)
+
+    async def _put(self, kind: SingleUse[R], key: object, row: R, now: float) -> None:
+        async with self._pool().acquire() as conn, conn.transaction():
+            await conn.execute(kind.purge(postgres_marks), now)
+            await conn.execute(kind.put(postgres_marks), *kind.values(key, row))
+
+    async def _take(self, kind: SingleUse[R], key: object) -> R | None:
+        row = await self._pool().fetchrow(kind.take(postgres_marks), key)
+        return None if row is None else kind.read(row)
 
     async def pending_login_count(self) -> int:
         count: int = await self._pool().fetchval("SELECT count(*) FROM panel_pending_logins")
