@@ -10,6 +10,7 @@ the backend that runs it (``?`` for SQLite, ``$n`` for PostgreSQL: a ``Marks``).
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
 from typing import Any, Generic, TypeVar
@@ -72,3 +73,31 @@ class SingleUse(Generic[R]):
 
 CEREMONIES = SingleUse("panel_ceremonies", "state_id", CeremonyRow)
 PENDING_LOGINS = SingleUse("panel_pending_logins", "nonce_hash", PendingLoginRow)
+
+
+class SingleUseRows(ABC):
+    """``PanelStore``'s methods of single-use rows, over a backend's :meth:`_put` and
+    :meth:`_take` (each one transaction)."""
+
+    async def put_ceremony(self, state_id: str, ceremony: CeremonyRow, now: float) -> None:
+        await self._put(CEREMONIES, state_id, ceremony, now)
+
+    async def take_ceremony(self, state_id: str) -> CeremonyRow | None:
+        return await self._take(CEREMONIES, state_id)
+
+    async def put_pending_login(
+        self, nonce_hash: bytes, login: PendingLoginRow, now: float
+    ) -> None:
+        await self._put(PENDING_LOGINS, nonce_hash, login, now)
+
+    async def take_pending_login(self, nonce_hash: bytes) -> PendingLoginRow | None:
+        return await self._take(PENDING_LOGINS, nonce_hash)
+
+    @abstractmethod
+    async def _put(self, kind: SingleUse[R], key: object, row: R, now: float) -> None:
+        """Purge ``kind``'s expired rows (by ``now``), then insert ``row`` unless ``key`` is
+        taken."""
+
+    @abstractmethod
+    async def _take(self, kind: SingleUse[R], key: object) -> R | None:
+        """Delete and answer the row of ``key``."""

@@ -13,17 +13,15 @@ import asyncpg
 
 from recordseal.storage.panel import (
     AuditEntry,
-    CeremonyRow,
     LinkRow,
     LinkUse,
     ManifestStep,
     PasskeyRow,
-    PendingLoginRow,
     ProviderRow,
     RoleName,
 )
 from recordseal.storage.postgres.database import PostgresDatabase
-from recordseal.storage.single_use import CEREMONIES, PENDING_LOGINS, SingleUse, postgres_marks
+from recordseal.storage.single_use import SingleUse, SingleUseRows, postgres_marks
 
 R = TypeVar("R")
 
@@ -53,7 +51,7 @@ def _provider(row: asyncpg.Record) -> ProviderRow:
     return ProviderRow(*row)
 
 
-class PostgresPanelStore:
+class PostgresPanelStore(SingleUseRows):
     """``PanelStore`` on the database of a ``PostgresStore``, through its pool."""
 
     def __init__(self, db: PostgresDatabase) -> None:
@@ -153,21 +151,7 @@ class PostgresPanelStore:
                 added += status == "INSERT 0 1"
             return added
 
-    async def put_ceremony(self, state_id: str, ceremony: CeremonyRow, now: float) -> None:
-        await self._put(CEREMONIES, state_id, ceremony, now)
-
-    async def take_ceremony(self, state_id: str) -> CeremonyRow | None:
-        return await self._take(CEREMONIES, state_id)
-
-    # -- pending sso sign-ins ------------------------------------------------------------
-
-    async def put_pending_login(
-        self, nonce_hash: bytes, login: PendingLoginRow, now: float
-    ) -> None:
-        await self._put(PENDING_LOGINS, nonce_hash, login, now)
-
-    async def take_pending_login(self, nonce_hash: bytes) -> PendingLoginRow | None:
-        return await self._take(PENDING_LOGINS, nonce_hash)
+    # -- ceremonies and pending sso sign-ins (``SingleUseRows``) ------------------------
 
     async def _put(self, kind: SingleUse[R], key: object, row: R, now: float) -> None:
         async with self._pool().acquire() as conn, conn.transaction():

@@ -12,16 +12,14 @@ from typing import Any, TypeVar
 
 from recordseal.storage.panel import (
     AuditEntry,
-    CeremonyRow,
     LinkRow,
     LinkUse,
     ManifestStep,
     PasskeyRow,
-    PendingLoginRow,
     ProviderRow,
     RoleName,
 )
-from recordseal.storage.single_use import CEREMONIES, PENDING_LOGINS, SingleUse, sqlite_marks
+from recordseal.storage.single_use import SingleUse, SingleUseRows, sqlite_marks
 from recordseal.storage.sqlite.database import SQLiteDatabase
 from recordseal.storage.sqlite.writer import Batch
 
@@ -67,7 +65,7 @@ def _provider(row: Sequence[Any]) -> ProviderRow:
     )
 
 
-class SQLitePanelStore:
+class SQLitePanelStore(SingleUseRows):
     """``PanelStore`` on the database of a ``SQLiteStore``, through its writer and reader."""
 
     def __init__(self, db: SQLiteDatabase) -> None:
@@ -173,21 +171,7 @@ class SQLitePanelStore:
         added: int = await self._submit(job)
         return added
 
-    async def put_ceremony(self, state_id: str, ceremony: CeremonyRow, now: float) -> None:
-        await self._put(CEREMONIES, state_id, ceremony, now)
-
-    async def take_ceremony(self, state_id: str) -> CeremonyRow | None:
-        return await self._take(CEREMONIES, state_id)
-
-    # -- pending sso sign-ins ------------------------------------------------------------
-
-    async def put_pending_login(
-        self, nonce_hash: bytes, login: PendingLoginRow, now: float
-    ) -> None:
-        await self._put(PENDING_LOGINS, nonce_hash, login, now)
-
-    async def take_pending_login(self, nonce_hash: bytes) -> PendingLoginRow | None:
-        return await self._take(PENDING_LOGINS, nonce_hash)
+    # -- ceremonies and pending sso sign-ins (``SingleUseRows``) ------------------------
 
     async def _put(self, kind: SingleUse[R], key: object, row: R, now: float) -> None:
         def job(conn: sqlite3.Connection) -> None:
