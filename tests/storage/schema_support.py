@@ -57,6 +57,12 @@ def _take_back_sqlite(path: Path, version: int) -> None:
             )
             conn.execute(f"DROP TABLE {name}")
             conn.execute(f"ALTER TABLE {name}_earlier RENAME TO {name}")
+        earlier_names = {name for name, _ in tables}
+        for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        ).fetchall():
+            if name not in earlier_names | {"schema_version"}:  # made by a later migration
+                conn.execute(f"DROP TABLE {name}")
         for sql in indexes:
             conn.execute(sql)
         conn.execute("UPDATE logs SET tenant = NULL WHERE tenant = ''")

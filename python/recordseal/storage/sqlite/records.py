@@ -37,7 +37,7 @@ LIST_STREAMS = (
 LIST_RECORDS = (
     f"SELECT {LISTED_COLUMNS} FROM records r"
     " LEFT JOIN logs l ON l.tenant = r.tenant AND l.id = r.log_id"
-    " WHERE r.tenant = ? AND r.stream_id = ? AND r.seq >= ?"
+    " WHERE r.stream_id = ? AND r.tenant = ? AND r.seq >= ?"
     " ORDER BY r.seq LIMIT ?"
 )
 
@@ -266,7 +266,7 @@ class SQLiteRecords:
     async def list_records(
         self, stream: StreamRow, from_seq: int, limit: int
     ) -> list[ListedRecord]:
-        rows = self._db.read(LIST_RECORDS, (stream.tenant, stream.id, from_seq, limit))
+        rows = self._db.read(LIST_RECORDS, (stream.id, stream.tenant, from_seq, limit))
         return [listed_record(stream.name, row) for row in rows]
 
     async def get_sealed_payload(self, tenant: str, record_id: str) -> bytes | None:
