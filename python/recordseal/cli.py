@@ -638,6 +638,11 @@ def _recover(args: argparse.Namespace) -> int:
                     for s in report.successions
                 ],
                 "refused": [{"name": name, "reason": why} for name, why in report.refused],
+                "aggregate": (
+                    None
+                    if report.aggregate is None
+                    else {"origin": report.aggregate.origin, "size": report.aggregate.size}
+                ),
             }
         )
     else:
@@ -653,9 +658,14 @@ def _recover(args: argparse.Namespace) -> int:
                 f"recordseal: log {s.predecessor} retired after size {s.size};"
                 f" its successor is {s.origin}"
             )
+        if report.aggregate is not None:
+            print(
+                f"recordseal: the aggregate log {report.aggregate.origin} goes on from its"
+                f" signed size {report.aggregate.size}"
+            )
         for name, why in report.refused:
             print(f"recordseal: {name} stays fenced: {why}", file=sys.stderr)
-        if not (report.gaps or report.successions or report.refused):
+        if not (report.gaps or report.successions or report.refused or report.aggregate):
             print("recordseal: nothing is fenced; nothing to recover")
     return 1 if report.refused else 0
 

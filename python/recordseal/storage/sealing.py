@@ -15,17 +15,24 @@ checkpoint, in the backend's transaction. Its steps:
 8. Write the new nodes, the log's size and root, and the checkpoint.
 
 Steps 1 to 7 read (and may run outside the write lock, :func:`grow_log`), step 8 writes
-(:func:`write_seal`). The backend's reads and writes are a :class:`SealDriver`. PostgreSQL's
-are coroutines; SQLite's run inside its writer's job, where nothing may wait, so they are
-coroutines that never suspend and :func:`run_now` runs them to the end at once.
+(:func:`write_seal`). The deployment's aggregate log (docs/tlog.md, "The aggregate log") is
+sealed by the same steps (:func:`seal_aggregate`): its log is the scope (no tenant, the
+fleet ``AGGREGATE_FLEET``), step 4 reads the tenant checkpoints it lacks instead of chain
+leaves, step 5 grows it by their entries (``merkle.aggregate``), and step 8 also writes the
+entries and each tenant log's progress (an :class:`AggregateDriver`).
+
+The backend's reads and writes are a :class:`SealDriver`. PostgreSQL's are coroutines;
+SQLite's run inside its writer's job, where nothing may wait, so they are coroutines that
+never suspend and :func:`run_now` runs them to the end at once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+from recordseal.merkle import aggregate as merkle_aggregate
 from recordseal.merkle import log as merkle_log
 from recordseal.merkle.tree import NodeId
 from recordseal.storage.requests import SealRequest
@@ -33,6 +40,9 @@ from recordseal.storage.rows import SealedBatch
 from recordseal.storage.tenancy import tenant_key
 
 T = TypeVar("T")
+
+#: A tenant log as the aggregate names it in the store: (its ``tenant`` key, its id).
+LogKey = tuple[str, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,9 +90,32 @@ class SealDriver(Protocol):
         ...
 
 
-async def grow_log(driver: SealDriver, request: SealRequest) -> Grown | None:
+class AggregateDriver(SealDriver, Protocol):
+    """A backend's reads and writes of one seal of the aggregate log: a :class:`SealDriver`
+    for its own log (no tenant, ``AGGREGATE_FLEET``), and these."""
+
+    async def pending_checkpoints(self, limit: int) -> list[merkle_aggregate.Pending[LogKey]]:
+        """Step 4: at most ``limit`` tenant checkpoints the aggregate has not taken, by log
+        and size."""
+        ...
+
+    async def write_entries(
+        self, log: StoredLog, growth: merkle_aggregate.AggregateGrowth[LogKey]
+    ) -> None:
+        """Step 8: the aggregate's new entries, and each tenant log's largest checkpoint
+        taken."""
+        ...
+
+
+#: Step 5 of a seal: the log's growth, given its row and stored frontier nodes.
+Grow = Callable[[StoredLog, dict[NodeId, bytes]], Awaitable[merkle_log.Growth | None]]
+
+
+async def grow_log(
+    driver: SealDriver, request: SealRequest, grow: Grow | None = None
+) -> Grown | None:
     """Steps 1 to 7; None when there is nothing to seal (or, for a driver that only reads, no
-    named log yet)."""
+    named log yet). ``grow``: steps 4 and 5 of another log than a tenant log's."""
     log = await driver.live_log(tenant_key(request.tenant), request.fleet, request.origin)
     if log is None:
         return None
@@ -90,8 +123,11 @@ async def grow_log(driver: SealDriver, request: SealRequest) -> Grown | None:
         await driver.name_log(log, request.origin)
         log = StoredLog(log.tenant, log.log_id, request.origin, log.size)
     stored = await driver.nodes(log, sorted(merkle_log.frontier(log.size)))
-    pending = await driver.pending(log, merkle_log.first_pending(log.size), request.limit)
-    growth = merkle_log.grow(log.size, request.genesis, pending, stored)
+    if grow is None:
+        pending = await driver.pending(log, merkle_log.first_pending(log.size), request.limit)
+        growth = merkle_log.grow(log.size, request.genesis, pending, stored)
+    else:
+        growth = await grow(log, stored)
     if growth is None:
         return None
     request.admit(log.origin, log.size)
@@ -109,6 +145,26 @@ async def seal(driver: SealDriver, request: SealRequest) -> SealedBatch | None:
     """Steps 1 to 8 in one transaction."""
     grown = await grow_log(driver, request)
     return None if grown is None else await write_seal(driver, grown, request)
+
+
+async def seal_aggregate(driver: AggregateDriver, request: SealRequest) -> SealedBatch | None:
+    """The aggregate log's seal, steps 1 to 8 in one transaction; None when no tenant
+    checkpoint is waiting."""
+    grown_by: list[merkle_aggregate.AggregateGrowth[LogKey]] = []
+
+    async def grow(log: StoredLog, stored: dict[NodeId, bytes]) -> merkle_log.Growth | None:
+        pending = await driver.pending_checkpoints(request.limit)
+        growth = merkle_aggregate.grow_aggregate(log.size, pending, stored)
+        if growth is None:
+            return None
+        grown_by.append(growth)
+        return merkle_log.Growth(growth.first_index, growth.size, growth.root, growth.nodes)
+
+    grown = await grow_log(driver, request, grow)
+    if grown is None:
+        return None
+    await driver.write_entries(grown.log, grown_by[0])
+    return await write_seal(driver, grown, request)
 
 
 def run_now(coroutine: Coroutine[Any, Any, T]) -> T:

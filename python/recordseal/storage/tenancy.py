@@ -1,9 +1,10 @@
 """How the store keys rows by tenant (docs/records.md, "Distributing by tenant").
 
 Every table of tenant data leads its keys with ``tenant``, so a deployment can spread tenants
-over servers by that column. A log of no tenant (a legacy fleet's, ``tenant`` None in the
-store's API) is kept under :data:`NO_TENANT`, a value no tenant id takes (ids are never
-empty): a key column holds no NULL. These two functions are the only place the two meet.
+over servers by that column. A log of no tenant (a legacy fleet's, or the deployment's
+aggregate log; ``tenant`` None in the store's API) is kept under :data:`NO_TENANT`, a value
+no tenant id takes (ids are never empty): a key column holds no NULL. These two functions
+are the only place the two meet.
 """
 
 from __future__ import annotations
@@ -27,7 +28,10 @@ def tenant_of(stored: str) -> str | None:
 # to it, so a new table is placed here when it is made.
 
 #: Tables of tenant data: distributed by ``tenant``, all colocated. Every primary key and
-#: unique index leads with ``tenant``; every foreign key between them includes it.
+#: unique index leads with ``tenant``; every foreign key between them includes it. The
+#: deployment's aggregate log is a log of no tenant: its row, nodes, checkpoints and
+#: ``aggregate_entries`` live under :data:`NO_TENANT` as a legacy fleet's log does, and its
+#: seal reads the tenants' checkpoints across servers (docs/records.md).
 DISTRIBUTED = frozenset(
     {
         "streams",
@@ -43,6 +47,7 @@ DISTRIBUTED = frozenset(
         "timestamps",
         "ingest_minutes",
         "witness_health",
+        "aggregate_entries",
     }
 )
 #: Small tables read beside tenant data, copied whole to every server: the tenant

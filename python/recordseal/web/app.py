@@ -43,6 +43,7 @@ from recordseal.services.proofs import ProofService
 from recordseal.services.records import RecordService
 from recordseal.services.retention import purge_loop
 from recordseal.services.tenant_states import TenantStates
+from recordseal.services.tiles import TileService
 from recordseal.services.tokens import TokenService
 from recordseal.services.verification import OnlineVerifier
 from recordseal.settings import Settings, from_env
@@ -63,6 +64,7 @@ from recordseal.web.ratelimit import RateLimiter
 from recordseal.web.records import RecordController
 from recordseal.web.services import AppServices
 from recordseal.web.streams import StreamController
+from recordseal.web.tiles import TileController
 from recordseal.web.verify import static_files, verify_controller
 
 log = logging.getLogger("recordseal")
@@ -154,6 +156,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             disclosure=DisclosureService(store, records, proofs),
             continuity=continuity,
             listing=Listing(store),
+            tiles=TileService(store.logs, settings.origin, public=[sealer.aggregate_origin]),
         )
 
         trust = msgspec.convert(
@@ -178,7 +181,9 @@ def create_app(settings: Settings | None = None) -> Litestar:
             fleet_status=FleetStatusReader(
                 store.logs,
                 lambda: registry.manifest,
-                [witness.client.witness.name for witness in witnesses],
+                # A fleet's anchors are cosigned by the tenant logs' witnesses; those of the
+                # aggregate log never see them (docs/tlog.md, "The aggregate log").
+                [w.client.witness.name for w in witnesses if w.logs == "tenant"],
                 [authority.name for authority in authorities],
             ),
             transparency_root=settings.transparency_root,
@@ -236,6 +241,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             verify_controller(settings.max_bundle_bytes),
             static_files,
             proof_controller(settings.max_bundle_bytes),
+            TileController,
             *PANEL_ROUTES,
             *PASSKEY_ROUTES,
         ],

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import asyncpg
 
+from recordseal.merkle import aggregate as merkle_aggregate
 from recordseal.merkle.tree import NodeId
 from recordseal.storage import rows as store_rows
 from recordseal.storage.logs import WitnessNote
@@ -16,9 +17,17 @@ from recordseal.storage.postgres import recovery as postgres_recovery
 from recordseal.storage.postgres.database import PostgresDatabase
 from recordseal.storage.recovery import Recovery
 from recordseal.storage.requests import SealRequest
-from recordseal.storage.rows import Anchor, AnchorLog, CheckpointRow, LatestCheckpoint, SealedBatch
-from recordseal.storage.sealing import Grown, StoredLog, seal
-from recordseal.storage.tenancy import tenant_key
+from recordseal.storage.rows import (
+    AGGREGATE_FLEET,
+    Anchor,
+    AnchorLog,
+    CheckpointRow,
+    LatestCheckpoint,
+    LogRow,
+    SealedBatch,
+)
+from recordseal.storage.sealing import Grown, LogKey, StoredLog, seal, seal_aggregate
+from recordseal.storage.tenancy import NO_TENANT, tenant_key
 
 #: Key of the advisory lock held by the sealing process.
 SEALER_LOCK = 0x7365616C6572  # "sealer"
@@ -178,6 +187,7 @@ class PostgresLogs:
         rows = await self._db.pool.fetch(
             "SELECT nullif(tenant, ''), fleet, origin, predecessor, predecessor_size,"
             " predecessor_root FROM logs WHERE origin IS NOT NULL AND retired_at IS NULL"
+            " AND fleet <> ''"
             " ORDER BY id"
         )
         return [AnchorLog.of_row(*row) for row in rows]
@@ -209,6 +219,70 @@ class PostgresLogs:
             sql += f" AND c.created_at < ${len(params)}"
         row = await self._db.pool.fetchrow(sql + " ORDER BY c.size DESC LIMIT 1", *params)
         return Anchor(*row) if row else None
+
+    async def log_of(self, origin: str) -> LogRow | None:
+        row = await self._db.pool.fetchrow(
+            "SELECT nullif(tenant, ''), fleet, origin, predecessor, predecessor_size,"
+            " predecessor_root, size FROM logs WHERE origin = $1",
+            origin,
+        )
+        return LogRow(AnchorLog.of_row(*row[:6]), row[6]) if row else None
+
+    async def tile_hashes(self, origin: str, level: int, start: int, count: int) -> list[bytes]:
+        rows = await self._db.pool.fetch(
+            "SELECT n.hash FROM logs l JOIN log_nodes n ON n.tenant = l.tenant"
+            " AND n.log_id = l.id AND n.level = $2 AND n.idx >= $3 AND n.idx < $4"
+            " WHERE l.origin = $1 ORDER BY n.idx",
+            origin,
+            level,
+            start,
+            start + count,
+        )
+        return [digest for (digest,) in rows]
+
+    async def log_entries(self, origin: str, start: int, count: int) -> list[tuple[int, bytes]]:
+        rows = await self._db.pool.fetch(
+            "SELECT r.log_index, r.header FROM logs l JOIN records r ON r.tenant = l.tenant"
+            " AND r.log_id = l.id AND r.log_index >= $2 AND r.log_index < least($3, l.size)"
+            " WHERE l.origin = $1"
+            " ORDER BY r.log_index",
+            origin,
+            start,
+            start + count,
+        )
+        return [(index, bytes(header)) for index, header in rows]
+
+    async def seal_aggregate(self, request: SealRequest) -> SealedBatch | None:
+        if await self._db.pool.fetchval(_AGGREGATE_WAITING, AGGREGATE_FLEET) is None:
+            return None
+        async with self._db.pool.acquire() as conn, conn.transaction():
+            return await seal_aggregate(_SealDriver(conn), request)
+
+    async def aggregate_entries(self, start: int, count: int) -> list[tuple[int, bytes]]:
+        rows = await self._db.pool.fetch(
+            "SELECT idx, entry FROM aggregate_entries WHERE tenant = $1 AND idx >= $2"
+            " AND idx < $3 ORDER BY idx",
+            NO_TENANT,
+            start,
+            start + count,
+        )
+        return [(index, bytes(entry)) for index, entry in rows]
+
+    async def aggregated(
+        self, origin: str, above: int, below: int | None, newest: bool
+    ) -> tuple[CheckpointRow, int] | None:
+        row = await self._db.pool.fetchrow(
+            "SELECT l.origin, c.size, c.root, c.note, c.created_at, a.idx FROM logs l"
+            " JOIN aggregate_entries a ON a.tenant = $4 AND a.log_tenant = l.tenant"
+            " AND a.log_id = l.id AND a.size > $2 AND a.idx < $3"
+            " JOIN checkpoints c ON c.tenant = l.tenant AND c.log_id = l.id AND c.size = a.size"
+            f" WHERE l.origin = $1 ORDER BY a.size {'DESC' if newest else 'ASC'} LIMIT 1",
+            origin,
+            above,
+            2**63 - 1 if below is None else below,
+            NO_TENANT,
+        )
+        return (CheckpointRow(*row[:5]), row[5]) if row else None
 
     async def record_seal(self, tenant: str, record_id: str) -> tuple[str, int] | None:
         """The log origin and index of a sealed record, or None while it is pending."""
@@ -264,7 +338,7 @@ class PostgresLogs:
 
     async def recover(self, recovery: Recovery) -> None:
         async with self._db.pool.acquire() as conn, conn.transaction():
-            await postgres_recovery.apply(conn, recovery)
+            await postgres_recovery.apply(conn, recovery, _SealDriver(conn))
 
     async def cosignatures(self, origin: str, size: int) -> list[str]:
         rows = await self._db.pool.fetch(
@@ -296,6 +370,18 @@ class PostgresLogs:
             size,
         )
         return [(authority, token) for authority, token in rows]
+
+
+#: The tenant checkpoints the aggregate has not taken yet, by log and size.
+_AGGREGATE_PENDING = (
+    "SELECT l.tenant, l.id, l.origin, c.size, c.root FROM logs l JOIN checkpoints c"
+    " ON c.tenant = l.tenant AND c.log_id = l.id AND c.size > l.aggregated_size"
+    " WHERE l.fleet <> $1 ORDER BY l.id, c.size LIMIT $2"
+)
+_AGGREGATE_WAITING = (
+    "SELECT 1 FROM logs l JOIN checkpoints c ON c.tenant = l.tenant AND c.log_id = l.id"
+    " AND c.size > l.aggregated_size WHERE l.fleet <> $1 LIMIT 1"
+)
 
 
 #: A seal's lock of its log's row. NO KEY: seals exclude each other, but the foreign-key
@@ -384,4 +470,36 @@ class _SealDriver:
             growth.root,
             grown.note,
             now,
+        )
+
+    async def pending_checkpoints(self, limit: int) -> list[merkle_aggregate.Pending[LogKey]]:
+        return [
+            merkle_aggregate.Pending((tenant, log_id), origin, size, root)
+            for tenant, log_id, origin, size, root in await self._conn.fetch(
+                _AGGREGATE_PENDING, AGGREGATE_FLEET, limit
+            )
+        ]
+
+    async def write_entries(
+        self, log: StoredLog, growth: merkle_aggregate.AggregateGrowth[LogKey]
+    ) -> None:
+        await self._conn.execute(
+            "INSERT INTO aggregate_entries (tenant, idx, log_tenant, log_id, size, entry)"
+            " SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::bigint[], $5::bigint[],"
+            " $6::bytea[])",
+            log.tenant,
+            [index for index, _, _, _ in growth.entries],
+            [tenant for _, (tenant, _), _, _ in growth.entries],
+            [log_id for _, (_, log_id), _, _ in growth.entries],
+            [size for _, _, size, _ in growth.entries],
+            [entry for _, _, _, entry in growth.entries],
+        )
+        taken = list(growth.taken.items())
+        await self._conn.execute(
+            "UPDATE logs SET aggregated_size = u.size"
+            " FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS u(tenant, id, size)"
+            " WHERE logs.tenant = u.tenant AND logs.id = u.id",
+            [tenant for (tenant, _), _ in taken],
+            [log_id for (_, log_id), _ in taken],
+            [size for _, size in taken],
         )

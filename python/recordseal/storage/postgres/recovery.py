@@ -5,14 +5,24 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from recordseal.core import leaf_hash
-from recordseal.storage.recovery import GapRecord, Recovery, RecoveryConflict, Succession
+from recordseal.storage.recovery import (
+    GapRecord,
+    Recovery,
+    RecoveryConflict,
+    Succession,
+    restore_aggregate,
+)
+from recordseal.storage.sealing import SealDriver
 from recordseal.storage.tenancy import tenant_key
 
 if TYPE_CHECKING:
     from recordseal.storage.postgres.schema import Connection
 
 
-async def apply(conn: Connection, recovery: Recovery) -> None:
+async def apply(conn: Connection, recovery: Recovery, driver: SealDriver) -> None:
+    """``driver``: the seal's, over ``conn`` (the aggregate is taken up as a seal writes)."""
+    if recovery.aggregate is not None:
+        await restore_aggregate(driver, recovery.aggregate, recovery.now)
     for succession in recovery.successions:
         await _succeed(conn, succession, recovery.now)
     for gap in recovery.gaps:

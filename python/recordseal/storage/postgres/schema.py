@@ -321,12 +321,24 @@ MIGRATIONS: list[str] = [
     CREATE INDEX subjects_erased ON subjects (tenant, erased_at) WHERE erased_at IS NOT NULL;
     CREATE INDEX tokens_by_tenant ON tokens (tenant);
     """,
-    # 13 (12 on a branch without the aggregate log's migration; it lands after that one): the
-    # tenant leads every key of tenant data, as SQLite's migration 15 (docs/records.md,
+    # 12: the deployment's aggregate log, as SQLite's migration 14.
+    """
+    ALTER TABLE logs ADD COLUMN aggregated_size bigint NOT NULL DEFAULT 0;
+    CREATE TABLE aggregate_entries (
+        idx     bigint PRIMARY KEY,
+        log_id  bigint NOT NULL,
+        size    bigint NOT NULL,
+        entry   bytea NOT NULL,
+        UNIQUE (log_id, size)
+    );
+    """,
+    # 13: the tenant leads every key of tenant data, as SQLite's migration 15 (docs/records.md,
     # "Distributing by tenant"). The foreign keys between tenant tables are dropped, the keys
-    # remade with the tenant first, and the foreign keys made again with it; a legacy fleet's
-    # log (no tenant) keeps its rows under the tenant ''. Ids stay identities; every lookup
-    # by one gives its tenant too, so no index on an id alone is needed.
+    # remade with the tenant first, and the foreign keys made again with it; a log of no
+    # tenant (a legacy fleet's, and the aggregate log) keeps its rows under the tenant '', the
+    # aggregate's entries too (each naming its checkpoint by ``log_tenant``, ``log_id``,
+    # ``size``). Ids stay identities; every lookup by one gives its tenant too, so no index on
+    # an id alone is needed.
     """
     ALTER TABLE streams DROP CONSTRAINT streams_log_id_fkey;
     ALTER TABLE records DROP CONSTRAINT records_log_id_fkey,
@@ -347,6 +359,14 @@ MIGRATIONS: list[str] = [
         DROP CONSTRAINT logs_origin_key, ADD PRIMARY KEY (tenant, id), ADD UNIQUE (tenant, origin);
     CREATE UNIQUE INDEX logs_scope ON logs (tenant, fleet) WHERE retired_at IS NULL;
     CREATE INDEX logs_by_origin ON logs (origin);
+
+    ALTER TABLE aggregate_entries ADD COLUMN tenant text NOT NULL DEFAULT '',
+        ADD COLUMN log_tenant text;
+    UPDATE aggregate_entries x SET log_tenant = l.tenant FROM logs l WHERE l.id = x.log_id;
+    ALTER TABLE aggregate_entries ALTER COLUMN tenant DROP DEFAULT,
+        ALTER COLUMN log_tenant SET NOT NULL, DROP CONSTRAINT aggregate_entries_pkey,
+        DROP CONSTRAINT aggregate_entries_log_id_size_key, ADD PRIMARY KEY (tenant, idx),
+        ADD UNIQUE (tenant, log_tenant, log_id, size);
 
     ALTER TABLE log_positions ADD COLUMN tenant text;
     UPDATE log_positions x SET tenant = l.tenant FROM logs l WHERE l.id = x.log_id;

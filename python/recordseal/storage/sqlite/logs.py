@@ -7,17 +7,35 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Any, BinaryIO
 
+from recordseal.merkle import aggregate as merkle_aggregate
 from recordseal.merkle.tree import NodeId
 from recordseal.storage import rows as store_rows
 from recordseal.storage.logs import WitnessNote
 from recordseal.storage.recovery import Recovery
 from recordseal.storage.requests import SealRequest
-from recordseal.storage.rows import Anchor, AnchorLog, CheckpointRow, LatestCheckpoint, SealedBatch
-from recordseal.storage.sealing import Grown, StoredLog, grow_log, run_now, seal, write_seal
+from recordseal.storage.rows import (
+    AGGREGATE_FLEET,
+    Anchor,
+    AnchorLog,
+    CheckpointRow,
+    LatestCheckpoint,
+    LogRow,
+    SealedBatch,
+)
+from recordseal.storage.sealing import (
+    Grown,
+    LogKey,
+    StoredLog,
+    grow_log,
+    run_now,
+    seal,
+    seal_aggregate,
+    write_seal,
+)
 from recordseal.storage.sqlite import recovery as sqlite_recovery
 from recordseal.storage.sqlite.database import SQLiteDatabase, open_log
 from recordseal.storage.sqlite.writer import Batch
-from recordseal.storage.tenancy import tenant_key
+from recordseal.storage.tenancy import NO_TENANT, tenant_key
 
 
 class SQLiteLogs:
@@ -208,6 +226,57 @@ class SQLiteLogs:
         rows = self._db.read(sql + " ORDER BY c.size DESC LIMIT 1", tuple(params))
         return Anchor(*rows[0]) if rows else None
 
+    async def log_of(self, origin: str) -> LogRow | None:
+        rows = self._db.read(_LOG_OF, (origin,))
+        return LogRow(AnchorLog.of_row(*rows[0][:6]), rows[0][6]) if rows else None
+
+    async def tile_hashes(self, origin: str, level: int, start: int, count: int) -> list[bytes]:
+        rows = self._db.read(
+            "SELECT n.hash FROM logs l JOIN log_nodes n ON n.tenant = l.tenant"
+            " AND n.log_id = l.id AND n.level = ? AND n.idx >= ? AND n.idx < ?"
+            " WHERE l.origin = ? ORDER BY n.idx",
+            (level, start, start + count, origin),
+        )
+        return [digest for (digest,) in rows]
+
+    async def log_entries(self, origin: str, start: int, count: int) -> list[tuple[int, bytes]]:
+        rows = self._db.read(
+            "SELECT r.log_index, r.header FROM logs l JOIN records r ON r.tenant = l.tenant"
+            " AND r.log_id = l.id AND r.log_index >= ? AND r.log_index < min(?, l.size)"
+            " WHERE l.origin = ?"
+            " ORDER BY r.log_index",
+            (start, start + count, origin),
+        )
+        return [(index, bytes(header)) for index, header in rows]
+
+    async def seal_aggregate(self, request: SealRequest) -> SealedBatch | None:
+        if not self._db.read(_AGGREGATE_WAITING, (AGGREGATE_FLEET,)):
+            return None  # no write transaction for nothing
+        return await self._db.writer.submit(
+            lambda conn, batch: run_now(seal_aggregate(_SealDriver(conn.execute, conn), request))
+        )
+
+    async def aggregate_entries(self, start: int, count: int) -> list[tuple[int, bytes]]:
+        rows = self._db.read(
+            "SELECT idx, entry FROM aggregate_entries WHERE tenant = ? AND idx >= ? AND idx < ?"
+            " ORDER BY idx",
+            (NO_TENANT, start, start + count),
+        )
+        return [(index, bytes(entry)) for index, entry in rows]
+
+    async def aggregated(
+        self, origin: str, above: int, below: int | None, newest: bool
+    ) -> tuple[CheckpointRow, int] | None:
+        rows = self._db.read(
+            "SELECT l.origin, c.size, c.root, c.note, c.created_at, a.idx FROM logs l"
+            " JOIN aggregate_entries a ON a.tenant = ? AND a.log_tenant = l.tenant"
+            " AND a.log_id = l.id AND a.size > ? AND a.idx < ?"
+            " JOIN checkpoints c ON c.tenant = l.tenant AND c.log_id = l.id AND c.size = a.size"
+            f" WHERE l.origin = ? ORDER BY a.size {'DESC' if newest else 'ASC'} LIMIT 1",
+            (NO_TENANT, above, 2**63 - 1 if below is None else below, origin),
+        )
+        return (CheckpointRow(*rows[0][:5]), rows[0][5]) if rows else None
+
     async def record_seal(self, tenant: str, record_id: str) -> tuple[str, int] | None:
         """The log origin and index of a sealed record, or None while it is pending."""
         rows = self._db.read(
@@ -273,7 +342,11 @@ class SQLiteLogs:
         return [(authority, token) for authority, token in rows]
 
     async def recover(self, recovery: Recovery) -> None:
-        await self._db.writer.submit(lambda conn, batch: sqlite_recovery.apply(conn, recovery))
+        await self._db.writer.submit(
+            lambda conn, batch: sqlite_recovery.apply(
+                conn, recovery, _SealDriver(conn.execute, conn)
+            )
+        )
 
     async def cosignatures(self, origin: str, size: int) -> list[str]:
         rows = self._db.read(
@@ -298,9 +371,23 @@ _ANCHORS = (
 
 _ANCHOR_LOGS = (
     "SELECT nullif(tenant, ''), fleet, origin, predecessor, predecessor_size, predecessor_root"
-    " FROM logs WHERE origin IS NOT NULL AND retired_at IS NULL ORDER BY id"
+    " FROM logs WHERE origin IS NOT NULL AND retired_at IS NULL AND fleet <> '' ORDER BY id"
 )
 _CHECKPOINT = "SELECT l.origin, c.size, c.root, c.note, c.created_at FROM checkpoints c"
+#: The tenant checkpoints the aggregate has not taken yet, by log and size.
+_AGGREGATE_PENDING = (
+    "SELECT l.tenant, l.id, l.origin, c.size, c.root FROM logs l JOIN checkpoints c"
+    " ON c.tenant = l.tenant AND c.log_id = l.id AND c.size > l.aggregated_size"
+    " WHERE l.fleet <> ? ORDER BY l.id, c.size LIMIT ?"
+)
+_AGGREGATE_WAITING = (
+    "SELECT 1 FROM logs l JOIN checkpoints c ON c.tenant = l.tenant AND c.log_id = l.id"
+    " AND c.size > l.aggregated_size WHERE l.fleet <> ? LIMIT 1"
+)
+_LOG_OF = (
+    "SELECT nullif(tenant, ''), fleet, origin, predecessor, predecessor_size,"
+    " predecessor_root, size FROM logs WHERE origin = ?"
+)
 
 
 class _SealDriver:
@@ -372,4 +459,29 @@ class _SealDriver:
             "INSERT INTO checkpoints (tenant, log_id, size, root, note, created_at)"
             " VALUES (?, ?, ?, ?, ?, ?)",
             (log.tenant, log.log_id, growth.size, growth.root, grown.note, now),
+        )
+
+    async def pending_checkpoints(self, limit: int) -> list[merkle_aggregate.Pending[LogKey]]:
+        return [
+            merkle_aggregate.Pending((tenant, log_id), origin, size, root)
+            for tenant, log_id, origin, size, root in self._query(
+                _AGGREGATE_PENDING, (AGGREGATE_FLEET, limit)
+            )
+        ]
+
+    async def write_entries(
+        self, log: StoredLog, growth: merkle_aggregate.AggregateGrowth[LogKey]
+    ) -> None:
+        assert self._conn is not None, "a seal is written under the write lock"
+        self._conn.executemany(
+            "INSERT INTO aggregate_entries (tenant, idx, log_tenant, log_id, size, entry)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (log.tenant, index, tenant, log_id, size, entry)
+                for index, (tenant, log_id), size, entry in growth.entries
+            ],
+        )
+        self._conn.executemany(
+            "UPDATE logs SET aggregated_size = ? WHERE tenant = ? AND id = ?",
+            [(taken, tenant, log_id) for (tenant, log_id), taken in growth.taken.items()],
         )

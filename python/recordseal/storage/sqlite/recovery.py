@@ -5,12 +5,22 @@ from __future__ import annotations
 import sqlite3
 
 from recordseal.core import leaf_hash
-from recordseal.storage.recovery import GapRecord, Recovery, RecoveryConflict, Succession
+from recordseal.storage.recovery import (
+    GapRecord,
+    Recovery,
+    RecoveryConflict,
+    Succession,
+    restore_aggregate,
+)
+from recordseal.storage.sealing import SealDriver, run_now
 from recordseal.storage.sqlite.database import next_id
 from recordseal.storage.tenancy import tenant_key
 
 
-def apply(conn: sqlite3.Connection, recovery: Recovery) -> None:
+def apply(conn: sqlite3.Connection, recovery: Recovery, driver: SealDriver) -> None:
+    """``driver``: the seal's, over ``conn`` (the aggregate is taken up as a seal writes)."""
+    if recovery.aggregate is not None:
+        run_now(restore_aggregate(driver, recovery.aggregate, recovery.now))
     for succession in recovery.successions:
         _succeed(conn, succession, recovery.now)
     for gap in recovery.gaps:

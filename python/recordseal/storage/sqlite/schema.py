@@ -353,14 +353,30 @@ MIGRATIONS: list[str] = [
     CREATE INDEX subjects_erased ON subjects (tenant, erased_at) WHERE erased_at IS NOT NULL;
     CREATE INDEX tokens_by_tenant ON tokens (tenant);
     """,
-    # 15 (14 on a branch without the aggregate log's migration; it lands after that one): the
-    # tenant leads every key of tenant data (docs/records.md, "Distributing by tenant"), so
-    # tenants can be spread over servers by ``tenant``. A log of no tenant (a legacy fleet's)
-    # keeps its rows under the tenant '' (no tenant id is empty; the store reads it back as
-    # None). Tables keyed by a log, a record or a checkpoint get the column, filled from the
-    # row they belong to; every foreign key between tenant tables includes it. ``streams`` and
-    # ``logs`` keep their ids (the store gives the next one: max + 1, under the write lock),
-    # read from an index on the id alone. SQLite changes a key
+    # 14: the deployment's aggregate log (docs/tlog.md, "The aggregate log"): a ``logs`` row of
+    # no tenant and the empty fleet (no fleet id is empty), whose entries commit to the tenant
+    # logs' checkpoints. ``aggregate_entries`` maps each entry's position to its checkpoint
+    # (no foreign key: the aggregate spans tenants); ``logs.aggregated_size`` is each log's
+    # largest checkpoint taken, so the checkpoints still to take are found by the key.
+    """
+    ALTER TABLE logs ADD COLUMN aggregated_size INTEGER NOT NULL DEFAULT 0;
+    CREATE TABLE aggregate_entries (
+        idx     INTEGER PRIMARY KEY,
+        log_id  INTEGER NOT NULL,
+        size    INTEGER NOT NULL,
+        entry   BLOB NOT NULL,
+        UNIQUE (log_id, size)
+    );
+    """,
+    # 15: the tenant leads every key of tenant data (docs/records.md, "Distributing by
+    # tenant"), so tenants can be spread over servers by ``tenant``. A log of no tenant (a
+    # legacy fleet's, and the aggregate log) keeps its rows under the tenant '' (no tenant id
+    # is empty; the store reads it back as None). Tables keyed by a log, a record or a
+    # checkpoint get the column, filled from the row they belong to; every foreign key between
+    # tenant tables includes it. ``aggregate_entries`` is the aggregate log's, so under ''
+    # too; each entry names the checkpoint it commits to by (``log_tenant``, ``log_id``,
+    # ``size``). ``streams`` and ``logs`` keep their ids (the store gives the next one:
+    # max + 1, under the write lock), read from an index on the id alone. SQLite changes a key
     # only by rebuilding its table: each is copied into its new shape, its indexes made anew.
     """
     CREATE TABLE logs_v15 (
@@ -374,13 +390,14 @@ MIGRATIONS: list[str] = [
         predecessor       TEXT,
         predecessor_size  INTEGER,
         predecessor_root  BLOB,
+        aggregated_size   INTEGER NOT NULL DEFAULT 0,
         PRIMARY KEY (tenant, id),
         UNIQUE (tenant, origin)
     ) WITHOUT ROWID;
     INSERT INTO logs_v15 (id, tenant, fleet, origin, size, root, retired_at, predecessor,
-            predecessor_size, predecessor_root)
+            predecessor_size, predecessor_root, aggregated_size)
         SELECT id, ifnull(tenant, ''), fleet, origin, size, root, retired_at, predecessor,
-            predecessor_size, predecessor_root FROM logs;
+            predecessor_size, predecessor_root, aggregated_size FROM logs;
     DROP TABLE logs;
     ALTER TABLE logs_v15 RENAME TO logs;
     CREATE UNIQUE INDEX logs_scope ON logs (tenant, fleet) WHERE retired_at IS NULL;
@@ -397,6 +414,21 @@ MIGRATIONS: list[str] = [
         SELECT l.tenant, p.log_id, p.next_index FROM log_positions p JOIN logs l ON l.id = p.log_id;
     DROP TABLE log_positions;
     ALTER TABLE log_positions_v15 RENAME TO log_positions;
+    CREATE TABLE aggregate_entries_v15 (
+        tenant      TEXT NOT NULL,
+        idx         INTEGER NOT NULL,
+        log_tenant  TEXT NOT NULL,
+        log_id      INTEGER NOT NULL,
+        size        INTEGER NOT NULL,
+        entry       BLOB NOT NULL,
+        PRIMARY KEY (tenant, idx),
+        UNIQUE (tenant, log_tenant, log_id, size)
+    ) WITHOUT ROWID;
+    INSERT INTO aggregate_entries_v15 (tenant, idx, log_tenant, log_id, size, entry)
+        SELECT '', a.idx, l.tenant, a.log_id, a.size, a.entry FROM aggregate_entries a
+        JOIN logs l ON l.id = a.log_id;
+    DROP TABLE aggregate_entries;
+    ALTER TABLE aggregate_entries_v15 RENAME TO aggregate_entries;
     CREATE TABLE log_nodes_v15 (
         tenant  TEXT NOT NULL,
         log_id  INTEGER NOT NULL,
