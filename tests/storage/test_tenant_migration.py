@@ -1,7 +1,8 @@
 """The migration that leads every key of tenant data with the tenant (SQLite 15, PostgreSQL
 13; docs/records.md, "Distributing by tenant"): a store of the version before, holding
 sealed records, a log, signed checkpoints, idempotency keys and a legacy fleet's log of no
-tenant, is upgraded in place; every record reads back the same, its disclosure verifies
+tenant (and the deployment's aggregate log, of no tenant too, with its entries), is upgraded
+in place; every record reads back the same, its disclosure verifies
 against the same checkpoint, a retried request is answered from its idempotency key, and
 the log grows on from where it was."""
 
@@ -115,12 +116,18 @@ def test_a_store_of_the_version_before_is_upgraded_with_its_rows(store_settings:
         before = [_sealed(client, headers, record_id) for record_id in ids]
         bundle = _disclose(client, headers, ids[1]).content
         verdict = _verdict(client, bundle)
+        deadline = time.monotonic() + 60  # the sealer takes the checkpoints into the aggregate
+        while query(settings, "SELECT count(*) FROM aggregate_entries") == [(0,)]:
+            assert time.monotonic() < deadline, "the aggregate never sealed"
+            time.sleep(0.05)
+    entries = query(settings, "SELECT idx, log_id, size, entry FROM aggregate_entries ORDER BY idx")
     asyncio.run(_legacy_log(settings))
 
     latest = _latest(settings)
     take_back(settings, latest - 1)
     assert query(settings, "SELECT max(version) FROM schema_version") == [(latest - 1,)]
-    assert query(settings, "SELECT count(*) FROM logs WHERE tenant IS NULL") == [(1,)]
+    # The legacy fleet's log and the aggregate log.
+    assert query(settings, "SELECT count(*) FROM logs WHERE tenant IS NULL") == [(2,)]
 
     with TestClient(create_app(settings)) as client:  # migrates on start
         assert query(settings, "SELECT max(version) FROM schema_version") == [(latest,)]
@@ -153,4 +160,12 @@ def test_a_store_of_the_version_before_is_upgraded_with_its_rows(store_settings:
 
     # The log of no tenant is read back as before: tenant None, its checkpoint kept.
     assert asyncio.run(legacy()) == [(None, f"{ORIGIN}/legacy", 1)]
-    assert query(settings, "SELECT count(*) FROM logs WHERE tenant = ''") == [(1,)]
+    assert query(settings, "SELECT count(*) FROM logs WHERE tenant = ''") == [(2,)]
+    # The aggregate's entries are kept under its tenant '', each naming its checkpoint's
+    # tenant: acme's log's.
+    upgraded = query(
+        settings,
+        "SELECT idx, log_id, size, entry FROM aggregate_entries WHERE tenant = ''"
+        " AND log_tenant = 'acme' ORDER BY idx",
+    )
+    assert upgraded[: len(entries)] == entries
