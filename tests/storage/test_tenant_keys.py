@@ -178,6 +178,11 @@ LOOKUPS: list[tuple[str, tuple[object, ...]]] = [
         " ON n.level = u.level AND n.idx = u.idx WHERE l.origin = $1",
         ("o", [0], [0]),
     ),
+    (  # the aggregate's entries by position, under its tenant '' (PostgresLogs.aggregate_entries)
+        "SELECT idx, entry FROM aggregate_entries WHERE tenant = $1 AND idx >= $2 AND idx < $3"
+        " ORDER BY idx",
+        ("", 0, 256),
+    ),
     (  # a checkpoint by the log's origin (PostgresLogs.checkpoint_at)
         "SELECT c.note FROM checkpoints c JOIN logs l ON l.tenant = c.tenant AND l.id = c.log_id"
         " WHERE l.origin = $1 AND c.size = $2",
