@@ -45,7 +45,7 @@ from recordseal.tlog.client import WitnessClient
 from recordseal.tlog.tiles import Tile, parse_entry_bundle
 from recordseal.verify.sealing import signed_algorithms
 from recordseal.web.app import create_app
-from recordseal.web.services import AppServices
+from recordseal.web.state import AppServices
 from tests import continuity_support
 from tests.backends import opened, query
 from tests.continuity_support import Backup, Service, fresh_continuity

@@ -144,6 +144,8 @@ async def run_daily(
                 written = await write_day(store, root, day, replace=False)
                 if written:
                     log.info("transparency.written", extra={"files": len(written)})
-        except Exception:  # a failed round is retried on the next one
+        # Outermost boundary of one round of a background task (web/background.py): a failed
+        # round is logged and retried on the next one.
+        except Exception:
             log.exception("transparency.round_failed")
         await asyncio.sleep(interval)

@@ -26,12 +26,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from recordseal import chain
 from recordseal.clock import new_record_id, utc_now
 from recordseal.core import leaf_hash
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.ledger.continuity import STORE_ROLLED_BACK, Continuity
+from recordseal.ledger.errors import RecordServiceError
 from recordseal.ledger.log_keys import LogSigner, as_signers, checkpoint_signer
 from recordseal.merkle import tree
 from recordseal.merkle.genesis import log_origin, successor_genesis, successor_origin
@@ -41,8 +43,17 @@ from recordseal.storage.journal import Entry, Head, Retired, Signed
 from recordseal.storage.recovery import AggregateRestore, GapRecord, Recovery, Succession
 
 
-class ServiceRunning(Exception):
-    """``recover`` runs while the service is stopped; nothing was written."""
+class ServiceRunning(RecordServiceError):
+    """``recover`` runs while the service is stopped; nothing was written. ``holder`` says
+    what showed a running service: its ``sealer_claim`` on the store, or its ``journal``
+    (at ``location``)."""
+
+    def __init__(
+        self, message: str, holder: Literal["sealer_claim", "journal"], location: str | None
+    ) -> None:
+        super().__init__(message)
+        self.holder = holder
+        self.location = location
 
 
 @dataclass
@@ -67,10 +78,11 @@ async def recover(
     """Compare the store with the journal (``continuity.start``, which also re-applies the
     journal's erasures) and recover what is fenced."""
     if not await store.logs.claim_sealing():
-        raise ServiceRunning("a service holds the sealer claim of this store")
+        raise ServiceRunning("a service holds the sealer claim of this store", "sealer_claim", None)
     await continuity.start(store)
     if await continuity.journal.other_writers():
-        raise ServiceRunning(f"a service is writing the journal {continuity.journal.location}")
+        location = continuity.journal.location
+        raise ServiceRunning(f"a service is writing the journal {location}", "journal", location)
     now = utc_now()
     report = RecoveryReport()
     await _plan_successions(store, continuity, log_signer, service_origin, report)

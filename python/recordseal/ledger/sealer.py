@@ -340,6 +340,8 @@ class Sealer:
                         "note": "offered again with backoff; logged again only when this changes",
                     },
                 )
+        # Outermost boundary of one offer (a task of its own, started by the sealing loop): a
+        # fault of ours is counted as the voucher's internal_error and offered again later.
         except Exception:
             self._offers.failed(head, name, "internal_error")
             log.exception(
@@ -375,7 +377,9 @@ class Sealer:
     async def _note(self, head: Head, name: str, note: WitnessNote) -> None:
         try:
             await self._store.note_witness(head.origin, name, utc_now(), note)
-        except Exception:  # the view's row only: never stops offering
+        # Boundary of a best-effort write inside an offer's task: the live view's row only,
+        # whatever the store raised; it never stops offering.
+        except Exception:
             log.exception("voucher.note_failed", extra={"voucher": name, "origin": head.origin})
 
     async def _witness_ahead(self, head: Head, name: str, error: TlogError) -> None:
@@ -446,7 +450,9 @@ class Sealer:
                     if trouble is not None:
                         log.info("sealer.recovered")
                         trouble = None
-                except Exception as error:  # never let one bad round stop sealing
+                # Outermost boundary of one sealing round of a background task
+                # (web/background.py): a failed round is logged and sealing goes on.
+                except Exception as error:
                     reason = f"{type(error).__name__}: {error}"
                     if reason != trouble:
                         log.exception(

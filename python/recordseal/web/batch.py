@@ -28,7 +28,7 @@ from recordseal.web.ingest import (
 from recordseal.web.openapi import documented, inline_schema, refusal
 from recordseal.web.problems import service_problem
 from recordseal.web.schemas import BatchBody, BatchOut, BatchResult, RecordBody
-from recordseal.web.services import services_of
+from recordseal.web.state import services_of
 
 #: A batch may carry up to 1,000 records of up to 256 KiB each; bodies above this are refused
 #: (413) before they are read: send large records in smaller batches.

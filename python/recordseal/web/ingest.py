@@ -2,7 +2,7 @@
 token's tenant, the record in and out, the ``Idempotency-Key`` header, the ingest metrics.
 
 Both routes are the service's hot path: they take what they need straight from the request
-and the typed state (``web/services.py``), with no dependency injection and no guard.
+and the typed state (``web/state.py``), with no dependency injection and no guard.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from recordseal.web.observe import note_tenant
 from recordseal.web.openapi import refusal
 from recordseal.web.ratelimit import enforce
 from recordseal.web.schemas import RecordBody, RecordOut
-from recordseal.web.services import services_of
+from recordseal.web.state import services_of
 
 record_decoder = strict_decoder(RecordBody)
 JSON = "application/json"

@@ -47,7 +47,7 @@ from recordseal.web.schemas import (
     RecordOut,
     RecordView,
 )
-from recordseal.web.services import provide_disclosure, provide_records, services_of
+from recordseal.web.state import provide_disclosure, provide_records, services_of
 from recordseal.web.waiting import WAIT_PARAMETER, wait_of
 
 #: The erasure's route as OpenAPI names it, and as metrics and the access log name it.

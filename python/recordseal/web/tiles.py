@@ -36,7 +36,7 @@ from recordseal.web.controller import DomainController
 from recordseal.web.ingest import authenticate
 from recordseal.web.observe import note_tenant
 from recordseal.web.panel.context import panel_context
-from recordseal.web.services import provide_tiles
+from recordseal.web.state import provide_tiles
 
 #: ``text/plain; charset=utf-8`` (Litestar adds the charset of a text type).
 CHECKPOINT_TYPE = MediaType.TEXT
