@@ -4,12 +4,7 @@ both backends): what each rule refuses, in which order, and what the builder is 
 from __future__ import annotations
 
 from recordseal.storage.placing import Queued, new_subjects, place
-from recordseal.storage.rows import (
-    Append,
-    IdempotencyClaim,
-    NewRecord,
-    SubjectClaim,
-)
+from recordseal.storage.requests import Append, IdempotencyClaim, NewRecord, SubjectClaim
 
 
 class Rows:

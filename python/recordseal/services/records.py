@@ -46,16 +46,8 @@ from recordseal.storage.records import (
     SubjectErased,
     SubjectRace,
 )
-from recordseal.storage.rows import (
-    Append,
-    Erasure,
-    IdempotencyClaim,
-    NewRecord,
-    RecordRow,
-    StreamRow,
-    SubjectClaim,
-    SubjectRow,
-)
+from recordseal.storage.requests import Append, IdempotencyClaim, NewRecord, SubjectClaim
+from recordseal.storage.rows import Erasure, RecordRow, StreamRow, SubjectRow
 
 log = logging.getLogger("recordseal.keys")
 

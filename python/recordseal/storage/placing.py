@@ -36,7 +36,7 @@ from recordseal.storage.records import (
     SubjectErased,
     SubjectRace,
 )
-from recordseal.storage.rows import Append, BatchBuilder, SubjectClaim
+from recordseal.storage.requests import Append, BatchBuilder, SubjectClaim
 
 
 class Lookups(Protocol):
