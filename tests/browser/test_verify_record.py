@@ -11,6 +11,7 @@ Needs ``apt-get install chromium`` and ``pip install playwright`` (Playwright dr
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -360,7 +361,11 @@ def test_ml_dsa_44_signatures_verify_in_the_page(verifier: VerifierPage) -> None
         assert verifier.verify(bundle) == "VERIFIED", (required, verifier.statuses())
         assert "ML-DSA-44" in page.locator("#checks tbody tr").nth(3).inner_text()
     # An old key directory (Ed25519 alone) and a policy requiring ML-DSA-44: rule 4.9.
-    old = {**pq.keys_document(), "logs": pq.keys_document()["logs"][:1]}
+    # (its Ed25519 entry by its key's length: the entries' order follows their random vkeys)
+    ed25519 = [entry for entry in pq.keys_document()["logs"]
+               if len(base64.b64decode(entry["vkey"].split("+", 2)[2])) == 1 + 32]  # fmt: skip
+    assert len(ed25519) == 1
+    old = {**pq.keys_document(), "logs": ed25519}
     trust = pq.trust_document(checkpoint_signatures=["ML-DSA-44"])
     verifier.files(old, trust)
     assert verifier.verify(bundle) == "VERIFICATION INCOMPLETE"
