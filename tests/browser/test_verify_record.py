@@ -176,6 +176,26 @@ def test_a_tampered_bundle_fails(verifier: VerifierPage, world: World) -> None:
     assert verifier.page.locator("#disclosed").count() == 0
 
 
+def test_a_new_verification_takes_the_previous_verdict_away_at_once(
+    verifier: VerifierPage, world: World
+) -> None:
+    """Verifying again clears the last verdict in the same task as the click, before any
+    signature is checked: a verdict never stands beside inputs it was not about (and a test
+    waiting for ``#verdict`` never reads the one before)."""
+    verifier.files(world.keys_document(), world.trust_document())
+    assert verifier.verify(world.bundle()) == "VERIFIED"
+    verifier.page.fill("#bundle", '{"format": "recordseal/bundle/v2"}')
+    shown = verifier.page.evaluate(
+        "() => { document.querySelector('#verify-form button[type=submit]').click();"
+        " return [document.querySelector('#verdict')?.textContent ?? null,"
+        " document.querySelector('#verifying')?.textContent ?? null]; }"
+    )
+    assert shown == [None, "Verifying…"]
+    verifier.page.wait_for_selector("#result[data-verified-in=browser] #verdict")
+    assert verifier.page.inner_text("#verdict") == "FAILED"
+    assert verifier.page.locator("#verifying").count() == 0
+
+
 def test_a_malformed_bundle_fails_in_check_1(verifier: VerifierPage) -> None:
     assert verifier.verify(b'{"format": "recordseal/bundle/v2"}') == "FAILED"
     assert verifier.statuses() == ["failed", *["unchecked"] * 6]
@@ -380,6 +400,13 @@ def test_ml_dsa_44_signatures_verify_in_the_page(verifier: VerifierPage) -> None
     lines[at] = lines[at][:-40] + ("A" if lines[at][-40] != "A" else "B") + lines[at][-39:]
     document["seal"]["proof"] = "\n".join(lines)
     verifier.files(pq.keys_document(), pq.trust_document())
-    assert verifier.verify(json.dumps(document).encode()) == "FAILED"
+    tampered = json.dumps(document).encode()
+    assert verifier.verify(tampered) == "FAILED"
     assert verifier.statuses()[4] == "failed"
+    expected = verify_bundle(
+        tampered,
+        load_key_directory(json.dumps(pq.keys_document())),
+        load_trust_store(json.dumps(pq.trust_document())),
+    )
+    assert verifier.statuses() == [check.status for check in expected.checks]
     assert verifier.requests == []
