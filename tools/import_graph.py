@@ -4,6 +4,10 @@ the cycles among them, and what ``import recordseal.verify`` loads.
 
     .venv/bin/python tools/import_graph.py            # the graph as text
     .venv/bin/python tools/import_graph.py --details  # with the module imports of each edge
+    .venv/bin/python tools/import_graph.py --write docs/layers.md  # redraw its "now" graph
+
+docs/layers.md holds the graph as this prints it, between two marker lines;
+``tests/layers/test_layers_doc.py`` fails when the code's graph is not the one drawn there.
 
 Type-only imports (under ``if TYPE_CHECKING:``) are counted too: they are dependencies of
 the design even when they are not of the running program.
@@ -97,28 +101,57 @@ def verify_loads() -> list[str]:
     return out.split()
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--details", action="store_true", help="list the imports of each edge")
-    args = parser.parse_args()
+#: The lines of docs/layers.md between which ``--write`` draws the graph.
+BEGIN = "<!-- tools/import_graph.py: begin -->"
+END = "<!-- tools/import_graph.py: end -->"
+
+
+def report(details: bool = False) -> str:
+    """The graph as text: its package edges, its cycles, what the verifier loads."""
     graph = grimp.build_graph(ROOT)
     edges = package_edges(graph)
-    print(f"# package edges of {ROOT} (importer -> imported: module imports)")
+    lines = [f"# package edges of {ROOT} (importer -> imported: module imports)"]
     for (source, target), imports in sorted(edges.items()):
-        print(f"{source} -> {target}: {len(imports)}")
-        if args.details:
-            for module, imported in imports:
-                print(f"    {module} -> {imported}")
+        lines.append(f"{source} -> {target}: {len(imports)}")
+        if details:
+            lines += [f"    {module} -> {imported}" for module, imported in imports]
     found = cycles(edges)
-    print(f"# package cycles: {len(found)}")
-    for component in found:
-        print("cycle: " + ", ".join(component))
+    lines.append(f"# package cycles: {len(found)}")
+    lines += ["cycle: " + ", ".join(component) for component in found]
     loaded = verify_loads()
-    print("# import recordseal.verify loads (third-party): " + " ".join(loaded))
-    print(
+    lines.append("# import recordseal.verify loads (third-party): " + " ".join(loaded))
+    lines.append(
         "# of which never for an offline verifier: "
         + (" ".join(m for m in loaded if m in NOT_OFFLINE) or "none")
     )
+    return "\n".join(lines) + "\n"
+
+
+def drawn(document: str) -> str:
+    """The graph a document draws between the markers (its fenced block's text)."""
+    start, end = document.index(BEGIN), document.index(END)
+    block = document[start + len(BEGIN) : end].strip("\n")
+    return block.removeprefix("```\n").removesuffix("\n```") + "\n"
+
+
+def redraw(document: str, text: str) -> str:
+    start, end = document.index(BEGIN), document.index(END)
+    return document[: start + len(BEGIN)] + "\n```\n" + text + "```\n" + document[end:]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--details", action="store_true", help="list the imports of each edge")
+    parser.add_argument("--write", metavar="DOC", help="redraw the graph in DOC (docs/layers.md)")
+    args = parser.parse_args()
+    text = report(args.details)
+    if args.write is None:
+        sys.stdout.write(text)
+        return
+    with open(args.write, encoding="utf-8") as file:
+        document = file.read()
+    with open(args.write, "w", encoding="utf-8") as file:
+        file.write(redraw(document, text))
 
 
 if __name__ == "__main__":
