@@ -16,6 +16,8 @@ pub mod number;
 pub mod path;
 #[cfg(feature = "python")]
 mod python;
+pub mod record_id;
+pub mod request;
 pub mod sha256;
 pub mod subject_keys;
 

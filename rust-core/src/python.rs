@@ -1,5 +1,5 @@
 //! The Python module `recordseal._native`: this module and its submodules (`args`, `ingest`,
-//! `log`, `signing`, `subject_keys`) hold every PyO3 item of the crate.
+//! `log`, `request`, `signing`, `subject_keys`) hold every PyO3 item of the crate.
 //!
 //! Arguments are borrowed from Python objects (no copies of payloads or leaves), large inputs
 //! are processed with the interpreter detached, and `commit_record` returns one object whose
@@ -8,6 +8,7 @@
 mod args;
 mod ingest;
 mod log;
+mod request;
 mod signing;
 mod subject_keys;
 
@@ -303,6 +304,7 @@ fn native_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<PyCommittedRecord>()?;
     module.add_class::<signing::PyEd25519Signer>()?;
     module.add_class::<ingest::PyPreparedRecord>()?;
+    module.add_class::<request::PyRecordRead>()?;
     module.add_function(wrap_pyfunction!(canonicalize, module)?)?;
     module.add_function(wrap_pyfunction!(encode_value, module)?)?;
     module.add_function(wrap_pyfunction!(validate_declarations, module)?)?;
@@ -310,6 +312,7 @@ fn native_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(commit_field, module)?)?;
     module.add_function(wrap_pyfunction!(commit_record, module)?)?;
     module.add_function(wrap_pyfunction!(ingest::prepare_records, module)?)?;
+    module.add_function(wrap_pyfunction!(request::read_request, module)?)?;
     module.add_function(wrap_pyfunction!(leaf_hash, module)?)?;
     module.add_function(wrap_pyfunction!(merkle_root, module)?)?;
     module.add_function(wrap_pyfunction!(inclusion_proof, module)?)?;

@@ -66,6 +66,8 @@ def test_stub_lists_the_whole_api() -> None:
         "Ed25519Signer",
         "PreparedRecord",
         "prepare_records",
+        "RecordRead",
+        "read_request",
         "derive_subject_keys",
         "grow_log",
     }
@@ -73,13 +75,15 @@ def test_stub_lists_the_whole_api() -> None:
 
 #: In the native module but not in the commitment API: fast paths with fallbacks of their own,
 #: not the reference: the header signer (recordseal.crypto.signing) and the subject keys
-#: (recordseal.crypto.vault), through ``cryptography``; the ingest pipeline
-#: (recordseal.services.pipeline), through its ReferencePipeline; log growth
+#: (recordseal.crypto.vault), through ``cryptography``; the ingest pipeline and its read of a
+#: request (recordseal.services.pipeline), through its ReferencePipeline; log growth
 #: (recordseal.merkle.log), through ``merkle.log.grow_log``.
 NATIVE_ONLY = {
     "Ed25519Signer",
     "PreparedRecord",
     "prepare_records",
+    "RecordRead",
+    "read_request",
     "derive_subject_keys",
     "grow_log",
 }
