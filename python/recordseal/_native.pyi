@@ -120,6 +120,13 @@ def read_request(
     or the CommitError (``request_invalid``) of each record. Raises the CommitError of a body
     the core's reader refuses, of a batch's envelope or size, or of a malformed key."""
 
+def encode_answers(
+    results: Sequence[tuple[bytes, bytes, bytes, bool] | tuple[int, bytes]], batch: bool
+) -> bytes:
+    """The JSON answer of an ingest route (``RecordOut``, or ``BatchOut`` when ``batch``) from
+    each record's result: ``(header, signature, chain_leaf, replayed)`` of a stored record,
+    ``(status, problem JSON)`` of a refused one (``web/ingest.py``)."""
+
 def canonicalize(data: bytes) -> bytes:
     """JSON text in, RFC 8785 canonical bytes out."""
 

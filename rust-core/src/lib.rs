@@ -1,6 +1,7 @@
 //! recordseal commitment core: RFC 8785 canonical JSON, field kinds, salted commitments and
 //! RFC 6962 Merkle trees, exactly as docs/spec.md describes them.
 
+pub mod answer;
 pub mod commitment;
 pub mod datetime;
 pub mod declarations;

@@ -1,10 +1,11 @@
-//! The Python module `recordseal._native`: this module and its submodules (`args`, `ingest`,
-//! `log`, `request`, `signing`, `subject_keys`) hold every PyO3 item of the crate.
+//! The Python module `recordseal._native`: this module and its submodules (`answer`, `args`,
+//! `ingest`, `log`, `request`, `signing`, `subject_keys`) hold every PyO3 item of the crate.
 //!
 //! Arguments are borrowed from Python objects (no copies of payloads or leaves), large inputs
 //! are processed with the interpreter detached, and `commit_record` returns one object whose
 //! getters convert on access.
 
+mod answer;
 mod args;
 mod ingest;
 mod log;
@@ -313,6 +314,7 @@ fn native_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(commit_record, module)?)?;
     module.add_function(wrap_pyfunction!(ingest::prepare_records, module)?)?;
     module.add_function(wrap_pyfunction!(request::read_request, module)?)?;
+    module.add_function(wrap_pyfunction!(answer::encode_answers, module)?)?;
     module.add_function(wrap_pyfunction!(leaf_hash, module)?)?;
     module.add_function(wrap_pyfunction!(merkle_root, module)?)?;
     module.add_function(wrap_pyfunction!(inclusion_proof, module)?)?;

@@ -14,7 +14,7 @@
 //! - a record whose `record_type`, `subject_id` or `occurred_at` breaks its rule carries that
 //!   refusal (`RecordRead::refusal`), which the service reports after the stream's checks.
 
-mod spans;
+pub(crate) mod spans;
 
 use std::borrow::Cow;
 use std::cell::OnceCell;

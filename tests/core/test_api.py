@@ -68,6 +68,7 @@ def test_stub_lists_the_whole_api() -> None:
         "prepare_records",
         "RecordRead",
         "read_request",
+        "encode_answers",
         "derive_subject_keys",
         "grow_log",
     }
@@ -76,7 +77,8 @@ def test_stub_lists_the_whole_api() -> None:
 #: In the native module but not in the commitment API: fast paths with fallbacks of their own,
 #: not the reference: the header signer (recordseal.crypto.signing) and the subject keys
 #: (recordseal.crypto.vault), through ``cryptography``; the ingest pipeline and its read of a
-#: request (recordseal.services.pipeline), through its ReferencePipeline; log growth
+#: request (recordseal.services.pipeline), through its ReferencePipeline; the ingest routes'
+#: answers (recordseal.web.ingest), through ``reference_answer``; log growth
 #: (recordseal.merkle.log), through ``merkle.log.grow_log``.
 NATIVE_ONLY = {
     "Ed25519Signer",
@@ -84,6 +86,7 @@ NATIVE_ONLY = {
     "prepare_records",
     "RecordRead",
     "read_request",
+    "encode_answers",
     "derive_subject_keys",
     "grow_log",
 }

@@ -29,7 +29,7 @@ from recordseal.crypto.vault import KeyWrapper
 from recordseal.ledger.sealer import Sealer
 from recordseal.services.disclosure import DisclosureService
 from recordseal.services.proofs import ProofService
-from recordseal.services.records import RecordIn, RecordService, header_members
+from recordseal.services.records import RecordService, header_members
 from recordseal.settings import Settings
 from recordseal.storage.backends import open_store
 from recordseal.tlog import Checkpoint, Ed25519Signer, parse_note, sign_checkpoint
@@ -37,6 +37,7 @@ from recordseal.verify import encode_bundle
 from recordseal.verify.sealing import open_seal
 from recordseal.verify.tlogproof import format_tlog_proof, parse_tlog_proof
 from tests.continuity_support import fresh_continuity
+from tests.ingesting import ingest
 
 SOURCE = Path(__file__).parent / "sumdbcheck" / "main.go"
 GOCODE = Path("/usr/share/gocode")
@@ -107,8 +108,8 @@ async def _make_log(data: Path) -> Log:
             for i in range(count):
                 payload = json.dumps({"amount": 100 * len(posted) + i, "note": "n"}).encode()
                 posted.append(
-                    await records.ingest(
-                        "acme", RecordIn("orders", "o", "2026-11-21T08:00:00Z", "c", payload)
+                    await ingest(
+                        records, "acme", "orders", "o", "2026-11-21T08:00:00Z", "c", payload
                     )
                 )
             await sealer.seal_pending()

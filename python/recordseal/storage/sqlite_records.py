@@ -8,11 +8,12 @@ import sqlite3
 from collections.abc import Awaitable, Callable, Sequence
 
 from recordseal.identifiers import DEFAULT_FLEET
-from recordseal.storage.placing import Queued, new_subjects, place
+from recordseal.storage.placing import new_subjects, place
 from recordseal.storage.records import AppendOutcome
 from recordseal.storage.rows import (
     Append,
     BatchBuilder,
+    Call,
     Erasure,
     NewRecord,
     RecordRow,
@@ -187,9 +188,9 @@ class SQLiteRecords:
         self, tenant: str, appends: list[Append], now: str, build: BatchBuilder
     ) -> list[AppendOutcome]:
         def job(conn: sqlite3.Connection, batch: Batch) -> list[AppendOutcome]:
-            queued = [Queued(tenant, append) for append in appends]  # a job is one call
+            calls = [Call(tenant, appends)]  # a job is one call
             keys = _stored_keys(conn, batch, tenant, appends)
-            created = new_subjects(queued, lambda _, key: keys.get(key))
+            created = new_subjects(calls, lambda _, key: keys.get(key))
             if created:
                 conn.executemany(
                     "INSERT OR IGNORE INTO subjects"
@@ -198,7 +199,7 @@ class SQLiteRecords:
                     [(*subject, now) for subject in created],
                 )
             _check_subjects(conn, batch, tenant, appends)
-            placed = place(queued, _JobLookups(conn, batch, keys), build)
+            placed = place(calls, _JobLookups(conn, batch, keys), build)
             batch.heads.update(placed.heads)
             for (tenant_, key), (request_hash, record_id) in placed.keys.items():
                 batch.keys[(tenant_, key)] = (request_hash, record_id, now)

@@ -45,6 +45,7 @@ from recordseal.settings import Settings, from_env
 from recordseal.storage.backends import open_journal, open_store
 from recordseal.verify import KeyDirectory, TrustStore
 from recordseal.web.headers import security_headers
+from recordseal.web.ingest import IngestController
 from recordseal.web.observe import RequestObserver
 from recordseal.web.openapi import DocumentedAsPlugin, JsonSchemaFormatPlugin, openapi_config
 from recordseal.web.ops import READY_STATE, ServiceController
@@ -57,6 +58,7 @@ from recordseal.web.proofs import proof_controller
 from recordseal.web.ratelimit import RateLimiter
 from recordseal.web.records import RecordController
 from recordseal.web.services import AppServices
+from recordseal.web.streams import StreamController
 from recordseal.web.verify import static_files, verify_controller
 
 log = logging.getLogger("recordseal")
@@ -208,6 +210,9 @@ def create_app(settings: Settings | None = None) -> Litestar:
     app = Litestar(
         route_handlers=[
             ServiceController,
+            # In this order, the OpenAPI document lists streams, ingest, then stored records.
+            StreamController,
+            IngestController,
             RecordController,
             verify_controller(settings.max_bundle_bytes),
             static_files,

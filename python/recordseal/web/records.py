@@ -1,10 +1,9 @@
-"""The record API (spec section 4, docs/records.md): ``RecordController``, every route scoped to
-the bearer token's tenant.
+"""The record API's reads and changes of stored records (spec section 4, docs/records.md):
+``RecordController``, every route scoped to the bearer token's tenant.
 
-Streams, records (one, or a batch: ``web/batch.py``), a record's view and payload, a subject's
-erasure and a record's disclosure. The two ingest routes are the hot path: they authenticate
-and take the services themselves (``web/ingest.py``); the others take the token's tenant
-(``tenant``) and their service as dependencies of the controller.
+A record's view and payload, a subject's erasure and a record's disclosure. Streams are
+declared by ``web/streams.py``, records ingested by ``web/ingest.py``; the routes here take the
+token's tenant (``tenant``) and their service as dependencies of the controller.
 """
 
 from __future__ import annotations
@@ -19,43 +18,22 @@ from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, PathParameter
 
 from recordseal.services.disclosure import DisclosureService, Window
-from recordseal.services.records import RecordService, Retry, header_members
-from recordseal.storage.rows import RecordRow, StreamRow
+from recordseal.services.records import RecordService, header_members
+from recordseal.storage.rows import RecordRow
 from recordseal.verify.bundle import Bundle, SignedReceipt, encode_bundle
-from recordseal.web import batch, examples
+from recordseal.web import examples
 from recordseal.web.bodies import read_json, strict_decoder
 from recordseal.web.controller import DomainController
-from recordseal.web.ingest import (
-    IDEMPOTENCY_KEY,
-    JSON,
-    NO_STORE,
-    RECORD_REFUSALS,
-    authenticate,
-    count_ingested,
-    record_decoder,
-    record_in,
-    record_out,
-    tenant_of,
-)
+from recordseal.web.ingest import JSON, NO_STORE, tenant_of
 from recordseal.web.observe import UNMATCHED
 from recordseal.web.openapi import documented, refusal
-from recordseal.web.schemas import (
-    DisclosureIn,
-    ErasureOut,
-    PayloadOut,
-    RecordBody,
-    RecordOut,
-    RecordView,
-    StreamIn,
-    StreamOut,
-)
-from recordseal.web.services import provide_disclosure, provide_records, services_of
+from recordseal.web.schemas import DisclosureIn, ErasureOut, PayloadOut, RecordView
+from recordseal.web.services import provide_disclosure, provide_records
 from recordseal.web.waiting import WAIT_PARAMETER, wait_of
 
 #: The erasure's route as OpenAPI names it, and as metrics and the access log name it.
 ERASE_TEMPLATE = "/v1/subjects/{subject_id}/erase"
 
-_stream_decoder = strict_decoder(StreamIn)
 _disclosure_decoder = strict_decoder(DisclosureIn)
 _encode = msgspec.json.Encoder().encode
 
@@ -75,17 +53,6 @@ def _view(row: RecordRow) -> RecordView:
     )
 
 
-def _stream_out(stream: StreamRow) -> StreamOut:
-    return StreamOut(
-        name=stream.name,
-        declarations=stream.declarations,
-        strict=stream.strict,
-        created_at=stream.created_at,
-        next_seq=stream.next_seq,
-        fleet=stream.fleet,
-    )
-
-
 #: Refusals shared by the routes that name one record.
 RECORD_NOT_FOUND = refusal(
     404, "no record with this id in the token's tenant", "record_not_found", "not_found"
@@ -94,119 +61,13 @@ SUBJECT_ERASED = refusal(410, "the record's subject was erased", "subject_erased
 
 
 class RecordController(DomainController):
-    """Streams, records, payloads, erasure and disclosure of the token's tenant."""
+    """Records, payloads, erasure and disclosure of the token's tenant."""
 
     dependencies = {  # noqa: RUF012
         "tenant": Provide(tenant_of),
         "records": Provide(provide_records, sync_to_thread=False),
         "disclosure": Provide(provide_disclosure, sync_to_thread=False),
     }
-
-    @post(
-        "/v1/streams",
-        status_code=201,
-        tags=["records"],
-        **documented(
-            summary="Create a stream",
-            bearer=True,
-            body=StreamIn,
-            examples={"a stream of orders": examples.STREAM},
-            refusals=[
-                refusal(403, "the fleet belongs to another tenant", "fleet_forbidden"),
-                refusal(409, "a stream with this name exists", "stream_exists"),
-                refusal(
-                    422,
-                    "the name, a declaration, `strict` or the fleet breaks a rule (`field`"
-                    " names it)",
-                    "stream_name_invalid",
-                    "declaration_invalid",
-                    "unknown_kind",
-                    "strict_without_declarations",
-                    "fleet_invalid",
-                    "fleet_unknown",
-                    "fleet_without_tenant",
-                    core_rules=True,
-                ),
-            ],
-        ),
-    )
-    async def create_stream(
-        self,
-        request: Request[Any, Any, Any],
-        tenant: NamedDependency[str],
-        records: NamedDependency[RecordService],
-    ) -> StreamOut:
-        """Declare a stream: its name, optional field kinds by path pattern, strictness, and the
-        fleet whose log seals its records (``default`` unless the manifest binds one)."""
-        data = read_json(request, await request.body(), _stream_decoder)
-        stream = await records.create_stream(
-            tenant, data.name, data.declarations, data.strict, data.fleet
-        )
-        return _stream_out(stream)
-
-    @get(
-        "/v1/streams/{name:str}",
-        tags=["records"],
-        **documented(
-            summary="Read a stream's declarations and next sequence number",
-            bearer=True,
-            refusals=[
-                refusal(404, "no stream of this name in the token's tenant", "stream_not_found")
-            ],
-        ),
-    )
-    async def get_stream(
-        self,
-        name: FromPath[str],
-        tenant: NamedDependency[str],
-        records: NamedDependency[RecordService],
-    ) -> StreamOut:
-        """A stream as declared (its declarations, strictness and fleet) and the sequence
-        number its next record takes: what a client checks before ingesting into it."""
-        return _stream_out(await records.current_stream(tenant, name))
-
-    @post(
-        "/v1/records",
-        status_code=201,
-        tags=["records"],
-        **documented(
-            summary="Ingest a record",
-            bearer=True,
-            body=RecordBody,
-            examples={"an order": examples.RECORD},
-            parameters=[IDEMPOTENCY_KEY],
-            answers={201: (RecordOut, "the record was committed, chained and stored")},
-            refusals=RECORD_REFUSALS,
-        ),
-    )
-    async def post_record(self, request: Request[Any, Any, Any]) -> Response[bytes]:
-        """Commit one record: canonicalise, commit every field, sign, chain, encrypt, store.
-
-        The hot path of the service, so it skips the framework's argument machinery: the body is
-        decoded here (the payload kept as the exact bytes received, ``msgspec.Raw``, for the
-        core's checks) and the services come straight from the application state.
-        """
-        tenant = await authenticate(request)
-        records = services_of(request).records
-        raw = await request.body()
-        body = read_json(request, raw, record_decoder, payload_steps=1)
-        retry = Retry.of(request.headers.get("idempotency-key"), raw)
-        result = await records.ingest(tenant, record_in(body), retry)
-        count_ingested(result)
-        return Response(_encode(record_out(result)), status_code=201, media_type=JSON)
-
-    @post(
-        "/v1/records:batch",
-        status_code=200,
-        tags=["records"],
-        request_max_body_size=batch.MAX_BATCH_BYTES,
-        **batch.DOCUMENTED,
-    )
-    async def post_batch(self, request: Request[Any, Any, Any]) -> Response[bytes]:
-        """Ingest up to 1,000 records: each is accepted (201) or refused (its problem) on its own,
-        and the results come back in the order sent. With an ``Idempotency-Key``, item ``i`` is
-        keyed ``<key>#<i>``: a retried batch returns the stored records and stores nothing new."""
-        return await batch.ingest_batch(request)
 
     @get(
         "/v1/records/{record_id:str}",

@@ -1,8 +1,9 @@
 //! Where the values of a JSON text lie, for a text the reader (json.rs) has already accepted:
 //! the exact bytes of a batch's records (their idempotency hashes), of a payload (its size
-//! limit counts the text as received) and of a number (msgspec tells `int` from `float` by
-//! its spelling). The text is valid, so nothing here checks the grammar: strings are skipped
-//! to their closing quote, containers to their matching bracket.
+//! limit counts the text as received), of a number (msgspec tells `int` from `float` by its
+//! spelling) and of a stored header's members (src/answer.rs). The text is valid, so nothing
+//! here checks the grammar: strings are skipped to their closing quote, containers to their
+//! matching bracket. Given text that is not valid, the spans are wrong but within the text.
 
 use std::ops::Range;
 
@@ -17,9 +18,9 @@ impl<'a> Spans<'a> {
         Spans { text }
     }
 
-    /// The bytes of `span`.
+    /// The bytes of `span` (none for a span beyond the text).
     pub fn text(&self, span: &Range<usize>) -> &'a [u8] {
-        &self.text[span.clone()]
+        self.text.get(span.clone()).unwrap_or_default()
     }
 
     /// The text's one value, without the whitespace around it.
@@ -30,19 +31,29 @@ impl<'a> Spans<'a> {
 
     /// The value spans of the members of the object at `object`, in document order.
     pub fn members(&self, object: &Range<usize>) -> Vec<Range<usize>> {
-        let mut values = Vec::new();
+        self.named_members(object)
+            .into_iter()
+            .map(|(_, value)| value)
+            .collect()
+    }
+
+    /// The spans of the names (quotes included) and values of the members of the object at
+    /// `object`, in document order.
+    pub fn named_members(&self, object: &Range<usize>) -> Vec<(Range<usize>, Range<usize>)> {
+        let mut members = Vec::new();
         let mut at = self.skip_space(object.start + 1);
-        if self.text.get(at) == Some(&b'}') {
-            return values;
+        if self.text.get(at) != Some(&b'"') {
+            return members;
         }
         loop {
-            let colon = self.skip_space(self.string_end(at));
+            let name = at..self.string_end(at);
+            let colon = self.skip_space(name.end);
             let start = self.skip_space(colon + 1);
             let end = self.value_end(start);
-            values.push(start..end);
+            members.push((name, start..end));
             let next = self.skip_space(end);
             if self.text.get(next) != Some(&b',') {
-                return values;
+                return members;
             }
             at = self.skip_space(next + 1);
         }
@@ -70,7 +81,7 @@ impl<'a> Spans<'a> {
         while matches!(self.text.get(at), Some(b' ' | b'\t' | b'\n' | b'\r')) {
             at += 1;
         }
-        at
+        at.min(self.text.len())
     }
 
     fn value_end(&self, start: usize) -> usize {
