@@ -9,6 +9,7 @@ ASGI application, request after request, with the load script's ~1 KB record (si
 
 - CPU µs: the process's CPU time (every thread: rayon's too) over the timed requests, divided
   by the records they stored: the service's own work, with neither the HTTP server nor wrk;
+  and the part of it spent on the event loop's thread (Python, and what the core does there);
 - Python calls: the function calls ``cProfile`` counts over the same requests (a second pass,
   profiled), builtins included, and those of Python functions alone.
 
@@ -99,6 +100,9 @@ async def drive(args: argparse.Namespace) -> None:
     from recordseal.cli import _create_token
     from recordseal.settings import Settings
     from recordseal.web.app import create_app
+    from recordseal.web.gc_tuning import tune_collector
+
+    tune_collector()  # as a serving process does (recordseal.web.asgi)
 
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings(data_dir=Path(tmp))
@@ -123,7 +127,9 @@ async def drive(args: argparse.Namespace) -> None:
 
             await run(bodies[: args.requests])  # warm-up
             started, cpu = time.perf_counter(), time.process_time()
+            main = time.thread_time()
             await run(bodies[args.requests : 2 * args.requests])
+            main = time.thread_time() - main
             cpu = time.process_time() - cpu
             wall = time.perf_counter() - started
             records = args.requests * per_request
@@ -135,7 +141,8 @@ async def drive(args: argparse.Namespace) -> None:
     shape = f"batches of {args.batch}" if args.batch else "single records"
     line = (
         f"{shape}, {args.requests} requests, {args.concurrency} in flight:"
-        f" CPU {cpu / records * 1e6:.1f} us/record, {records / wall:.0f} records/s in process"
+        f" CPU {cpu / records * 1e6:.1f} us/record ({main / records * 1e6:.1f} on the event"
+        f" loop's thread), {records / wall:.0f} records/s in process"
     )
     if not args.calls:
         print(line)

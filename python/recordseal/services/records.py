@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, assert_never, cast
+from typing import Any, assert_never
 
 import orjson
 
@@ -363,7 +363,7 @@ class RecordService:
     ) -> list[NewRecord]:
         """The store's builder: header, signature and chain leaf of every placed record, in
         one pipeline call (under the stream locks)."""
-        prepared = [cast(Prepared, append.prepared) for append in appends]
+        prepared: list[Prepared] = [append.prepared for append in appends]  # type: ignore[misc]
         now = utc_now()
         signed = self._header_keys.signing_at(now).pipeline.sign(prepared, slots, heads, now)
         return [

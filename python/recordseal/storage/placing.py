@@ -131,7 +131,7 @@ def place(calls: Sequence[Call], lookups: Lookups, build: BatchBuilder) -> Place
                 decided.append(Deferred())
                 continue
             refusal = check(tenant, append, lookups, keys)
-            if refusal is None:
+            if refusal is None and stream_id not in slot_of:
                 refusal = _fence(append, lookups, slot_of, heads, fenced)
             if refusal is not None:
                 if isinstance(refusal, SubjectRace):
@@ -161,11 +161,9 @@ def _fence(
     heads: list[tuple[int, bytes]],
     fenced: set[int],
 ) -> Fenced | None:
-    """Rule 4: read the stream's head once per transaction (its slot), and ask the append's
-    ``behind`` whether the store is behind what was signed."""
+    """Rule 4, for a stream without a slot yet: read its head once per transaction (its slot),
+    and ask the append's ``behind`` whether the store is behind what was signed."""
     stream_id = append.stream_id
-    if stream_id in slot_of:
-        return None
     if stream_id in fenced:
         return Fenced(stream_id)
     head = lookups.head(stream_id)

@@ -203,9 +203,7 @@ class SQLiteRecords:
             batch.heads.update(placed.heads)
             for (tenant_, key), (request_hash, record_id) in placed.keys.items():
                 batch.keys[(tenant_, key)] = (request_hash, record_id, now)
-            for append, outcome in zip(appends, placed.outcomes, strict=True):
-                if isinstance(outcome, NewRecord):
-                    _add_rows(conn, batch, tenant, append, outcome)
+            _add_rows(conn, batch, tenant, appends, placed.outcomes)
             return placed.outcomes
 
         return await self._db.writer.submit_rows(job)
@@ -381,25 +379,35 @@ class _JobLookups:
 
 
 def _add_rows(
-    conn: sqlite3.Connection, batch: Batch, tenant: str, append: Append, record: NewRecord
+    conn: sqlite3.Connection,
+    batch: Batch,
+    tenant: str,
+    appends: list[Append],
+    outcomes: list[AppendOutcome],
 ) -> None:
-    """Queue a placed record's rows, at the next position of its stream's log."""
-    log_id, position = batch.log_position(conn, append.stream_id)
-    batch.records.append(
-        (
-            record.record_id,
-            tenant,
-            append.stream_id,
-            record.seq,
-            append.subject.subject_ref,
-            record.header,
-            record.signature,
-            record.chain_leaf,
-            log_id,
-            position,
+    """Queue the rows of a call's placed records, each at the next position of its stream's
+    log."""
+    records, payloads = batch.records, batch.payloads
+    for append, record in zip(appends, outcomes, strict=True):
+        if not isinstance(record, NewRecord):
+            continue
+        log_id, position = batch.log_position(conn, append.stream_id)
+        subject_ref = append.subject.subject_ref
+        records.append(
+            (
+                record.record_id,
+                tenant,
+                append.stream_id,
+                record.seq,
+                subject_ref,
+                record.header,
+                record.signature,
+                record.chain_leaf,
+                log_id,
+                position,
+            )
         )
-    )
-    batch.payloads.append((record.record_id, append.subject.subject_ref, record.sealed_payload))
+        payloads.append((record.record_id, subject_ref, record.sealed_payload))
 
 
 def _log_of(conn: sqlite3.Connection, tenant: str, fleet: str) -> int:
