@@ -105,35 +105,35 @@ def scenario(seed: int = 29) -> list[Request]:
         elif number == 60:
             add(Request("/v1/subjects/gone/erase", b""))
         elif roll < 0.45:
-            key = _key(rng) if rng.random() < 0.3 else None
-            add(Request("/v1/records", _single(rng), key))
+            key = key_of(rng) if rng.random() < 0.3 else None
+            add(Request("/v1/records", single_body(rng), key))
         elif roll < 0.8:
-            key = _key(rng) if rng.random() < 0.35 else None
-            add(Request("/v1/records:batch", _batch(rng), key))
+            key = key_of(rng) if rng.random() < 0.35 else None
+            add(Request("/v1/records:batch", batch_body(rng), key))
         elif keyed:
             again = rng.choice(keyed)
             if rng.random() < 0.6:
                 add(Request(again.path, again.body, again.key))  # a retry: replayed
             else:
-                other = _single(rng) if again.path == "/v1/records" else _batch(rng)
+                other = single_body(rng) if again.path == "/v1/records" else batch_body(rng)
                 add(Request(again.path, other, again.key))  # the key with another request
         else:
-            add(Request("/v1/records", _single(rng)))
+            add(Request("/v1/records", single_body(rng)))
     return requests
 
 
-def _key(rng: random.Random) -> str:
+def key_of(rng: random.Random) -> str:
     good = f"key-{rng.randrange(10**6)}.{rng.choice('abc')}:{rng.randrange(100)}"
     return rng.choice([good] * 8 + ["", "has space", "a#b", "é", "x" * 256])
 
 
-def _single(rng: random.Random) -> bytes:
+def single_body(rng: random.Random) -> bytes:
     return rng.choice([_record_text] * 12 + [_shape_fault] * 3 + [_body_fault] * 3 + [_big_record])(
         rng
     ).encode()
 
 
-def _batch(rng: random.Random) -> bytes:
+def batch_body(rng: random.Random) -> bytes:
     kind = rng.random()
     items = [
         rng.choice([_record_text] * 10 + [_shape_fault] * 2 + [_big_record])(rng)

@@ -97,8 +97,9 @@ class RecordService:
     ) -> None:
         """``signer``: the header keys as the store names them (``HeaderKeys``, re-read so a
         rotation reaches this process), or one fixed key; ``manifest`` answers the fleet
-        manifest in force (which fleets a stream may join); ``pipeline`` does the per-record
-        cryptography of a batch under a fixed key (by default the native one);
+        manifest in force (which fleets a stream may join); ``pipeline`` reads requests and
+        does the per-record cryptography of a batch under a fixed key (by default the native
+        one);
         ``continuity`` journals what is signed and erased, and fences streams the store lost
         (docs/continuity.md)."""
         self._continuity = continuity
