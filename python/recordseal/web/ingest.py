@@ -14,7 +14,6 @@ when the extension is not built).
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,7 +27,7 @@ from recordseal.core.errors import CommitError
 from recordseal.services.errors import ServiceError, Unauthenticated
 from recordseal.services.reading import MAX_BATCH
 from recordseal.services.records import Ingested, header_members, refusal_of
-from recordseal.storage.rows import RecordRow
+from recordseal.storage.rows import NewRecord, RecordRow
 from recordseal.web import examples
 from recordseal.web.bodies import body_refusal, require_json
 from recordseal.web.controller import DomainController
@@ -188,21 +187,23 @@ Answer = tuple[bytes, bytes, bytes, bool] | tuple[int, bytes]
 def _answers(results: list[Ingested]) -> list[Answer]:
     """Each record's answer, and the ingest metrics of the request (one update per series)."""
     answers: list[Answer] = []
-    stored: Counter[bool] = Counter()
-    refused: Counter[str] = Counter()
+    fresh = replayed = 0
+    refused: dict[str, int] = {}
     for result in results:
-        if isinstance(result, ServiceError):
-            problem = service_problem(result)
-            refused[problem.code] += 1
-            answers.append((problem.status, _encode(problem)))
+        if isinstance(result, NewRecord):
+            fresh += 1
+            answers.append((result.header, result.signature, result.chain_leaf, False))
+        elif isinstance(result, RecordRow):
+            replayed += 1
+            answers.append((result.header, result.signature, result.chain_leaf, True))
         else:
-            replayed = isinstance(result, RecordRow)
-            stored[replayed] += 1
-            answers.append((result.header, result.signature, result.chain_leaf, replayed))
-    if stored[False]:
-        metrics.RECORDS_INGESTED.inc(stored[False])
-    if stored[True]:
-        metrics.RECORDS_REPLAYED.inc(stored[True])
+            problem = service_problem(result)
+            refused[problem.code] = refused.get(problem.code, 0) + 1
+            answers.append((problem.status, _encode(problem)))
+    if fresh:
+        metrics.RECORDS_INGESTED.inc(fresh)
+    if replayed:
+        metrics.RECORDS_REPLAYED.inc(replayed)
     for code, count in refused.items():
         metrics.RECORDS_REFUSED.labels(code).inc(count)
     return answers
