@@ -18,7 +18,8 @@ APT_GET := $(if $(filter 0,$(shell id -u)),,sudo) apt-get
 # authority), wrk (the load script), chromium (browser tests, driven by Playwright),
 # postgresql (the tests start a throwaway cluster of their own: tests/pg_cluster.py), and Go
 # with golang.org/x/mod's source (tests/interop checks the checkpoints and proofs with Go's
-# sumdb packages, built offline in GOPATH mode from /usr/share/gocode).
+# sumdb packages, built offline in GOPATH mode from /usr/share/gocode), and softhsm2 (a real
+# PKCS#11 module: the tests keep header, log and key-encryption keys in it, tests/hsm.py).
 SYSTEM_TOOLS := openssl wrk chromium
 GO_MOD_SOURCE := /usr/share/gocode/src/golang.org/x/mod/sumdb/tlog
 
@@ -26,6 +27,7 @@ system: ## install the Debian packages the tests use, when missing
 	@missing=""; for tool in $(SYSTEM_TOOLS); do command -v $$tool >/dev/null || missing="$$missing $$tool"; done; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	command -v go >/dev/null || missing="$$missing golang-go"; \
+	command -v softhsm2-util >/dev/null || missing="$$missing softhsm2"; \
 	[ -d $(GO_MOD_SOURCE) ] || missing="$$missing golang-golang-x-mod-dev"; \
 	if [ -n "$$missing" ]; then \
 	  $(APT_GET) update -qq && DEBIAN_FRONTEND=noninteractive $(APT_GET) install -y -qq $$missing; \

@@ -1,7 +1,7 @@
 """Load script: concurrent clients on 127.0.0.1 post ~1 KB records for a fixed time.
 
     .venv/bin/python benchmarks/load_ingest.py [--seconds 10] [--connections 64] [--workers 2]
-        [--backend sqlite|postgres] [--batch N] [--witnesses N] [--no-references]
+        [--backend sqlite|postgres] [--batch N] [--witnesses N] [--no-references] [--hsm]
 
 Starts ``recordseal serve`` on a fresh data directory (SQLite, every acknowledged record
 committed with synchronous=FULL before its 2xx; or a throwaway PostgreSQL cluster with fsync
@@ -31,6 +31,9 @@ with whatever else the machine does, each run prints what a record cost over the
   database server's processes too), per record;
 - KB/rec: bytes those processes had written to storage, per record;
 - idle: the share of the machine's CPU time nobody used (wrk included as a user).
+
+With ``--hsm`` the service's header, log and key-encryption keys live in a SoftHSM2 token made
+in the run's scratch directory (``keys init … --hsm``): every header is signed in the module.
 
 Each run starts after ``sync`` and a pause, so one run's disk writeback does not slow the next.
 """
@@ -205,12 +208,10 @@ def start_witnesses(
     """``count`` witness processes that trust the log key of tenant ``load``."""
     if count == 0:
         return [], []
-    from recordseal.crypto.keyfiles import read_or_create_secret
-    from recordseal.tlog import Ed25519Signer
+    from recordseal.ledger.log_keys import log_keys
 
     origin = "recordseal.local/load/default"
-    seed = read_or_create_secret(data_dir / "keys" / "log-signing.ed25519")
-    log_vkey = Ed25519Signer.from_seed(origin, seed).verifier().vkey
+    log_vkey = log_keys(data_dir / "keys")[-1].signer(origin).verifier().vkey
     processes, config = [], []
     for number in range(count):
         name, home, port = f"witness-{number}.load", tmp / f"witness-{number}", free_port()
@@ -244,6 +245,32 @@ def start_witnesses(
         wait_healthy(f"http://127.0.0.1:{port}")
         config.append({"name": name, "url": f"http://127.0.0.1:{port}", "vkey": vkey})
     return processes, config
+
+
+def module_keys(scratch: Path, data_dir: Path, cli: list[str], env: dict[str, str]) -> None:
+    """A SoftHSM2 token in ``scratch`` holding the service's header, log and key-encryption
+    keys (``keys init … --hsm``); ``env`` gets the ``SOFTHSM2_CONF`` every process needs."""
+    tokens = scratch / "softhsm"
+    tokens.mkdir()
+    conf = scratch / "softhsm2.conf"
+    conf.write_text(f"directories.tokendir = {tokens}\nobjectstore.backend = file\n")
+    pin = scratch / "pin"
+    pin.write_text("1234\n")
+    env["SOFTHSM2_CONF"] = str(conf)
+    run_env = {**os.environ, **env}
+    subprocess.run(
+        ["softhsm2-util", "--init-token", "--free", "--label", "load", "--so-pin", "5678",
+         "--pin", "1234"],
+        check=True, capture_output=True, env=run_env,
+    )  # fmt: skip
+    module = "/usr/lib/softhsm/libsofthsm2.so"
+    for purpose in ("header", "log", "kek"):
+        uri = f"pkcs11:token=load;object={purpose}?module-path={module}&pin-source=file:{pin}"
+        subprocess.run(
+            [*cli, "keys", "init", purpose, "--hsm", uri, "--data-dir", str(data_dir),
+             "--create-data-dir"],
+            check=True, capture_output=True, env=run_env,
+        )  # fmt: skip
 
 
 def batch_body(record: dict, size: int) -> str:
@@ -341,6 +368,11 @@ def main() -> None:
         help="start this many witness processes and have every checkpoint cosigned",
     )
     parser.add_argument(
+        "--hsm",
+        action="store_true",
+        help="keep the header, log and key-encryption keys in a SoftHSM2 token",
+    )
+    parser.add_argument(
         "--no-references",
         action="store_true",
         help="drive only the service (for quick A/B runs; no ratios are printed)",
@@ -416,12 +448,13 @@ def main() -> None:
 
             settle()
             data_dir = scratch / "data"
+            env = {"RECORDSEAL_DATABASE_URL": database_url} if database_url else {}
+            if args.hsm:
+                module_keys(scratch, data_dir, cli, env)
             witnesses, witness_config = start_witnesses(scratch, data_dir, args.witnesses, cli)
             port = free_port()
             url = f"http://127.0.0.1:{port}"
-            env = {"RECORDSEAL_WITNESSES": json.dumps(witness_config)}
-            if database_url:
-                env["RECORDSEAL_DATABASE_URL"] = database_url
+            env["RECORDSEAL_WITNESSES"] = json.dumps(witness_config)
             server = serve(
                 [*cli, "serve", "--data-dir", str(data_dir), "--port", str(port),
                  "--workers", str(args.workers)],
@@ -462,6 +495,7 @@ def main() -> None:
             cluster.stop()
 
     where = "SQLite synchronous=FULL" if args.backend == "sqlite" else "PostgreSQL fsync=on"
+    where += ", keys in SoftHSM2" if args.hsm else ", key files"
     shape = f"batches of {args.batch}" if args.batch else "single records"
     shape += f", {subjects} subjects in turn" if subjects else ", every record a new subject"
     print(

@@ -40,6 +40,12 @@ def witnessed_20() -> Bundles:
 
 
 @pytest.fixture(scope="module")
+def post_quantum_20() -> Bundles:
+    """Dual-signed checkpoints, an ML-DSA-44 witness, a trust store requiring both."""
+    return make_bundles(record_1k(), DECLARATIONS_1K, MANY_20, post_quantum=True)
+
+
+@pytest.fixture(scope="module")
 def plain_20() -> Bundles:
     return make_bundles(record_1k(), DECLARATIONS_1K, MANY_20, witnessed=False)
 
@@ -89,6 +95,7 @@ def _expect(result, witnessed: bool) -> None:
 #: (case, the fixture of its bundles, whether they are witnessed, the benchmark group)
 CASES = [
     ("20 fields, witnessed", "witnessed_20", True, "verify 20 fields"),
+    ("20 fields, witnessed, ML-DSA-44", "post_quantum_20", True, "verify 20 fields"),
     ("20 fields, no witness", "plain_20", False, "verify 20 fields"),
     ("4096 fields, witnessed", "witnessed_4096", True, "verify 4096 fields"),
     ("4096 fields, no witness", "plain_4096", False, "verify 4096 fields"),

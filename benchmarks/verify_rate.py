@@ -54,6 +54,11 @@ def cases(seconds: float) -> list[tuple[str, float, float]]:
     worlds: list[tuple[str, Bundles, bool]] = [
         ("20 fields, witnessed", make_bundles(record_1k(), DECLARATIONS_1K, 64), True),
         (
+            "20 fields, witnessed, ML-DSA-44",
+            make_bundles(record_1k(), DECLARATIONS_1K, 64, post_quantum=True),
+            True,
+        ),
+        (
             "20 fields, no witness",
             make_bundles(record_1k(), DECLARATIONS_1K, 64, witnessed=False),
             False,

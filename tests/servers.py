@@ -10,8 +10,9 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -107,6 +108,26 @@ def chromium() -> Iterator[sync_api.Browser]:
             launched.close()
 
 
+def virtual_authenticator(context: sync_api.BrowserContext, page: sync_api.Page) -> None:
+    """A CDP virtual authenticator on ``page`` (CTAP2, internal, resident keys, user
+    verification, presence simulated): it answers passkey ceremonies without a person."""
+    cdp = context.new_cdp_session(page)
+    cdp.send("WebAuthn.enable")
+    cdp.send(
+        "WebAuthn.addVirtualAuthenticator",
+        {
+            "options": {
+                "protocol": "ctap2",
+                "transport": "internal",
+                "hasResidentKey": True,
+                "hasUserVerification": True,
+                "isUserVerified": True,
+                "automaticPresenceSimulation": True,
+            }
+        },
+    )
+
+
 def start_service(
     data_dir: Path,
     port: int,
@@ -155,11 +176,12 @@ def create_token(data_dir: Path, tenant: str, database_url: str | None = None) -
     return done.stdout.strip().splitlines()[-1]
 
 
-def witness_key(data_dir: Path, name: str) -> str:
-    """``recordseal witness key``: the witness's cosignature vkey (made on first use)."""
+def witness_key(data_dir: Path, name: str, algorithm: str = "ed25519") -> str:
+    """``recordseal witness key``: the witness's cosignature vkey (made on first use), of
+    its last key for ``algorithm`` (its ML-DSA-44 one with ``both``)."""
     done = subprocess.run(
         [sys.executable, "-m", "recordseal.cli", "witness", "key", "--data-dir", str(data_dir),
-         "--name", name],
+         "--name", name, "--algorithm", algorithm],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     return done.stdout.strip().splitlines()[-1]
@@ -167,17 +189,26 @@ def witness_key(data_dir: Path, name: str) -> str:
 
 @contextmanager
 def witness_server(
-    data_dir: Path, name: str, logs: dict[str, str], port: int | None = None
+    data_dir: Path,
+    name: str,
+    logs: dict[str, str],
+    port: int | None = None,
+    *,
+    algorithm: str = "ed25519",
+    families: Sequence[str] = (),
 ) -> Iterator[str]:
-    """A real ``recordseal witness serve`` for ``logs`` (origin -> log vkey), on ``port`` (a
-    free one unless given); yields its URL once ``/health`` answers, kills it afterwards."""
+    """A real ``recordseal witness serve`` for ``logs`` (origin -> log vkey) and log
+    ``families`` (vkeys), cosigning with ``algorithm``, on ``port`` (a free one unless given);
+    yields its URL once ``/health`` answers, kills it afterwards."""
     port = port or free_port()
     command = [
         sys.executable, "-m", "recordseal.cli", "witness", "serve", "--data-dir", str(data_dir),
-        "--name", name, "--port", str(port),
+        "--name", name, "--port", str(port), "--algorithm", algorithm,
     ]  # fmt: skip
     for origin, vkey in logs.items():
         command += ["--log", f"{origin}={vkey}"]
+    for vkey in families:
+        command += ["--logs-under", vkey]
     process = subprocess.Popen(
         command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )
@@ -244,3 +275,58 @@ class Posting:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+@dataclass
+class Witnessed:
+    """A ``recordseal serve --demo-witness`` with a token of tenant ``acme`` and ``bundle``, a
+    disclosure of ``o:/amount`` of a record sealed in a checkpoint its witness cosigned: it
+    verifies ``VERIFIED`` with the key directory and trust store the service publishes."""
+
+    url: str
+    token: str
+    data_dir: Path
+    bundle: bytes
+
+
+@contextmanager
+def witnessed_service(root: Path) -> Iterator[Witnessed]:
+    """:class:`Witnessed` with its state under ``root``; the service (and its witness) are
+    killed afterwards."""
+    data = root / "data"
+    data.mkdir(parents=True)
+    token = create_token(data, "acme")
+    port = free_port()
+    server = start_service(
+        data,
+        port,
+        args=["--demo-witness", str(root / "witness")],
+        env={"RECORDSEAL_SEAL_INTERVAL": "0.2"},
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        auth = {"Authorization": f"Bearer {token}"}
+        with httpx.Client(base_url=url, headers=auth, timeout=120) as http:
+            created = http.post(
+                "/v1/streams", json={"name": "orders", "declarations": {"o:/amount": "money"}}
+            )
+            assert created.status_code == 201, created.text
+            record = {
+                "stream": "orders",
+                "record_type": "order.placed",
+                "occurred_at": "2026-11-21T08:00:00Z",
+                "subject_id": "customer-1",
+                "payload": {"amount": 1250, "currency": "EUR"},
+            }
+            posted = http.post("/v1/records", json=record)
+            assert posted.status_code == 201, posted.text
+            # ?wait: the answer comes once the record is sealed and its checkpoint witnessed.
+            disclosed = http.post(
+                f"/v1/records/{posted.json()['record_id']}/disclosure?wait=60",
+                json={"fields": ["o:/amount"]},
+            )
+            assert disclosed.status_code == 200, disclosed.text
+            assert disclosed.json()["seal"] is not None, "not sealed within 60 s"
+        yield Witnessed(url, token, data, disclosed.content)
+    finally:
+        kill_service(server)

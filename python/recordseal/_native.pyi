@@ -71,6 +71,49 @@ class Ed25519Signer:
         final heads. Gives ``(seq, header, signature, chain_leaf)`` of each record.
         """
 
+class KeyModuleError(RuntimeError):
+    """A hardware security module refused or failed an operation."""
+
+@final
+class ModuleToken:
+    """A token of a PKCS#11 module, logged in (``cryptoki``)."""
+
+    def __new__(
+        cls,
+        module_path: str,
+        pin: str,
+        *,
+        token: str | None = None,
+        serial: str | None = None,
+        slot_id: int | None = None,
+    ) -> Self: ...
+    def key(self, label: str, kind: str) -> ModuleKey:
+        """The key labelled ``label`` of ``kind`` (``ed25519``, ``aes256``, ``hmac-sha256``)."""
+    def generate(self, label: str, kind: str) -> ModuleKey:
+        """A new key generated inside the module; refused when the label is taken."""
+    def has(self, label: str) -> bool: ...
+    def destroy(self, label: str) -> int:
+        """Destroy every object labelled ``label``; how many there were."""
+
+@final
+class ModuleKey:
+    """A key held in a PKCS#11 module: Ed25519, AES-256 or HMAC-SHA-256, by its kind."""
+
+    @property
+    def public_key(self) -> bytes: ...
+    def sign(self, message: bytes, prefix: bytes = b"") -> bytes: ...
+    def sign_headers(
+        self,
+        key_id: str,
+        ingested_at: str,
+        records: Sequence[PreparedRecord],
+        slots: Sequence[int],
+        heads: list[tuple[int, bytes]],
+    ) -> list[tuple[int, bytes, bytes, bytes]]: ...
+    def encrypt(self, nonce: bytes, data: bytes, associated_data: bytes | None) -> bytes: ...
+    def decrypt(self, nonce: bytes, data: bytes, associated_data: bytes | None) -> bytes: ...
+    def mac(self, message: bytes) -> bytes: ...
+
 @final
 class PreparedRecord:
     """An accepted record of :func:`prepare_records`, waiting for :meth:`sign_headers`."""

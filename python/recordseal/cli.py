@@ -1,12 +1,13 @@
 """The ``recordseal`` command line: ``serve``, ``migrate``, ``token create|list|revoke``,
-``keys export``, ``backup``, ``recover``, ``verify``, ``verify-receipt``, ``bundle refresh``,
-``ingest``, ``disclose``, ``panel link``, ``witness serve|key``, ``transparency write|replay``,
-``fleet check|audit``.
+``tenant create|list|show|freeze|unfreeze``, ``org create|list``, ``keys export``, ``backup``,
+``recover``, ``verify``, ``verify-receipt``, ``bundle refresh``, ``ingest``, ``disclose``,
+``panel link``, ``witness serve|key``, ``transparency write|replay``, ``fleet check|audit``.
 
 Every command that prints a result takes ``--json``. Scripts rely on the text shape too:
 ``recordseal token create`` prints the token alone on the last line of standard output.
 Exit codes: 0 success, 2 a refusal or bad setting (one line on standard error), 64 a usage
-error; ``verify`` and ``verify-receipt`` have their own (docs/bundle.md, "The command line";
+error; ``tenant`` and ``org`` exit 1 for a tenant that does not exist; ``verify`` and
+``verify-receipt`` have their own (docs/bundle.md, "The command line";
 docs/records.md, "Erasure receipts"); ``backup`` exits 1 when the copy failed once begun (its
 partial output removed); ``recover`` exits 1 when a stream or log stays fenced; ``ingest``
 exits 1 when lines were refused and 3 when the service failed a whole batch, ``disclose`` 3
@@ -27,10 +28,12 @@ from typing import Any
 
 import msgspec
 
-from recordseal import __version__, datadir
+from recordseal import __version__, datadir, logs
 from recordseal.client.cli import add_bundle_parser
 from recordseal.client.disclose_cli import add_disclose_parser
 from recordseal.client.ingest_cli import add_ingest_parser
+from recordseal.client.verify_cli import add_url_option
+from recordseal.crypto.hsm import KeyLocationError
 from recordseal.datadir import DataDirError
 from recordseal.fleet.cli import add_fleet_parsers
 from recordseal.ops.config_cli import add_config_parser
@@ -126,6 +129,19 @@ def _token_list(args: argparse.Namespace) -> int:
     settings = from_env(data_dir=args.data_dir, database_url=args.database_url)
     _data_dir_for(settings, create=False)
     return token_list(args, settings)
+
+
+def _tenant_command(args: argparse.Namespace) -> int:
+    from recordseal.services import tenant_cli
+
+    settings = from_env(data_dir=args.data_dir, database_url=args.database_url)
+    _data_dir_for(settings, getattr(args, "create_data_dir", False))
+    datadir.secure(settings.data_dir)
+    # A change's audit line (recordseal.panel.audit) goes to standard error, in the
+    # service's log format.
+    logs.configure(settings.log_format, settings.log_level)  # type: ignore[arg-type]
+    result: int = getattr(tenant_cli, f"{args.command}_{args.action}")(args, settings)
+    return result
 
 
 def _token_revoke(args: argparse.Namespace) -> int:
@@ -264,6 +280,8 @@ def _keys_rotate(args: argparse.Namespace) -> int:
     if args.purpose == "cookie":
         from recordseal.panel import cookie_keys
 
+        if args.hsm is not None:
+            raise KeyRefused("--hsm: the panel cookie key is a file (docs/operations.md, Keys)")
         key_id = cookie_keys.rotate(_keys_dir(settings))
         if args.json:
             _print_json({"new": {"key_id": key_id}})
@@ -273,7 +291,10 @@ def _keys_rotate(args: argparse.Namespace) -> int:
                 " cookies signed before keep verifying until they expire"
             )
         return 0
-    old, new = asyncio.run(_with_records(settings, lambda r: rotate_header(r, _keys_dir(settings))))
+    location = _hsm(args)
+    old, new = asyncio.run(
+        _with_records(settings, lambda r: rotate_header(r, _keys_dir(settings), location))
+    )
     if args.json:
         _print_json({"old": _key_json(old), "new": _key_json(new)})
         return 0
@@ -290,8 +311,12 @@ def _rotate_kek(args: argparse.Namespace, settings: Settings) -> int:
 
     if args.batch < 1:
         raise KeyRefused("--batch must be 1 or more")
+    location = _hsm(args)
     done = asyncio.run(
-        _with_records(settings, lambda r: rotate_kek(r, _keys_dir(settings), batch=args.batch))
+        _with_records(
+            settings,
+            lambda r: rotate_kek(r, _keys_dir(settings), batch=args.batch, location=location),
+        )
     )
     if args.json:
         _print_json(dataclasses.asdict(done))
@@ -309,10 +334,11 @@ def _rotate_kek(args: argparse.Namespace, settings: Settings) -> int:
 
 def _rotate_log(args: argparse.Namespace, settings: Settings) -> int:
     from recordseal.ledger import log_keys
-    from recordseal.tlog import Ed25519Signer
 
     keys_dir = _keys_dir(settings)
     if args.complete:
+        if args.hsm is not None:
+            raise KeyRefused("--complete makes no key: --hsm does not apply")
         retired = log_keys.complete(keys_dir)
         if not retired:
             raise KeyRefused("only one log key signs: nothing to complete")
@@ -322,13 +348,25 @@ def _rotate_log(args: argparse.Namespace, settings: Settings) -> int:
         else:
             print(f"recordseal: {', '.join(names)} sign no more checkpoints (they still verify)")
         return 0
-    new = log_keys.rotate(keys_dir)
-    family = Ed25519Signer.from_seed(settings.origin, new.seed).verifier().vkey
+    new = log_keys.rotate(keys_dir, _hsm(args))
+    generation = [k for k in log_keys.log_keys(keys_dir) if k.generation == new.generation]
+    families = [k.signer(settings.origin).verifier().vkey for k in generation]
     if args.json:
-        _print_json({"new": new.path.name, "family_vkey": family})
+        _print_json(
+            {
+                "new": new.path.name,
+                "new_files": [k.path.name for k in generation],
+                "family_vkey": families[0],
+                "family_vkeys": families,
+            }
+        )
         return 0
-    print(f"recordseal: {new.path.name} signs every checkpoint beside the older log key")
-    print(f"recordseal: give witnesses the log family {family} (the demo witness: restart serve),")
+    made = " and ".join(k.path.name for k in generation)
+    print(f"recordseal: {made} sign every checkpoint beside the older log keys")
+    print(
+        f"recordseal: give witnesses the log family {families[0]} (Ed25519; the ML-DSA-44 one is"
+        f" {families[-1]}; the demo witness follows by itself),"
+    )
     print("recordseal: then run `recordseal keys rotate log --complete`; export the keys again")
     return 0
 
@@ -337,7 +375,8 @@ def _keys_revoke(args: argparse.Namespace) -> int:
     from recordseal.services.key_admin import revoke, revoke_log_key
 
     settings = _key_settings(args)
-    log_key = revoke_log_key(_keys_dir(settings), args.key_id, args.compromised_at)
+    location = _hsm(args)
+    log_key = revoke_log_key(_keys_dir(settings), args.key_id, args.compromised_at, location)
     if log_key is not None:
         compromised, successor = log_key
         report = {
@@ -358,7 +397,7 @@ def _keys_revoke(args: argparse.Namespace) -> int:
     revoked, new = asyncio.run(
         _with_records(
             settings,
-            lambda r: revoke(r, _keys_dir(settings), args.key_id, args.compromised_at),
+            lambda r: revoke(r, _keys_dir(settings), args.key_id, args.compromised_at, location),
         )
     )
     if args.json:
@@ -371,6 +410,40 @@ def _keys_revoke(args: argparse.Namespace) -> int:
     if new is not None:
         print(f"recordseal: header key {new.key_id} signs from {new.not_before}")
     print("recordseal: export the key directory again and give it to every verifier")
+    return 0
+
+
+def _hsm(args: argparse.Namespace) -> Any:
+    """The module URI of ``--hsm``, parsed (KeyRefused naming what is wrong), or None."""
+    from recordseal.crypto.hsm import KeyLocationError, ModuleUri
+
+    if args.hsm is None:
+        return None
+    try:
+        return ModuleUri.parse(args.hsm)
+    except KeyLocationError as error:
+        raise KeyRefused(f"--hsm: {error}") from None
+
+
+def _keys_init(args: argparse.Namespace) -> int:
+    from recordseal.crypto.hsm import KeyLocationError
+    from recordseal.services.key_custody import init_key
+
+    settings = from_env(data_dir=args.data_dir, database_url=args.database_url)
+    _data_dir_for(settings, args.create_data_dir)
+    location = _hsm(args)
+    try:
+        made = asyncio.run(
+            _with_records(
+                settings, lambda r: init_key(args.purpose, location, _keys_dir(settings), r)
+            )
+        )
+    except KeyLocationError as error:
+        raise KeyRefused(str(error)) from None
+    if args.json:
+        _print_json({"purpose": args.purpose, "made": made})
+        return 0
+    print(f"recordseal: {made}; its private half never leaves the module")
     return 0
 
 
@@ -387,8 +460,22 @@ def _keys_list(args: argparse.Namespace) -> int:
         if key.compromised_at:
             state = f"compromised from {key.compromised_at}"
         validity = f"{key.not_before} .. {key.not_after or ''}" if key.purpose == "header" else ""
-        print(f"{key.purpose:<7} {key.key_id}  {state:<10} {validity}  {key.location}")
+        algorithm = key.algorithm or ""
+        print(
+            f"{key.purpose:<7} {algorithm:<9} {key.key_id}  {state:<10} {validity}  {key.location}"
+        )
     return 0
+
+
+def _hsm_option(command: argparse.ArgumentParser, text: str, *, required: bool = False) -> None:
+    command.add_argument(
+        "--hsm",
+        metavar="URI",
+        required=required,
+        default=None,
+        help=f"{text}: pkcs11:token=T;object=LABEL?module-path=LIB&pin-source=file:PATH"
+        " (docs/operations.md, Keys in a hardware module)",
+    )
 
 
 def _key_settings(args: argparse.Namespace) -> Settings:
@@ -426,8 +513,14 @@ def _panel_link(args: argparse.Namespace) -> int:
     from recordseal.panel.passkey_store import PasskeyStore
     from recordseal.web.panel.passkey_config import create_registration_link, link_base_url
 
+    settings = from_env(data_dir=args.data_dir, database_url=args.database_url)
+    # Where the service listens: the options, else what its last start recorded
+    # (service.json), else the settings of this shell.
+    served = datadir.read_service_record(settings.data_dir)
+    host = args.host or (served.host if served else None)
+    port = args.port or (served.port if served else None)
     settings = from_env(
-        data_dir=args.data_dir, database_url=args.database_url, host=args.host, port=args.port
+        data_dir=args.data_dir, database_url=args.database_url, host=host, port=port
     )
     _data_dir_for(settings, args.create_data_dir)
     datadir.secure(settings.data_dir)
@@ -492,21 +585,19 @@ def _backup(args: argparse.Namespace) -> int:
 
 #: The log key file ``recover`` signs with; it never makes new keys (the header key is the
 #: store's active one, ``services.header_keys``).
-RECOVER_KEYS = ("log-signing.ed25519",)
-
-
 def _recover(args: argparse.Namespace) -> int:
     """Declare lost sequence numbers and start successor logs (``ledger/recovery.py``)."""
     settings = from_env(data_dir=args.data_dir, database_url=args.database_url)
     _data_dir_for(settings, create=False)
     open_store(settings)  # refuses a database URL of another kind,
     open_journal(settings)  # and a journal database on the store's own server
-    missing = [n for n in RECOVER_KEYS if not (settings.data_dir / "keys" / n).is_file()]
-    if missing:
+    from recordseal.ledger.log_keys import has_log_key
+
+    if not has_log_key(settings.data_dir / "keys"):
         print(
             f"recordseal: recover signs with the service's keys; {settings.data_dir / 'keys'}"
-            f" lacks {', '.join(missing)}: restore the keys (backed up apart) first;"
-            " nothing was written",
+            " lacks the log key (log-signing.ed25519, or log-signing.pkcs11 for a key in a"
+            " module): restore the keys (backed up apart) first; nothing was written",
             file=sys.stderr,
         )
         return 2
@@ -647,6 +738,51 @@ def _json_option(command: argparse.ArgumentParser, what: str) -> None:
     command.add_argument("--json", action="store_true", help=f"print {what} as JSON")
 
 
+def _store_command(command: argparse.ArgumentParser, what: str) -> None:
+    """The options of a command on the store: data directory, database, ``--json``."""
+    _data_dir_option(command)
+    _json_option(command, what)
+    _database_url_option(command)
+    command.set_defaults(run=_tenant_command)
+
+
+def _add_tenant_parsers(commands: Any) -> None:
+    tenant = commands.add_parser(
+        "tenant", help="tenants, in the database every service process reads"
+    ).add_subparsers(dest="action", required=True, metavar="COMMAND")
+    create = tenant.add_parser("create", help="create a tenant (the panel shows it at once)")
+    create.add_argument("tenant_id", metavar="ID", help="the tenant's id, as API tokens name it")
+    create.add_argument("--display-name", required=True, help="the name people see")
+    create.add_argument("--contact-email", default=None, help="who to contact about it")
+    _store_command(create, "the tenant")
+    _create_data_dir_option(create)
+    _store_command(tenant.add_parser("list", help="list every tenant and its status"), "tenants")
+    show = tenant.add_parser("show", help="a tenant, its organizations and their fleets")
+    show.add_argument("tenant_id", metavar="ID", help="the tenant's id")
+    _store_command(show, "the tenant")
+    for action, what in (
+        ("freeze", "make a tenant read-only: no new records, streams, tokens or organizations"),
+        ("unfreeze", "make a frozen tenant writable again"),
+    ):
+        change = tenant.add_parser(action, help=what)
+        change.add_argument("tenant_id", metavar="ID", help="the tenant's id")
+        _store_command(change, "the tenant")
+
+    org = commands.add_parser("org", help="organizations of tenants").add_subparsers(
+        dest="action", required=True, metavar="COMMAND"
+    )
+    org_create = org.add_parser("create", help="create an organization in a tenant")
+    org_create.add_argument("tenant_id", metavar="TENANT", help="the tenant it belongs to")
+    org_create.add_argument(
+        "organization_id", metavar="ID", help="the organization's id, unique in its tenant"
+    )
+    org_create.add_argument("--display-name", required=True, help="the name people see")
+    _store_command(org_create, "the organization")
+    org_list = org.add_parser("list", help="list organizations (of every tenant)")
+    org_list.add_argument("--tenant", default=None, help="only this tenant's")
+    _store_command(org_list, "organizations")
+
+
 def parser() -> argparse.ArgumentParser:
     top = UsageParser(
         prog="recordseal", description="recordseal: the record service, its tokens and witnesses"
@@ -715,6 +851,8 @@ def parser() -> argparse.ArgumentParser:
     _database_url_option(revoke)
     revoke.set_defaults(run=_token_revoke)
 
+    _add_tenant_parsers(commands)
+
     keys = commands.add_parser("keys", help="key material").add_subparsers(
         dest="keys_command", required=True, metavar="COMMAND"
     )
@@ -762,6 +900,7 @@ def parser() -> argparse.ArgumentParser:
         help="log only: stop signing with the older log keys, once every witness knows the"
         " newest (they keep verifying)",
     )
+    _hsm_option(rotate, "generate the new key in this hardware module (header, log, kek)")
     _data_dir_option(rotate)
     _json_option(rotate, "the old and the new key")
     _database_url_option(rotate)
@@ -779,10 +918,28 @@ def parser() -> argparse.ArgumentParser:
         metavar="TIME",
         help="RFC 3339 date-time from which the key may have been in other hands",
     )
+    _hsm_option(revoke_key, "generate the key that takes over in this hardware module")
     _data_dir_option(revoke_key)
     _json_option(revoke_key, "the revoked key and the new active one")
     _database_url_option(revoke_key)
     revoke_key.set_defaults(run=_keys_revoke)
+    init = keys.add_parser(
+        "init",
+        help="generate the first header, log or key-encryption key inside a hardware module"
+        " (PKCS#11) and record where it is; the key never leaves the module",
+    )
+    init.add_argument(
+        "purpose",
+        choices=["header", "log", "kek"],
+        help="header: the header-signing key; log: the checkpoint key; kek: the"
+        " key-encryption key (with the subject index and panel secret keys beside it)",
+    )
+    _hsm_option(init, "the key to make, as an RFC 7512 URI", required=True)
+    _data_dir_option(init)
+    _create_data_dir_option(init)
+    _json_option(init, "what was made")
+    _database_url_option(init)
+    init.set_defaults(run=_keys_init)
     key_list = keys.add_parser(
         "list", help="every key: id, purpose, where it lives, validity, revocation"
     )
@@ -808,7 +965,8 @@ def parser() -> argparse.ArgumentParser:
         "--base-url",
         default=None,
         help="the panel's address as the browser reaches it (default: the first"
-        " RECORDSEAL_PANEL_ORIGINS, else built from the configured host and port)",
+        " RECORDSEAL_PANEL_ORIGINS, else built from --host and --port, else from the host and"
+        " port the service last started with (DATA_DIR/service.json), else from the settings)",
     )
     link.add_argument("--host", default=None, help="the service's host (RECORDSEAL_HOST)")
     link.add_argument("--port", type=int, default=None, help="the service's port (RECORDSEAL_PORT)")
@@ -845,7 +1003,7 @@ def parser() -> argparse.ArgumentParser:
     recover.set_defaults(run=_recover)
 
     add_witness_parser(commands)
-    add_verify_parser(commands)
+    add_url_option(add_verify_parser(commands))
     add_verify_receipt_parser(commands)
     add_bundle_parser(commands)
     add_ingest_parser(commands)
@@ -878,6 +1036,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         MissingDataDir,
         KeyRefused,
         KeyUnavailable,
+        KeyLocationError,
     ) as error:
         print(f"recordseal: {error}", file=sys.stderr)
         return 2

@@ -19,6 +19,17 @@ def utc_now() -> str:
     return f"{_second[1]}.{nanos // 1000:06d}Z"
 
 
+def utc_minute() -> int:
+    """The UTC minute now, in minutes since the Unix epoch."""
+    return time.time_ns() // 60_000_000_000
+
+
+def minute_start(minute: int) -> str:
+    """The first instant of a UTC minute as :func:`utc_now` writes it (text compares in time
+    order)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime(minute * 60))
+
+
 def utc_datetime() -> datetime:
     """Now, as an aware datetime in UTC (for date arithmetic; rows keep :func:`utc_now`)."""
     return datetime.now(UTC)

@@ -7,7 +7,8 @@ and their journals, keys, the audit and transparency files) is 0600 and every di
 
 ``service.json`` records the witnesses, time-stamping authorities and quorum ``serve`` runs
 with (its demo witness included), so ``keys export --data-dir`` writes the trust store of the
-running service, not of the shell it is typed in (docs/operations.md, "Quick start").
+running service, not of the shell it is typed in (docs/operations.md, "Quick start"), and the
+host and port it listens on, so ``panel link --data-dir`` prints a link to that port.
 """
 
 from __future__ import annotations
@@ -26,13 +27,16 @@ SERVICE_FORMAT = "recordseal/service/v1"
 
 
 class ServiceRecord(msgspec.Struct, forbid_unknown_fields=True):
-    """What ``serve`` last started with: the sources of the trust store."""
+    """What ``serve`` last started with: the sources of the trust store, and where it
+    listens (absent from the files of versions before it was recorded)."""
 
     format: str
     witnesses: list[dict[str, Any]]
     timestamp_authorities: list[dict[str, Any]]
     quorum: int
     started_at: str
+    host: str | None = None
+    port: int | None = None
 
 
 class DataDirError(RuntimeError):

@@ -2,14 +2,17 @@
 
 Before any worker starts: logging is configured (``RECORDSEAL_LOG_FORMAT``), the data directory
 is made owner-only, the schema is migrated (a database newer than the code is refused), the
-metric files get a fresh directory (prometheus_client's multiprocess mode), the demo witness
-starts if asked, and ``service.json`` records the witnesses and quorum in force. Workers read
-their settings from the environment this process sets.
+tenant seed file is loaded into the database (a conflict with it stops the start, naming the
+row), the metric files get a fresh directory (prometheus_client's multiprocess mode), the demo
+witness starts if asked, and ``service.json`` records the witnesses and quorum in force and
+the host and port served (``panel link`` builds its URL from them). Workers read their
+settings from the environment this process sets.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import logging
 import os
@@ -22,9 +25,12 @@ from pathlib import Path
 import msgspec
 
 from recordseal import core, datadir, logs
+from recordseal.invocation import this_command
 from recordseal.settings import Settings
 from recordseal.storage.backends import open_journal, open_store
 
+#: The modules of the workers' application (``recordseal.web.asgi`` builds it on import).
+WORKER_MODULE = "recordseal.web.app"
 #: Seconds a worker has to finish its requests after a stop signal before it is killed.
 WORKERS_KILL_TIMEOUT = 10
 METRICS_ENV = "PROMETHEUS_MULTIPROC_DIR"
@@ -36,9 +42,17 @@ class ConfigError(ValueError):
 
 
 async def _migrate(settings: Settings) -> None:
+    from recordseal.panel.bootstrap import BootstrapError, apply_seed
+    from recordseal.panel.stored_tenants import StoredTenantStore
+
     store = open_store(settings)
     await store.open()  # opening migrates, or refuses a newer schema
-    await store.close()
+    try:
+        await apply_seed(settings.panel_tenant_seed, StoredTenantStore(store.hierarchy))
+    except BootstrapError as error:
+        raise ConfigError(f"RECORDSEAL_PANEL_TENANT_SEED: {error}") from None
+    finally:
+        await store.close()
 
 
 def _metrics_directory(stack: ExitStack) -> None:
@@ -65,7 +79,8 @@ def _witnesses(settings: Settings) -> list[dict[str, object]]:
 
 def _family_vkeys(settings: Settings, data_dir: Path) -> list[str]:
     """The service's log keys under its origin: the demo witness's log families (one per
-    log key, so a restart after ``keys rotate log`` makes it know the new key)."""
+    log key; followed while it runs, so it knows a key ``keys rotate log`` adds). Public
+    halves only: a key in a module is not opened here, in the process that forks workers."""
     from recordseal.ledger.log_keys import log_keys
 
     return [key.signer(settings.origin).verifier().vkey for key in log_keys(data_dir / "keys")]
@@ -101,12 +116,15 @@ def serve(settings: Settings, workers: int, demo_witness_dir: Path | None) -> in
             entry = stack.enter_context(
                 demo_witness(
                     datadir.secure(demo_witness_dir),
-                    _family_vkeys(settings, data_dir),
+                    lambda: _family_vkeys(settings, data_dir),
                     settings.log_format,
+                    meanwhile=_preload_workers,  # while the witness starts on another core
                 )
             )
             witnesses.append(entry)
             os.environ["RECORDSEAL_WITNESSES"] = json.dumps(witnesses)
+        else:
+            _preload_workers()
         datadir.write_service_record(
             data_dir,
             datadir.ServiceRecord(
@@ -115,6 +133,8 @@ def serve(settings: Settings, workers: int, demo_witness_dir: Path | None) -> in
                 timestamp_authorities=msgspec.to_builtins(settings.timestamp_authorities),
                 quorum=settings.witness_quorum,
                 started_at=utc_now(),
+                host=settings.host,
+                port=settings.port,
             ),
         )
         _announce_witnesses(settings, witnesses)
@@ -126,13 +146,29 @@ def serve(settings: Settings, workers: int, demo_witness_dir: Path | None) -> in
             workers=workers,
             log_access=False,
             log_dictconfig=log_config,
-            # A worker still starting when the stop signal comes can miss it (granian 2.8;
-            # about 1 in 8 stops right after start hung for good): after this many seconds
-            # it is killed. In-flight writes are never acknowledged before their commit, so
-            # nothing acknowledged is lost.
+            # A worker still starting when the stop signal comes can miss it (granian 2.8: a
+            # signal that comes while it imports reaches the handler it inherited from this
+            # process by fork, and a second one before it serves blocks it for good, see
+            # web/supervision.py): after this many seconds it is killed. In-flight writes are
+            # never acknowledged before their commit, so nothing acknowledged is lost.
             workers_kill_timeout=WORKERS_KILL_TIMEOUT,
         ).serve()
     return 0
+
+
+def _preload_workers() -> None:
+    """Import what every worker imports, once, here: granian forks the workers from this
+    process, so each starts with it loaded instead of importing it again (about a second of
+    a worker's start). Only modules: each worker still builds its application, from the
+    environment this process has set by then. A module that fails to import is left to the
+    workers, which report it as they did before."""
+    try:
+        importlib.import_module(WORKER_MODULE)
+        from litestar import Litestar
+
+        Litestar(logging_config=None)  # its plugins' modules (pydantic) load with a first app
+    except Exception:  # the workers' own import says what is wrong
+        log.debug("serve.preload_failed", exc_info=True)
 
 
 def _announce_start(settings: Settings, data_dir: Path, workers: int) -> None:
@@ -158,33 +194,8 @@ def _announce_witnesses(settings: Settings, witnesses: list[dict[str, object]]) 
                 " (set RECORDSEAL_WITNESSES, or --demo-witness on one machine)"
             },
         )
-    command = command_path(sys.argv[0], sys.executable)
+    command = this_command()
     log.info(
         "serve.hint",
         extra={"next": f"{command} token create --data-dir {settings.data_dir} --tenant <tenant>"},
     )
-
-
-def command_path(argv0: str, executable: str) -> str:
-    """How a person runs recordseal as this process was run: ``recordseal`` when that is
-    the command on PATH, else the script's path (``.venv/bin/recordseal`` after ``make
-    run``), else ``python -m recordseal.cli`` with this interpreter."""
-    script = Path(argv0)
-    if script.name != "recordseal":  # python -m recordseal.cli: the script beside python
-        script = Path(executable).with_name("recordseal")
-        if not script.is_file():
-            return f"{_shown(Path(executable))} -m recordseal.cli"
-    on_path = shutil.which("recordseal")
-    if on_path is not None and Path(on_path).resolve() == script.resolve():
-        return "recordseal"
-    return _shown(script)
-
-
-def _shown(path: Path) -> str:
-    """``path`` as a command: relative to the working directory when under it."""
-    absolute = path.absolute()
-    try:
-        shown = str(absolute.relative_to(Path.cwd()))
-    except ValueError:
-        return str(absolute)
-    return shown if "/" in shown else f"./{shown}"

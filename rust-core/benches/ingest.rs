@@ -73,7 +73,7 @@ fn main() {
                 input.record_id,
             );
             black_box(record.unwrap());
-            black_box(ingest::sign_header(&key, black_box(&header)));
+            black_box(ingest::sign_header(&key, black_box(&header)).unwrap());
         }
     });
     time("prepare_batch, 100 x 1 KB", 50, || {

@@ -263,8 +263,21 @@ pub struct Signed {
     pub chain_leaf: Hash,
 }
 
-/// Why a batch cannot be placed; nothing is signed then.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What signs headers: the hosted key (an `ed25519_dalek::SigningKey`) or a key held in a
+/// hardware module (`crate::hsm::ModuleSigner`). `sign_batch` calls it from every core.
+pub trait HeaderKey: Sync {
+    /// The Ed25519 signature of `message`, or why the key could not sign.
+    fn sign_message(&self, message: &[u8]) -> std::result::Result<[u8; 64], String>;
+}
+
+impl HeaderKey for SigningKey {
+    fn sign_message(&self, message: &[u8]) -> std::result::Result<[u8; 64], String> {
+        Ok(self.sign(message).to_bytes())
+    }
+}
+
+/// Why a batch cannot be placed or signed; nothing is signed then.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PlaceError {
     /// `slots` and the records differ in length.
     SlotCount { records: usize, slots: usize },
@@ -272,6 +285,8 @@ pub enum PlaceError {
     SlotOutOfRange { index: usize, slot: usize },
     /// Record `index` would take a stream past the last u64 sequence number.
     SequenceExhausted { index: usize },
+    /// The key could not sign (a hardware module that failed or went away).
+    Key { reason: String },
 }
 
 impl fmt::Display for PlaceError {
@@ -286,6 +301,7 @@ impl fmt::Display for PlaceError {
             PlaceError::SequenceExhausted { index } => {
                 write!(f, "record {index}: its stream has no sequence number left")
             }
+            PlaceError::Key { reason } => write!(f, "the header key could not sign: {reason}"),
         }
     }
 }
@@ -295,8 +311,8 @@ impl std::error::Error for PlaceError {}
 /// Places, signs and chains `records` in order. Record `i` takes the head `heads[slots[i]]`
 /// (its seq and `prev`) and moves it on; `heads` ends as the final heads. Headers are built
 /// in order, then signed on every core.
-pub fn sign_batch(
-    key: &SigningKey,
+pub fn sign_batch<K: HeaderKey + ?Sized>(
+    key: &K,
     key_id: &str,
     ingested_at: &str,
     records: &[&HeaderFields],
@@ -335,26 +351,34 @@ pub fn sign_batch(
         };
         placed.push((seq, header, chain_leaf));
     }
-    heads.copy_from_slice(&next);
-    let sign = |(seq, header, chain_leaf): (u64, Vec<u8>, Hash)| Signed {
-        seq,
-        signature: sign_header(key, &header),
-        header,
-        chain_leaf,
+    let sign = |(seq, header, chain_leaf): (u64, Vec<u8>, Hash)| {
+        Ok(Signed {
+            seq,
+            signature: sign_header(key, &header).map_err(|reason| PlaceError::Key { reason })?,
+            header,
+            chain_leaf,
+        })
     };
-    Ok(if placed.len() < PARALLEL_FROM {
+    let signed: std::result::Result<Vec<Signed>, PlaceError> = if placed.len() < PARALLEL_FROM {
         placed.into_iter().map(sign).collect()
     } else {
         placed.into_par_iter().map(sign).collect()
-    })
+    };
+    // Heads move only once every record is signed: a key that failed leaves them as they were.
+    let signed = signed?;
+    heads.copy_from_slice(&next);
+    Ok(signed)
 }
 
 /// Ed25519 signature of `HEADER_CONTEXT ‖ header`, as `HeaderSigner.sign`.
-pub fn sign_header(key: &SigningKey, header: &[u8]) -> [u8; 64] {
+pub fn sign_header<K: HeaderKey + ?Sized>(
+    key: &K,
+    header: &[u8],
+) -> std::result::Result<[u8; 64], String> {
     let mut message = Vec::with_capacity(HEADER_CONTEXT.len() + header.len());
     message.extend_from_slice(HEADER_CONTEXT);
     message.extend_from_slice(header);
-    key.sign(&message).to_bytes()
+    key.sign_message(&message)
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ pub mod commitment;
 pub mod datetime;
 pub mod declarations;
 pub mod error;
+pub mod hsm;
 pub mod ingest;
 pub mod jcs;
 pub mod json;

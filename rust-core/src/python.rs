@@ -7,6 +7,7 @@
 
 mod answer;
 mod args;
+mod hsm;
 mod ingest;
 mod log;
 mod request;
@@ -306,6 +307,12 @@ fn native_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<signing::PyEd25519Signer>()?;
     module.add_class::<ingest::PyPreparedRecord>()?;
     module.add_class::<request::PyRecordRead>()?;
+    module.add_class::<hsm::PyModuleToken>()?;
+    module.add_class::<hsm::PyModuleKey>()?;
+    module.add(
+        "KeyModuleError",
+        module.py().get_type::<hsm::KeyModuleError>(),
+    )?;
     module.add_function(wrap_pyfunction!(canonicalize, module)?)?;
     module.add_function(wrap_pyfunction!(encode_value, module)?)?;
     module.add_function(wrap_pyfunction!(validate_declarations, module)?)?;

@@ -196,6 +196,49 @@ def test_nothing_after_page_load_carries_the_bundle(
         assert request.post_data is None
 
 
+def test_both_documents_fetched_reach_verified_and_say_whose_word_they_are(
+    verifier: VerifierPage, world: World, server: str
+) -> None:
+    """The two opt-in fetches take the place of both files: a pasted bundle reaches VERIFIED
+    with no file at all. The page says plainly, before and after, that this rests on the
+    service's own word; neither request carries anything of the bundle."""
+    page = verifier.page
+    warning = page.locator("#fetch-warning")
+    assert warning.is_visible()
+    assert "Trusting fetched material means trusting this service." in warning.inner_text()
+    page.check("#fetch-keys")
+    page.check("#fetch-trust")
+    assert page.is_disabled("#keys-file") and page.is_disabled("#trust-file")
+    bundle = world.bundle()
+    assert verifier.verify(bundle) == "VERIFIED"
+    assert verifier.statuses() == ["passed"] * 7
+    assert [(r.method, r.url) for r in verifier.requests] == [
+        ("GET", f"{server}/v1/keys"),
+        ("GET", f"{server}/v1/trust"),
+    ]
+    needles = _bundle_content(world, bundle)
+    for request in verifier.requests:
+        sent = request.url + json.dumps(request.headers) + (request.post_data or "")
+        assert not [needle for needle in needles if needle in sent]
+    said = page.inner_text("#result #provenance")
+    assert "own key directory and witness trust store, fetched from it" in said
+    assert "trusting this result means trusting this service" in said
+    # Unticked again: the files are back, and the result rests on them alone.
+    page.uncheck("#fetch-trust")
+    assert page.is_enabled("#trust-file")
+    page.get_by_role("button", name="Verify").click()  # waits on the new verdict, not the old
+    sync_api.expect(page.locator("#verdict")).to_have_text("VERIFICATION INCOMPLETE")
+    assert "own key directory, fetched" in page.inner_text("#result #provenance")
+
+
+def test_a_result_from_files_alone_claims_no_service_word(
+    verifier: VerifierPage, world: World
+) -> None:
+    verifier.files(world.keys_document(), world.trust_document())
+    assert verifier.verify(world.bundle()) == "VERIFIED"
+    assert verifier.page.locator("#provenance").count() == 0
+
+
 def test_a_dropped_bundle_file_is_verified(verifier: VerifierPage, world: World) -> None:
     page = verifier.page
     transfer = page.evaluate_handle(
@@ -288,3 +331,46 @@ def test_without_script_the_server_verifies(
         assert page.inner_text("#verdict") == "VERIFIED"
     finally:
         context.close()
+
+
+def test_ml_dsa_44_signatures_verify_in_the_page(verifier: VerifierPage) -> None:
+    """A dual-signed checkpoint (Ed25519 and ML-DSA-44 log keys) cosigned by an ML-DSA-44
+    witness: Chromium's own WebCrypto ML-DSA-44 verifies it in the page (no library is
+    vendored), under each log-signature policy, with the Python verifier's statuses."""
+    from recordseal.tlog import MLDSA44CosignatureSigner
+
+    from ..verify.factory import ORIGIN, WITNESS
+
+    pq = World(
+        log_mldsa=MLDSA44CosignatureSigner.generate(ORIGIN, clock=None),
+        witness=MLDSA44CosignatureSigner.generate(WITNESS),
+    )
+    page = verifier.page
+    assert page.evaluate(
+        "async () => { const k = await crypto.subtle.generateKey({name: 'ML-DSA-44'}, false,"
+        " ['sign', 'verify']); return k.publicKey.algorithm.name; }"
+    ) == "ML-DSA-44"  # fmt: skip
+    bundle = pq.bundle()
+    for required in (None, ["ML-DSA-44"], ["Ed25519", "ML-DSA-44"]):
+        verifier.files(pq.keys_document(), pq.trust_document(checkpoint_signatures=required))
+        assert verifier.verify(bundle) == "VERIFIED", (required, verifier.statuses())
+        assert "ML-DSA-44" in page.locator("#checks tbody tr").nth(3).inner_text()
+    # An old key directory (Ed25519 alone) and a policy requiring ML-DSA-44: rule 4.9.
+    old = {**pq.keys_document(), "logs": pq.keys_document()["logs"][:1]}
+    trust = pq.trust_document(checkpoint_signatures=["ML-DSA-44"])
+    verifier.files(old, trust)
+    assert verifier.verify(bundle) == "VERIFICATION INCOMPLETE"
+    expected = verify_bundle(
+        bundle, load_key_directory(json.dumps(old)), load_trust_store(json.dumps(trust))
+    )
+    assert verifier.statuses() == [check.status for check in expected.checks]
+    # The witness's ML-DSA-44 cosignature changed: check 5 fails.
+    document = json.loads(bundle)
+    lines = document["seal"]["proof"].split("\n")
+    at = next(i for i, line in enumerate(lines) if line.startswith(f"— {WITNESS} "))
+    lines[at] = lines[at][:-40] + ("A" if lines[at][-40] != "A" else "B") + lines[at][-39:]
+    document["seal"]["proof"] = "\n".join(lines)
+    verifier.files(pq.keys_document(), pq.trust_document())
+    assert verifier.verify(json.dumps(document).encode()) == "FAILED"
+    assert verifier.statuses()[4] == "failed"
+    assert verifier.requests == []

@@ -1,8 +1,8 @@
 """ASGI app for the browser tests: the verify routes with a fixed verification context.
 
 The key directory and trust store are read from the files named by
-``RECORDSEAL_VERIFY_KEYS`` and ``RECORDSEAL_VERIFY_TRUST``; ``GET /v1/keys`` serves the key
-directory file as the service does, for the page's opt-in fetch.
+``RECORDSEAL_VERIFY_KEYS`` and ``RECORDSEAL_VERIFY_TRUST``; ``GET /v1/keys`` and
+``GET /v1/trust`` serve those files as the service does, for the page's opt-in fetches.
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ from recordseal.web.problems import EXCEPTION_HANDLERS
 from recordseal.web.verify import static_files, verify_controller
 
 KEYS_FILE = Path(os.environ["RECORDSEAL_VERIFY_KEYS"])
+TRUST_FILE = Path(os.environ["RECORDSEAL_VERIFY_TRUST"])
 KEYS = load_key_directory(KEYS_FILE.read_bytes())
-TRUST = load_trust_store(Path(os.environ["RECORDSEAL_VERIFY_TRUST"]).read_bytes())
+TRUST = load_trust_store(TRUST_FILE.read_bytes())
 
 
 @get("/v1/keys")
@@ -28,12 +29,17 @@ async def keys() -> Response[bytes]:
     return Response(KEYS_FILE.read_bytes(), media_type="application/json")
 
 
+@get("/v1/trust")
+async def trust() -> Response[bytes]:
+    return Response(TRUST_FILE.read_bytes(), media_type="application/json")
+
+
 async def context() -> tuple[KeyDirectory, TrustStore]:
     return KEYS, TRUST
 
 
 app = Litestar(
-    route_handlers=[verify_controller(Settings().max_bundle_bytes), static_files, keys],
+    route_handlers=[verify_controller(Settings().max_bundle_bytes), static_files, keys, trust],
     exception_handlers=dict(EXCEPTION_HANDLERS),
 )
 app.state.verifier = OnlineVerifier(context)

@@ -128,3 +128,40 @@ def test_the_published_trust_store_is_what_keys_export_writes(
     assert done.returncode == 0, done.stderr
     assert published == json.loads((tmp_path / "trust.json").read_text())
     assert published["format"] == "recordseal/trust/v1"
+
+
+def test_streams_and_records_are_iterated_across_pages(service: Service) -> None:
+    async def scenario() -> None:
+        async with Client(service.url, service.token, retry=FAST) as client:
+            await client.create_stream("paged-a", MONEY)
+            await client.create_stream("paged-b")
+            records = [
+                Record("paged-a", "t", "2026-11-21T08:00:00Z", f"s{n}", {"amount": n})
+                for n in range(5)
+            ]
+            receipts = [await client.ingest(record) for record in records]
+            streams = {s.name: s async for s in client.streams(page_size=1)}
+            a, b = streams["paged-a"], streams["paged-b"]
+            assert (a.declarations, a.record_count, a.next_seq, a.fleet) == (MONEY, 5, 6, "default")
+            assert (b.record_count, b.next_seq) == (0, 1)
+            listed = [r async for r in client.records("paged-a", page_size=2)]
+            assert [r.seq for r in listed] == [1, 2, 3, 4, 5]
+            for record, receipt in zip(listed, receipts, strict=True):
+                assert (record.record_id, record.header, record.signature, record.kind) == (
+                    receipt.record_id,
+                    receipt.header,
+                    receipt.signature,
+                    "record",
+                )
+            assert [r.seq async for r in client.records("paged-a", 4)] == [4, 5]
+            assert [r async for r in client.records("paged-b")] == []
+            with pytest.raises(Refused) as missing:
+                [r async for r in client.records("nothing-here")]
+            assert (missing.value.problem.status, missing.value.problem.code) == (
+                404,
+                "stream_not_found",
+            )
+            with pytest.raises(ValueError, match="page_size"):
+                [s async for s in client.streams(page_size=1001)]
+
+    asyncio.run(scenario())

@@ -3,9 +3,11 @@ file back to the genesis root by the standalone replayer, which refuses tampered
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
+from collections.abc import Awaitable, Callable
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -251,28 +253,38 @@ def test_day_file_is_none_for_an_unknown_scope(store: Store) -> None:
     using(store, body)
 
 
+def leadership(answer: bool) -> tuple[Callable[[], Awaitable[bool]], asyncio.Event]:
+    """The in-service job's leadership check, always ``answer``, and the event set when it is
+    asked a second time: the job has then finished a whole round."""
+    asked = asyncio.Event()
+    rounds = 0
+
+    async def is_leader() -> bool:
+        nonlocal rounds
+        rounds += 1
+        if rounds == 2:
+            asked.set()
+        return answer
+
+    return is_leader, asked
+
+
 def test_the_in_service_job_writes_yesterday_once_and_only_as_leader(
     store: Store, tmp_path: Path
 ) -> None:
-    import asyncio
-
     from recordseal.fleet.transparency import run_daily
-
-    async def never() -> bool:
-        return False
-
-    async def always() -> bool:
-        return True
 
     async def body(store: Store) -> None:
         await history(store)
+        never, follower_done = leadership(False)
+        always, leader_done = leadership(True)
         follower = asyncio.create_task(
             run_daily(store.logs, tmp_path / "f", never, 0.01, now=lambda: AFTER_MIDNIGHT)
         )
         leader = asyncio.create_task(
             run_daily(store.logs, tmp_path / "l", always, 0.01, now=lambda: AFTER_MIDNIGHT)
         )
-        await asyncio.sleep(0.1)
+        await asyncio.wait_for(asyncio.gather(follower_done.wait(), leader_done.wait()), 120)
         follower.cancel()
         leader.cancel()
 
@@ -287,26 +299,15 @@ def test_the_in_service_job_writes_yesterday_once_and_only_as_leader(
 def test_the_in_service_job_waits_for_the_day_to_settle(store: Store, tmp_path: Path) -> None:
     """At 00:02 UTC an anchor stamped 23:59:59 may still be committing, and a written file is
     kept: the day is written only once it has settled (SETTLE after midnight)."""
-    import asyncio
-
     from recordseal.fleet.transparency import SETTLE, run_daily
 
     async def round_at(store: Store, at: datetime, folder: str) -> None:
         """One whole round of the job at ``at``: it has finished once it asks again."""
-        asked = asyncio.Event()
-        rounds = 0
-
-        async def leader() -> bool:
-            nonlocal rounds
-            rounds += 1
-            if rounds == 2:
-                asked.set()
-            return True
-
+        leader, asked = leadership(True)
         job = asyncio.create_task(
             run_daily(store.logs, tmp_path / folder, leader, 0, now=lambda: at)
         )
-        await asyncio.wait_for(asked.wait(), 30)
+        await asyncio.wait_for(asked.wait(), 120)
         job.cancel()
 
     async def body(store: Store) -> None:

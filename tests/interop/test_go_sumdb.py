@@ -1,7 +1,9 @@
 """Interop with Go's reference implementation (issue 19): ``golang.org/x/mod/sumdb/note``
 opens the service's checkpoints and ``golang.org/x/mod/sumdb/tlog`` checks the bundles'
 inclusion proofs (``CheckRecord``) and the consistency proofs between checkpoints
-(``CheckTree``); tampered copies are refused.
+(``CheckTree``); tampered copies are refused. The checkpoints are dual-signed (Ed25519 and
+ML-DSA-44, issue 32): ``note.Open`` with the log's Ed25519 vkey accepts them, ignoring the
+ML-DSA-44 line as a signature by a key it does not know, as C2SP asks.
 
 The Go program (``sumdbcheck/main.go``) is built offline in GOPATH mode with Debian's
 ``golang-go`` and the package's source under ``/usr/share/gocode`` (``golang-golang-x-mod-dev``;
@@ -26,13 +28,22 @@ import pytest
 
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.crypto.vault import KeyWrapper
+from recordseal.ledger.log_keys import LogKeyring
 from recordseal.ledger.sealer import Sealer
 from recordseal.services.disclosure import DisclosureService
 from recordseal.services.proofs import ProofService
 from recordseal.services.records import RecordService, header_members
 from recordseal.settings import Settings
 from recordseal.storage.backends import open_store
-from recordseal.tlog import Checkpoint, Ed25519Signer, parse_note, sign_checkpoint
+from recordseal.tlog import (
+    Checkpoint,
+    Ed25519Signer,
+    TlogError,
+    log_verifier,
+    open_checkpoint,
+    parse_note,
+    sign_checkpoint,
+)
 from recordseal.verify import encode_bundle
 from recordseal.verify.sealing import open_seal
 from recordseal.verify.tlogproof import format_tlog_proof, parse_tlog_proof
@@ -44,6 +55,7 @@ GOCODE = Path("/usr/share/gocode")
 SERVICE = "interop.recordseal"
 ORIGIN = f"{SERVICE}/acme/default"
 SEED = bytes(range(32))
+MLDSA_SEED = bytes(range(32, 64))
 #: Records sealed per round: four checkpoints (sizes 4, 7, 9, 11), so bundles of the later
 #: records carry a ``previous`` checkpoint and its consistency proof.
 ROUNDS = (3, 3, 2, 2)
@@ -100,7 +112,8 @@ async def _make_log(data: Path) -> Log:
             HeaderSigner.from_seed(bytes(32)),
             continuity=fresh_continuity(),
         )
-        sealer = Sealer(store.logs, SEED, SERVICE, continuity=fresh_continuity())
+        keys = LogKeyring.of_seed(SEED, MLDSA_SEED)  # every checkpoint dual-signed
+        sealer = Sealer(store.logs, keys, SERVICE, continuity=fresh_continuity())
         disclosure = DisclosureService(store, records, ProofService(store, sealer))
         await records.create_stream("acme", "orders", {"o:/amount": "money"}, False)
         posted = []
@@ -164,9 +177,37 @@ def test_go_accepts_the_services_checkpoints_and_proofs(sumdbcheck: Path, log: L
          "proof": [b64(node) for node in proof]}
         for (a, b), proof in log.consistency.items()
     ]  # fmt: skip
+    for signed in log.checkpoints.values():
+        assert _log_lines(signed) == [68, 4 + 8 + 2420]  # Ed25519, then ML-DSA-44
     outcomes = run_go(sumdbcheck, log, bundles, trees)
     assert outcomes == {name: "ok" for name in outcomes}
     assert len(outcomes) == len(bundles) + len(trees)
+
+
+def _log_lines(signed: str) -> list[int]:
+    """The sizes of the log's signatures (key ID included), in order."""
+    return [4 + len(s.signature) for s in parse_note(signed).signatures if s.name == ORIGIN]
+
+
+def test_go_ignores_the_ml_dsa_44_line_recordseal_checks_it(sumdbcheck: Path, log: Log) -> None:
+    """x/mod's ``note`` knows no type-0x06 key: a changed ML-DSA-44 signature is, to it, a
+    line by an unknown key, and the checkpoint still opens on the Ed25519 one. recordseal's
+    verifier, given the log's ML-DSA-44 key, refuses the same checkpoint (signature_invalid)."""
+    bundle, entry = log.bundles[6]
+    changed = json.loads(json.dumps(bundle))
+    signed = parse_tlog_proof(bundle["seal"]["proof"]).checkpoint
+    note = parse_note(signed)
+    mldsa = next(s for s in note.signatures if len(s.signature) == 8 + 2420)
+    broken = type(mldsa)(mldsa.name, mldsa.key_id, _flip(mldsa.signature[:8]) + mldsa.signature[8:])
+    tampered = type(note)(note.text, tuple(broken if s == mldsa else s for s in note.signatures))
+    changed["seal"]["proof"] = _seal_proof(bundle, note=lambda _: tampered.encode())
+    assert run_go(sumdbcheck, log, [case("ml-dsa line changed", changed, entry)], []) == {
+        "ml-dsa line changed": "ok"
+    }
+    mldsa_vkey = LogKeyring.of_seed(SEED, MLDSA_SEED).every(ORIGIN)[1].verifier().vkey
+    with pytest.raises(TlogError) as refused:
+        open_checkpoint(tampered.encode(), [log_verifier(log.vkey), log_verifier(mldsa_vkey)])
+    assert refused.value.code == "signature_invalid"
 
 
 def _flip(data: bytes) -> bytes:
@@ -207,11 +248,12 @@ def test_go_refuses_tampered_copies(sumdbcheck: Path, log: Log) -> None:
     def size(checkpoint: Checkpoint) -> Checkpoint:
         return Checkpoint(checkpoint.origin, checkpoint.size + 1, checkpoint.root_hash)
 
-    def signature(note: str) -> str:
-        body, _, line = note[:-1].rpartition("\n")
-        name, _, encoded = line.rpartition(" ")
-        raw = base64.b64decode(encoded)
-        return f"{body}\n{name} {b64(raw[:4] + _flip(raw[4:]))}\n"
+    def signature(signed: str) -> str:
+        """The log's Ed25519 signature (the first line) changed; the ML-DSA-44 one kept."""
+        note = parse_note(signed)
+        first = note.signatures[0]
+        changed = type(first)(first.name, first.key_id, _flip(first.signature))
+        return type(note)(note.text, (changed, *note.signatures[1:])).encode()
 
     tampered = {
         "checkpoint root changed": seal_changed(

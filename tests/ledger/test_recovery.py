@@ -24,6 +24,7 @@ from recordseal.merkle.genesis import successor_genesis
 from recordseal.services.disclosure import DisclosureService, Window
 from recordseal.services.errors import NotFound
 from recordseal.services.keys import key_directory
+from recordseal.services.listing import Listing
 from recordseal.services.proofs import ProofService
 from recordseal.settings import Settings
 from recordseal.storage.backends import open_journal, open_store
@@ -158,6 +159,39 @@ async def _checkpoints_of(service: Service, origin: str):  # type: ignore[no-unt
         if row is not None:
             found.append(row)
     return found
+
+
+def test_a_recovered_stream_counts_and_lists_what_it_holds(
+    store_settings: Settings, backup: Backup
+) -> None:
+    """After a gap declaration the stream's record count is what it holds (the gap header
+    counted, the lost numbers not), read from its row; its listing shows the gap header in
+    its place (docs/records.md, "Listing streams and records")."""
+
+    async def scenario() -> None:
+        await lose_a_sealed_record(store_settings, backup)
+        report = await run_recover(store_settings)
+        [gap] = report.gaps
+        assert (gap.from_seq, gap.seq) == (2, 3)  # seq 2 declared lost, the gap header at 3
+        async with Service(store_settings) as service:
+            await service.post("acme", "s", "bob", 4)
+            stream = await service.store.records.get_stream("acme", "s")
+            assert stream is not None
+            assert (stream.next_seq, stream.lost_seqs, stream.record_count) == (5, 1, 3)
+            rows = await service.store.records.stream_records("acme", "s")
+            assert stream.record_count == len(rows)
+            page = await Listing(service.store).records("acme", "s", 1, 10)
+            assert [item.record.seq for item in page.items] == [1, 3, 4]
+            formats = [json.loads(item.record.header)["format"] for item in page.items]
+            assert formats[1] == chain.GAP_FORMAT and chain.GAP_FORMAT not in (
+                formats[0],
+                formats[2],
+            )
+            assert not page.more
+            [listed] = (await Listing(service.store).streams("acme", None, 10)).items
+            assert listed.record_count == 3
+
+    asyncio.run(scenario())
 
 
 def test_recover_with_nothing_fenced_changes_nothing(store_settings: Settings) -> None:

@@ -287,3 +287,50 @@ def test_the_newest_witnessed_checkpoint_is_found_across_pages(
             ]
 
     asyncio.run(scenario())
+
+
+def test_a_witness_with_both_algorithms_leaves_a_line_per_configured_key(
+    store: Store, tmp_path: Path
+) -> None:
+    """``RECORDSEAL_WITNESSES`` names a witness by one key or by the list of its keys: a
+    ``witness serve --algorithm both`` answers an Ed25519 and an ML-DSA-44 line, and the sealer
+    keeps the lines of the keys it was given (the witness counts once toward the quorum)."""
+    from recordseal.ledger.log_keys import LogKeyring
+    from recordseal.ledger.sealer import configured_witnesses
+    from recordseal.settings import WitnessSetting
+    from recordseal.tlog import NoteSignature, cosigner_verifier, verify_cosignatures
+
+    keys = LogKeyring.of_seed(SEED, bytes(range(32, 64)))
+    ed25519 = witness_key(tmp_path / "w", WITNESS, "ed25519")
+    mldsa = witness_key(tmp_path / "w", WITNESS, "both")  # its last line: the ML-DSA-44 key
+    family = keys.every(SERVICE)[1].verifier().vkey  # the ML-DSA-44 family alone
+
+    async def scenario() -> list[list[str]]:
+        found = []
+        async with opened(store):
+            with witness_server(
+                tmp_path / "w", WITNESS, {}, algorithm="both", families=[family]
+            ) as url:
+                for configured in ([ed25519, mldsa], [mldsa]):
+                    name = f"w{len(found)}"
+                    setting = WitnessSetting(name, url, tuple(configured))
+                    sealer = Sealer(
+                        store.logs, keys, SERVICE, configured_witnesses([setting]),
+                        continuity=fresh_continuity(),
+                    )  # fmt: skip
+                    await ingest(store, 1)
+                    (batch,) = await sealer.seal_pending()
+                    await sealer.offer_due()
+                    assert sealer.pending_offers() == {}
+                    stored = await store.logs.cosignatures(ORIGIN, batch.size)
+                    assert len(stored) == 1  # one value per witness name
+                    lines = stored[0].splitlines()
+                    signatures = [NoteSignature.parse_line(line) for line in lines]
+                    text = batch.note.split("\n\n")[0] + "\n"
+                    verifiers = [cosigner_verifier(vkey) for vkey in configured]
+                    assert len(verify_cosignatures(text, signatures, verifiers)) == len(lines)
+                    found.append(lines)
+        return found
+
+    both, pq_only = asyncio.run(scenario())
+    assert len(both) == 2 and len(pq_only) == 1

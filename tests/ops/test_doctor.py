@@ -82,8 +82,7 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, A
             finally:
                 kill_service(service)
     finally:
-        witness.kill()
-        witness.wait()
+        kill_service(witness)  # its whole group: witness serve forks a granian worker
 
 
 def test_a_healthy_deployment_passes(deployment: dict[str, Any]) -> None:
@@ -203,3 +202,28 @@ def test_text_output_names_each_failure_and_its_fix(tmp_path: Path) -> None:
     assert lines[0] == f"FAIL  data directory: {tmp_path / 'nowhere'} does not exist"
     assert lines[1].startswith("      fix: check --data-dir")
     assert lines[-1] == "recordseal: something is wrong"
+
+
+def test_keys_in_a_module_are_found_or_named_with_a_fix(tmp_path: Path) -> None:
+    """Keys in a hardware module (SoftHSM2, tests/hsm.py): doctor opens each one keys/ names;
+    a PIN file that is gone fails the check, naming the key file and where to look."""
+    from tests.hsm import softhsm, unique
+
+    hsm = softhsm()
+    data = tmp_path / "data"
+    for purpose in ("log", "kek"):
+        subprocess.run(
+            [*CLI, "keys", "init", purpose, "--hsm", hsm.uri(unique(purpose)), "--data-dir",
+             str(data), "--create-data-dir"],
+            check=True, capture_output=True, timeout=120,
+        )  # fmt: skip
+    code, report = doctor({}, "--data-dir", str(data), "--port", str(free_port()))
+    checks = by_name(report)
+    assert checks["keys in a module"]["ok"], checks["keys in a module"]
+    assert "4 keys found" in checks["keys in a module"]["detail"]
+    reference = data / "keys" / "kek.pkcs11"
+    reference.write_text(reference.read_text().replace(str(hsm.pin_file), str(tmp_path / "no")))
+    code, report = doctor({}, "--data-dir", str(data), "--port", str(free_port()))
+    assert code == 1 and "keys in a module" in failed(report)
+    check = by_name(report)["keys in a module"]
+    assert "kek.pkcs11" in check["detail"] and "pin-source" in check["fix"]

@@ -193,18 +193,16 @@ def test_the_cookie_key_rotates_and_is_listed(tmp_path: Path) -> None:
 
 
 def test_the_log_key_rotates_and_the_log_is_witnessed_throughout(tmp_path: Path) -> None:
-    """``keys rotate log`` (both keys sign each checkpoint), a restart that gives the demo
-    witness the new key, ``keys rotate log --complete`` (the new key alone signs): every
-    record on the way is cosigned, and every bundle is VERIFIED with one export."""
+    """``keys rotate log`` (both keys sign each checkpoint) and ``keys rotate log
+    --complete`` (the new key alone signs) beside a running service: its demo witness follows
+    the data directory's log keys by itself, so every record on the way is cosigned, and every
+    bundle is VERIFIED with one export."""
     data = tmp_path / "data"
     data.mkdir()
     port = free_port()
     token = create_token(data, "acme")
     auth = {"Authorization": f"Bearer {token}"}
     args = ["--demo-witness", str(tmp_path / "witness")]
-
-    def start() -> subprocess.Popen[bytes]:
-        return start_service(data, port, args=args, env={"RECORDSEAL_SEAL_INTERVAL": "0.2"})
 
     def witnessed(http: httpx.Client, n: int) -> dict:  # type: ignore[type-arg]
         record = http.post("/v1/records", json={**ONE, "payload": {"n": n}}).json()
@@ -219,42 +217,54 @@ def test_the_log_key_rotates_and_the_log_is_witnessed_throughout(tmp_path: Path)
         seal = bundle["seal"]
         return [line for line in seal["proof"].splitlines() if line.startswith(f"— {seal['log']} ")]
 
+    families = tmp_path / "witness" / "log-families.vkeys"
     bundles = []
-    server = start()
+    server = start_service(data, port, args=args, env={"RECORDSEAL_SEAL_INTERVAL": "0.2"})
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=auth, timeout=60) as http:
             assert http.post("/v1/streams", json={"name": "s"}).status_code == 201
             bundles.append(witnessed(http, 1))
+            assert len(families.read_text().splitlines()) == 2  # Ed25519 and ML-DSA-44
             rotation = cli(["keys", "rotate", "log", "--data-dir", str(data), "--json"])
-            assert json.loads(rotation.stdout)["new"] == "log-signing-2.ed25519"
+            rotated = json.loads(rotation.stdout)
+            assert rotated["new"] == "log-signing-2.ed25519"
+            assert rotated["new_files"] == ["log-signing-2.ed25519", "log-signing-2.ml-dsa-44"]
+            assert rotated["family_vkeys"][0] == rotated["family_vkey"]
+            # The event: serve gives the demo witness the new keys (it re-reads keys/ every 2 s).
+            deadline = time.monotonic() + 30
+            while len(families.read_text().splitlines()) < 4:
+                assert time.monotonic() < deadline, "the demo witness was never given the key"
+                time.sleep(0.1)
             time.sleep(2.5)  # the sealer re-reads keys/ every 2 s: let it see the new key
-            bundles.append(witnessed(http, 2))  # both keys sign; the witness knows the old
-    finally:
-        kill_service(server)
-    assert len(log_signatures(bundles[0])) == 1
-    assert len(log_signatures(bundles[1])) == 2, bundles[1]["seal"]["proof"]
-    server = start()  # its demo witness now knows both keys
-    try:
-        cli(["keys", "rotate", "log", "--complete", "--data-dir", str(data)])
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=auth, timeout=60) as http:
+            bundles.append(witnessed(http, 2))  # both keys sign
+            cli(["keys", "rotate", "log", "--complete", "--data-dir", str(data)])
             time.sleep(2.5)
-            bundles.append(witnessed(http, 3))
+            bundles.append(witnessed(http, 3))  # the new key alone, cosigned without a restart
     finally:
         kill_service(server)
-    assert len(log_signatures(bundles[2])) == 1, bundles[2]["seal"]["proof"]
+    assert len(log_signatures(bundles[0])) == 2  # Ed25519 and ML-DSA-44
+    assert len(log_signatures(bundles[1])) == 4, bundles[1]["seal"]["proof"]
+    assert len(log_signatures(bundles[2])) == 2, bundles[2]["seal"]["proof"]
     cli(["keys", "export", "--data-dir", str(data), "--keys-out", str(tmp_path / "k.json"),
          "--trust-out", str(tmp_path / "t.json")])  # fmt: skip
     keys = load_key_directory((tmp_path / "k.json").read_bytes())
     trust = load_trust_store((tmp_path / "t.json").read_bytes())
-    assert len(keys.logs) == 2  # one log, listed once per key
+    assert len(keys.logs) == 4  # one log, listed once per key: two generations of two
     for bundle in bundles:
         result = verify_bundle(json.dumps(bundle).encode(), keys, trust)
         assert result.verdict == "VERIFIED", result
     listed = json.loads(cli(["keys", "list", "--data-dir", str(data), "--json"]).stdout)
     logs = [
-        (Path(k["location"]).name, k["active"]) for k in listed["keys"] if k["purpose"] == "log"
+        (Path(k["location"]).name, k["algorithm"], k["active"])
+        for k in listed["keys"]
+        if k["purpose"] == "log"
     ]
-    assert logs == [("log-signing.ed25519", False), ("log-signing-2.ed25519", True)]
+    assert logs == [
+        ("log-signing.ed25519", "Ed25519", False),
+        ("log-signing.ml-dsa-44", "ML-DSA-44", False),
+        ("log-signing-2.ed25519", "Ed25519", True),
+        ("log-signing-2.ml-dsa-44", "ML-DSA-44", True),
+    ]
 
 
 def test_a_compromised_log_key_is_retired_for_a_new_one_and_named_in_the_directory(
@@ -276,7 +286,10 @@ def test_a_compromised_log_key_is_retired_for_a_new_one_and_named_in_the_directo
     finally:
         kill_service(server)
     listed = json.loads(cli(["keys", "list", "--data-dir", str(data), "--json"]).stdout)
-    [old] = [k["key_id"] for k in listed["keys"] if k["purpose"] == "log"]
+    old, old_mldsa = (
+        next(k["key_id"] for k in listed["keys"] if (k["purpose"], k["algorithm"]) == kind)
+        for kind in (("log", "Ed25519"), ("log", "ML-DSA-44"))
+    )
     revoked = cli(
         ["keys", "revoke", old, "--compromised-at", "2026-01-01T00:00:00Z",
          "--data-dir", str(data), "--json"]
@@ -285,11 +298,23 @@ def test_a_compromised_log_key_is_retired_for_a_new_one_and_named_in_the_directo
     assert report["revoked"]["purpose"] == "log"
     assert report["new"] == {"file": "log-signing-2.ed25519"}
     assert (data / "keys" / "log-signing.ed25519.retired").exists()
-    cli(["keys", "export", "--data-dir", str(data), "--keys-out", str(tmp_path / "k.json"),
-         "--trust-out", str(tmp_path / "t.json")])  # fmt: skip
+    assert (data / "keys" / "log-signing.ml-dsa-44.retired").exists()  # its generation's
+    export = ["keys", "export", "--data-dir", str(data), "--keys-out", str(tmp_path / "k.json"),
+              "--trust-out", str(tmp_path / "t.json")]  # fmt: skip
+    cli(export)
     exported = json.loads((tmp_path / "k.json").read_text())
     marks = sorted(entry.get("compromised_at") or "" for entry in exported["logs"])
-    assert marks == ["", "2026-01-01T00:00:00.000000Z"]
+    assert marks == ["", "", "", "2026-01-01T00:00:00.000000Z"]
+    # The checkpoint's ML-DSA-44 signature is by a key not compromised: it still vouches.
+    result = verify_bundle(bundle, load_key_directory((tmp_path / "k.json").read_bytes()))
+    assert result.checks[3].status == "passed", result.checks[3].detail
+    # Its generation's ML-DSA-44 key compromised too (retired: nothing rotates again).
+    again = cli(
+        ["keys", "revoke", old_mldsa, "--compromised-at", "2026-01-01T00:00:00Z",
+         "--data-dir", str(data), "--json"]
+    )  # fmt: skip
+    assert json.loads(again.stdout)["new"] is None
+    cli(export)
     # No witness shows the checkpoint before the compromise: check 4 fails naming it (rule 4.8).
     result = verify_bundle(bundle, load_key_directory((tmp_path / "k.json").read_bytes()))
     assert result.checks[3].status == "failed" and "compromised" in result.checks[3].detail

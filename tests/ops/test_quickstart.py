@@ -134,7 +134,12 @@ def test_the_demo_witness_is_its_own_process_and_says_it_is_a_demo(
     service = json.loads((home / "data" / "service.json").read_text())
     (witness,) = service["witnesses"]
     health = httpx.get(f"{witness['url']}/health").json()
-    assert health == {"status": "ok", "witness": witness["vkey"], "demo": True}
+    assert health == {
+        "status": "ok",
+        "witness": witness["vkey"],
+        "demo": True,
+        "vkeys": [witness["vkey"]],  # Ed25519 only: the demo witness's --algorithm default
+    }
     assert health["witness"].startswith("demo-witness.localhost+")
     # Its own key and state, kept in the data directory it witnesses (make run's default).
     assert (home / "data" / "demo-witness" / "witness-key.ed25519").stat().st_mode & 0o777 == 0o600

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from recordseal.serve import command_path
+from recordseal.invocation import command_path
 
 
 @pytest.fixture

@@ -181,6 +181,10 @@ def test_fleet_with_undeclared_tenant_fails(tmp_path: Path) -> None:
         ("organizations", {"id": "x", "display_name": "X"}, "tenant_id"),
         ("fleets", {"fleet_id": "x", "tenant_id": "acme"}, "organization_id"),
         ("tenants", {"id": "bad id", "display_name": "X"}, "tenant id"),
+        ("tenants", {"id": "x", "display_name": " "}, "display_name must be 1 to 128"),
+        ("tenants", {"id": "x", "display_name": "a\nb"}, "no control characters"),
+        ("tenants", {"id": "x", "display_name": "X", "contact_email": "x"}, "contact_email"),
+        ("organizations", {"id": "x", "tenant_id": "acme", "display_name": ""}, "display_name"),
     ],
 )
 def test_unknown_or_mistyped_members_are_named(

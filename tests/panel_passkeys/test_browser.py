@@ -23,7 +23,7 @@ from playwright import sync_api
 
 from recordseal.panel.cookies import COOKIE_NAME, CookieKeyring, SigningKey
 from recordseal.panel.sessions import TenantSession
-from tests.servers import asgi_server, chromium, screenshot_dir
+from tests.servers import asgi_server, chromium, screenshot_dir, virtual_authenticator
 
 SCREENSHOTS = screenshot_dir()
 SEED = {
@@ -81,24 +81,6 @@ def panel_link(server: Server, url: str) -> str:
     return done.stdout.strip().splitlines()[-1]
 
 
-def _virtual_authenticator(context: sync_api.BrowserContext, page: sync_api.Page) -> None:
-    cdp = context.new_cdp_session(page)
-    cdp.send("WebAuthn.enable")
-    cdp.send(
-        "WebAuthn.addVirtualAuthenticator",
-        {
-            "options": {
-                "protocol": "ctap2",
-                "transport": "internal",
-                "hasResidentKey": True,
-                "hasUserVerification": True,
-                "isUserVerified": True,
-                "automaticPresenceSimulation": True,
-            }
-        },
-    )
-
-
 def _session_cookie(context: sync_api.BrowserContext) -> str | None:
     for cookie in context.cookies():
         if cookie["name"] == COOKIE_NAME and cookie["value"]:
@@ -128,7 +110,7 @@ def test_register_sign_in_scope_and_sign_out_everywhere(
     scoped = browser.new_context(viewport={"width": 1100, "height": 760})
     try:
         page = context.new_page()
-        _virtual_authenticator(context, page)
+        virtual_authenticator(context, page)
 
         # 1. The one-time link registers a passkey and signs the new operator in.
         page.goto(link)

@@ -38,7 +38,7 @@ from recordseal.panel.tenants import InMemoryTenantStore, Organization, Tenant
 from recordseal.settings import Settings
 from recordseal.storage.sqlite import SQLiteStore
 from recordseal.web.panel.context import PanelContext
-from recordseal.web.panel.passkeys import PASSKEY_ROUTES
+from recordseal.web.panel.passkeys import PASSKEY_ROUTES, PasskeyConfig
 from recordseal.web.panel.routes import PANEL_ROUTES, panel_template_config
 from recordseal.web.panel.sso import SsoContext
 from recordseal.web.ratelimit import RateLimiter
@@ -155,6 +155,7 @@ def build_rp(
     # A service's rate limiter, limits off (as RECORDSEAL_RATE_LIMIT_SSO=off would set it).
     settings = Settings(data_dir=database.parent, rate_limit_login=None, rate_limit_sso=None)
     app.state.rate_limiter = limiter = RateLimiter.of(settings)
+    app.state.passkey_config = PasskeyConfig.of(settings)  # the sign-in page's, as create_app
     rp = RelyingParty(app, panel, registry, pending, clock, keyring, database, portal)
     rp._closers.append(lambda: portal_context.__exit__(None, None, None))
     rp._closers.append(lambda: portal.call(backend.close))

@@ -37,9 +37,10 @@ from recordseal.web.problems import EXCEPTION_HANDLERS
 from recordseal.web.ratelimit import RateLimited
 from tests.panel_web.conftest import JSON, Panel, seeded_store
 
-#: Routes that are not the panel's: the record API, the service's own, its documents.
+#: Routes that are not the panel's: the record API, the service's own (its public landing page
+#: and icon among them), its documents.
 NOT_PANEL_PREFIXES = ("/v1/", "/schema", "/static/")
-NOT_PANEL = {"/health", "/readyz", "/metrics", "/verify-record"}
+NOT_PANEL = {"/", "/favicon.ico", "/health", "/readyz", "/metrics", "/verify-record"}
 #: The panel's sign-on routes: they run before there is a session (docs/panel.md, docs/sso.md).
 SIGN_ON = {
     ("GET", "/login"),
@@ -119,8 +120,8 @@ class _Forgotten(Controller):
 
 
 class _HalfGuarded(Controller):
-    @post("/tenants/{tenant_id:str}/freeze", guards=[tenant_scope])
-    async def freeze(self, tenant_id: FromPath[str]) -> None: ...
+    @post("/tenants/{tenant_id:str}/rename", guards=[tenant_scope])
+    async def rename(self, tenant_id: FromPath[str]) -> None: ...
 
 
 def test_a_route_added_without_its_guards_is_found() -> None:
@@ -137,7 +138,7 @@ def test_a_route_added_without_its_guards_is_found() -> None:
     assert sorted(unguarded(app)) == [
         "GET /audit-log: no session guard",
         "POST /tenants/{tenant_id:str}/archive: no session guard",
-        "POST /tenants/{tenant_id:str}/freeze: no role guard after the CSRF guard",
+        "POST /tenants/{tenant_id:str}/rename: no role guard after the CSRF guard",
     ]
 
 

@@ -46,7 +46,13 @@ from tests.panel_sso.conftest import BASIC_SECRET
 from tests.panel_sso.op_server import OpenIdProvider, client_entry, running_op
 from tests.panel_sso.tls import LocalTls, make_tls
 from tests.pg_cluster import Cluster
-from tests.servers import chromium, free_port, kill_service, start_service
+from tests.servers import (
+    chromium,
+    free_port,
+    kill_service,
+    start_service,
+    virtual_authenticator,
+)
 
 SEED = {
     "tenants": [
@@ -240,14 +246,7 @@ def passkey_sign_in(browser: sync_api.Browser, deployment: Deployment) -> str:
     context = browser.new_context()
     try:
         page = context.new_page()
-        cdp = context.new_cdp_session(page)
-        cdp.send("WebAuthn.enable")
-        cdp.send(
-            "WebAuthn.addVirtualAuthenticator",
-            {"options": {"protocol": "ctap2", "transport": "internal", "hasResidentKey": True,
-                         "hasUserVerification": True, "isUserVerified": True,
-                         "automaticPresenceSimulation": True}},
-        )  # fmt: skip
+        virtual_authenticator(context, page)
         page.goto(link[-1])
         page.get_by_role("button", name="Create a passkey").click()
         page.wait_for_url(f"{deployment.first}/tenants")

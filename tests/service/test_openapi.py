@@ -240,13 +240,22 @@ def _disclosure(live: Live) -> httpx.Response:
     return answer
 
 
+def _listed_records(live: Live) -> httpx.Response:
+    """A first page with a next one (its Link), then the next page: sealed and pending seals."""
+    first = live.call("GET", "/v1/streams/orders/records?limit=1", headers=live.auth)
+    assert first.links["next"]["url"] == first.json()["next"]
+    return live.call("GET", first.json()["next"], headers=live.auth)
+
+
 #: A successful call of every operation, in this order (each may use what an earlier one
 #: left in ``live.state``). A new route adds its call here.
 HAPPY: dict[tuple[str, str], Callable[[Live], httpx.Response]] = {
+    ("GET", "/"): lambda live: live.call("GET", "/", headers={"Accept": "application/json"}),
     ("GET", "/health"): lambda live: live.call("GET", "/health"),
     ("GET", "/readyz"): lambda live: live.call("GET", "/readyz"),
     ("GET", "/metrics"): lambda live: live.call("GET", "/metrics"),
     ("POST", "/v1/streams"): _stream,
+    ("GET", "/v1/streams"): lambda live: live.call("GET", "/v1/streams", headers=live.auth),
     ("GET", "/v1/streams/{name}"): lambda live: live.call(
         "GET", "/v1/streams/orders", headers=live.auth
     ),
@@ -256,6 +265,7 @@ HAPPY: dict[tuple[str, str], Callable[[Live], httpx.Response]] = {
         {"records": [{**RECORD, "subject_id": "c-2"}, {**RECORD, "payload": {"amount": 1.5}}]},
     ),
     ("GET", "/v1/records/{record_id}"): _sealed_view,
+    ("GET", "/v1/streams/{name}/records"): _listed_records,
     ("GET", "/v1/records/{record_id}/payload"): lambda live: live.call(
         "GET", f"/v1/records/{live.state['record_id']}/payload", headers=live.auth
     ),
@@ -323,6 +333,23 @@ def _provoke_refusals(live: Live) -> None:
         (live.post("/v1/streams", {"name": "s", "strict": "yes"}), 400, "request_invalid"),
         (live.post("/v1/records", {**alive, "stream": "none"}), 404, "stream_not_found"),
         (live.call("GET", "/v1/streams/none", headers=live.auth), 404, "stream_not_found"),
+        (
+            live.call("GET", "/v1/streams/none/records", headers=live.auth),
+            404,
+            "stream_not_found",
+        ),
+        (live.call("GET", "/v1/streams?limit=1001", headers=live.auth), 422, "limit_invalid"),
+        (live.call("GET", "/v1/streams?after=%20", headers=live.auth), 422, "after_invalid"),
+        (
+            live.call("GET", "/v1/streams/orders/records?from_seq=0", headers=live.auth),
+            422,
+            "from_seq_invalid",
+        ),
+        (
+            live.call("GET", "/v1/streams/orders/records?limit=x", headers=live.auth),
+            422,
+            "limit_invalid",
+        ),
         (live.post("/v1/records", {**alive, "payload": {"amount": "x"}}), 422, "value_type"),
         (
             live.post("/v1/records", {**alive, "payload": {"n": "x" * 300_000}}),

@@ -23,8 +23,7 @@ from recordseal.crypto.signing import verify_header_signature
 from recordseal.merkle import tree
 from recordseal.merkle.genesis import tenant_genesis
 from recordseal.settings import Settings
-from recordseal.tlog import open_checkpoint
-from recordseal.tlog.keys import Ed25519Verifier
+from recordseal.tlog import log_verifier, open_checkpoint
 from tests.backends import query
 from tests.servers import create_token, free_port, kill_service, start_service
 
@@ -147,8 +146,8 @@ def assert_every_checkpoint_verifies(settings: Settings, keys: dict) -> None:
     assert [index for index, _ in leaves] == list(range(1, len(leaves) + 1))
     checkpoints = query(settings, "SELECT size, root, note FROM checkpoints ORDER BY size")
     assert checkpoints[-1][0] == len(leaves) + 1  # leaf 0 is the tenant genesis root
-    (log,) = keys["logs"]
-    verifier = Ed25519Verifier.from_vkey(log["vkey"])
+    ed25519, mldsa = (log_verifier(log["vkey"]) for log in keys["logs"])  # dual-signed
+    assert (ed25519.SIGNATURE_TYPE, mldsa.SIGNATURE_TYPE) == (0x01, 0x06)
     nodes: dict[tuple[int, int], bytes] = {}
     hashes = [leaf_hash(tenant_genesis("acme", "default"))] + [bytes(leaf) for _, leaf in leaves]
     roots = {}
@@ -161,6 +160,7 @@ def assert_every_checkpoint_verifies(settings: Settings, keys: dict) -> None:
     sizes = [size for size, _, _ in checkpoints]
     assert sizes == sorted(set(sizes))  # no size sealed twice
     for size, root, note in checkpoints:
-        checkpoint, _ = open_checkpoint(note, [verifier])
+        checkpoint, opened = open_checkpoint(note, [ed25519, mldsa])
+        assert len(opened.verified) == 2  # both log signatures, each verified
         assert (checkpoint.size, checkpoint.root_hash) == (size, bytes(root))
         assert bytes(root) == roots[size]

@@ -24,6 +24,11 @@ from tests.tlog.tsa_support import make_authority
 CLI = [sys.executable, "-m", "recordseal.cli"]
 
 
+MODULE_KEY = (
+    "pkcs11:token=rs;object={}?module-path=/usr/lib/softhsm/libsofthsm2.so&pin-source=file:/run/pin"
+)
+
+
 def every_setting(tmp_path: Path) -> tuple[str, dict[str, object]]:
     """A file that sets every setting to a value other than its default, and those values."""
     vkey = CosignatureSigner.from_seed("w.example", bytes(32)).verifier().vkey
@@ -32,6 +37,9 @@ def every_setting(tmp_path: Path) -> tuple[str, dict[str, object]]:
 data_dir = "/srv/recordseal"
 database_url = "postgresql://rs:hunter2@db.example/rs"
 journal = "/srv/journal"
+header_key = "{MODULE_KEY.format("header")}"
+log_key = "{MODULE_KEY.format("log")}"
+kek = "{MODULE_KEY.format("kek")}"
 host = "0.0.0.0"
 port = 9100
 max_body_bytes = 2048
@@ -67,6 +75,9 @@ allow_reference_core = true
         "data_dir": Path("/srv/recordseal"),
         "database_url": "postgresql://rs:hunter2@db.example/rs",
         "journal": "/srv/journal",
+        "header_key": MODULE_KEY.format("header"),
+        "log_key": MODULE_KEY.format("log"),
+        "kek": MODULE_KEY.format("kek"),
         "host": "0.0.0.0",
         "port": 9100,
         "max_body_bytes": 2048,

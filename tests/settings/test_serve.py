@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.processes import children, descendants, kill_all, wait_gone
 from tests.servers import free_port, kill_service, start_service
 
 CLI = [sys.executable, "-m", "recordseal.cli"]
@@ -105,68 +106,25 @@ def test_a_second_serve_on_a_busy_port_exits_and_the_first_keeps_serving(
         kill_service(first)
 
 
-def _stat(pid: int) -> list[str] | None:
-    """The fields of /proc/PID/stat after the command name (None: no such process)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-
-
-def _children(pid: int) -> list[tuple[int, str]]:
-    """The processes whose parent is ``pid``, from Linux's /proc (the platform the service
-    runs on: its workers die with the supervisor through Linux's PR_SET_PDEATHSIG), each as
-    (pid, start time): a pid alone may be another process's by the time it is looked at again
-    (pids wrap around at 32768 here, and the test suite starts thousands of processes)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            fields = _stat(int(entry.name))
-            if fields is not None and int(fields[1]) == pid:
-                found.append((int(entry.name), fields[19]))
-    return found
-
-
-def _alive(process: tuple[int, str]) -> bool:
-    """Whether that very process (same pid, same start time) still runs (a zombie does not)."""
-    fields = _stat(process[0])
-    return fields is not None and fields[19] == process[1] and fields[0] != "Z"
-
-
-def _describe(process: tuple[int, str]) -> str:
-    """Which process it is and what it is doing: its state, parent and command line."""
-    fields = _stat(process[0]) or ["?", "?"]
-    try:
-        command = Path(f"/proc/{process[0]}/cmdline").read_bytes().replace(b"\0", b" ")
-    except OSError:
-        command = b"?"
-    return f"pid {process[0]} state {fields[0]} parent {fields[1]}: {command.decode()[:200]}"
-
-
 def test_workers_exit_when_the_supervisor_is_killed(tmp_path: Path) -> None:
+    """No process of the service outlives its supervisor: the kernel sends each worker one
+    SIGTERM, and its watchdog (web/supervision.py) kills it GRACE (5) s later should it
+    still run; a worker still importing when the supervisor dies exits when its import
+    reaches web/asgi.py, before it could answer anything."""
     port = free_port()
     supervisor = start_service(tmp_path, port, workers=2)
+    service = descendants(supervisor.pid)  # the workers and their watchdogs
     try:
-        workers = _children(supervisor.pid)
-        assert len(workers) >= 2, workers
+        assert len(children(supervisor.pid)) >= 2, service
         os.kill(supervisor.pid, signal.SIGKILL)
         supervisor.wait()
-        # SIGTERM at once, and ended GRACE (5) s later at the latest once it runs Python of
-        # ours; a worker still importing when the supervisor dies exits as soon as its import
-        # reaches web/asgi.py (it finds its parent gone), before it could answer anything. How
-        # long that import takes depends on the machine, so the deadline only stops a hang.
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and any(_alive(w) for w in workers):
-            time.sleep(0.1)
-        survivors = [_describe(w) for w in workers if _alive(w)]
-        assert not survivors, f"a worker outlived its supervisor: {survivors}"
+        survivors = wait_gone(service)
+        assert not survivors, f"a process of the service outlived its supervisor: {survivors}"
         with pytest.raises(httpx.HTTPError):
             httpx.get(f"http://127.0.0.1:{port}/health", timeout=2)
     finally:
         kill_service(supervisor)
-        for worker in workers:
-            if _alive(worker):
-                os.kill(worker[0], signal.SIGKILL)
+        kill_all(service)
 
 
 BLOCK_NATIVE = """

@@ -89,6 +89,8 @@ BAD = [
     ("RECORDSEAL_WITNESSES", "[{", "a JSON list"),
     ("RECORDSEAL_WITNESSES", '[{"name": "w", "url": 3, "vkey": "x"}]', "$[0].url"),
     ("RECORDSEAL_WITNESSES", '[{"name": "w", "url": "http://w", "vkey": "x+1+AA"}]', "vkey"),
+    ("RECORDSEAL_WITNESSES", '[{"name": "w", "url": "http://w", "vkey": []}]', "empty list"),
+    ("RECORDSEAL_WITNESSES", '[{"name": "w", "url": "http://w", "vkey": ["x+1+AA"]}]', "vkey"),
     ("RECORDSEAL_TIMESTAMP_AUTHORITIES", '[{"name": "t", "url": "ftp://t", "roots_pem": ""}]',
      "http:// or https://"),
     ("RECORDSEAL_PANEL_SSO_OUTBOUND_ALLOW", "10.0.0.0/8, nonsense", "CIDR"),
@@ -111,3 +113,20 @@ def test_an_unknown_variable_is_reported_with_the_closest_name() -> None:
     assert warnings == [
         "RECORDSEAL_PROT is not a setting and is ignored (did you mean RECORDSEAL_PORT?)"
     ]
+
+
+def test_a_witness_names_one_key_or_a_list_of_its_keys() -> None:
+    """A witness that cosigns with Ed25519 and ML-DSA-44 (``witness serve --algorithm both``)
+    is given both keys; one listed twice is refused."""
+    from recordseal.tlog import CosignatureSigner, MLDSA44CosignatureSigner
+
+    ed25519 = CosignatureSigner.generate("w.example").vkey
+    mldsa = MLDSA44CosignatureSigner.generate("w.example").vkey
+    one = f'[{{"name": "w", "url": "http://w", "vkey": "{ed25519}"}}]'
+    both = f'[{{"name": "w", "url": "http://w", "vkey": ["{ed25519}", "{mldsa}"]}}]'
+    assert from_env({"RECORDSEAL_WITNESSES": one}).witnesses[0].vkeys == (ed25519,)
+    assert from_env({"RECORDSEAL_WITNESSES": both}).witnesses[0].vkeys == (ed25519, mldsa)
+    twice = f'[{{"name": "w", "url": "http://w", "vkey": ["{mldsa}", "{mldsa}"]}}]'
+    with pytest.raises(SettingsError) as refused:
+        from_env({"RECORDSEAL_WITNESSES": twice})
+    assert "lists one key twice" in str(refused.value)

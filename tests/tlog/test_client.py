@@ -23,7 +23,7 @@ def app(tmp_path: Path, log: Log) -> Litestar:
     return create_witness_app(
         tmp_path / "state",
         WITNESS_NAME,
-        tmp_path / "witness.key",
+        tmp_path / "keys",
         {log.origin: [log.signer.verifier().vkey]},
     )
 

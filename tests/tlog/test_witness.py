@@ -158,13 +158,14 @@ def test_refuses_unknown_logs_and_bad_signatures(witness: Witness, log: Log) -> 
 
 def test_state_file_is_replaced_atomically(witness: Witness, log: Log) -> None:
     log.append(3)
-    witness.add_checkpoint(0, [], log.signed())
+    cosignature = witness.add_checkpoint(0, [], log.signed())
     files = sorted(p.name for p in witness.store.directory.iterdir())
     path = witness.store.path_for(log.origin)
     assert files == sorted([path.name, "witness.lock"])
     stored = json.loads(path.read_text())
     assert stored["origin"] == log.origin and stored["size"] == 3
-    assert stored["checkpoint"] == log.signed()
+    # The checkpoint with the log signature the witness verified and its own cosignature.
+    assert stored["checkpoint"] == log.signed() + cosignature.line
 
 
 def test_a_corrupt_state_is_an_error_never_a_fresh_start(witness: Witness, log: Log) -> None:
@@ -210,3 +211,31 @@ def test_state_directory_files_are_not_world_writable(witness: Witness, log: Log
     witness.add_checkpoint(0, [], log.signed())
     mode = os.stat(witness.store.path_for(log.origin)).st_mode
     assert not mode & 0o022
+
+
+def test_a_family_file_is_followed_as_it_changes(
+    tmp_path: Path, witness_signer: CosignatureSigner
+) -> None:
+    """``witness serve --logs-under-file``: the witness reads the file again whenever it
+    changes, so a log key added there is trusted without a restart; a file that cannot be
+    read at start is refused, and one that goes away later leaves the families as they were."""
+    from recordseal.tlog.witness import FamilyFile, write_family_file
+
+    first = Ed25519Signer.generate("service.example")
+    second = Ed25519Signer.generate("service.example")
+    path = tmp_path / "families"
+    with pytest.raises(TlogError, match="logs-under-file"):
+        FamilyFile(path)
+    assert write_family_file(path, [first.verifier().vkey])
+    assert not write_family_file(path, [first.verifier().vkey])  # unchanged: not rewritten
+    families = FamilyFile(path)
+    witness = Witness(tmp_path / "state", witness_signer, {}, families=families)
+    origin = "service.example/acme/default"
+    rotated = Log(Ed25519Signer(origin, second._private), origin=origin)
+    rotated.append(2)
+    assert refusal(witness, 0, [], rotated.signed()).code == "note_unverified"
+    assert write_family_file(path, [first.verifier().vkey, second.verifier().vkey])
+    witness.add_checkpoint(0, [], rotated.signed())  # the new key, trusted without a restart
+    path.unlink()
+    rotated.append(1)
+    witness.add_checkpoint(2, rotated.proof(2), rotated.signed())  # as last read

@@ -21,7 +21,7 @@ def make_app(tmp_path: Path, log: Log) -> Litestar:
     return create_witness_app(
         tmp_path / "state",
         WITNESS_NAME,
-        tmp_path / "witness.key",
+        tmp_path / "keys",
         {log.origin: [log.signer.verifier().vkey]},
     )
 
@@ -67,14 +67,15 @@ def test_409_carries_the_witness_size(client: TestClient[Litestar], log: Log) ->
     assert response.content == b"5\n"
 
 
-def test_409_for_a_second_root_at_the_same_size(
+def test_422_for_a_second_root_at_the_same_size(
     client: TestClient[Litestar], log: Log, forked_log: Log
 ) -> None:
+    """c2sp.org/tlog-witness as it stands: an equal size with another root is 422."""
     log.append(5)
     post(client, 0, [], log.signed())
     forked_log.append(4, "fork")
     response = post(client, 5, [], forked_log.signed())
-    assert response.status_code == 409
+    assert response.status_code == 422
     assert response.headers["content-type"] == "application/problem+json"
     assert response.json()["code"] == "root_mismatch"
 
@@ -120,7 +121,7 @@ def test_state_and_key_survive_a_new_app(tmp_path: Path, log: Log) -> None:
     first = make_app(tmp_path, log)
     with TestClient(first) as client:
         assert post(client, 0, [], log.signed()).status_code == 200
-    key = tmp_path / "witness.key"
+    key = tmp_path / "keys" / "witness-key.ed25519"
     assert stat.S_IMODE(key.stat().st_mode) == 0o600
     second = make_app(tmp_path, log)
     assert witness_verifier(second) == witness_verifier(first)
@@ -132,7 +133,8 @@ def test_state_and_key_survive_a_new_app(tmp_path: Path, log: Log) -> None:
 def test_health_and_methods(client: TestClient[Litestar], app: Litestar) -> None:
     response = client.get("/health")
     assert response.status_code == 200
-    assert response.json() == {"status": "ok", "witness": witness_verifier(app).vkey, "demo": False}
+    vkey = witness_verifier(app).vkey
+    assert response.json() == {"status": "ok", "witness": vkey, "demo": False, "vkeys": [vkey]}
     assert client.get("/add-checkpoint").status_code == 405
 
 
@@ -150,7 +152,7 @@ def test_a_log_family_covers_logs_made_later_and_nothing_else(tmp_path: Path) ->
     seed = bytes(range(32))
     family = Ed25519Signer.from_seed("svc.example", seed).verifier().vkey
     app = create_witness_app(
-        tmp_path / "state", WITNESS_NAME, tmp_path / "witness.key", {}, families=[family]
+        tmp_path / "state", WITNESS_NAME, tmp_path / "keys", {}, families=[family]
     )
     with TestClient(app) as client:
         for origin in ("svc.example/acme/default", "svc.example/new-tenant/edge"):

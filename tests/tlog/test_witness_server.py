@@ -141,3 +141,60 @@ def test_granian_witness_cosigns_and_remembers_across_restarts(
             assert error.code == "witness_refused"
         else:
             raise AssertionError("the witness cosigned a forked tree after a restart")
+
+
+def test_witness_key_command_with_ml_dsa(tmp_path: Path) -> None:
+    """``witness key --algorithm both --json``: the Ed25519 key first (``vkey``, as before),
+    then the ML-DSA-44 key, both under the witness's name; the seed files are 0600."""
+    import json
+
+    from recordseal.tlog import MLDSA44, parse_vkey
+
+    done = subprocess.run(
+        cli("key", "--data-dir", str(tmp_path), "--name", WITNESS_NAME, "--algorithm", "both",
+            "--json"),
+        env=environment(), capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    answer = json.loads(done.stdout)
+    ed25519, mldsa = answer["vkeys"]
+    assert answer["vkey"] == ed25519 and answer["name"] == WITNESS_NAME
+    assert parse_vkey(mldsa).signature_type == MLDSA44
+    assert parse_vkey(mldsa).name == WITNESS_NAME
+    for name in ("witness-key.ed25519", "witness-key.ml-dsa-44"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o600
+
+
+def test_granian_witness_cosigns_with_ml_dsa_and_serves_monitors(tmp_path: Path, log: Log) -> None:
+    """A ``witness serve --algorithm ml-dsa-44`` process: its cosignature is ML-DSA-44 with the
+    time, it refuses another root at one size with 422, and its monitoring API serves the
+    checkpoint it cosigned."""
+    import hashlib
+
+    from recordseal.tlog import MLDSA44CosignatureVerifier, cosigner_verifier, parse_note
+    from tests.servers import witness_key, witness_server
+
+    data_dir = tmp_path / "witness"
+    vkey = witness_key(data_dir, WITNESS_NAME, "ml-dsa-44")
+    log.append(4)
+    logs = {log.origin: log.signer.verifier().vkey}
+    with witness_server(data_dir, WITNESS_NAME, logs, algorithm="ml-dsa-44") as url:
+        assert httpx.get(f"{url}/health", timeout=10).json()["vkeys"] == [vkey]
+        witness = cosigner_verifier(vkey)
+        assert isinstance(witness, MLDSA44CosignatureVerifier)
+        client = WitnessClient(url, witness, backoff_seconds=0.01)
+        before = int(time.time())
+        cosignature = asyncio.run(client.add_checkpoint(log.signed(), 0, log.proof))
+        assert cosignature.timestamp >= before > 0
+        witness.verify_cosignature(log.checkpoint().text(), cosignature)
+        other = Log(log.signer)
+        other.append(4, "fork")
+        response = httpx.post(
+            f"{url}/add-checkpoint", content=b"old 4\n\n" + other.signed().encode(), timeout=10
+        )
+        assert response.status_code == 422
+        origin_hash = hashlib.sha256(log.origin.encode()).hexdigest()
+        served = httpx.get(f"{url}/monitor/{origin_hash}/checkpoint", timeout=10)
+        assert served.status_code == 200
+        note = parse_note(served.text)
+        assert note.text == log.checkpoint().text()
+        assert note.signatures[-1] == cosignature.note_signature

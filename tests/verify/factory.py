@@ -3,7 +3,9 @@
 A :class:`World` is one tenant's stream ``orders`` of six records, signed with a header key,
 entered in an RFC 6962 log (leaf 0 the tenant genesis root, a record of another stream in
 between) whose checkpoints are signed by the log key and cosigned by a witness. Its
-:meth:`World.bundle` discloses fields of record 4 with any of the optional parts.
+:meth:`World.bundle` discloses fields of record 4 with any of the optional parts. With
+``log_mldsa`` the log signs with an ML-DSA-44 key too (dual-signed checkpoints, as the
+service does); the witness may cosign with Ed25519 or ML-DSA-44.
 
 With ``gap=(from_seq, to_seq)`` the stream lost those seqs (a restore, docs/records.md): its
 record at ``to_seq + 1`` is a signed gap header and it goes on to ``last_seq``. With ``seed``
@@ -42,8 +44,9 @@ from recordseal.tlog import (
     Checkpoint,
     CosignatureSigner,
     Ed25519Signer,
+    MLDSA44CosignatureSigner,
     parse_note,
-    sign_checkpoint,
+    sign_note,
 )
 from recordseal.verify import (
     KeyDirectory,
@@ -95,7 +98,10 @@ class Record:
         return canonical_header(self.header)
 
 
-def _cosigned(signed: str, signer: CosignatureSigner, when: datetime) -> str:
+Cosigner = CosignatureSigner | MLDSA44CosignatureSigner
+
+
+def _cosigned(signed: str, signer: Cosigner, when: datetime) -> str:
     note = parse_note(signed)
     text = note.text
     cosignature = signer.cosign(text, int(when.timestamp()))
@@ -113,7 +119,9 @@ class World:
         default_factory=lambda: HeaderSigner.from_seed(os.urandom(32))
     )
     log_signer: Ed25519Signer = field(default_factory=lambda: Ed25519Signer.generate(ORIGIN))
-    witness: CosignatureSigner = field(default_factory=lambda: CosignatureSigner.generate(WITNESS))
+    witness: Cosigner = field(default_factory=lambda: CosignatureSigner.generate(WITNESS))
+    #: the log's ML-DSA-44 key (it states no time: clock None), signing beside ``log_signer``
+    log_mldsa: MLDSA44CosignatureSigner | None = None
     gap: tuple[int, int] | None = None
     last_seq: int = RECORDS
     seed: bytes | None = None
@@ -208,8 +216,12 @@ class World:
     def checkpoint(self, size: int) -> Checkpoint:
         return Checkpoint(ORIGIN, size, merkle_root(self.log[:size]))
 
+    @property
+    def log_signers(self) -> list[Ed25519Signer | MLDSA44CosignatureSigner]:
+        return [self.log_signer, *([self.log_mldsa] if self.log_mldsa is not None else [])]
+
     def signed_checkpoint(self, size: int, cosigned_at: datetime | None) -> str:
-        signed = sign_checkpoint(self.checkpoint(size), self.log_signer)
+        signed = sign_note(self.checkpoint(size).text(), self.log_signers)
         return signed if cosigned_at is None else _cosigned(signed, self.witness, cosigned_at)
 
     @property
@@ -278,7 +290,10 @@ class World:
         log = {"origin": ORIGIN, "vkey": self.log_signer.verifier().vkey}
         if log_compromised_at is not None:
             log["compromised_at"] = log_compromised_at
-        return {"format": "recordseal/keys/v1", "keys": [key], "logs": [log]}
+        logs = [log]
+        if self.log_mldsa is not None:
+            logs.append({"origin": ORIGIN, "vkey": self.log_mldsa.vkey})
+        return {"format": "recordseal/keys/v1", "keys": [key], "logs": logs}
 
     def keys(self, **validity: str | None) -> KeyDirectory:
         return load_key_directory(json.dumps(self.keys_document(**validity)).encode())
@@ -287,11 +302,12 @@ class World:
         self,
         *,
         quorum: int = 1,
-        witnesses: Sequence[CosignatureSigner] | None = None,
+        witnesses: Sequence[Cosigner] | None = None,
         authorities: Sequence[tuple[str, str]] = (),
+        checkpoint_signatures: Sequence[str] | None = None,
     ) -> dict[str, Any]:
         witnesses = [self.witness] if witnesses is None else witnesses
-        return {
+        document: dict[str, Any] = {
             "format": "recordseal/trust/v1",
             "witnesses": [{"name": w.name, "vkey": w.vkey} for w in witnesses],
             "timestamp_authorities": [
@@ -299,6 +315,9 @@ class World:
             ],
             "quorum": quorum,
         }
+        if checkpoint_signatures is not None:
+            document["checkpoint_signatures"] = list(checkpoint_signatures)
+        return document
 
     def trust(self, **options: Any) -> TrustStore:
         return load_trust_store(json.dumps(self.trust_document(**options)).encode())

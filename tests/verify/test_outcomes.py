@@ -23,7 +23,7 @@ import msgspec
 import pytest
 
 from recordseal.chain import GAP_FORMAT, canonical_header, chain_leaf
-from recordseal.tlog import Ed25519Signer, sign_checkpoint
+from recordseal.tlog import Ed25519Signer, MLDSA44CosignatureSigner, sign_checkpoint
 from recordseal.verify import (
     KeyDirectory,
     VerificationResult,
@@ -35,7 +35,7 @@ from recordseal.verify.encoding import format_instant
 from recordseal.verify.sealing import end_of_second
 
 from .conftest import in_order, tampered
-from .factory import ORIGIN, RECORDS, TARGET_SEQ, World
+from .factory import ORIGIN, RECORDS, TARGET_SEQ, WITNESS, World
 from .test_tamper import (
     _checkpoint_start,
     _drop_coverage,
@@ -686,6 +686,30 @@ RULES: dict[str, Rule] = {
             _log_compromised(w, LATER, trust=None, name="no trust store"),
         ],
     ),
+    "4.9": Rule(
+        4,
+        "unchecked",
+        lambda w: [
+            Case(
+                "an Ed25519-only checkpoint, the trust store requiring ML-DSA-44 too",
+                w.bundle(),
+                w.keys_document(),
+                w.trust_document(checkpoint_signatures=["Ed25519", "ML-DSA-44"]),
+            ),
+            Case(
+                "a dual-signed checkpoint, the directory without the ML-DSA-44 key",
+                pq_world().bundle(),
+                {**pq_world().keys_document(), "logs": pq_world().keys_document()["logs"][:1]},
+                pq_world().trust_document(checkpoint_signatures=["ML-DSA-44"]),
+            ),
+            Case(
+                "the Ed25519 signature dropped, the default policy",
+                tampered(pq_world().bundle(), _edit_proof(_drop_log_line(64))),
+                pq_world().keys_document(),
+                pq_world().trust_document(),
+            ),
+        ],
+    ),
     # --- 5. witness receipts ---------------------------------------------------------------
     "5.1": Rule(
         5,
@@ -729,6 +753,19 @@ RULES: dict[str, Rule] = {
                 w.bundle(),
                 w.keys_document(),
                 w.trust_document(witnesses=[World().witness]),
+            ),
+        ],
+    ),
+    "5.6": Rule(
+        5,
+        "unchecked",
+        lambda w: [
+            _complete(w, "an Ed25519 cosignature dated 0", _edit_proof(_undated(w))),
+            Case(
+                "an ML-DSA-44 cosignature dated 0",
+                tampered(pq_world().bundle(), _edit_proof(_undated(pq_world()))),
+                pq_world().keys_document(),
+                pq_world().trust_document(),
             ),
         ],
     ),
@@ -1015,6 +1052,42 @@ RULES: dict[str, Rule] = {
         ],
     ),
 }
+
+
+@functools.cache
+def pq_world() -> World:
+    """A log signing with Ed25519 and ML-DSA-44 (as the service does), an ML-DSA-44 witness."""
+    return World(
+        log_mldsa=MLDSA44CosignatureSigner.generate(ORIGIN, clock=None),
+        witness=MLDSA44CosignatureSigner.generate(WITNESS),
+    )
+
+
+def _drop_log_line(size: int) -> Callable[[list[str]], None]:
+    """Drop the log's signature line whose signature (after the key ID) has ``size`` bytes."""
+
+    def edit(lines: list[str]) -> None:
+        prefix = f"— {ORIGIN} "
+        for at, line in enumerate(lines):
+            if line.startswith(prefix) and len(base64.b64decode(line[len(prefix) :])) == 4 + size:
+                del lines[at]
+                return
+        raise AssertionError("no such log signature")
+
+    return edit
+
+
+def _undated(world: World) -> Callable[[list[str]], None]:
+    """The witness's cosignature replaced by its valid cosignature dated 0: it states no time
+    (c2sp.org/tlog-cosignature), so it vouches for nothing (rule 5.6)."""
+    undated = world.witness.cosign(world.checkpoint(len(world.log)).text(), 0)
+
+    def edit(lines: list[str]) -> None:
+        prefix = f"— {WITNESS} "
+        at = next(i for i, line in enumerate(lines) if line.startswith(prefix))
+        lines[at] = undated.line.removesuffix("\n")
+
+    return edit
 
 
 def _short_cosignature(lines: list[str]) -> None:

@@ -6,6 +6,7 @@ with none of the service's dependencies, it gives the same output and exit codes
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -20,6 +21,13 @@ from tests.verify.factory import World
 #: The service's own dependencies: none may come with the verifier.
 SERVER_ONLY = {"litestar", "granian", "httpx", "asyncpg", "jinja2", "webauthn", "authlib",
                "joserfc", "prometheus-client", "prometheus_client", "maturin"}  # fmt: skip
+
+
+def run_alone(command: list[str]) -> subprocess.CompletedProcess[str]:
+    """``command`` of the verifier's virtualenv, without the tests' ``PYTHONPATH``: what it
+    runs comes from its own installation, never from the source tree the tests run from."""
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
+    return subprocess.run(command, capture_output=True, text=True, env=env)
 
 
 @pytest.fixture(scope="module")
@@ -57,9 +65,8 @@ def test_it_installs_without_the_server_nor_the_native_core(verifier: Path) -> N
         "print(sorted(m.split('.')[0] for m in sys.modules if m.split('.')[0] in"
         " {'httpx', 'litestar', 'granian', 'asyncpg', 'jinja2'}))"
     )
-    done = subprocess.run(
-        [str(verifier / "python"), "-c", probe], capture_output=True, text=True, check=True
-    )
+    done = run_alone([str(verifier / "python"), "-c", probe])
+    assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["reference", "[]"]
 
 
@@ -75,13 +82,10 @@ def test_every_shipped_module_imports(verifier: Path) -> None:
         "[importlib.import_module(n) for n in names if n not in skip];"
         "print(len(names))"
     )
-    done = subprocess.run([str(verifier / "python"), "-c", probe], capture_output=True, text=True)
+    done = run_alone([str(verifier / "python"), "-c", probe])
     assert done.returncode == 0, done.stderr
     assert int(done.stdout) >= 40
-    native = subprocess.run(
-        [str(verifier / "python"), "-c", "import recordseal.core.native"],
-        capture_output=True, text=True,
-    )  # fmt: skip
+    native = run_alone([str(verifier / "python"), "-c", "import recordseal.core.native"])
     assert "No module named 'recordseal._native'" in native.stderr
 
 
@@ -102,9 +106,7 @@ def test_same_output_and_exit_code_as_recordseal_verify(
     verifier: Path, inputs: dict[str, Path], args: list[str]
 ) -> None:
     resolved = [str(inputs.get(arg, arg)) if not arg.startswith("--") else arg for arg in args]
-    alone = subprocess.run(
-        [str(verifier / "recordseal-verify"), *resolved], capture_output=True, text=True
-    )
+    alone = run_alone([str(verifier / "recordseal-verify"), *resolved])
     full = subprocess.run(
         [sys.executable, "-m", "recordseal.cli", "verify", *resolved],
         capture_output=True, text=True, cwd=ROOT,
@@ -115,13 +117,9 @@ def test_same_output_and_exit_code_as_recordseal_verify(
 
 
 def test_usage_errors_and_version(verifier: Path) -> None:
-    done = subprocess.run(
-        [str(verifier / "recordseal-verify"), "--frobnicate"], capture_output=True, text=True
-    )
+    done = run_alone([str(verifier / "recordseal-verify"), "--frobnicate"])
     assert done.returncode == 64 and done.stderr.startswith("usage: recordseal-verify")
-    version = subprocess.run(
-        [str(verifier / "recordseal-verify"), "--version"], capture_output=True, text=True
-    )
+    version = run_alone([str(verifier / "recordseal-verify"), "--version"])
     from recordseal import __version__
 
     assert version.stdout.strip() == f"recordseal-verify {__version__}"

@@ -8,6 +8,9 @@ import { commitRecord } from "/static/verify/commitments.js";
 import { merkleRoot, verifyConsistency, verifyInclusion } from "/static/verify/rfc6962.js";
 import { loadKeyDirectory, loadTrustStore } from "/static/verify/documents.js";
 import { verifyBundle } from "/static/verify/checks.js";
+import {
+  COSIGNATURE_V1, ED25519, MLDSA44, parseNote, parseVkey, subtreeMessage, TlogError, verifyCosignature, verifyNote,
+} from "/static/verify/notes.js";
 
 const load = async (name) => (await fetch(`/vectors/${name}`)).json();
 
@@ -167,6 +170,56 @@ export async function compromise() {
     compare(mismatches, c.name, c.expected, got);
   }
   return { count: vectors.cases.length, mismatches };
+}
+
+/** mldsa44.json: torchwood's published checkpoint opens with its vkey (and no longer when its
+ * size is changed); every subtree/v1 message is the spelt-out one; each cosignature verifies
+ * or is refused with its code; each bundle gets its verdict and statuses. */
+export async function mldsa44() {
+  const mismatches = [];
+  const vectors = await load("mldsa44.json");
+  let count = 0;
+  const torchwood = vectors.torchwood;
+  const log = await parseVkey(torchwood.vkey, [ED25519, MLDSA44]);
+  const opened = async (text) => {
+    try {
+      return (await verifyNote(parseNote(text), [log])).length;
+    } catch (error) {
+      if (error instanceof TlogError) return error.code;
+      throw error;
+    }
+  };
+  count += 2;
+  compare(mismatches, "torchwood", 1, await opened(torchwood.signed_checkpoint));
+  compare(mismatches, "torchwood, size changed", "signature_invalid",
+    await opened(torchwood.signed_checkpoint.replace("\n1\n", "\n2\n")));
+  for (const m of vectors.messages) {
+    count += 1;
+    compare(mismatches, m.name, m.message, toHex(subtreeMessage(m.cosigner, BigInt(m.timestamp), m.checkpoint)));
+  }
+  for (const c of vectors.cosignatures.cases) {
+    count += 1;
+    const witness = await parseVkey(c.vkey ?? vectors.cosignatures.vkey, [COSIGNATURE_V1, MLDSA44]);
+    const [signature] = parseNote(`x\n\n${c.line}`).signatures;
+    let got = null;
+    try {
+      await verifyCosignature(c.checkpoint, signature, witness, 2n ** 62n);
+    } catch (error) {
+      if (!(error instanceof TlogError)) throw error;
+      got = error.code;
+    }
+    compare(mismatches, c.name, c.error, got);
+  }
+  const now = Date.parse(vectors.now) / 1000;
+  for (const c of vectors.bundles) {
+    count += 1;
+    const keyring = await loadKeyDirectory(JSON.stringify(c.keys));
+    const policy = c.trust === null ? null : await loadTrustStore(JSON.stringify(c.trust));
+    const result = await verifyBundle(JSON.stringify(c.bundle), keyring, policy, { now });
+    compare(mismatches, c.name, c.expected,
+      { verdict: result.verdict, statuses: result.checks.map((check) => check.status) });
+  }
+  return { count, mismatches };
 }
 
 /** The message a key directory ("keys") or trust store ("trust") text is refused with, or

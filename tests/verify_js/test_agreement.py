@@ -28,7 +28,7 @@ from tests.verify.conftest import in_order, tampered
 from tests.verify.factory import RECORDS, TARGET_SEQ, World
 from tests.verify.test_compromise import _log_key, _sealed_by
 from tests.verify.test_malformed import EDITS, PATHS, RAW
-from tests.verify.test_outcomes import LATER, _first_gap_world
+from tests.verify.test_outcomes import LATER, _first_gap_world, pq_world
 from tests.verify.test_outcomes import cases as outcome_cases
 from tests.verify.test_tamper import (
     COVERAGE_TAMPERING,
@@ -192,6 +192,29 @@ def _cases(world: World) -> Iterator[Case]:
             _log_key(successor, successor_at),
         ]
         yield case(f"two log keys, the successor compromised {successor_at}", cosealed, keys_)
+    # dual-signed checkpoints and an ML-DSA-44 witness (docs/tlog.md), under each policy
+    pq = pq_world()
+    pq_good, pq_keys = pq.bundle(), pq.keys_document()
+    old_directory = {**pq_keys, "logs": pq_keys["logs"][:1]}
+    for required in (None, ["Ed25519"], ["ML-DSA-44"], ["Ed25519", "ML-DSA-44"]):
+        policy = pq.trust_document(checkpoint_signatures=required)
+        yield case(f"dual-signed, policy {required}", pq_good, pq_keys, policy)
+        yield case(f"dual-signed, policy {required}, old directory", pq_good, old_directory, policy)
+        ed25519_only = world.trust_document(checkpoint_signatures=required)
+        yield case(f"Ed25519-only checkpoint, policy {required}", good, keys, ed25519_only)
+    yield case("dual-signed, alone", pq_good, None, None)
+    yield case("dual-signed, not cosigned", pq.bundle(cosigned=False), pq_keys, pq.trust_document())
+    for name, (edit, _) in SEAL_TAMPERING.items():
+        yield case(f"dual-signed: {name}", tampered(pq_good, edit), pq_keys, pq.trust_document())
+    for shift in (timedelta(0), -timedelta(seconds=1), LATER):
+        moment = format_instant(end_of_second(pq.sealed_at) + shift)
+        for which in ("Ed25519", "ML-DSA-44", "both"):
+            compromised_logs = pq.keys_document()
+            for position, entry in enumerate(compromised_logs["logs"]):
+                if which == "both" or position == ("Ed25519", "ML-DSA-44").index(which):
+                    entry["compromised_at"] = moment
+            yield case(f"dual-signed, {which} log key compromised{shift}", pq_good,
+                       compromised_logs, pq.trust_document())  # fmt: skip
     # every case of the documented outcomes (docs/bundle.md section 3) the browser checks
     for number, outcome in outcome_cases(world):
         if outcome.browser:

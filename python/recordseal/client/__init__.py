@@ -2,9 +2,15 @@
 
 Ingest with bounded concurrency, batching and retries (every attempt of a request carries the
 same ``Idempotency-Key``, so a retry after a timeout never stores a second record), plus
-streams, record views, payloads, erasure, disclosure bundles (waiting for their proof, and
+streams (declared, read and listed), a stream's records (listed a page at a time), record
+views, payloads, erasure, disclosure bundles (waiting for their proof, and
 refreshing it later) and offline verification.
+
+``Client`` and ``RetryPolicy`` load on first use (with httpx and the verifier), so that the
+command line's other commands, which import this package's models, start without them.
 """
+
+from typing import TYPE_CHECKING
 
 from recordseal.client.models import (
     Erasure,
@@ -15,10 +21,14 @@ from recordseal.client.models import (
     RecordView,
     Refreshed,
     Refused,
+    Seal,
     Stream,
+    StreamRecord,
     Unavailable,
 )
-from recordseal.client.session import Client, RetryPolicy
+
+if TYPE_CHECKING:
+    from recordseal.client.session import Client, RetryPolicy
 
 __all__ = [
     "Client",
@@ -31,6 +41,16 @@ __all__ = [
     "Refreshed",
     "Refused",
     "RetryPolicy",
+    "Seal",
     "Stream",
+    "StreamRecord",
     "Unavailable",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name in ("Client", "RetryPolicy"):
+        from recordseal.client import session
+
+        return getattr(session, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

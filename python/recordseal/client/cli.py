@@ -19,8 +19,6 @@ from typing import Any
 import msgspec
 
 from recordseal.client.models import Refreshed, Refused, Unavailable
-from recordseal.client.session import Client
-from recordseal.verify.errors import BundleError
 
 EXIT_MISMATCH = 1
 EXIT_INPUT = 3
@@ -57,11 +55,15 @@ def add_bundle_parser(subparsers: Any) -> None:
 
 
 async def _call(url: str, bundle: bytes, wait: float | None) -> Refreshed:
+    from recordseal.client.session import Client  # httpx and the verifier: on use only
+
     async with Client(url, None) as client:
         return await client.refresh(bundle, wait=wait)
 
 
 def _refresh(args: argparse.Namespace) -> int:
+    from recordseal.verify.errors import BundleError
+
     try:
         bundle = sys.stdin.buffer.read() if str(args.bundle) == "-" else args.bundle.read_bytes()
         refreshed = asyncio.run(_call(args.url, bundle, args.wait))

@@ -25,7 +25,6 @@ import msgspec
 
 from recordseal.client.connection import MissingSetting, Service, add_service_options, service_of
 from recordseal.client.models import Refused, Unavailable
-from recordseal.client.session import Client
 
 EXIT_SETTING = 2
 EXIT_FAILED = 3
@@ -70,6 +69,8 @@ def add_disclose_parser(subparsers: Any) -> None:
 
 
 async def _call(service: Service, args: argparse.Namespace) -> bytes:
+    from recordseal.client.session import Client  # httpx and the verifier: on use only
+
     async with Client(service.url, service.token) as client:
         return await client.disclose(args.record_id, args.fields, wait=args.wait)
 

@@ -31,12 +31,14 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from recordseal.client.connection import MissingSetting, Service, add_service_options, service_of
 from recordseal.client.lines import Batch, LineRefusal, batches, source_key
 from recordseal.client.models import Problem, Receipt, Refused, Unavailable
-from recordseal.client.session import Client
+
+if TYPE_CHECKING:
+    from recordseal.client.session import Client
 
 EXIT_REFUSED = 1
 EXIT_SETTING = 2
@@ -145,6 +147,8 @@ def _ingest(args: argparse.Namespace) -> int:
 async def _check_stream(service: Service, stream: str) -> None:
     """Refuse at once, before any line is read, a stream that does not exist or a token the
     service does not take (:class:`Refused`), or a service that cannot be reached."""
+    from recordseal.client.session import Client  # httpx and the verifier: on use only
+
     async with Client(service.url, service.token) as client:
         await client.stream(stream)
 
@@ -165,6 +169,8 @@ async def _send_all(
     """Send the batches, at most ``concurrency`` at once, and report each as it is answered,
     in line order; stop reading at the first batch that fails as a whole, or at an input that
     cannot be read (the batches in flight are still reported). The failure, or None."""
+    from recordseal.client.session import Client
+
     async with Client(service.url, service.token, concurrency=args.concurrency) as client:
         sent: asyncio.Queue[_Sent | None] = asyncio.Queue(maxsize=args.concurrency)
         stop = asyncio.Event()

@@ -55,7 +55,43 @@ class Stream(msgspec.Struct, frozen=True):
     declarations: dict[str, str]
     strict: bool
     created_at: str
+    #: The sequence number the stream's next record takes.
     next_seq: int
+    fleet: str = "default"
+    #: The records the stream holds (gap headers included; docs/records.md); None from a
+    #: service that does not say.
+    record_count: int | None = None
+
+
+class Seal(msgspec.Struct, frozen=True):
+    """Where a record's chain leaf is sealed: its log and its index in it."""
+
+    log: str
+    index: int
+
+
+class StreamRecord(msgspec.Struct, frozen=True):
+    """A record of a stream's listing (``GET /v1/streams/{name}/records``): its signed header
+    and seal. ``kind`` is ``"gap"`` for a gap header, which declares sequence numbers lost."""
+
+    record_id: str
+    seq: int
+    kind: str
+    chain_leaf: str
+    header: dict[str, Any]
+    signature: str
+    seal: Seal | None = None
+
+
+class StreamPage(msgspec.Struct, frozen=True):
+    streams: list[Stream]
+    next: str | None = None
+
+
+class RecordPage(msgspec.Struct, frozen=True):
+    stream: str
+    records: list[StreamRecord]
+    next: str | None = None
 
 
 class Erasure(msgspec.Struct, frozen=True):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, TypeVar
@@ -21,10 +21,13 @@ from recordseal.client.models import (
     Problem,
     Receipt,
     Record,
+    RecordPage,
     RecordView,
     Refreshed,
     Refused,
     Stream,
+    StreamPage,
+    StreamRecord,
     Unavailable,
 )
 from recordseal.verify import VerificationResult, load_key_directory, load_trust_store
@@ -40,6 +43,9 @@ RETRYABLE_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
 MAX_BATCH = 1000
 #: The longest ``Idempotency-Key`` the service takes.
 MAX_KEY = 255
+#: Items per page of the listings, unless asked otherwise, and at most (the service's bound).
+DEFAULT_PAGE = 100
+MAX_PAGE = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,6 +248,34 @@ class Client:
         (``GET /v1/streams/{name}``); :class:`Refused` (404 ``stream_not_found``) if none."""
         return _decode(await self._send("GET", f"/v1/streams/{_segment(name)}"), Stream, 200)
 
+    async def streams(self, *, page_size: int = DEFAULT_PAGE) -> AsyncIterator[Stream]:
+        """Every stream of the token's tenant, by name (``GET /v1/streams``), each with its
+        record count and next sequence number; pages of ``page_size`` (1 to 1,000) are
+        asked for as the iteration reaches them, following each page's ``next``."""
+        path: str | None = f"/v1/streams?limit={_page_size(page_size)}"
+        while path is not None:
+            page = _decode(await self._send("GET", path), StreamPage, 200)
+            for stream in page.streams:
+                yield stream
+            path = page.next
+
+    async def records(
+        self, stream: str, from_seq: int = 1, *, page_size: int = DEFAULT_PAGE
+    ) -> AsyncIterator[StreamRecord]:
+        """The stream's records from ``from_seq`` on, by sequence number
+        (``GET /v1/streams/{name}/records``): signed headers and seal status, gap headers
+        included (``kind == "gap"``). Pages of ``page_size`` (1 to 1,000) are asked for as
+        the iteration reaches them; records appended meanwhile are reached too."""
+        size = _page_size(page_size)
+        path: str | None = (
+            f"/v1/streams/{_segment(stream)}/records?from_seq={from_seq}&limit={size}"
+        )
+        while path is not None:
+            page = _decode(await self._send("GET", path), RecordPage, 200)
+            for record in page.records:
+                yield record
+            path = page.next
+
     async def record(self, record_id: str) -> RecordView:
         return _decode(
             await self._send("GET", f"/v1/records/{_segment(record_id)}"), RecordView, 200
@@ -396,6 +430,12 @@ def _segment(value: str) -> str:
     """``value`` as one URL path segment: ``/``, ``..``, ``?``, ``#`` and ``%`` cannot change
     which resource is asked for."""
     return quote(value, safe="")
+
+
+def _page_size(size: int) -> int:
+    if not 1 <= size <= MAX_PAGE:
+        raise ValueError(f"page_size must be 1 to {MAX_PAGE}")
+    return size
 
 
 def _chunks(records: list[Record], size: int) -> list[list[Record]]:

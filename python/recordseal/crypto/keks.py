@@ -7,6 +7,12 @@ is how a subject id finds its row, so it never changes. ``kek-rotation`` names t
 a rotation under way re-wraps to, so a rotation that was interrupted resumes instead of
 starting another. Every process follows the directory (``DirectoryWrapper``), so it unwraps
 with every KEK there and wraps with the newest within ``RELOAD_SECONDS``.
+
+A KEK in a hardware module is a ``.pkcs11`` file instead (``kek.pkcs11``, ``kek-<n>.pkcs11``)
+naming it by URI; it wraps and unwraps there and never leaves it (crypto/hsm.py). A deployment
+whose first KEK is in a module has its subject index key there too (``subject-index.pkcs11``,
+an HMAC key made by ``keys init kek``); one that moves its KEK into a module later keeps the
+index key it has (``subject-index.key``): the index never changes.
 """
 
 from __future__ import annotations
@@ -16,25 +22,61 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from recordseal.crypto.hsm import (
+    AES256,
+    HMAC_SHA256,
+    REFERENCE_SUFFIX,
+    ModuleUri,
+    open_key,
+    read_reference,
+    write_reference,
+)
 from recordseal.crypto.keyfiles import create_secret, read_or_create_secret, sync_directory
-from recordseal.crypto.vault import KeyWrapper, subject_index_key
+from recordseal.crypto.vault import Aead, KeyWrapper, Mac, subject_index_key
 
 FIRST = "kek.key"
 INDEX = "subject-index.key"
+#: The subject index key when it is in a module (an HMAC-SHA-256 key; its URI).
+INDEX_IN_MODULE = "subject-index" + REFERENCE_SUFFIX
 ROTATION = "kek-rotation"
-_LATER = re.compile(r"kek-([1-9][0-9]{0,2})\.key")
+_FIRST = re.compile(r"kek\.(key|pkcs11)")
+_LATER = re.compile(r"kek-([1-9][0-9]{0,2})\.(key|pkcs11)")
 RELOAD_SECONDS = 2.0
+#: The panel's secret-box key when it is in a module (an AES-256 key; its URI).
+PANEL_IN_MODULE = "panel-secrets" + REFERENCE_SUFFIX
+#: Labels, beside the KEK's own, of the keys ``keys init kek`` makes in the module.
+INDEX_LABEL, PANEL_LABEL = ".subject-index", ".panel-secrets"
 
 
 def kek_files(keys_dir: Path) -> dict[int, Path]:
-    """The KEK files by generation."""
-    found = {1: keys_dir / FIRST} if (keys_dir / FIRST).is_file() else {}
+    """The KEK files (key files and module references) by generation."""
+    found: dict[int, Path] = {}
     if keys_dir.is_dir():
         for path in keys_dir.iterdir():
             match = _LATER.fullmatch(path.name)
-            if match and 1 < int(match.group(1)) <= 255:
-                found[int(match.group(1))] = path
+            generation = 1 if _FIRST.fullmatch(path.name) else int(match.group(1)) if match else 0
+            if 1 <= generation <= 255:
+                if generation in found:
+                    raise ValueError(
+                        f"{keys_dir}: KEK {generation} is both a file and a module key"
+                    )
+                found[generation] = path
     return found
+
+
+def in_module(path: Path) -> bool:
+    return path.suffix == REFERENCE_SUFFIX
+
+
+def _kek(path: Path) -> bytes | Aead:
+    return open_key(read_reference(path), AES256) if in_module(path) else path.read_bytes()
+
+
+def _index(keys_dir: Path) -> bytes | Mac | None:
+    if (keys_dir / INDEX_IN_MODULE).is_file():
+        return open_key(read_reference(keys_dir / INDEX_IN_MODULE), HMAC_SHA256)
+    index = keys_dir / INDEX
+    return index.read_bytes() if index.is_file() else None
 
 
 def load_wrapper(keys_dir: Path) -> KeyWrapper:
@@ -43,9 +85,31 @@ def load_wrapper(keys_dir: Path) -> KeyWrapper:
     if not files:
         read_or_create_secret(keys_dir / FIRST)
         files = kek_files(keys_dir)
-    keks = {generation: path.read_bytes() for generation, path in files.items()}
-    index = keys_dir / INDEX
-    return KeyWrapper(keks, index.read_bytes() if index.is_file() else None)
+    return KeyWrapper({g: _kek(path) for g, path in files.items()}, _index(keys_dir))
+
+
+def module_keys(location: ModuleUri) -> list[tuple[str, str, str]]:
+    """The keys of a first KEK in a module: (label, kind, the keys directory's file)."""
+    return [
+        (location.object, AES256, "kek" + REFERENCE_SUFFIX),
+        (location.object + INDEX_LABEL, HMAC_SHA256, INDEX_IN_MODULE),
+        (location.object + PANEL_LABEL, AES256, PANEL_IN_MODULE),
+    ]
+
+
+def init_in_module(keys_dir: Path, location: ModuleUri) -> list[str]:
+    """KEK 1 generated in the module ``location`` names, with the subject index key and the
+    panel's secret-box key beside it (labels ``<object>.subject-index`` and
+    ``<object>.panel-secrets``); refused when the directory has a KEK. The files written."""
+    if kek_files(keys_dir) or (keys_dir / INDEX).exists():
+        raise ValueError(f"{keys_dir} has a key-encryption key already: rotate it instead")
+    written = []
+    for label, kind, name in module_keys(location):
+        made = location.with_object(label)
+        made.generate(kind)
+        write_reference(keys_dir / name, made)
+        written.append(name)
+    return written
 
 
 def rotation_target(keys_dir: Path) -> int | None:
@@ -54,18 +118,24 @@ def rotation_target(keys_dir: Path) -> int | None:
     return int(marker.read_text()) if marker.is_file() else None
 
 
-def begin_rotation(keys_dir: Path) -> int:
-    """A new KEK (and the index key's own file, the first time); the rotation marked under
-    way. Returns its generation."""
+def begin_rotation(keys_dir: Path, location: ModuleUri | None = None) -> int:
+    """A new KEK, a file or generated in the module ``location`` names (and the index key's
+    own file, the first time); the rotation marked under way. Returns its generation."""
     files = kek_files(keys_dir)
     index = keys_dir / INDEX
-    if not index.is_file():
+    if not index.is_file() and not (keys_dir / INDEX_IN_MODULE).is_file():
+        if in_module(files[1]):
+            raise ValueError(f"{keys_dir}: KEK 1 is in a module but {INDEX_IN_MODULE} is missing")
         index_key = subject_index_key(files[1].read_bytes())
         _write(index, index_key)
     generation = max(files) + 1
     if generation > 255:
         raise ValueError("255 KEK generations are used up")
-    create_secret(keys_dir / f"kek-{generation}.key")
+    if location is None:
+        create_secret(keys_dir / f"kek-{generation}.key")
+    else:
+        location.generate(AES256)
+        write_reference(keys_dir / f"kek-{generation}{REFERENCE_SUFFIX}", location)
     _write(keys_dir / ROTATION, str(generation).encode())
     return generation
 
@@ -76,9 +146,12 @@ def finish_rotation(keys_dir: Path, generation: int) -> list[str]:
     destroyed = []
     for older, path in sorted(kek_files(keys_dir).items()):
         if older < generation:
-            size = path.stat().st_size
-            with path.open("r+b") as handle:  # overwrite before unlinking, as far as a file
-                handle.write(bytes(size))  # system lets us
+            if in_module(path):
+                read_reference(path).destroy()  # the module destroys the key itself
+            else:
+                size = path.stat().st_size
+                with path.open("r+b") as handle:  # overwrite before unlinking, as far as a
+                    handle.write(bytes(size))  # file system lets us
             path.unlink()
             destroyed.append(path.name)
     (keys_dir / ROTATION).unlink(missing_ok=True)

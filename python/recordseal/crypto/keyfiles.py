@@ -20,7 +20,7 @@ def read_or_create_secret(path: Path, size: int = 32) -> bytes:
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        data = _create(path, size)
+        data, _ = _create(path, secrets.token_bytes(size))
     if len(data) != size:
         raise RuntimeError(f"{path} holds {len(data)} bytes, expected {size}")
     return data
@@ -29,12 +29,18 @@ def read_or_create_secret(path: Path, size: int = 32) -> bytes:
 def create_secret(path: Path, size: int = 32) -> bytes:
     """Random bytes in a new file at ``path`` (mode 0600), complete once it is there; the
     bytes of the file already there when another process made it first."""
-    return _create(path, size)
+    return _create(path, secrets.token_bytes(size))[0]
 
 
-def _create(path: Path, size: int) -> bytes:
+def create_file(path: Path, data: bytes) -> bool:
+    """``data`` in a new file at ``path`` (mode 0600), complete once it is there; False, and
+    nothing written, when ``path`` exists already."""
+    return _create(path, data)[1]
+
+
+def _create(path: Path, data: bytes) -> tuple[bytes, bool]:
+    """The bytes at ``path`` and whether they are ``data``, written now."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = secrets.token_bytes(size)
     fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as out:  # mkstemp creates the file with mode 0600
@@ -44,9 +50,9 @@ def _create(path: Path, size: int) -> bytes:
         try:
             os.link(temporary, path)
         except FileExistsError:
-            return path.read_bytes()  # another process linked its key first
+            return path.read_bytes(), False  # another process linked its file first
         sync_directory(path.parent)
-        return data
+        return data, True
     finally:
         os.unlink(temporary)
 

@@ -6,12 +6,16 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from recordseal.crypto.keyfiles import read_or_create_secret
+
+if TYPE_CHECKING:  # the verifier's wheel ships this module without the hardware-module one
+    from recordseal.crypto.hsm import ModuleUri
 
 #: Signed bytes are this context, a zero byte, then the RFC 8785 header.
 HEADER_CONTEXT = b"recordseal/header/v1\x00"
@@ -26,15 +30,21 @@ def key_id_of(public_key: bytes) -> str:
 class HeaderSigner:
     """Signs canonical header bytes with the hosted ingest key.
 
-    Signatures come from the native core (``ed25519-dalek``) when it is built, else from
-    ``cryptography``: Ed25519 is deterministic, so both give the same bytes (tested).
+    A file key's signatures come from the native core (``ed25519-dalek``) when it is built,
+    else from ``cryptography``: Ed25519 is deterministic, so both give the same bytes (tested).
+    A key in a hardware module signs there (``in_module``).
     """
 
     key_id: str
     public_key: bytes
     _sign: Callable[[bytes, bytes], bytes]
-    #: the private key's 32-byte seed (the ingest pipeline signs with it)
-    seed: bytes = field(repr=False)
+    #: a file key's 32-byte seed (the reference pipeline signs with it); None in a module
+    seed: bytes | None = field(repr=False)
+    #: what the native ingest pipeline signs with: an ``Ed25519Signer`` of the seed or the
+    #: module's ``ModuleKey``; None where the extension is not built
+    native: Any = field(repr=False, default=None)
+    #: the key's ``pkcs11:`` URI when it is in a module, else ""
+    location: str = ""
 
     @classmethod
     def from_seed(cls, seed: bytes) -> HeaderSigner:
@@ -44,7 +54,25 @@ class HeaderSigner:
             from recordseal._native import Ed25519Signer
         except ImportError:
             return cls(key_id_of(public), public, lambda m, p: private.sign(p + m), seed)
-        return cls(key_id_of(public), public, Ed25519Signer(seed).sign, seed)
+        native = Ed25519Signer(seed)
+        return cls(key_id_of(public), public, native.sign, seed, native)
+
+    @classmethod
+    def in_module(cls, location: ModuleUri) -> HeaderSigner:
+        """The Ed25519 key ``location`` names in a hardware module (KeyLocationError when the
+        module refuses)."""
+        from recordseal.crypto.hsm import ModuleEd25519Key
+
+        key = ModuleEd25519Key.open(location)
+        public = key.public_bytes_raw
+        return cls(
+            key_id_of(public),
+            public,
+            lambda m, p: key.sign(p + m),
+            None,
+            key.native,
+            str(location),
+        )
 
     @classmethod
     def load_or_create(cls, data_dir: Path) -> HeaderSigner:

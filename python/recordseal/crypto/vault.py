@@ -11,6 +11,7 @@ import hashlib
 import hmac
 import secrets
 from collections.abc import Mapping
+from typing import Protocol
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes
@@ -84,6 +85,34 @@ class SubjectKeys:
             raise VaultError("payload failed authentication") from exc
 
 
+class Aead(Protocol):
+    """AES-256-GCM as ``cryptography``'s ``AESGCM`` offers it; a KEK in a hardware module
+    (``recordseal._native.ModuleKey``) offers the same."""
+
+    def encrypt(self, nonce: bytes, data: bytes, associated_data: bytes | None) -> bytes: ...
+    def decrypt(self, nonce: bytes, data: bytes, associated_data: bytes | None) -> bytes: ...
+
+
+class Mac(Protocol):
+    """HMAC-SHA-256 under a key held in a hardware module."""
+
+    def mac(self, message: bytes) -> bytes: ...
+
+
+class _HmacKey:
+    """HMAC-SHA-256 under a key held here, keyed once (copying is cheaper than keying)."""
+
+    __slots__ = ("_keyed",)
+
+    def __init__(self, key: bytes) -> None:
+        self._keyed = hmac.new(key, digestmod=hashlib.sha256)
+
+    def mac(self, message: bytes) -> bytes:
+        mac = self._keyed.copy()
+        mac.update(message)
+        return mac.digest()
+
+
 #: A subject key wrapped by the first KEK: nonce, 32-byte key, GCM tag (no generation byte).
 LEGACY_WRAPPED = NONCE_BYTES + 32 + 16
 
@@ -95,23 +124,31 @@ class KeyWrapper:
     ``kek.key``); subject keys are wrapped by the newest, and a wrapped key names its KEK: the
     first KEK's are ``nonce ‖ ciphertext`` (60 bytes, as ever), a later one's are prefixed by
     its generation byte (61 bytes). The subject index key is derived from the first KEK and
-    kept as its own file once the first KEK is destroyed (docs/operations.md, "Keys")."""
+    kept as its own file once the first KEK is destroyed (docs/operations.md, "Keys"). A KEK
+    or index key in a hardware module is given as the module's key (``Aead``, ``Mac``)."""
 
-    _aeads: dict[int, AESGCM]
+    _aeads: dict[int, Aead]
     #: the newest KEK's generation: the one that wraps
     generation: int
-    _index_mac: hmac.HMAC
+    _index_mac: Mac
 
-    def __init__(self, kek: bytes | Mapping[int, bytes], index_key: bytes | None = None) -> None:
+    def __init__(
+        self,
+        kek: bytes | Mapping[int, bytes | Aead],
+        index_key: bytes | Mac | None = None,
+    ) -> None:
         keks = {1: kek} if isinstance(kek, bytes) else dict(kek)
-        if not keks or any(len(k) != 32 for k in keks.values()):
+        if not keks or any(isinstance(k, bytes) and len(k) != 32 for k in keks.values()):
             raise ValueError("the key-encryption key must be 32 bytes")
         if not all(1 <= g <= 255 for g in keks):
             raise ValueError("KEK generations are 1 to 255")
         if index_key is None:
-            if 1 not in keks:
-                raise ValueError("without the first KEK the subject index key must be given")
-            index_key = subject_index_key(keks[1])
+            first = keks.get(1)
+            if not isinstance(first, bytes):
+                raise ValueError(
+                    "without the first KEK as bytes the subject index key must be given"
+                )
+            index_key = subject_index_key(first)
         self._set(keks, index_key)
 
     def _adopt(self, other: KeyWrapper) -> None:
@@ -122,10 +159,10 @@ class KeyWrapper:
             other._index_mac,
         )
 
-    def _set(self, keks: Mapping[int, bytes], index_key: bytes) -> None:
-        self._aeads = {g: AESGCM(k) for g, k in keks.items()}
+    def _set(self, keks: Mapping[int, bytes | Aead], index_key: bytes | Mac) -> None:
+        self._aeads = {g: AESGCM(k) if isinstance(k, bytes) else k for g, k in keks.items()}
         self.generation = max(keks)
-        self._index_mac = hmac.new(index_key, digestmod=hashlib.sha256)
+        self._index_mac = _HmacKey(index_key) if isinstance(index_key, bytes) else index_key
 
     @staticmethod
     def _context(tenant: str, subject_ref: str) -> bytes:
@@ -166,9 +203,7 @@ class KeyWrapper:
 
     def subject_index(self, tenant: str, subject_id: str) -> bytes:
         """A keyed hash that finds a subject without storing its identifier in clear."""
-        mac = self._index_mac.copy()  # keyed once; copying is cheaper than keying again
-        mac.update(b"\x00".join((tenant.encode(), subject_id.encode())))
-        return mac.digest()
+        return self._index_mac.mac(b"\x00".join((tenant.encode(), subject_id.encode())))
 
 
 def subject_index_key(first_kek: bytes) -> bytes:

@@ -52,7 +52,7 @@ def _transparency_write(args: argparse.Namespace) -> int:
 
 
 def _transparency_replay(args: argparse.Namespace) -> int:
-    from recordseal.tlog import CosignatureVerifier, Ed25519Verifier, TlogError
+    from recordseal.tlog import TlogError, cosigner_verifier, log_verifier
     from recordseal.verify.transparency import LogFileName, TransparencyLogError, replay_log_file
 
     expected = LogFileName.parse(args.expect or args.file)
@@ -63,8 +63,8 @@ def _transparency_replay(args: argparse.Namespace) -> int:
         )
         return 2
     try:
-        log_keys = [Ed25519Verifier.from_vkey(vkey) for vkey in args.log_vkey]
-        witness_keys = [CosignatureVerifier.from_vkey(vkey) for vkey in args.witness_vkey]
+        log_keys = [log_verifier(vkey) for vkey in args.log_vkey]
+        witness_keys = [cosigner_verifier(vkey) for vkey in args.witness_vkey]
     except TlogError as error:
         print(f"recordseal: bad vkey: {error}", file=sys.stderr)
         return 2

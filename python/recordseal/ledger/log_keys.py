@@ -2,9 +2,16 @@
 "Keys"; docs/tlog.md, "Rotating the log key").
 
 ``log-signing.ed25519`` is the first log key; ``recordseal keys rotate log`` adds
-``log-signing-<n>.ed25519``. Every key not marked retired (``<file>.retired`` beside it) signs
-each checkpoint: during a rotation a checkpoint is a signed note with both keys' signatures,
-so a witness that knows either accepts it and the log never stops being witnessed.
+``log-signing-<n>.ed25519``. A key in a hardware module is a ``.pkcs11`` file of the same name
+instead, holding its URI (crypto/hsm.py; ``keys init log --hsm URI``, ``keys rotate log
+--hsm URI``). Each generation also has an ML-DSA-44 key, ``log-signing.ml-dsa-44`` and
+``log-signing-<n>.ml-dsa-44`` (a 32-byte FIPS 204 seed; always a file: no PKCS#11 module here
+has ML-DSA), made with its Ed25519 key, or at the first start of a data directory that has
+none: every checkpoint carries both algorithms' signatures (docs/tlog.md, "Dual-signed
+checkpoints"). Every key not marked retired (``<file>.retired`` beside it) signs
+each checkpoint: during a rotation a checkpoint is a signed note with both generations'
+signatures, so a witness that knows either accepts it and the log never stops being
+witnessed.
 ``recordseal keys rotate log --complete`` retires all but the newest once every witness knows
 it. A retired key signs nothing more but stays in the key directory, so every checkpoint it
 signed keeps verifying. The sealer re-reads the directory at most every ``RELOAD_SECONDS``.
@@ -18,49 +25,175 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from recordseal.crypto.keyfiles import create_secret, read_or_create_secret, sync_directory
-from recordseal.tlog import Ed25519Signer
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.asymmetric.mldsa import MLDSA44PrivateKey
 
+from recordseal.crypto.hsm import (
+    REFERENCE_SUFFIX,
+    ModuleEd25519Key,
+    ModuleUri,
+    read_public,
+    read_reference,
+    write_reference,
+)
+from recordseal.crypto.keyfiles import create_secret, read_or_create_secret, sync_directory
+from recordseal.crypto.signing import key_id_of
+from recordseal.tlog import Ed25519Signer, MLDSA44CosignatureSigner
+
+ED25519 = "Ed25519"
+ML_DSA_44 = "ML-DSA-44"
 FIRST = "log-signing.ed25519"
-_LATER = re.compile(r"log-signing-([1-9][0-9]{0,5})\.ed25519")
+#: The first log key when it is in a module.
+FIRST_IN_MODULE = "log-signing" + REFERENCE_SUFFIX
+MLDSA_SUFFIX = ".ml-dsa-44"
+_FIRST = re.compile(r"log-signing\.(ed25519|pkcs11)")
+_LATER = re.compile(r"log-signing-([1-9][0-9]{0,5})\.(ed25519|pkcs11)")
+_FIRST_MLDSA = re.compile(r"log-signing\.ml-dsa-44")
+_LATER_MLDSA = re.compile(r"log-signing-([1-9][0-9]{0,5})\.ml-dsa-44")
 RETIRED = ".retired"
 #: Beside a key file: the RFC 3339 time from which the key is known compromised.
 COMPROMISED = ".compromised"
 RELOAD_SECONDS = 2.0
+
+#: A log key under a log's name: an Ed25519 note signer, or an ML-DSA-44 one that states no
+#: time (timestamp 0, docs/tlog.md).
+LogSigner = Ed25519Signer | MLDSA44CosignatureSigner
 
 
 @dataclass(frozen=True, slots=True)
 class LogKey:
     generation: int
     path: Path
-    seed: bytes
+    #: a key file's seed; None for a key in a module (``location``)
+    seed: bytes | None
     retired: bool
     compromised_at: str | None = None
+    location: ModuleUri | None = None
 
-    def signer(self, origin: str) -> Ed25519Signer:
+    #: a module key's public half, as its reference file records it
+    public: bytes | None = None
+    #: ``Ed25519`` or ``ML-DSA-44``
+    algorithm: str = ED25519
+
+    def private(self) -> Ed25519PrivateKey | ModuleEd25519Key:
+        if self.location is not None:
+            return ModuleEd25519Key(self.location, self.public)  # opened when it signs
+        assert self.seed is not None and self.algorithm == ED25519
+        return Ed25519PrivateKey.from_private_bytes(self.seed)
+
+    def signer(self, origin: str) -> LogSigner:
         """The key under a log's name (C2SP: the key name is the origin)."""
-        return Ed25519Signer.from_seed(origin, self.seed)
+        if self.algorithm == ML_DSA_44:
+            assert self.seed is not None
+            return MLDSA44CosignatureSigner(
+                origin, MLDSA44PrivateKey.from_seed_bytes(self.seed), clock=None
+            )
+        return Ed25519Signer(origin, self.private())
+
+    @property
+    def key_id(self) -> str:
+        """As a header key's: the first 16 hex digits of SHA-256 of the public key."""
+        return key_id_of(self.signer("x").public_key)
+
+    @property
+    def where(self) -> str:
+        """The key file, or the module URI (never a PIN)."""
+        return str(self.location) if self.location is not None else str(self.path)
+
+
+def _files(keys_dir: Path) -> list[tuple[int, Path]]:
+    found = []
+    for path in keys_dir.iterdir() if keys_dir.is_dir() else []:
+        later = _LATER.fullmatch(path.name)
+        if _FIRST.fullmatch(path.name):
+            found.append((1, path))
+        elif later and int(later.group(1)) > 1:
+            found.append((int(later.group(1)), path))
+    generations = [n for n, _ in found]
+    if len(set(generations)) != len(generations):
+        raise ValueError(f"{keys_dir}: a log key generation is both a file and a module key")
+    return sorted(found)
+
+
+def _mldsa_files(keys_dir: Path) -> dict[int, Path]:
+    found = {}
+    for path in keys_dir.iterdir() if keys_dir.is_dir() else []:
+        later = _LATER_MLDSA.fullmatch(path.name)
+        if _FIRST_MLDSA.fullmatch(path.name):
+            found[1] = path
+        elif later and int(later.group(1)) > 1:
+            found[int(later.group(1))] = path
+    return found
+
+
+def mldsa_path(keys_dir: Path, generation: int) -> Path:
+    """The ML-DSA-44 key file of a generation."""
+    stem = "log-signing" if generation == 1 else f"log-signing-{generation}"
+    return keys_dir / (stem + MLDSA_SUFFIX)
 
 
 def log_keys(keys_dir: Path) -> list[LogKey]:
-    """Every log key by generation, oldest first; the first is made when there is none."""
-    if not (keys_dir / FIRST).is_file():
+    """Every log key by generation, oldest first, each generation's Ed25519 key before its
+    ML-DSA-44 one; the first (a file) is made when there is none, and the newest generation's
+    ML-DSA-44 key when it has none (a data directory made before ML-DSA-44)."""
+    found = _files(keys_dir)
+    if not found or found[0][0] != 1:
         read_or_create_secret(keys_dir / FIRST)
-    found = [(1, keys_dir / FIRST)]
-    for path in keys_dir.iterdir():
-        match = _LATER.fullmatch(path.name)
-        if match and int(match.group(1)) > 1:
-            found.append((int(match.group(1)), path))
-    return [
-        LogKey(
-            n,
-            path,
-            path.read_bytes(),
-            path.with_name(path.name + RETIRED).exists(),
-            _compromised_at(path),
-        )
-        for n, path in sorted(found)
-    ]
+        found = _files(keys_dir)
+    mldsa = _mldsa_files(keys_dir)
+    newest = found[-1][0]
+    if newest not in mldsa:
+        read_or_create_secret(mldsa_path(keys_dir, newest))
+        mldsa = _mldsa_files(keys_dir)
+    keys = []
+    for n, path in found:
+        keys.append(_read(n, path))
+        if n in mldsa:
+            keys.append(_read_mldsa(n, mldsa[n]))
+    return keys
+
+
+def has_log_key(keys_dir: Path) -> bool:
+    return bool(_files(keys_dir))
+
+
+def _read(generation: int, path: Path) -> LogKey:
+    in_module = path.suffix == REFERENCE_SUFFIX
+    return LogKey(
+        generation,
+        path,
+        None if in_module else path.read_bytes(),
+        path.with_name(path.name + RETIRED).exists(),
+        _compromised_at(path),
+        read_reference(path) if in_module else None,
+        read_public(path) if in_module else None,
+    )
+
+
+def _read_mldsa(generation: int, path: Path) -> LogKey:
+    return LogKey(
+        generation,
+        path,
+        path.read_bytes(),
+        path.with_name(path.name + RETIRED).exists(),
+        _compromised_at(path),
+        algorithm=ML_DSA_44,
+    )
+
+
+def init_in_module(keys_dir: Path, location: ModuleUri) -> LogKey:
+    """The first log key, generated in a module (refused when the directory has a log key)."""
+    if has_log_key(keys_dir):
+        raise ValueError(f"{keys_dir} has a log key already: rotate it (keys rotate log --hsm)")
+    return _generate(keys_dir / FIRST_IN_MODULE, 1, location)
+
+
+def _generate(path: Path, generation: int, location: ModuleUri) -> LogKey:
+    from recordseal.crypto.hsm import ED25519
+
+    key = location.generate(ED25519)
+    write_reference(path, location, key.public_key)
+    return _read(generation, path)
 
 
 def _compromised_at(path: Path) -> str | None:
@@ -76,17 +209,26 @@ def mark_compromised(key: LogKey, at: str) -> None:
     sync_directory(key.path.parent)
 
 
-def rotate(keys_dir: Path) -> LogKey:
-    """A new log key, signing beside the current ones from the sealer's next re-read."""
+def rotate(keys_dir: Path, location: ModuleUri | None = None) -> LogKey:
+    """A new generation of log keys, signing beside the current ones from the sealer's next
+    re-read: its Ed25519 key (a file, or generated in the module ``location`` names; returned)
+    and its ML-DSA-44 key (a file, made first, so the generation never lacks it)."""
     generation = log_keys(keys_dir)[-1].generation + 1
+    create_secret(mldsa_path(keys_dir, generation))
+    if location is not None:
+        return _generate(
+            keys_dir / f"log-signing-{generation}{REFERENCE_SUFFIX}", generation, location
+        )
     path = keys_dir / f"log-signing-{generation}.ed25519"
     return LogKey(generation, path, create_secret(path), False)
 
 
 def complete(keys_dir: Path) -> list[LogKey]:
-    """Retire every key but the newest (they keep verifying); the keys retired now."""
+    """Retire every key but the newest generation's (they keep verifying); the keys retired
+    now."""
     keys = log_keys(keys_dir)
-    retiring = [k for k in keys[:-1] if not k.retired]
+    newest = keys[-1].generation
+    retiring = [k for k in keys if k.generation < newest and not k.retired]
     for key in retiring:
         key.path.with_name(key.path.name + RETIRED).touch(mode=0o600)
     if retiring:
@@ -113,9 +255,13 @@ class LogKeyring:
         return cls(log_keys(keys_dir), keys_dir)
 
     @classmethod
-    def of_seed(cls, seed: bytes) -> LogKeyring:
-        """One fixed key (tests and tools that hold the seed)."""
-        return cls([LogKey(1, Path(FIRST), seed, False)])
+    def of_seed(cls, seed: bytes, mldsa_seed: bytes | None = None) -> LogKeyring:
+        """Fixed keys (tests and tools that hold the seeds): an Ed25519 key, and an ML-DSA-44
+        key beside it when ``mldsa_seed`` is given."""
+        keys = [LogKey(1, Path(FIRST), seed, False)]
+        if mldsa_seed is not None:
+            keys.append(LogKey(1, mldsa_path(Path(), 1), mldsa_seed, False, algorithm=ML_DSA_44))
+        return cls(keys)
 
     def follow(self) -> None:
         if self._dir is None or self._clock() - self._checked < RELOAD_SECONDS:
@@ -127,7 +273,7 @@ class LogKeyring:
     def keys(self) -> list[LogKey]:
         return list(self._keys)
 
-    def signing(self, origin: str) -> list[Ed25519Signer]:
+    def signing(self, origin: str) -> list[LogSigner]:
         """The signers of a checkpoint of ``origin``: every key not retired."""
         self.follow()
         return [k.signer(origin) for k in self._keys if not k.retired]
@@ -141,12 +287,12 @@ class LogKeyring:
                 return key.compromised_at
         return None
 
-    def every(self, origin: str) -> list[Ed25519Signer]:
+    def every(self, origin: str) -> list[LogSigner]:
         """Every key of ``origin``, retired ones too: what verifies its checkpoints."""
         self.follow()
         return [k.signer(origin) for k in self._keys]
 
 
-def as_signers(found: Ed25519Signer | Sequence[Ed25519Signer]) -> list[Ed25519Signer]:
+def as_signers(found: LogSigner | Sequence[LogSigner]) -> list[LogSigner]:
     """One signer or several, as a list (callers that hold one key give one)."""
-    return [found] if isinstance(found, Ed25519Signer) else list(found)
+    return [found] if isinstance(found, LogSigner) else list(found)

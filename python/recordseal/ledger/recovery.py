@@ -29,12 +29,12 @@ from recordseal.clock import new_record_id, utc_now
 from recordseal.core import leaf_hash
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.ledger.continuity import STORE_ROLLED_BACK, Continuity
-from recordseal.ledger.log_keys import as_signers
+from recordseal.ledger.log_keys import LogSigner, as_signers
 from recordseal.merkle.genesis import log_origin, successor_genesis, successor_origin
 from recordseal.storage.base import Store
 from recordseal.storage.journal import Entry, Head, Retired, Signed
 from recordseal.storage.recovery import GapRecord, Recovery, Succession
-from recordseal.tlog import Checkpoint, Ed25519Signer, sign_note
+from recordseal.tlog import Checkpoint, sign_note
 
 
 class ServiceRunning(Exception):
@@ -55,7 +55,7 @@ async def recover(
     store: Store,
     continuity: Continuity,
     header_signer: HeaderSigner,
-    log_signer: Callable[[str], Ed25519Signer | Sequence[Ed25519Signer]],
+    log_signer: Callable[[str], LogSigner | Sequence[LogSigner]],
     service_origin: str,
 ) -> RecoveryReport:
     """Compare the store with the journal (``continuity.start``, which also re-applies the
@@ -87,7 +87,7 @@ async def recover(
 async def _plan_successions(
     store: Store,
     continuity: Continuity,
-    log_signer: Callable[[str], Ed25519Signer | Sequence[Ed25519Signer]],
+    log_signer: Callable[[str], LogSigner | Sequence[LogSigner]],
     service_origin: str,
     report: RecoveryReport,
 ) -> None:

@@ -30,21 +30,16 @@ from recordseal.clock import utc_now
 from recordseal.identifiers import DEFAULT_FLEET
 from recordseal.ledger import offering, refusals
 from recordseal.ledger.continuity import STORE_ROLLED_BACK, Continuity
-from recordseal.ledger.log_keys import LogKeyring
+from recordseal.ledger.log_keys import LogKeyring, LogSigner
 from recordseal.ledger.offering import Head, Offers
 from recordseal.ledger.witnessed import WitnessPolicy
 from recordseal.merkle import tree
 from recordseal.merkle.genesis import log_origin, tenant_genesis
 from recordseal.settings import AuthoritySetting, WitnessSetting
-from recordseal.storage.logs import LogStore
+from recordseal.storage.activity import TWO_ROOTS
+from recordseal.storage.logs import LogStore, WitnessNote
 from recordseal.storage.rows import SEAL_LIMIT, LogBehind, SealedBatch, SealRequest
-from recordseal.tlog import (
-    Checkpoint,
-    CosignatureVerifier,
-    Ed25519Signer,
-    TlogError,
-    sign_note,
-)
+from recordseal.tlog import Checkpoint, Ed25519Signer, TlogError, cosigner_verifier, sign_note
 from recordseal.tlog.client import WitnessClient
 from recordseal.tlog.tsa_client import timestamp_root
 
@@ -112,18 +107,20 @@ class Sealer:
         self._witness_sizes: dict[tuple[str, str], int] = {}
 
     def signer(self, origin: str) -> Ed25519Signer:
-        """The newest log key under the log's name (C2SP: the key name is the origin)."""
-        return self._log_keys.signing(origin)[-1]
+        """The newest Ed25519 log key under the log's name (C2SP: the key name is the
+        origin): the key today's witnesses check."""
+        return [s for s in self.signers(origin) if isinstance(s, Ed25519Signer)][-1]
 
-    def signers(self, origin: str) -> list[Ed25519Signer]:
-        """The keys that sign a checkpoint of ``origin`` now (two during a rotation)."""
+    def signers(self, origin: str) -> list[LogSigner]:
+        """The keys that sign a checkpoint of ``origin`` now: Ed25519 and ML-DSA-44, of two
+        generations during a rotation."""
         return self._log_keys.signing(origin)
 
     def log_compromise(self, vkey: str) -> str | None:
         """When a log key is known compromised (``recordseal keys revoke``), or None."""
         return self._log_keys.compromise_of(vkey)
 
-    def every(self, origin: str) -> list[Ed25519Signer]:
+    def every(self, origin: str) -> list[LogSigner]:
         """Every log key of ``origin``, retired ones too: what verifies its checkpoints."""
         return self._log_keys.every(origin)
 
@@ -247,6 +244,8 @@ class Sealer:
             )
             failures.labels(name, code).inc()
             change = self._offers.failed(head, name, code)
+            if isinstance(voucher, Witness):
+                await self._note_failure(head, name, code, error)
             if change is not None:
                 self._record_refusals()  # on every change of state: rare, and a tiny file
             if change is not None and code in refusals.CODES:
@@ -286,6 +285,7 @@ class Sealer:
         else:
             if isinstance(voucher, Witness):
                 metrics.COSIGNATURES.labels(name).inc()
+                await self._note(head, name, WitnessNote(cosigned_size=head.size))
             change = self._offers.vouched(head, name)
             if change is not None:
                 self._record_refusals()
@@ -298,6 +298,21 @@ class Sealer:
                         "failed_offers": change.failures,
                     },
                 )
+
+    async def _note_failure(self, head: Head, name: str, code: str, error: Exception) -> None:
+        """Keep the failure for the live view (``storage/activity.py``): a witness holding
+        another root at a size it cosigned is named ``witness.two_roots``, else its answer."""
+        failing = self._offers.failures().get((head.origin, name))
+        answer = str(getattr(error, "evidence", {}).get("detail", "") or error)
+        reason = TWO_ROOTS if "root_mismatch" in answer else answer[:300]
+        note = WitnessNote(failures=failing[0] if failing else 1, code=code, reason=reason)
+        await self._note(head, name, note)
+
+    async def _note(self, head: Head, name: str, note: WitnessNote) -> None:
+        try:
+            await self._store.note_witness(head.origin, name, utc_now(), note)
+        except Exception:  # the view's row only: never stops offering
+            log.exception("voucher.note_failed", extra={"voucher": name, "origin": head.origin})
 
     async def _witness_ahead(self, head: Head, name: str, error: TlogError) -> None:
         """A witness cosigned a larger size of the log than it has: the store lost part of
@@ -315,10 +330,12 @@ class Sealer:
         async def proof_for(size: int) -> list[bytes]:
             return await self.consistency(head.origin, size, head.size)
 
-        cosignature = await witness.client.add_checkpoint(
+        cosignatures = await witness.client.cosign(
             head.note, self._witness_sizes.get(key, 0), proof_for
         )
-        await self._store.add_cosignature(head.origin, head.size, witness.name, cosignature.line)
+        # One stored value per witness: its line for each of its keys (Ed25519, ML-DSA-44).
+        lines = "".join(cosignature.line for cosignature in cosignatures)
+        await self._store.add_cosignature(head.origin, head.size, witness.name, lines)
         self._witness_sizes[key] = head.size
 
     async def run(self, interval: float) -> None:
@@ -392,7 +409,10 @@ def configured_witnesses(witnesses: Sequence[WitnessSetting]) -> list[Witness]:
     # Few attempts per offer (a size correction and one transient retry): the sealer itself
     # offers again with backoff.
     return [
-        Witness(w.name, WitnessClient(w.url, CosignatureVerifier.from_vkey(w.vkey), attempts=3))
+        Witness(
+            w.name,
+            WitnessClient(w.url, [cosigner_verifier(vkey) for vkey in w.vkeys], attempts=3),
+        )
         for w in witnesses
     ]
 

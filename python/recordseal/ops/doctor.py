@@ -15,23 +15,39 @@ import json
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import httpx
-
+from recordseal.crypto.hsm import (
+    AES256,
+    ED25519,
+    HMAC_SHA256,
+    REFERENCE_SUFFIX,
+    KeyLocationError,
+    read_reference,
+)
+from recordseal.ledger.log_keys import has_log_key
 from recordseal.ops.config_cli import add_settings_options, overrides
 from recordseal.settings import Settings, resolve
 from recordseal.storage.backends import schema_status
 from recordseal.tlog import TlogError
-from recordseal.tlog.tsa_client import timestamp_root
 from recordseal.web.preflight import port_refusal
+
+if TYPE_CHECKING:  # httpx loads when a check needs the network, not with every command
+    import httpx
 
 #: Largest difference tolerated between this host's clock and a witness's or authority's.
 MAX_SKEW_SECONDS = 30.0
 #: Seconds each witness or authority has to answer.
 ANSWER_SECONDS = 5.0
-#: The key files without which the service cannot sign (others are made when first needed).
-REQUIRED_KEYS = ("log-signing.ed25519",)
+#: The kind of key each module reference of keys/ names (docs/operations.md, "Keys in a
+#: hardware module"), by the start of its file name.
+MODULE_KEY_KINDS = (
+    ("log-signing", ED25519),
+    ("kek", AES256),
+    ("subject-index", HMAC_SHA256),
+    ("panel-secrets", AES256),
+)
 
 
 @dataclass(frozen=True)
@@ -53,7 +69,9 @@ def check_keys(settings: Settings) -> list[Check]:
             " gets its keys at the first `recordseal serve`"
         )
         return [Check("keys", False, f"{keys} does not exist", fix)]
-    problems = [f"{name} is missing" for name in REQUIRED_KEYS if not (keys / name).is_file()]
+    # The key without which the service cannot sign checkpoints (others are made when first
+    # needed): a file, or a reference to a key in a module.
+    problems = [] if has_log_key(keys) else ["the log key (log-signing.ed25519) is missing"]
     files = sorted(path for path in keys.iterdir() if path.is_file())
     for path in files:
         try:
@@ -67,7 +85,32 @@ def check_keys(settings: Settings) -> list[Check]:
             " keys' backup"
         )
         return [Check("keys", False, f"{keys}: {'; '.join(problems)}", fix)]
-    return [Check("keys", True, f"{keys}: {len(files)} files readable")]
+    checks = [Check("keys", True, f"{keys}: {len(files)} files readable")]
+    in_module = [path for path in files if path.suffix == REFERENCE_SUFFIX]
+    if in_module:
+        checks.append(_check_module_keys(in_module))
+    return checks
+
+
+def _check_module_keys(references: list[Path]) -> Check:
+    """Every key keys/ names in a hardware module is there and opens with its PIN."""
+    problems = []
+    for path in references:
+        kind = next((k for prefix, k in MODULE_KEY_KINDS if path.name.startswith(prefix)), None)
+        if kind is None:
+            continue
+        try:
+            read_reference(path).key(kind)
+        except KeyLocationError as error:
+            problems.append(f"{path.name}: {error}")
+    if problems:
+        fix = (
+            "check the module's library (module-path), its configuration (e.g. SOFTHSM2_CONF),"
+            " the PIN file (pin-source) and that the token holds the labels; docs/operations.md,"
+            " Keys in a hardware module"
+        )
+        return Check("keys in a module", False, "; ".join(problems), fix)
+    return Check("keys in a module", True, f"{len(references)} keys found in their modules")
 
 
 def check_store(settings: Settings) -> Check:
@@ -90,6 +133,8 @@ def check_store(settings: Settings) -> Check:
 async def _witness(
     settings: Settings, client: httpx.AsyncClient, skews: list[float]
 ) -> list[Check]:
+    import httpx
+
     found = []
     for witness in settings.witnesses:
         name = f"witness {witness.name}"
@@ -112,6 +157,8 @@ async def _witness(
 async def _authorities(
     settings: Settings, client: httpx.AsyncClient, skews: list[float]
 ) -> list[Check]:
+    from recordseal.tlog.tsa_client import timestamp_root
+
     found = []
     for authority in settings.timestamp_authorities:
         name = f"time-stamping authority {authority.name}"
@@ -135,6 +182,8 @@ def _skew(remote: datetime) -> float:
 
 async def check_remotes(settings: Settings) -> list[Check]:
     """The witnesses and authorities, then the clock against what they said the time was."""
+    import httpx
+
     skews: list[float] = []
     async with httpx.AsyncClient(timeout=ANSWER_SECONDS) as client:
         found = await _witness(settings, client, skews)
@@ -152,6 +201,8 @@ async def check_remotes(settings: Settings) -> list[Check]:
 
 
 def check_port(settings: Settings) -> Check:
+    import httpx
+
     refusal = port_refusal(settings.host, settings.port)
     where = f"{settings.host}:{settings.port}"
     if refusal is None:

@@ -5,11 +5,18 @@ Identifiers of tenants, organizations and fleets share one format, the one of th
 tenant ids: 1 to 64 characters of ASCII letters, digits, ``.``, ``_`` and ``-``, starting with
 a letter or digit. Organization ids are unique within their tenant; fleet ids are unique
 across the whole store (a second tenant claiming a fleet id is ``CrossTenantAccess``).
+Display names and contact addresses follow :data:`DISPLAY_NAME_RULE` and :data:`EMAIL_RULE`.
+
+``TenantStore`` is the spec's store interface; the service's store is the database
+(``panel/stored_tenants.py``); :class:`InMemoryTenantStore` checks a seed file on its own
+and serves tests.
 """
 
 from __future__ import annotations
 
 import logging
+import re
+import unicodedata
 from typing import Protocol, runtime_checkable
 
 import msgspec
@@ -17,6 +24,40 @@ import msgspec
 from recordseal.identifiers import check_identifier
 
 logger = logging.getLogger("recordseal.panel")
+
+MAX_DISPLAY_NAME = 128
+DISPLAY_NAME_RULE = (
+    f"1 to {MAX_DISPLAY_NAME} characters, not only spaces, with no control characters"
+)
+MAX_EMAIL = 254
+EMAIL_RULE = (
+    f"an e-mail address: a local part, '@' and a domain, at most {MAX_EMAIL} characters,"
+    " with no spaces or control characters"
+)
+_EMAIL = re.compile(r"[^@\s]+@[^@\s]+")
+
+
+def display_name_problem(value: str) -> str | None:
+    """Why ``value`` is no display name (:data:`DISPLAY_NAME_RULE`), or None."""
+    if not value.strip() or len(value) > MAX_DISPLAY_NAME or _has_control(value):
+        return DISPLAY_NAME_RULE
+    return None
+
+
+def email_problem(value: str) -> str | None:
+    """Why ``value`` is no contact address (:data:`EMAIL_RULE`), or None."""
+    if len(value) > MAX_EMAIL or _has_control(value) or not _EMAIL.fullmatch(value):
+        return EMAIL_RULE
+    return None
+
+
+def _has_control(value: str) -> bool:
+    return any(unicodedata.category(c) == "Cc" for c in value)
+
+
+def _check(field: str, problem: str | None) -> None:
+    if problem is not None:
+        raise ValueError(f"{field} must be {problem}")
 
 
 class Tenant(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -29,6 +70,9 @@ class Tenant(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     def __post_init__(self) -> None:
         check_identifier("tenant id", self.id)
+        _check("display_name", display_name_problem(self.display_name))
+        if self.contact_email is not None:
+            _check("contact_email", email_problem(self.contact_email))
 
 
 class Organization(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -42,6 +86,7 @@ class Organization(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     def __post_init__(self) -> None:
         check_identifier("organization id", self.id)
         check_identifier("tenant_id", self.tenant_id)
+        _check("display_name", display_name_problem(self.display_name))
 
 
 class FleetRef(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -105,6 +150,17 @@ class CrossTenantAccess(PanelStoreError):
         self.fleet = fleet
 
 
+class SeedConflict(PanelStoreError):
+    """A seed row whose id the store holds with other values: ``field`` differs."""
+
+    def __init__(self, what: str, field: str, seeded: object, stored: object) -> None:
+        super().__init__(
+            f"{what} is already in the database with {field} {stored!r}; the seed says {seeded!r}"
+        )
+        self.what = what
+        self.field = field
+
+
 class Backend(PanelStoreError):
     """A storage failure; ``text`` is for logs, callers see only the kind."""
 
@@ -113,13 +169,32 @@ class Backend(PanelStoreError):
         self.text = text
 
 
+def cross_tenant_claim(fleet: FleetRef, owner: str) -> CrossTenantAccess:
+    """The refusal of a fleet id that tenant ``owner`` holds, claimed for another tenant;
+    logged at WARN naming both (spec panel 6.4)."""
+    logger.warning(
+        "cross-tenant fleet id collision: fleet %r belongs to tenant %r,"
+        " tenant %r claims it too; the second claim is refused",
+        fleet.fleet_id,
+        owner,
+        fleet.tenant_id,
+    )
+    return CrossTenantAccess(fleet.tenant_id, owner, fleet.fleet_id)
+
+
 @runtime_checkable
 class TenantStore(Protocol):
-    """The stable surface of tenant storage; the in-memory store is the only backend today."""
+    """The stable surface of tenant storage (spec panel 1.5): the database
+    (``StoredTenantStore``) in the service, the in-memory store for a seed file's own check.
+
+    ``add_*`` create at run time: an id taken is ``Duplicate`` (in the database, a tenant
+    registered only by its tokens is taken over instead). ``set_active`` freezes (false) or
+    unfreezes a tenant and answers it as it is now."""
 
     async def add_tenant(self, tenant: Tenant) -> None: ...
     async def add_organization(self, organization: Organization) -> None: ...
     async def add_fleet(self, fleet: FleetRef) -> None: ...
+    async def set_active(self, tenant: str, active: bool) -> Tenant: ...
     async def list_tenants(self) -> list[Tenant]: ...
     async def get_tenant(self, tenant: str) -> Tenant: ...
     async def list_organizations(self, tenant: str) -> list[Organization]: ...
@@ -158,14 +233,7 @@ class InMemoryTenantStore:
     def insert_fleet(self, fleet: FleetRef) -> None:
         claimed = self._fleets.get(fleet.fleet_id)
         if claimed is not None and claimed.tenant_id != fleet.tenant_id:
-            logger.warning(
-                "cross-tenant fleet id collision: fleet %r belongs to tenant %r,"
-                " tenant %r claims it too; the second claim is refused",
-                fleet.fleet_id,
-                claimed.tenant_id,
-                fleet.tenant_id,
-            )
-            raise CrossTenantAccess(fleet.tenant_id, claimed.tenant_id, fleet.fleet_id)
+            raise cross_tenant_claim(fleet, claimed.tenant_id)
         if claimed is not None:
             raise Duplicate(
                 f"fleet {fleet.fleet_id!r} is claimed twice in tenant {fleet.tenant_id!r}"
@@ -189,6 +257,11 @@ class InMemoryTenantStore:
 
     async def add_fleet(self, fleet: FleetRef) -> None:
         self.insert_fleet(fleet)
+
+    async def set_active(self, tenant: str, active: bool) -> Tenant:
+        changed = msgspec.structs.replace(await self.get_tenant(tenant), active=active)
+        self._tenants[tenant] = changed
+        return changed
 
     async def list_tenants(self) -> list[Tenant]:
         return list(self._tenants.values())

@@ -38,6 +38,18 @@ class Inconsistent(ServiceError):
     kind = "conflict"
 
 
+class Frozen(ServiceError):
+    """The tenant is frozen read-only (``active`` false, docs/panel.md, "Freezing a
+    tenant"): nothing of it may be written."""
+
+    kind = "conflict"
+
+
+def tenant_inactive(refused: str) -> Frozen:
+    """The refusal of a write to a frozen tenant; ``refused`` says what is refused."""
+    return Frozen("tenant_inactive", f"the tenant is frozen read-only: {refused}", None)
+
+
 class Gone(ServiceError):
     """The subject was erased: its data cannot be written or read by anyone."""
 

@@ -3,7 +3,8 @@
 
 The store holds every header-signing key (``signing_keys``) with its validity; the active one
 is the newest ``not_before`` with neither ``not_after`` nor ``revoked_at``. Its private half
-is a file of the keys directory (``location``; the first key is ``header-signing.ed25519``).
+is a file of the keys directory (``location``; the first key is ``header-signing.ed25519``)
+or a key in a hardware module (``location`` is its ``pkcs11:`` URI, crypto/hsm.py).
 Every process re-reads the store at most every ``REFRESH_SECONDS`` before it signs, so after
 ``recordseal keys rotate header`` each process signs with the new key within that time, and
 the old key stays valid ``GRACE_SECONDS`` after the rotation, longer than any process can go
@@ -21,10 +22,11 @@ from datetime import datetime
 from pathlib import Path
 
 from recordseal.clock import utc_now
+from recordseal.crypto.hsm import KeyLocationError, ModuleUri, is_module_uri
 from recordseal.crypto.keyfiles import read_or_create_secret
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.services.errors import Unavailable
-from recordseal.services.pipeline import Pipeline, pipeline_from_seed
+from recordseal.services.pipeline import Pipeline, pipeline_for
 from recordseal.storage.records import RecordStore
 from recordseal.storage.rows import SigningKeyRow
 
@@ -88,7 +90,7 @@ class HeaderKeys:
     def fixed(cls, signer: HeaderSigner, pipeline: Pipeline | None = None) -> HeaderKeys:
         """One key, never re-read (tests and tools that sign with a key they hold)."""
         row = SigningKeyRow(signer.key_id, "Ed25519", signer.public_key, "", None, None)
-        return cls(None, None, ActiveKey(row, signer, pipeline or pipeline_from_seed(signer.seed)))
+        return cls(None, None, ActiveKey(row, signer, pipeline or pipeline_for(signer)))
 
     @classmethod
     async def load(cls, store: RecordStore, keys_dir: Path) -> HeaderKeys:
@@ -164,17 +166,35 @@ def _in_use(row: SigningKeyRow) -> None:
         metrics.KEY_CREATED.labels("header", row.key_id).set(since)
 
 
-def _load(keys_dir: Path, row: SigningKeyRow) -> ActiveKey:
-    path = key_file(keys_dir, row)
-    try:
-        seed = path.read_bytes()
-    except FileNotFoundError:
-        raise KeyUnavailable(
-            f"the store's header-signing key {row.key_id} is not in {keys_dir} ({path.name}):"
-            " restore the keys directory from its backup; nothing was signed"
-        ) from None
-    signer = HeaderSigner.from_seed(seed)
+def load_signer(keys_dir: Path, row: SigningKeyRow) -> HeaderSigner:
+    """The private half of ``row``: its file in ``keys_dir`` or its key in a module."""
+    if row.location and is_module_uri(row.location):
+        try:
+            signer = HeaderSigner.in_module(ModuleUri.parse(row.location))
+        except KeyLocationError as refused:
+            raise KeyUnavailable(
+                f"the store's header-signing key {row.key_id} cannot be used: {refused};"
+                " nothing was signed"
+            ) from None
+        where = row.location
+    else:
+        path = key_file(keys_dir, row)
+        try:
+            seed = path.read_bytes()
+        except FileNotFoundError:
+            raise KeyUnavailable(
+                f"the store's header-signing key {row.key_id} is not in {keys_dir}"
+                f" ({path.name}): restore the keys directory from its backup; nothing was"
+                " signed"
+            ) from None
+        signer = HeaderSigner.from_seed(seed)
+        where = str(path)
     if signer.key_id != row.key_id:
-        raise KeyUnavailable(f"{path} holds key {signer.key_id}, not {row.key_id}")
+        raise KeyUnavailable(f"{where} holds key {signer.key_id}, not {row.key_id}")
+    return signer
+
+
+def _load(keys_dir: Path, row: SigningKeyRow) -> ActiveKey:
+    signer = load_signer(keys_dir, row)
     _in_use(row)
-    return ActiveKey(row, signer, pipeline_from_seed(seed))
+    return ActiveKey(row, signer, pipeline_for(signer))

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from recordseal.crypto import keks
+from recordseal.crypto.hsm import ModuleUri
 from recordseal.panel.sso.provider_store import keep_secret_key
 from recordseal.storage.records import RecordStore
 
@@ -43,13 +44,16 @@ async def rotate_kek(
     *,
     batch: int = BATCH,
     settle: float = keks.RELOAD_SECONDS * 1.5,
+    location: ModuleUri | None = None,
 ) -> KekRotation:
+    """Rotate to a new KEK (generated in the module ``location`` names, if given), or finish
+    the rotation under way."""
     target = keks.rotation_target(keys_dir)
     resumed = target is not None
     if target is None:
         keks.load_wrapper(keys_dir)  # KEK 1 exists
         keep_secret_key(keys_dir)
-        target = keks.begin_rotation(keys_dir)
+        target = keks.begin_rotation(keys_dir, location)
         await asyncio.sleep(settle)  # every process wraps under the new KEK from now on
     wrapper = keks.load_wrapper(keys_dir)
     if wrapper.generation != target:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from recordseal.clock import utc_now
 from recordseal.crypto import keks
+from recordseal.crypto.hsm import ED25519, ModuleUri, is_module_uri, read_reference
 from recordseal.crypto.keyfiles import create_secret
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.ledger import log_keys as log_keys_module
@@ -41,21 +42,28 @@ def parse_instant(text: str) -> datetime:
     return moment
 
 
-async def rotate_header(store: RecordStore, keys_dir: Path) -> tuple[SigningKeyRow, SigningKeyRow]:
-    """A new header key, active from now; the old one valid GRACE_SECONDS more (every
-    process switches within ``header_keys.REFRESH_SECONDS``). Returns (old, new)."""
+async def rotate_header(
+    store: RecordStore, keys_dir: Path, location: ModuleUri | None = None
+) -> tuple[SigningKeyRow, SigningKeyRow]:
+    """A new header key (a file, or generated in the module ``location`` names), active from
+    now; the old one valid GRACE_SECONDS more (every process switches within
+    ``header_keys.REFRESH_SECONDS``). Returns (old, new)."""
     now = datetime.now(UTC)
     old = active_key(await store.signing_keys())
     if old is None:
         raise KeyRefused("the store has no active header key to rotate")
-    new = await _new_key(keys_dir, _instant(now))
+    new = _new_key(keys_dir, _instant(now), location)
     if not await store.rotate_signing_key(new, old.key_id, _instant(now + _grace())):
         raise KeyRefused(f"key {old.key_id} stopped being active meanwhile: run the command again")
     return old, new
 
 
 async def revoke(
-    store: RecordStore, keys_dir: Path, key_id: str, compromised_at: str
+    store: RecordStore,
+    keys_dir: Path,
+    key_id: str,
+    compromised_at: str,
+    location: ModuleUri | None = None,
 ) -> tuple[SigningKeyRow, SigningKeyRow | None]:
     """Mark ``key_id`` revoked now and compromised from ``compromised_at``; when it is the
     active key, rotate to a new one first, in the same command. Returns (the revoked key as
@@ -70,7 +78,7 @@ async def revoke(
     new = None
     active = active_key(list(rows.values()))
     if active is not None and active.key_id == key_id:
-        _, new = await rotate_header(store, keys_dir)
+        _, new = await rotate_header(store, keys_dir, location)
         # Every process has switched to the new key before the old one is revoked, so no
         # header is signed by it after ``revoked_at``.
         await asyncio.sleep(REFRESH_SECONDS * 1.5)
@@ -80,15 +88,13 @@ async def revoke(
 
 
 def revoke_log_key(
-    keys_dir: Path, key_id: str, compromised_at: str
+    keys_dir: Path, key_id: str, compromised_at: str, location: ModuleUri | None = None
 ) -> tuple[LogKey, LogKey | None] | None:
     """Mark the log key ``key_id`` compromised from ``compromised_at``; when it still signs,
     a new log key takes over at once and the compromised one is retired (a witness that knows
     only it stops cosigning until it is given the new key: what a compromise asks). None when
     no log key has this id."""
-    found = next(
-        (k for k in log_keys(keys_dir) if HeaderSigner.from_seed(k.seed).key_id == key_id), None
-    )
+    found = next((k for k in log_keys(keys_dir) if k.key_id == key_id), None)
     if found is None:
         return None
     compromised = parse_instant(compromised_at)
@@ -96,13 +102,26 @@ def revoke_log_key(
         raise KeyRefused(f"--compromised-at {compromised_at} is in the future")
     new = None
     if not found.retired:
-        new = log_keys_module.rotate(keys_dir)
+        new = log_keys_module.rotate(keys_dir, location)
         log_keys_module.complete(keys_dir)
     log_keys_module.mark_compromised(found, _instant(compromised))
     return found, new
 
 
-async def _new_key(keys_dir: Path, not_before: str) -> SigningKeyRow:
+def _new_key(keys_dir: Path, not_before: str, location: ModuleUri | None) -> SigningKeyRow:
+    if location is not None:
+        location.generate(ED25519)
+        signer = HeaderSigner.in_module(location)
+        return SigningKeyRow(
+            signer.key_id,
+            "Ed25519",
+            signer.public_key,
+            not_before,
+            None,
+            None,
+            None,
+            str(location),
+        )
     staging = keys_dir / f".header-signing-new-{utc_now().replace(':', '')}.ed25519"
     seed = create_secret(staging)
     signer = HeaderSigner.from_seed(seed)
@@ -130,6 +149,8 @@ class KeyListing:
     revoked_at: str | None = None
     compromised_at: str | None = None
     active: bool = True
+    #: ``Ed25519`` or ``ML-DSA-44`` for a signing key (header, log); None for the others
+    algorithm: str | None = None
 
 
 async def listing(store: RecordStore, keys_dir: Path) -> list[KeyListing]:
@@ -140,13 +161,14 @@ async def listing(store: RecordStore, keys_dir: Path) -> list[KeyListing]:
         KeyListing(
             r.key_id,
             "header",
-            str(key_file(keys_dir, r)),
+            r.location if r.location and is_module_uri(r.location) else str(key_file(keys_dir, r)),
             r.not_before,
             r.not_before,
             r.not_after,
             r.revoked_at,
             r.compromised_at,
             active is not None and r.key_id == active.key_id,
+            r.algorithm,
         )
         for r in rows
     ]
@@ -154,26 +176,39 @@ async def listing(store: RecordStore, keys_dir: Path) -> list[KeyListing]:
 
 
 def file_keys(keys_dir: Path) -> list[KeyListing]:
-    """The cookie keys, log key and KEK files that exist. A cookie key's id is the one its
-    cookies carry (``panel-<generation>``); the log key's is the first 16 hex digits of
-    SHA-256 of its public key (as a header key's); the KEK's the first 16 of SHA-256 of a label
-    and the key, naming it without revealing it."""
+    """The cookie keys, log keys and KEK files that exist. A cookie key's id is the one its
+    cookies carry (``panel-<generation>``); a log key's (Ed25519 or ML-DSA-44) is the first 16
+    hex digits of SHA-256 of its public key (as a header key's); the KEK's the first 16 of
+    SHA-256 of a label and the key, naming it without revealing it."""
     found = []
     cookies = cookie_keys.key_files(keys_dir)
     for generation, path in cookies:  # ids as the cookies name them
         created = _instant(datetime.fromtimestamp(path.stat().st_mtime, UTC))
         active = generation == cookies[-1][0]
         found.append(KeyListing(f"panel-{generation}", "cookie", str(path), created, active=active))
-    for key in log_keys(keys_dir) if (keys_dir / log_keys_module.FIRST).is_file() else []:
+    for key in log_keys(keys_dir) if log_keys_module.has_log_key(keys_dir) else []:
         created = _instant(datetime.fromtimestamp(key.path.stat().st_mtime, UTC))
-        ident = HeaderSigner.from_seed(key.seed).key_id
-        found.append(KeyListing(ident, "log", str(key.path), created, active=not key.retired))
+        found.append(
+            KeyListing(
+                key.key_id,
+                "log",
+                key.where,
+                created,
+                compromised_at=key.compromised_at,
+                active=not key.retired,
+                algorithm=key.algorithm,
+            )
+        )
     kek_files = keks.kek_files(keys_dir)
     for generation, path in sorted(kek_files.items()):
-        ident = hashlib.sha256(b"recordseal key id\x00" + path.read_bytes()).hexdigest()[:16]
+        # A file KEK's id hashes the key, a module KEK's its URI: either names it, neither
+        # reveals it.
+        where = str(read_reference(path)) if keks.in_module(path) else str(path)
+        named = where.encode() if keks.in_module(path) else path.read_bytes()
+        ident = hashlib.sha256(b"recordseal key id\x00" + named).hexdigest()[:16]
         created = _instant(datetime.fromtimestamp(path.stat().st_mtime, UTC))
         newest = generation == max(kek_files)
-        found.append(KeyListing(ident, "kek", str(path), created, active=newest))
+        found.append(KeyListing(ident, "kek", where, created, active=newest))
     return found
 
 

@@ -5,21 +5,21 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from recordseal.ledger.log_keys import as_signers
+from recordseal.ledger.log_keys import LogSigner, as_signers
 from recordseal.settings import AuthoritySetting, WitnessSetting
 from recordseal.storage.base import Store
 from recordseal.storage.rows import SigningKeyRow
-from recordseal.tlog import Ed25519Signer
 
 
 async def key_directory(
     store: Store,
-    log_signer: Callable[[str], Ed25519Signer | Sequence[Ed25519Signer]],
+    log_signer: Callable[[str], LogSigner | Sequence[LogSigner]],
     log_compromise: Callable[[str], str | None] = lambda vkey: None,
 ) -> dict[str, Any]:
     """Header-signing keys with their validity, and the note verifier key of every log
     (``log_signer(origin)``: the log key, or every log key, under the log's name:
-    ``Sealer.every``; a log listed once per key after a rotation, docs/tlog.md)."""
+    ``Sealer.every``; a log listed once per key: its Ed25519 and ML-DSA-44 keys, and those of
+    every generation after a rotation, docs/tlog.md)."""
     return {
         "format": "recordseal/keys/v1",
         "keys": [_header_key(key) for key in await store.records.signing_keys()],
@@ -61,7 +61,7 @@ def trust_store(
     """The configured witnesses and time-stamping authorities as a verifier's trust store."""
     return {
         "format": "recordseal/trust/v1",
-        "witnesses": [{"name": w.name, "vkey": w.vkey} for w in witnesses],
+        "witnesses": [{"name": w.name, "vkey": vkey} for w in witnesses for vkey in w.vkeys],
         "timestamp_authorities": [
             {"name": a.name, "roots": _pem_blocks(a.roots_pem), "intermediates": []}
             for a in authorities

@@ -24,13 +24,13 @@ from recordseal import chain
 from recordseal.clock import new_record_id
 from recordseal.core import reference
 from recordseal.core.errors import CommitError
-from recordseal.crypto.signing import HEADER_CONTEXT, key_id_of
+from recordseal.crypto.signing import HEADER_CONTEXT, HeaderSigner, key_id_of
 from recordseal.crypto.vault import SubjectKeys
 from recordseal.services import reading
 from recordseal.services.reading import RecordRead, ReferenceRead
 
 if TYPE_CHECKING:
-    from recordseal._native import PreparedRecord
+    from recordseal._native import ModuleKey, PreparedRecord
 
 
 class RecordInput(NamedTuple):
@@ -120,11 +120,12 @@ class NativePipeline:
 
     __slots__ = ("_prepare", "_read", "_signer", "key_id", "public_key")
 
-    def __init__(self, seed: bytes) -> None:
-        """``seed``: the 32-byte Ed25519 seed of the header-signing key."""
+    def __init__(self, key: bytes | ModuleKey) -> None:
+        """``key``: the 32-byte Ed25519 seed of the header-signing key, or the key in a
+        hardware module (``recordseal.crypto.hsm``), which then signs every header."""
         from recordseal._native import Ed25519Signer, prepare_records, read_request
 
-        self._signer = Ed25519Signer(seed)
+        self._signer = Ed25519Signer(key) if isinstance(key, bytes) else key
         self._prepare = prepare_records
         self._read = read_request
         self.public_key = self._signer.public_key
@@ -262,6 +263,16 @@ def _text_input(item: ReadInput) -> RecordInput:
         salt_key,
         payload_key,
     )
+
+
+def pipeline_for(signer: HeaderSigner) -> Pipeline:
+    """The pipeline that signs with ``signer``'s key: the native one when the extension is
+    built (the only one for a key in a hardware module), else the reference one."""
+    if signer.native is not None:
+        return NativePipeline(signer.native)
+    if signer.seed is None:
+        raise RuntimeError("a header key in a hardware module needs the native extension")
+    return ReferencePipeline(signer.seed)
 
 
 def pipeline_from_seed(seed: bytes) -> Pipeline:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -12,6 +13,7 @@ import orjson
 from recordseal import chain
 from recordseal.clock import new_subject_ref, utc_now
 from recordseal.core import CommitError, canonicalize, validate_declarations
+from recordseal.crypto.hsm import ModuleFailure
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.crypto.vault import KeyWrapper, SubjectKeys
 from recordseal.fleet.manifest import FleetManifest
@@ -27,12 +29,14 @@ from recordseal.services.errors import (
     ServiceError,
     TooLarge,
     Unavailable,
+    tenant_inactive,
 )
 from recordseal.services.header_keys import HeaderKeys
 from recordseal.services.pipeline import Pipeline, Prepared, ReadInput
 from recordseal.services.reading import MAX_SUBJECT_ID, RecordRead, label_refusal
 from recordseal.services.streams import check_stream_fleet
 from recordseal.services.subject_cache import SubjectKeyCache
+from recordseal.services.tenant_states import TenantStates
 from recordseal.storage.base import Store
 from recordseal.storage.journal import Head
 from recordseal.storage.records import (
@@ -54,6 +58,8 @@ from recordseal.storage.rows import (
     SubjectClaim,
     SubjectRow,
 )
+
+log = logging.getLogger("recordseal.keys")
 
 STREAM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 
@@ -94,6 +100,7 @@ class RecordService:
         pipeline: Pipeline | None = None,
         *,
         continuity: Continuity,
+        tenant_states: TenantStates | None = None,
     ) -> None:
         """``signer``: the header keys as the store names them (``HeaderKeys``, re-read so a
         rotation reaches this process), or one fixed key; ``manifest`` answers the fleet
@@ -101,8 +108,10 @@ class RecordService:
         does the per-record cryptography of a batch under a fixed key (by default the native
         one);
         ``continuity`` journals what is signed and erased, and fences streams the store lost
-        (docs/continuity.md)."""
+        (docs/continuity.md); ``tenant_states`` says which tenants are frozen read-only (no
+        new stream or record; by default read from the store's tenant rows)."""
         self._continuity = continuity
+        self._tenant_states = tenant_states or TenantStates(store.hierarchy)
         self._header_keys = (
             signer if isinstance(signer, HeaderKeys) else HeaderKeys.fixed(signer, pipeline)
         )
@@ -149,6 +158,7 @@ class RecordService:
                 "strict",
             )
         check_stream_fleet(self._manifest(), tenant, fleet)
+        await self._tenant_states.check_writable(tenant, "no new streams")
         fence = self._continuity.stream_fence(tenant, name)
         if fence is not None:
             raise _fenced(fence, "name")
@@ -245,7 +255,10 @@ class RecordService:
         records = [read for read in reads if not isinstance(read, CommitError)]
         keyed = [read.idempotency[0] for read in records if read.idempotency is not None]
         known = await self._store.records.idempotent_records(tenant, keyed) if keyed else {}
-        context = await self._context(tenant, records)
+        # A frozen tenant's records are refused one by one: a retry of a record stored before
+        # the freeze still gets its first result. Its records need no stream or subject.
+        frozen = not await self._tenant_states.active(tenant)
+        context = await self._context(tenant, [] if frozen else records)
         results: list[Ingested | _Race] = [_RACE] * len(reads)
         # The records to prepare: their places, streams, subjects, keys and reads.
         staged: list[tuple[int, StreamRow, HeadCheck, SubjectClaim, tuple[str, bytes] | None]] = []
@@ -257,6 +270,9 @@ class RecordService:
             idempotency = read.idempotency
             if idempotency is not None and idempotency[0] in known:
                 results[position] = await self._replay(tenant, idempotency, known[idempotency[0]])
+                continue
+            if frozen:
+                results[position] = tenant_inactive("no new records")
                 continue
             stream = context.streams[read.stream]
             if isinstance(stream, ServiceError):
@@ -366,7 +382,16 @@ class RecordService:
         one pipeline call (under the stream locks)."""
         prepared: list[Prepared] = [append.prepared for append in appends]  # type: ignore[misc]
         now = utc_now()
-        signed = self._header_keys.signing_at(now).pipeline.sign(prepared, slots, heads, now)
+        try:
+            signed = self._header_keys.signing_at(now).pipeline.sign(prepared, slots, heads, now)
+        except ModuleFailure as failure:  # a hardware module that failed: nothing is stored
+            log.error("keys.header_key_module_failed", extra={"reason": str(failure)})
+            raise Unavailable(
+                "signing_key_unavailable",
+                "the hardware module holding the header-signing key could not sign; nothing"
+                " was stored (docs/operations.md, Keys in a hardware module)",
+                None,
+            ) from None
         return [
             NewRecord(p.record_id, seq, header, signature, leaf, p.sealed_payload)
             for p, (seq, header, signature, leaf) in zip(prepared, signed, strict=True)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from recordseal.clock import utc_now
 from recordseal.identifiers import IDENTIFIER_RULE, is_identifier
-from recordseal.services.errors import Invalid, Unauthenticated
+from recordseal.services.errors import Invalid, Unauthenticated, tenant_inactive
 from recordseal.storage.rows import TokenRow
 from recordseal.storage.tokens import TokenStore
 
@@ -73,10 +73,13 @@ class TokenService:
         self._recording: asyncio.Task[None] | None = None
 
     async def create(self, tenant: str, label: str = "") -> str:
-        """A new token for ``tenant``; the caller shows it once, only its hash is kept."""
+        """A new token for ``tenant``; the caller shows it once, only its hash is kept. A
+        tenant without a row is registered by it (``storage/hierarchy.py``); a frozen tenant
+        gets none (409 ``tenant_inactive``)."""
         check_tenant_id(tenant)
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
-        await self._store.add_token(token_hash(token), tenant, label, utc_now())
+        if not await self._store.add_token(token_hash(token), tenant, label, utc_now()):
+            raise tenant_inactive("no new API tokens")
         return token
 
     async def list(self, tenant: str | None = None) -> list[TokenRow]:

@@ -65,6 +65,35 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             secret=True,
         ),
     ] = None
+    header_key: Annotated[
+        str | None,
+        setting(
+            "the header-signing key in a hardware module: its RFC 7512 URI, taken as the first"
+            " header key when the store has none (docs/operations.md, Keys in a hardware"
+            " module); unset: a key file in the data directory",
+            rule="a pkcs11: URI with object, module-path and pin-source",
+            pattern="^pkcs11:",
+        ),
+    ] = None
+    log_key: Annotated[
+        str | None,
+        setting(
+            "the log (checkpoint) key in a hardware module, as header_key; taken as the first"
+            " log key when the keys directory has none",
+            rule="a pkcs11: URI with object, module-path and pin-source",
+            pattern="^pkcs11:",
+        ),
+    ] = None
+    kek: Annotated[
+        str | None,
+        setting(
+            "the key-encryption key in a hardware module, as header_key; made with"
+            " `recordseal keys init kek --hsm URI`, which also makes its subject index and"
+            " panel secret keys there",
+            rule="a pkcs11: URI with object, module-path and pin-source",
+            pattern="^pkcs11:",
+        ),
+    ] = None
     host: Annotated[str, setting("address to listen on", rule="an IP address or host name")] = (
         "127.0.0.1"
     )
@@ -101,7 +130,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         tuple[WitnessSetting, ...],
         setting(
             "witnesses asked to cosign each checkpoint",
-            rule='a JSON list of {"name", "url", "vkey"} objects',
+            rule='a JSON list of {"name", "url", "vkey"} objects (vkey: one vkey, Ed25519 or'
+            " ML-DSA-44, or a list of the witness's vkeys)",
         ),
     ] = ()
     timestamp_authorities: Annotated[

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 import msgspec
 from cryptography import x509
 
-from recordseal.tlog import CosignatureVerifier, TlogError
+from recordseal.tlog import TlogError, cosigner_verifier
 
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -53,19 +53,31 @@ def _http_url(url: str) -> None:
 
 
 class WitnessSetting(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """A witness asked to cosign each checkpoint: its name, URL and note verifier key."""
+    """A witness asked to cosign each checkpoint: its name, URL and cosigning key's vkey, or
+    a list of its keys' vkeys (a witness that cosigns with Ed25519 and ML-DSA-44 alike,
+    ``witness serve --algorithm both``: every cosignature by one of them is kept)."""
 
     name: str
     url: str
-    vkey: str
+    vkey: str | tuple[str, ...]
 
     def __post_init__(self) -> None:
         _name(self.name)
         _http_url(self.url)
-        try:
-            CosignatureVerifier.from_vkey(self.vkey)
-        except TlogError as error:
-            raise ValueError(f"vkey is not a cosignature verifier key: {error}") from None
+        if not self.vkeys:
+            raise ValueError("vkey is an empty list: name at least one cosigning key")
+        if len(set(self.vkeys)) != len(self.vkeys):
+            raise ValueError("vkey lists one key twice")
+        for vkey in self.vkeys:
+            try:
+                cosigner_verifier(vkey)
+            except TlogError as error:
+                raise ValueError(f"vkey is not a cosignature verifier key: {error}") from None
+
+    @property
+    def vkeys(self) -> tuple[str, ...]:
+        """The witness's cosigning keys."""
+        return (self.vkey,) if isinstance(self.vkey, str) else self.vkey
 
 
 class AuthoritySetting(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

@@ -4,6 +4,7 @@ stored tree nodes, where a record was sealed, witness cosignatures and RFC 3161 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from recordseal.storage.recovery import Recovery
@@ -15,6 +16,17 @@ from recordseal.storage.rows import (
     SealedBatch,
     SealRequest,
 )
+
+
+@dataclass(frozen=True, slots=True)
+class WitnessNote:
+    """What happened at one offer to a witness: ``cosigned_size`` set for a cosignature, else
+    the failure."""
+
+    cosigned_size: int | None = None
+    failures: int = 0
+    code: str | None = None
+    reason: str | None = None
 
 
 class LogStore(Protocol):
@@ -96,6 +108,12 @@ class LogStore(Protocol):
         ...
 
     async def add_cosignature(self, origin: str, size: int, witness: str, line: str) -> None: ...
+    async def note_witness(self, origin: str, witness: str, now: str, note: WitnessNote) -> None:
+        """Keep the live view's row of ``witness`` for the log ``origin`` (storage/activity.py):
+        a cosignature of ``note.cosigned_size`` (its failures cleared), or a failed offer
+        (``note.code``, ``note.reason``, ``note.failures`` in a row)."""
+        ...
+
     async def cosignatures(self, origin: str, size: int) -> list[str]: ...
     async def add_timestamp(self, origin: str, size: int, authority: str, token: bytes) -> None: ...
     async def timestamps(self, origin: str, size: int) -> list[tuple[str, bytes]]: ...

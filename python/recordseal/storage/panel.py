@@ -145,6 +145,10 @@ class PanelStore(Protocol):
         """The roles of the user's passkeys (none: not a passkey user)."""
         ...
 
+    async def has_passkeys(self) -> bool:
+        """Whether any passkey is registered (none: the first operator needs a link)."""
+        ...
+
     async def add_passkeys(self, passkeys: Sequence[PasskeyRow]) -> int:
         """Import: store those whose credential id is new; returns how many."""
         ...

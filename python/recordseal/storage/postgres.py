@@ -10,7 +10,9 @@ by the server when its holder's connection dies, so another process takes over).
 
 from __future__ import annotations
 
+from recordseal.storage.postgres_activity import PostgresActivity
 from recordseal.storage.postgres_database import PostgresDatabase
+from recordseal.storage.postgres_hierarchy import PostgresHierarchy
 from recordseal.storage.postgres_logs import PostgresLogs
 from recordseal.storage.postgres_panel import PostgresPanelStore
 from recordseal.storage.postgres_records import PostgresRecords
@@ -27,6 +29,8 @@ class PostgresStore:
         self.logs = PostgresLogs(self._db)
         self.panel = PostgresPanelStore(self._db)
         self.tokens = PostgresTokens(self._db)
+        self.activity = PostgresActivity(self._db)
+        self.hierarchy = PostgresHierarchy(self._db)
 
     async def open(self) -> None:
         await self._db.open()

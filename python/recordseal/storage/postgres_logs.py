@@ -12,6 +12,7 @@ import asyncpg
 from recordseal.merkle import log as merkle_log
 from recordseal.storage import postgres_recovery
 from recordseal.storage import rows as store_rows
+from recordseal.storage.logs import WitnessNote
 from recordseal.storage.postgres_database import PostgresDatabase
 from recordseal.storage.recovery import Recovery
 from recordseal.storage.rows import (
@@ -226,6 +227,33 @@ class PostgresLogs:
             witness,
             line,
         )
+
+    async def note_witness(self, origin: str, witness: str, now: str, note: WitnessNote) -> None:
+        if note.cosigned_size is not None:
+            await self._db.pool.execute(
+                "INSERT INTO witness_health (log_id, witness, cosigned_size, cosigned_at)"
+                " SELECT id, $2, $3, $4 FROM logs WHERE origin = $1"
+                " ON CONFLICT (log_id, witness) DO UPDATE SET"
+                " cosigned_size = excluded.cosigned_size, cosigned_at = excluded.cosigned_at,"
+                " failures = 0, code = NULL, reason = NULL, failed_at = NULL",
+                origin,
+                witness,
+                note.cosigned_size,
+                now,
+            )
+        else:
+            await self._db.pool.execute(
+                "INSERT INTO witness_health (log_id, witness, failures, code, reason, failed_at)"
+                " SELECT id, $2, $3, $4, $5, $6 FROM logs WHERE origin = $1"
+                " ON CONFLICT (log_id, witness) DO UPDATE SET failures = excluded.failures,"
+                " code = excluded.code, reason = excluded.reason, failed_at = excluded.failed_at",
+                origin,
+                witness,
+                note.failures,
+                note.code,
+                note.reason,
+                now,
+            )
 
     async def recover(self, recovery: Recovery) -> None:
         async with self._db.pool.acquire() as conn, conn.transaction():

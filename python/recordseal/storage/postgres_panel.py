@@ -129,6 +129,10 @@ class PostgresPanelStore:
         )
         return [row[0] for row in rows]
 
+    async def has_passkeys(self) -> bool:
+        found: bool = await self._pool().fetchval("SELECT EXISTS (SELECT 1 FROM panel_passkeys)")
+        return found
+
     async def add_passkeys(self, passkeys: Sequence[PasskeyRow]) -> int:
         async with self._pool().acquire() as conn, conn.transaction():
             added = 0

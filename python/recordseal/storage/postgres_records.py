@@ -16,17 +16,37 @@ from recordseal.storage.postgres_database import ONE_ROW_BY_KEY, PostgresDatabas
 from recordseal.storage.postgres_writer import AppendWriter
 from recordseal.storage.records import AppendOutcome
 from recordseal.storage.rows import (
+    LISTED_COLUMNS,
+    STREAM_COLUMNS,
     Append,
     BatchBuilder,
     Erasure,
+    ListedRecord,
     RecordRow,
     SigningKeyRow,
     StreamRow,
     SubjectRow,
+    listed_record,
+    stream_row,
 )
 
 if TYPE_CHECKING:
     from recordseal.storage.postgres_schema import Connection
+
+#: A page of a tenant's streams after a name, in byte order of the names as on SQLite (the
+#: index ``streams_by_name``).
+LIST_STREAMS = (
+    f"SELECT {STREAM_COLUMNS} FROM streams WHERE tenant = $1"
+    ' AND name COLLATE "C" > $2 ORDER BY name COLLATE "C" LIMIT $3'
+)
+#: A page of a stream's records from a seq, with their seal: one range of the index of
+#: ``UNIQUE (stream_id, seq)``, read in its order (the stream is looked up first: a join
+#: from the stream's name would leave the planner a sort of every record after ``seq``).
+LIST_RECORDS = (
+    f"SELECT {LISTED_COLUMNS} FROM records r LEFT JOIN logs l ON l.id = r.log_id"
+    " WHERE r.stream_id = $1 AND r.tenant = $2 AND r.seq >= $3"
+    " ORDER BY r.seq LIMIT $4"
+)
 
 #: A tenant's subjects by index, one index lookup per key (``ONE_ROW_BY_KEY``).
 SUBJECTS_BY_INDEX = (
@@ -150,25 +170,13 @@ class PostgresRecords:
 
     async def get_stream(self, tenant: str, name: str) -> StreamRow | None:
         row = await self._db.pool.fetchrow(
-            "SELECT id, tenant, name, declarations, strict, next_seq, created_at, fleet, log_id"
-            " FROM streams WHERE tenant = $1 AND name = $2",
-            tenant,
-            name,
+            f"SELECT {STREAM_COLUMNS} FROM streams WHERE tenant = $1 AND name = $2", tenant, name
         )
-        if row is None:
-            return None
-        id_, tenant_, name_, declarations, strict, next_seq, created_at, fleet, log_id = row
-        return StreamRow(
-            id_,
-            tenant_,
-            name_,
-            json.loads(declarations),
-            strict,
-            next_seq,
-            created_at,
-            fleet,
-            log_id,
-        )
+        return None if row is None else stream_row(row)
+
+    async def list_streams(self, tenant: str, after: str | None, limit: int) -> list[StreamRow]:
+        rows = await self._db.pool.fetch(LIST_STREAMS, tenant, after or "", limit)
+        return [stream_row(row) for row in rows]
 
     # --- subjects -----------------------------------------------------------------------
 
@@ -264,6 +272,12 @@ class PostgresRecords:
             stream,
         )
         return [RecordRow(*row) for row in rows]
+
+    async def list_records(
+        self, stream: StreamRow, from_seq: int, limit: int
+    ) -> list[ListedRecord]:
+        rows = await self._db.pool.fetch(LIST_RECORDS, stream.id, stream.tenant, from_seq, limit)
+        return [listed_record(stream.name, row) for row in rows]
 
     async def get_sealed_payload(self, tenant: str, record_id: str) -> bytes | None:
         sealed: bytes | None = await self._db.pool.fetchval(

@@ -97,9 +97,10 @@ async def _declare(conn: Connection, gap: GapRecord) -> None:
         row["log_id"],
         position,
     )
-    await conn.execute(
-        "UPDATE streams SET next_seq = $1, head = $2 WHERE id = $3",
+    await conn.execute(  # from_seq..seq-1 are lost: the stream's record count stays true
+        "UPDATE streams SET next_seq = $1, head = $2, lost_seqs = lost_seqs + $3 WHERE id = $4",
         gap.seq + 1,
         gap.chain_leaf,
+        gap.seq - gap.from_seq,
         row["id"],
     )

@@ -257,6 +257,70 @@ MIGRATIONS: list[str] = [
     ALTER TABLE signing_keys ADD COLUMN compromised_at text;
     ALTER TABLE signing_keys ADD COLUMN location text;
     """,
+    # 9: the sequence numbers each stream declared lost, as SQLite's migration 11; and the
+    # tenant's streams in byte order of their names (SQLite's order), for listing them.
+    """
+    ALTER TABLE streams ADD COLUMN lost_seqs bigint NOT NULL DEFAULT 0;
+    UPDATE streams SET lost_seqs = next_seq - 1
+        - (SELECT count(*) FROM records r WHERE r.stream_id = streams.id);
+    CREATE INDEX streams_by_name ON streams (tenant, name COLLATE "C");
+    """,
+    # 10: tenants, organizations and fleet references, as SQLite's migration 12.
+    """
+    CREATE TABLE tenants (
+        id             text PRIMARY KEY,
+        display_name   text NOT NULL,
+        contact_email  text,
+        active         boolean NOT NULL,
+        source         text NOT NULL CHECK (source IN ('seed', 'operator', 'implicit')),
+        created_at     text NOT NULL
+    );
+    CREATE TABLE organizations (
+        tenant_id         text NOT NULL REFERENCES tenants (id),
+        id                text NOT NULL,
+        display_name      text NOT NULL,
+        sso_provider_ref  text,
+        source            text NOT NULL CHECK (source IN ('seed', 'operator')),
+        created_at        text NOT NULL,
+        PRIMARY KEY (tenant_id, id)
+    );
+    CREATE TABLE fleet_refs (
+        fleet_id         text PRIMARY KEY,
+        tenant_id        text NOT NULL,
+        organization_id  text NOT NULL,
+        FOREIGN KEY (tenant_id, organization_id) REFERENCES organizations (tenant_id, id)
+    );
+    CREATE INDEX fleet_refs_by_organization ON fleet_refs (tenant_id, organization_id);
+    INSERT INTO tenants (id, display_name, contact_email, active, source, created_at)
+        SELECT tenant, tenant, NULL, true, 'implicit', min(created_at) FROM (
+            SELECT tenant, created_at FROM tokens
+            UNION ALL SELECT tenant, created_at FROM streams) AS held
+        GROUP BY tenant;
+    """,
+    # 11: the operator's live view, as SQLite's migration 13.
+    """
+    ALTER TABLE streams ADD COLUMN last_ingest_at text;
+    CREATE TABLE ingest_minutes (
+        log_id   bigint NOT NULL REFERENCES logs (id),
+        minute   bigint NOT NULL,
+        records  bigint NOT NULL,
+        PRIMARY KEY (log_id, minute)
+    );
+    CREATE TABLE witness_health (
+        log_id         bigint NOT NULL REFERENCES logs (id),
+        witness        text NOT NULL,
+        cosigned_size  bigint,
+        cosigned_at    text,
+        failures       bigint NOT NULL DEFAULT 0,
+        code           text,
+        reason         text,
+        failed_at      text,
+        PRIMARY KEY (log_id, witness)
+    );
+    CREATE INDEX checkpoints_by_time ON checkpoints (log_id, created_at);
+    CREATE INDEX subjects_erased ON subjects (tenant, erased_at) WHERE erased_at IS NOT NULL;
+    CREATE INDEX tokens_by_tenant ON tokens (tenant);
+    """,
 ]
 
 

@@ -10,14 +10,29 @@ class PostgresTokens:
     def __init__(self, db: PostgresDatabase) -> None:
         self._db = db
 
-    async def add_token(self, token_hash: bytes, tenant: str, label: str, now: str) -> None:
-        await self._db.pool.execute(
-            "INSERT INTO tokens (token_hash, tenant, label, created_at) VALUES ($1, $2, $3, $4)",
-            token_hash,
-            tenant,
-            label,
-            now,
-        )
+    async def add_token(self, token_hash: bytes, tenant: str, label: str, now: str) -> bool:
+        async with self._db.pool.acquire() as conn, conn.transaction():
+            await conn.execute(
+                "INSERT INTO tenants (id, display_name, contact_email, active, source, created_at)"
+                " VALUES ($1, $1, NULL, true, 'implicit', $2) ON CONFLICT DO NOTHING",
+                tenant,
+                now,
+            )
+            # FOR SHARE: a freeze committing meanwhile waits for this token, or this for it.
+            active = await conn.fetchval(
+                "SELECT active FROM tenants WHERE id = $1 FOR SHARE", tenant
+            )
+            if not active:
+                return False
+            await conn.execute(
+                "INSERT INTO tokens (token_hash, tenant, label, created_at)"
+                " VALUES ($1, $2, $3, $4)",
+                token_hash,
+                tenant,
+                label,
+                now,
+            )
+            return True
 
     async def tenant_for_token(self, token_hash: bytes) -> str | None:
         tenant: str | None = await self._db.pool.fetchval(

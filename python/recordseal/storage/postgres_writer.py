@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import asyncpg
 
+from recordseal.clock import utc_minute
 from recordseal.storage.placing import new_subjects, place
 from recordseal.storage.postgres_database import ONE_ROW_BY_KEY
 from recordseal.storage.records import AppendOutcome
@@ -245,6 +246,11 @@ class AppendWriter:
         payloads: list[tuple[Any, ...]] = []
         keys: list[tuple[Any, ...]] = []
         taken: dict[int, int] = {}  # log id -> positions taken in this transaction
+        # the live view's rows (storage/activity.py): stream id -> when a record last
+        # arrived; (log id, UTC minute) -> records appended in it
+        ingested: dict[int, str] = {}
+        minutes: dict[tuple[int, int], int] = {}
+        minute = utc_minute()  # when the rows are written
         at = 0
         for pending in batch:
             tenant, appends = pending.call
@@ -271,6 +277,9 @@ class AppendWriter:
                     )
                 )
                 taken[log_id] = taken.get(log_id, 0) + 1
+                ingested[append.stream_id] = pending.now
+                counted = (log_id, minute)
+                minutes[counted] = minutes.get(counted, 0) + 1
                 payloads.append((record.record_id, subject_ref, record.sealed_payload))
                 if append.idempotency is not None:
                     claim = append.idempotency
@@ -292,6 +301,11 @@ class AppendWriter:
                 *(_columns(keys, 5) if keys else [[]] * 5),
                 logs,
                 [taken[log_id] for log_id in logs],
+                list(ingested),
+                list(ingested.values()),
+                [log_id for log_id, _ in minutes],
+                [minute for _, minute in minutes],
+                list(minutes.values()),
             )
         return outcomes, [row[0] for row in records]
 
@@ -328,9 +342,15 @@ WITH positions AS (
     INSERT INTO payloads (record_id, subject_ref, sealed)
     SELECT * FROM unnest($1::text[], $5::text[], $11::bytea[])
 ), heads AS (
-    UPDATE streams s SET next_seq = u.next_seq, head = u.head
+    UPDATE streams s SET next_seq = u.next_seq, head = u.head,
+        last_ingest_at = coalesce(i.at, s.last_ingest_at)
     FROM unnest($12::bigint[], $13::bigint[], $14::bytea[]) AS u(id, next_seq, head)
+    LEFT JOIN unnest($22::bigint[], $23::text[]) AS i(id, at) ON i.id = u.id
     WHERE s.id = u.id
+), minutes AS (
+    INSERT INTO ingest_minutes (log_id, minute, records)
+    SELECT * FROM unnest($24::bigint[], $25::bigint[], $26::bigint[])
+    ON CONFLICT (log_id, minute) DO UPDATE SET records = ingest_minutes.records + excluded.records
 )
 INSERT INTO idempotency_keys (tenant, key, request_hash, record_id, created_at)
 SELECT * FROM unnest($15::text[], $16::text[], $17::bytea[], $18::text[], $19::text[])

@@ -16,6 +16,7 @@ from recordseal.storage.rows import (
     Append,
     BatchBuilder,
     Erasure,
+    ListedRecord,
     NewRecord,
     RecordRow,
     SigningKeyRow,
@@ -111,6 +112,11 @@ class RecordStore(Protocol):
 
     async def get_stream(self, tenant: str, name: str) -> StreamRow | None: ...
 
+    async def list_streams(self, tenant: str, after: str | None, limit: int) -> list[StreamRow]:
+        """Up to ``limit`` of the tenant's streams whose names come after ``after`` (from the
+        first when None), by name in byte order: one index range, whatever the tenant holds."""
+        ...
+
     async def get_subjects(
         self, tenant: str, subject_indexes: Sequence[bytes]
     ) -> dict[bytes, SubjectRow]:
@@ -148,6 +154,14 @@ class RecordStore(Protocol):
     async def get_record(self, tenant: str, record_id: str) -> RecordRow | None: ...
     async def get_sealed_payload(self, tenant: str, record_id: str) -> bytes | None: ...
     async def stream_records(self, tenant: str, stream: str) -> list[RecordRow]: ...
+
+    async def list_records(
+        self, stream: StreamRow, from_seq: int, limit: int
+    ) -> list[ListedRecord]:
+        """Up to ``limit`` records of ``stream`` (as read by :meth:`get_stream`) from sequence
+        number ``from_seq`` on, in order (gap headers included), each with where it is
+        sealed: one index range."""
+        ...
 
     async def stream_heads(self) -> list[tuple[str, str, int, bytes]]:
         """Every stream as (tenant, name, next sequence number, chain leaf of its last record

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -53,6 +54,39 @@ class StreamRow:
     fleet: str = DEFAULT_FLEET  # the (tenant, fleet) log its records are sealed into
     #: that log's row: a record takes its next position in the transaction that inserts it
     log_id: int = 0
+    #: sequence numbers a gap header declared lost (docs/continuity.md, "Recover")
+    lost_seqs: int = 0
+
+    @property
+    def record_count(self) -> int:
+        """The records the stream holds (gap headers included): every sequence number below
+        ``next_seq`` is a stored record or declared lost, so no record is counted."""
+        return self.next_seq - 1 - self.lost_seqs
+
+
+#: The ``streams`` columns a :class:`StreamRow` is read from (:func:`stream_row`), on both
+#: backends.
+STREAM_COLUMNS = (
+    "id, tenant, name, declarations, strict, next_seq, created_at, fleet, log_id, lost_seqs"
+)
+
+
+def stream_row(values: Any) -> StreamRow:
+    """The stream of a row (a tuple, or an asyncpg record) of :data:`STREAM_COLUMNS`
+    (declarations are stored as JSON text)."""
+    id_, tenant, name, declarations, strict, next_seq, created_at, fleet, log_id, lost = values
+    return StreamRow(
+        id_,
+        tenant,
+        name,
+        json.loads(declarations),
+        bool(strict),
+        next_seq,
+        created_at,
+        fleet,
+        log_id,
+        lost,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +119,35 @@ class RecordRow:
     header: bytes
     signature: bytes
     chain_leaf: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class ListedRecord:
+    """A record of a stream's listing (gap headers included): the record, and the log origin
+    and index its chain leaf is sealed at, or None while it is pending."""
+
+    record: RecordRow
+    seal: tuple[str, int] | None
+
+
+#: The columns a :class:`ListedRecord` is read from (:func:`listed_record`): the record's
+#: (``r``), then its log's (``l``) origin, whether the record's position is below the log's
+#: size, and its position. The same on both backends.
+LISTED_COLUMNS = (
+    "r.record_id, r.tenant, r.seq, r.subject_ref, r.header, r.signature, r.chain_leaf,"
+    " l.origin, r.log_index < l.size, r.log_index"
+)
+
+
+def listed_record(stream: str, values: Any) -> ListedRecord:
+    """A row of :data:`LISTED_COLUMNS` of the stream named ``stream``."""
+    record_id, tenant, seq, subject_ref, header, signature, chain_leaf = values[:7]
+    record = RecordRow(
+        record_id, tenant, stream, seq, subject_ref, bytes(header), bytes(signature),
+        bytes(chain_leaf),
+    )  # fmt: skip
+    origin, sealed, index = values[7:]
+    return ListedRecord(record, (origin, index) if sealed else None)
 
 
 @dataclass(frozen=True, slots=True)

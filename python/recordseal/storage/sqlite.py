@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from recordseal.storage.sqlite_activity import SQLiteActivity
 from recordseal.storage.sqlite_database import SQLiteDatabase
+from recordseal.storage.sqlite_hierarchy import SQLiteHierarchy
 from recordseal.storage.sqlite_logs import SQLiteLogs
 from recordseal.storage.sqlite_panel import SQLitePanelStore
 from recordseal.storage.sqlite_records import SQLiteRecords
@@ -29,6 +31,8 @@ class SQLiteStore:
         self.logs = SQLiteLogs(self._db)
         self.panel = SQLitePanelStore(self._db)
         self.tokens = SQLiteTokens(self._db)
+        self.activity = SQLiteActivity(self._db)
+        self.hierarchy = SQLiteHierarchy(self._db)
 
     async def open(self) -> None:
         await self._db.open()

@@ -10,6 +10,7 @@ from typing import Any, BinaryIO
 from recordseal.merkle import log as merkle_log
 from recordseal.storage import rows as store_rows
 from recordseal.storage import sqlite_recovery
+from recordseal.storage.logs import WitnessNote
 from recordseal.storage.recovery import Recovery
 from recordseal.storage.rows import (
     Anchor,
@@ -220,6 +221,29 @@ class SQLiteLogs:
                 " SELECT id, ?, ?, ? FROM logs WHERE origin = ?",
                 (size, witness, line, origin),
             )
+
+        await self._db.writer.submit(job)
+
+    async def note_witness(self, origin: str, witness: str, now: str, note: WitnessNote) -> None:
+        def job(conn: sqlite3.Connection, batch: Batch) -> None:
+            if note.cosigned_size is not None:
+                conn.execute(
+                    "INSERT INTO witness_health (log_id, witness, cosigned_size, cosigned_at)"
+                    " SELECT id, ?, ?, ? FROM logs WHERE origin = ?"
+                    " ON CONFLICT (log_id, witness) DO UPDATE SET"
+                    " cosigned_size = excluded.cosigned_size, cosigned_at = excluded.cosigned_at,"
+                    " failures = 0, code = NULL, reason = NULL, failed_at = NULL",
+                    (witness, note.cosigned_size, now, origin),
+                )
+            else:
+                conn.execute(
+                    "INSERT INTO witness_health (log_id, witness, failures, code, reason,"
+                    " failed_at) SELECT id, ?, ?, ?, ?, ? FROM logs WHERE origin = ?"
+                    " ON CONFLICT (log_id, witness) DO UPDATE SET failures = excluded.failures,"
+                    " code = excluded.code, reason = excluded.reason,"
+                    " failed_at = excluded.failed_at",
+                    (witness, note.failures, note.code, note.reason, now, origin),
+                )
 
         await self._db.writer.submit(job)
 

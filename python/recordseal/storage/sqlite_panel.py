@@ -154,6 +154,9 @@ class SQLitePanelStore:
         )
         return [role for (role,) in rows]
 
+    async def has_passkeys(self) -> bool:
+        return bool(self._read("SELECT EXISTS (SELECT 1 FROM panel_passkeys)", ())[0][0])
+
     async def add_passkeys(self, passkeys: Sequence[PasskeyRow]) -> int:
         def job(conn: sqlite3.Connection) -> int:
             added = 0

@@ -7,23 +7,42 @@ import json
 import sqlite3
 from collections.abc import Awaitable, Callable, Sequence
 
+from recordseal.clock import utc_minute
 from recordseal.identifiers import DEFAULT_FLEET
 from recordseal.storage.placing import new_subjects, place
 from recordseal.storage.records import AppendOutcome
 from recordseal.storage.rows import (
+    LISTED_COLUMNS,
+    STREAM_COLUMNS,
     Append,
     BatchBuilder,
     Call,
     Erasure,
+    ListedRecord,
     NewRecord,
     RecordRow,
     SigningKeyRow,
     StreamRow,
     SubjectClaim,
     SubjectRow,
+    listed_record,
+    stream_row,
 )
 from recordseal.storage.sqlite_database import SQLiteDatabase, in_lists
 from recordseal.storage.sqlite_writer import Batch
+
+#: A page of a tenant's streams after a name (the index of ``UNIQUE (tenant, name)``).
+LIST_STREAMS = (
+    f"SELECT {STREAM_COLUMNS} FROM streams WHERE tenant = ? AND name > ? ORDER BY name LIMIT ?"
+)
+#: A page of a stream's records from a seq, with their seal: one range of the index of
+#: ``UNIQUE (stream_id, seq)``, read in its order (the stream is looked up first: a join
+#: from the stream's name would leave the planner a sort of every record after ``seq``).
+LIST_RECORDS = (
+    f"SELECT {LISTED_COLUMNS} FROM records r LEFT JOIN logs l ON l.id = r.log_id"
+    " WHERE r.stream_id = ? AND r.tenant = ? AND r.seq >= ?"
+    " ORDER BY r.seq LIMIT ?"
+)
 
 
 class SQLiteRecords:
@@ -116,24 +135,13 @@ class SQLiteRecords:
 
     async def get_stream(self, tenant: str, name: str) -> StreamRow | None:
         rows = self._db.read(
-            "SELECT id, tenant, name, declarations, strict, next_seq, created_at, fleet, log_id"
-            " FROM streams WHERE tenant = ? AND name = ?",
-            (tenant, name),
+            f"SELECT {STREAM_COLUMNS} FROM streams WHERE tenant = ? AND name = ?", (tenant, name)
         )
-        if not rows:
-            return None
-        id_, tenant_, name_, declarations, strict, next_seq, created_at, fleet, log_id = rows[0]
-        return StreamRow(
-            id_,
-            tenant_,
-            name_,
-            json.loads(declarations),
-            bool(strict),
-            next_seq,
-            created_at,
-            fleet,
-            log_id,
-        )
+        return stream_row(rows[0]) if rows else None
+
+    async def list_streams(self, tenant: str, after: str | None, limit: int) -> list[StreamRow]:
+        rows = self._db.read(LIST_STREAMS, (tenant, after or "", limit))
+        return [stream_row(row) for row in rows]
 
     # --- subjects -----------------------------------------------------------------------
 
@@ -203,7 +211,7 @@ class SQLiteRecords:
             batch.heads.update(placed.heads)
             for (tenant_, key), (request_hash, record_id) in placed.keys.items():
                 batch.keys[(tenant_, key)] = (request_hash, record_id, now)
-            _add_rows(conn, batch, tenant, appends, placed.outcomes)
+            _add_rows(conn, batch, tenant, appends, placed.outcomes, now)
             return placed.outcomes
 
         return await self._db.writer.submit_rows(job)
@@ -248,6 +256,12 @@ class SQLiteRecords:
             (tenant, stream),
         )
         return [RecordRow(*row) for row in rows]
+
+    async def list_records(
+        self, stream: StreamRow, from_seq: int, limit: int
+    ) -> list[ListedRecord]:
+        rows = self._db.read(LIST_RECORDS, (stream.id, stream.tenant, from_seq, limit))
+        return [listed_record(stream.name, row) for row in rows]
 
     async def get_sealed_payload(self, tenant: str, record_id: str) -> bytes | None:
         rows = self._db.read(
@@ -384,10 +398,15 @@ def _add_rows(
     tenant: str,
     appends: list[Append],
     outcomes: list[AppendOutcome],
+    now: str,
 ) -> None:
     """Queue the rows of a call's placed records, each at the next position of its stream's
-    log."""
-    records, payloads = batch.records, batch.payloads
+    log, and the live view's (storage/activity.py): when each stream last took a record, and
+    the records of each log in this UTC minute."""
+    records, payloads, ingested, minutes = (
+        batch.records, batch.payloads, batch.ingested, batch.log_minutes
+    )  # fmt: skip
+    minute = utc_minute()  # when the rows are written
     for append, record in zip(appends, outcomes, strict=True):
         if not isinstance(record, NewRecord):
             continue
@@ -408,6 +427,9 @@ def _add_rows(
             )
         )
         payloads.append((record.record_id, subject_ref, record.sealed_payload))
+        ingested[append.stream_id] = now
+        counted = (log_id, minute)
+        minutes[counted] = minutes.get(counted, 0) + 1
 
 
 def _log_of(conn: sqlite3.Connection, tenant: str, fleet: str) -> int:

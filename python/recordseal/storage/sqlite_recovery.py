@@ -83,7 +83,7 @@ def _declare(conn: sqlite3.Connection, gap: GapRecord) -> None:
             position,
         ),
     )
-    conn.execute(
-        "UPDATE streams SET next_seq = ?, head = ? WHERE id = ?",
-        (gap.seq + 1, gap.chain_leaf, stream_id),
+    conn.execute(  # from_seq..seq-1 are lost: the stream's record count stays true
+        "UPDATE streams SET next_seq = ?, head = ?, lost_seqs = lost_seqs + ? WHERE id = ?",
+        (gap.seq + 1, gap.chain_leaf, gap.seq - gap.from_seq, stream_id),
     )

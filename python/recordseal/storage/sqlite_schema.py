@@ -281,6 +281,78 @@ MIGRATIONS: list[str] = [
     ALTER TABLE signing_keys ADD COLUMN compromised_at TEXT;
     ALTER TABLE signing_keys ADD COLUMN location TEXT;
     """,
+    # 11: how many sequence numbers of each stream a gap header declared lost (docs/records.md,
+    # "Listing streams and records"), so a stream's record count is read from its row:
+    # next_seq - 1 - lost_seqs, never counted over its records. Every seq below next_seq is
+    # a stored record or declared lost, so the records already stored give the start value.
+    """
+    ALTER TABLE streams ADD COLUMN lost_seqs INTEGER NOT NULL DEFAULT 0;
+    UPDATE streams SET lost_seqs = next_seq - 1
+        - (SELECT count(*) FROM records r WHERE r.stream_id = streams.id);
+    """,
+    # 12: tenants, organizations and fleet references in the database (storage/hierarchy.py,
+    # docs/panel.md), created at run time or loaded from the seed file. Every tenant already
+    # holding tokens or streams is registered (source 'implicit', its id as its name), so it
+    # appears in the panel.
+    """
+    CREATE TABLE tenants (
+        id             TEXT PRIMARY KEY,
+        display_name   TEXT NOT NULL,
+        contact_email  TEXT,
+        active         INTEGER NOT NULL CHECK (active IN (0, 1)),
+        source         TEXT NOT NULL CHECK (source IN ('seed', 'operator', 'implicit')),
+        created_at     TEXT NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE organizations (
+        tenant_id         TEXT NOT NULL REFERENCES tenants (id),
+        id                TEXT NOT NULL,
+        display_name      TEXT NOT NULL,
+        sso_provider_ref  TEXT,
+        source            TEXT NOT NULL CHECK (source IN ('seed', 'operator')),
+        created_at        TEXT NOT NULL,
+        PRIMARY KEY (tenant_id, id)
+    ) WITHOUT ROWID;
+    CREATE TABLE fleet_refs (
+        fleet_id         TEXT PRIMARY KEY,
+        tenant_id        TEXT NOT NULL,
+        organization_id  TEXT NOT NULL,
+        FOREIGN KEY (tenant_id, organization_id) REFERENCES organizations (tenant_id, id)
+    ) WITHOUT ROWID;
+    CREATE INDEX fleet_refs_by_organization ON fleet_refs (tenant_id, organization_id);
+    INSERT INTO tenants (id, display_name, contact_email, active, source, created_at)
+        SELECT tenant, tenant, NULL, 1, 'implicit', min(created_at) FROM (
+            SELECT tenant, created_at FROM tokens
+            UNION ALL SELECT tenant, created_at FROM streams)
+        GROUP BY tenant;
+    """,
+    # 13: the operator's live view (storage/activity.py, docs/panel.md, "Live view"), read
+    # from rows kept as records arrive, never by counting records: each stream's last ingest
+    # time; per log, records appended per UTC minute (ingest rate, and with the checkpoints the
+    # sealing lag over time); each witness's last cosignature and its current failures; and
+    # indexes for a log's checkpoints by time, a tenant's erasures and its tokens.
+    """
+    ALTER TABLE streams ADD COLUMN last_ingest_at TEXT;
+    CREATE TABLE ingest_minutes (
+        log_id   INTEGER NOT NULL REFERENCES logs (id),
+        minute   INTEGER NOT NULL,
+        records  INTEGER NOT NULL,
+        PRIMARY KEY (log_id, minute)
+    ) WITHOUT ROWID;
+    CREATE TABLE witness_health (
+        log_id         INTEGER NOT NULL REFERENCES logs (id),
+        witness        TEXT NOT NULL,
+        cosigned_size  INTEGER,
+        cosigned_at    TEXT,
+        failures       INTEGER NOT NULL DEFAULT 0,
+        code           TEXT,
+        reason         TEXT,
+        failed_at      TEXT,
+        PRIMARY KEY (log_id, witness)
+    ) WITHOUT ROWID;
+    CREATE INDEX checkpoints_by_time ON checkpoints (log_id, created_at);
+    CREATE INDEX subjects_erased ON subjects (tenant, erased_at) WHERE erased_at IS NOT NULL;
+    CREATE INDEX tokens_by_tenant ON tokens (tenant);
+    """,
 ]
 
 

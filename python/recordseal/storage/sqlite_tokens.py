@@ -13,14 +13,27 @@ class SQLiteTokens:
     def __init__(self, db: SQLiteDatabase) -> None:
         self._db = db
 
-    async def add_token(self, token_hash: bytes, tenant: str, label: str, now: str) -> None:
-        def job(conn: sqlite3.Connection, batch: Batch) -> None:
+    async def add_token(self, token_hash: bytes, tenant: str, label: str, now: str) -> bool:
+        def job(conn: sqlite3.Connection, batch: Batch) -> bool:
+            conn.execute(
+                "INSERT OR IGNORE INTO tenants"
+                " (id, display_name, contact_email, active, source, created_at)"
+                " VALUES (?, ?, NULL, 1, 'implicit', ?)",
+                (tenant, tenant, now),
+            )
+            (active,) = conn.execute(
+                "SELECT active FROM tenants WHERE id = ?", (tenant,)
+            ).fetchone()
+            if not active:
+                return False
             conn.execute(
                 "INSERT INTO tokens (token_hash, tenant, label, created_at) VALUES (?, ?, ?, ?)",
                 (token_hash, tenant, label, now),
             )
+            return True
 
-        await self._db.writer.submit(job)
+        stored: bool = await self._db.writer.submit(job)
+        return stored
 
     async def tenant_for_token(self, token_hash: bytes) -> str | None:
         rows = self._db.read(

@@ -24,7 +24,17 @@ class Batch:
     same batch deletes a payload appended earlier in it.
     """
 
-    __slots__ = ("heads", "keys", "log_next", "payloads", "records", "stream_logs", "subjects")
+    __slots__ = (
+        "heads",
+        "ingested",
+        "keys",
+        "log_minutes",
+        "log_next",
+        "payloads",
+        "records",
+        "stream_logs",
+        "subjects",
+    )
 
     def __init__(self) -> None:
         self.heads: dict[int, tuple[int, bytes]] = {}
@@ -36,6 +46,10 @@ class Batch:
         self.payloads: list[tuple[Any, ...]] = []
         #: idempotency rows: (tenant, key) -> (request_hash, record_id, created_at)
         self.keys: dict[tuple[str, str], tuple[bytes, str, str]] = {}
+        #: the live view's rows (storage/activity.py): stream id -> when a record last
+        #: arrived; (log id, UTC minute) -> records appended in it
+        self.ingested: dict[int, str] = {}
+        self.log_minutes: dict[tuple[int, int], int] = {}
 
     def flush_rows(self, conn: sqlite3.Connection) -> None:
         if self.records:
@@ -97,6 +111,16 @@ class Batch:
             conn.executemany(
                 "UPDATE log_positions SET next_index = ? WHERE log_id = ?",
                 [(position, log_id) for log_id, position in self.log_next.items()],
+            )
+        if self.ingested:
+            conn.executemany(
+                "UPDATE streams SET last_ingest_at = ? WHERE id = ?",
+                [(at, stream_id) for stream_id, at in self.ingested.items()],
+            )
+            conn.executemany(
+                "INSERT INTO ingest_minutes (log_id, minute, records) VALUES (?, ?, ?)"
+                " ON CONFLICT (log_id, minute) DO UPDATE SET records = records + excluded.records",
+                [(log_id, minute, n) for (log_id, minute), n in self.log_minutes.items()],
             )
 
 

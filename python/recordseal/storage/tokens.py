@@ -8,7 +8,11 @@ from recordseal.storage.rows import TokenRow
 
 
 class TokenStore(Protocol):
-    async def add_token(self, token_hash: bytes, tenant: str, label: str, now: str) -> None: ...
+    async def add_token(self, token_hash: bytes, tenant: str, label: str, now: str) -> bool:
+        """Store a token, in one transaction with its tenant's row: a tenant without one is
+        registered (``storage/hierarchy.py``, source ``implicit``), so every tenant holding
+        tokens has a row. False, and nothing stored, when the tenant is frozen."""
+        ...
 
     async def tenant_for_token(self, token_hash: bytes) -> str | None:
         """The tenant of a token that is not revoked, or None."""

@@ -1,4 +1,7 @@
-"""An async c2sp.org/tlog-witness client: submit a checkpoint, get a verified cosignature.
+"""An async c2sp.org/tlog-witness client: submit a checkpoint, get verified cosignatures.
+
+A witness may cosign with several keys (Ed25519 and ML-DSA-44): the client keeps the valid
+cosignatures of the keys it is given, and needs at least one.
 
 When the witness answers 409 with its latest size, the client asks ``proof_for`` for a
 consistency proof from that size and tries again; network failures and 5xx answers are
@@ -14,7 +17,7 @@ from collections.abc import Awaitable, Callable, Sequence
 import httpx
 
 from .checkpoint import Checkpoint
-from .cosignature import Cosignature, CosignatureVerifier, verify_cosignatures
+from .cosignature import Cosignature, CosignerKey, verify_cosignatures
 from .errors import TlogError
 from .note import NoteSignature, parse_note
 from .protocol import ADD_CHECKPOINT_PATH, SIZE_MEDIA_TYPE, encode_add_checkpoint, parse_size_reply
@@ -26,12 +29,13 @@ _RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
 
 
 class WitnessClient:
-    """Talks to one witness, whose cosignatures ``witness`` verifies."""
+    """Talks to one witness, whose cosignatures ``witness`` verifies (one key of the witness,
+    or several: its keys of each algorithm)."""
 
     def __init__(
         self,
         url: str,
-        witness: CosignatureVerifier,
+        witness: CosignerKey | Sequence[CosignerKey],
         *,
         http: httpx.AsyncClient | None = None,
         attempts: int = 5,
@@ -43,7 +47,10 @@ class WitnessClient:
         if attempts < 1:
             raise ValueError("attempts must be at least 1")
         self.url = url.rstrip("/") + ADD_CHECKPOINT_PATH
-        self.witness = witness
+        self.keys = (witness,) if isinstance(witness, CosignerKey) else tuple(witness)
+        if not self.keys:
+            raise ValueError("a witness needs at least one key")
+        self.witness = self.keys[0]
         self._http = http
         self._attempts = attempts
         self._backoff = backoff_seconds
@@ -53,7 +60,15 @@ class WitnessClient:
     async def add_checkpoint(
         self, signed_checkpoint: str, old_size: int, proof_for: ProofSource
     ) -> Cosignature:
-        """Submit ``signed_checkpoint`` with a proof from ``old_size``; return the cosignature.
+        """Submit ``signed_checkpoint`` with a proof from ``old_size``; return the cosignature
+        (the first key's, when the witness cosigned with several: :meth:`cosign`)."""
+        return (await self.cosign(signed_checkpoint, old_size, proof_for))[0]
+
+    async def cosign(
+        self, signed_checkpoint: str, old_size: int, proof_for: ProofSource
+    ) -> list[Cosignature]:
+        """Submit ``signed_checkpoint`` with a proof from ``old_size``; return the valid
+        cosignatures of the given keys, in the order of the reply (at least one).
 
         ``old_size`` is the size the witness is believed to have (0 if unknown): a 409 corrects
         it. Raises :class:`TlogError` (``witness_refused``, ``witness_ahead``,
@@ -74,7 +89,7 @@ class WitnessClient:
         checkpoint: Checkpoint,
         old_size: int,
         proof_for: ProofSource,
-    ) -> Cosignature:
+    ) -> list[Cosignature]:
         last_failure = "no attempt made"
         for attempt in range(self._attempts):
             proof = await _call(proof_for, old_size)
@@ -131,7 +146,7 @@ class WitnessClient:
             )
         return witness_size
 
-    def _cosignature(self, checkpoint: Checkpoint, body: bytes) -> Cosignature:
+    def _cosignature(self, checkpoint: Checkpoint, body: bytes) -> list[Cosignature]:
         try:
             text = body.decode()
         except UnicodeDecodeError as error:
@@ -142,14 +157,15 @@ class WitnessClient:
             NoteSignature.parse_line(line, number)
             for number, line in enumerate(text[:-1].split("\n"), 1)
         ]
-        found = verify_cosignatures(checkpoint.text(), signatures, [self.witness])
+        found = verify_cosignatures(checkpoint.text(), signatures, self.keys)
         if not found:
+            key_ids = ", ".join(f"{key.key_id:08x}" for key in self.keys)
             raise TlogError(
                 "cosignature_missing",
                 f"the reply holds no cosignature by {self.witness.name}",
-                {"witness": self.witness.name, "key_id": f"{self.witness.key_id:08x}"},
+                {"witness": self.witness.name, "key_id": key_ids},
             )
-        return found[0]
+        return found
 
     async def _sleep(self, attempt: int) -> None:
         if attempt + 1 < self._attempts:

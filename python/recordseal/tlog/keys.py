@@ -2,7 +2,9 @@
 
 A key is identified by its name and a 4-byte key ID, SHA-256(name ‖ 0x0A ‖ signature type ‖
 public key)[:4]; its vkey ``<name>+<key ID hex>+<base64(type ‖ public key)>`` is the text form
-that verifiers are configured with.
+that verifiers are configured with. Three signature types are known: 0x01 (Ed25519 notes),
+0x04 (Ed25519 ``cosignature/v1``) and 0x06 (ML-DSA-44 ``subtree/v1`` cosignatures, which a log
+also signs its checkpoints with: :mod:`.subtree`).
 """
 
 from __future__ import annotations
@@ -23,9 +25,15 @@ from .errors import TlogError
 ED25519 = 0x01
 #: Signature type of timestamped Ed25519 cosignatures (c2sp.org/tlog-cosignature).
 COSIGNATURE_V1 = 0x04
+#: Signature type of timestamped ML-DSA-44 (sub)tree cosignatures (c2sp.org/tlog-cosignature
+#: v1.1); logs sign checkpoints with it too (c2sp.org/tlog-checkpoint).
+MLDSA44 = 0x06
 
 KEY_ID_SIZE = 4
-_ED25519_KEY_SIZE = 32
+#: The public key size of each known signature type.
+KEY_SIZES = {ED25519: 32, COSIGNATURE_V1: 32, MLDSA44: 1312}
+#: The algorithm of each known signature type, as key directories and trust stores name it.
+ALGORITHMS = {ED25519: "Ed25519", COSIGNATURE_V1: "Ed25519", MLDSA44: "ML-DSA-44"}
 #: ASCII control characters other than newline, which notes and key names must not contain.
 CONTROL = re.compile("[\x00-\x09\x0b-\x1f]")
 _HEX8 = re.compile("[0-9a-fA-F]{8}")
@@ -105,7 +113,8 @@ def encode_vkey(name: str, signature_type: int, public_key: bytes) -> str:
 def parse_vkey(text: str) -> VerifierKey:
     """Parse and check a vkey: name rules, 8 hex digits, canonical base64, matching key ID.
 
-    Only the Ed25519 types (0x01 notes, 0x04 cosignatures) are accepted.
+    Only the known types are accepted: 0x01 and 0x04 (Ed25519, 32-byte keys) and 0x06
+    (ML-DSA-44, 1312-byte keys).
     """
     name, _, rest = text.partition("+")
     id_hex, _, material_b64 = rest.partition("+")
@@ -118,11 +127,16 @@ def parse_vkey(text: str) -> VerifierKey:
     if not material:
         raise TlogError("key_malformed", "vkey key material is not canonical base64", evidence)
     signature_type, public_key = material[0], material[1:]
-    if signature_type not in (ED25519, COSIGNATURE_V1):
-        message = f"vkey signature type 0x{signature_type:02x} is not Ed25519 (0x01 or 0x04)"
+    size = KEY_SIZES.get(signature_type)
+    if size is None:
+        message = (
+            f"vkey signature type 0x{signature_type:02x} is not Ed25519 (0x01 or 0x04)"
+            " nor ML-DSA-44 (0x06)"
+        )
         raise TlogError("key_unsupported", message, evidence)
-    if len(public_key) != _ED25519_KEY_SIZE:
-        message = f"vkey Ed25519 key has {len(public_key)} bytes, not {_ED25519_KEY_SIZE}"
+    if len(public_key) != size:
+        algorithm = ALGORITHMS[signature_type]
+        message = f"vkey {algorithm} key has {len(public_key)} bytes, not {size}"
         raise TlogError("key_malformed", message, evidence)
     key = VerifierKey(name, signature_type, public_key)
     if key.key_id != int(id_hex, 16):
@@ -137,7 +151,15 @@ def parse_vkey(text: str) -> VerifierKey:
 # --- Ed25519 keys --------------------------------------------------------------------------
 
 
-def raw_public_key(private_key: Ed25519PrivateKey) -> bytes:
+class Ed25519Signing(Protocol):
+    """An Ed25519 private key as the signers use it: ``cryptography``'s, or one in a hardware
+    module (recordseal.crypto.hsm.ModuleEd25519Key)."""
+
+    def sign(self, data: bytes) -> bytes: ...
+    def public_key(self) -> Ed25519PublicKey: ...
+
+
+def raw_public_key(private_key: Ed25519Signing) -> bytes:
     return private_key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
 
 
@@ -194,7 +216,7 @@ class NamedEd25519Key:
 
     SIGNATURE_TYPE: int
 
-    def __init__(self, name: str, private_key: Ed25519PrivateKey) -> None:
+    def __init__(self, name: str, private_key: Ed25519Signing) -> None:
         if not is_valid_name(name):
             raise TlogError("name_invalid", f"key name {name!r} is empty or has a space or '+'")
         self._name = name

@@ -1,6 +1,7 @@
 """The witness's durable memory: per origin, the latest cosigned size, root and checkpoint.
 
-One JSON file per origin, replaced atomically (temporary file, fsync, rename, fsync of the
+One JSON file per origin, named by the lowercase hex SHA-256 of the origin (as the monitoring
+API names a log), replaced atomically (temporary file, fsync, rename, fsync of the
 directory), so after a crash or restart the witness remembers every checkpoint it cosigned.
 """
 
@@ -68,7 +69,17 @@ class StateStore:
                 os.close(fd)
 
     def load(self, origin: str) -> LogState | None:
-        path = self.path_for(origin)
+        return self._load(self.path_for(origin), origin)
+
+    def load_by_hash(self, origin_hash: str) -> LogState | None:
+        """The state of the origin whose SHA-256 is ``origin_hash`` (64 lowercase hex)."""
+        path = self.directory / f"{origin_hash}.json"
+        state = self._load(path, None)
+        if state is not None and self.path_for(state.origin) != path:
+            raise _corrupt(path, "holds the state of another origin")
+        return state
+
+    def _load(self, path: Path, origin: str | None) -> LogState | None:
         try:
             raw = path.read_bytes()
         except FileNotFoundError:
@@ -78,7 +89,7 @@ class StateStore:
         except msgspec.DecodeError as error:
             raise _corrupt(path, f"is not a witness state file ({error})") from error
         root_hash = _base64.decode(stored.root_hash)
-        if stored.format != FORMAT or stored.origin != origin:
+        if stored.format != FORMAT or stored.origin != (origin or stored.origin):
             raise _corrupt(path, f"does not hold the state of {origin!r} in {FORMAT}")
         if root_hash is None or len(root_hash) != HASH_SIZE or stored.size < 0:
             raise _corrupt(path, "holds an invalid size or root hash")

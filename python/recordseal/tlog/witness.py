@@ -4,15 +4,23 @@ For each configured log (origin → the log's note verifiers) the witness rememb
 checkpoint it cosigned, and cosigns a new one only when it extends that one: the client names
 the size it believes the witness has (``old``) and proves consistency from it.
 
-A witness may also be given *log families*: an Ed25519 key under a name ``N`` stands for every
-log whose origin starts with ``N/``, each signing with that key under its own origin (as a
-recordseal service signs all of its (tenant, fleet) logs, docs/tlog.md). Logs a service
-creates later, such as a new tenant's, are then witnessed without a restart.
+A witness may also be given *log families*: a log key (Ed25519 or ML-DSA-44) under a name
+``N`` stands for every log whose origin starts with ``N/``, each signing with that key under
+its own origin (as a recordseal service signs all of its (tenant, fleet) logs, docs/tlog.md).
+Logs a service creates later, such as a new tenant's, are then witnessed without a restart.
+
+The witness cosigns with one key or two (Ed25519 ``cosignature/v1``, ML-DSA-44 ``subtree/v1``:
+``witness serve --algorithm``), always with the time (never 0, c2sp.org/tlog-witness), and
+remembers per origin the checkpoint it last cosigned with the log signatures it verified and
+its own cosignatures: what the monitoring API serves.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import logging
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -23,9 +31,11 @@ from recordseal.core import CommitError, verify_consistency
 from .checkpoint import Checkpoint
 from .cosignature import Cosignature, CosignatureSigner
 from .errors import TlogError
-from .keys import Ed25519Verifier, NoteVerifier
-from .note import parse_note, verify_note
+from .keys import NoteVerifier
+from .note import Note, parse_note, verify_note
 from .state import LogState, StateStore
+from .subtree import MLDSA44CosignatureSigner
+from .vkeys import LogVerifier, log_verifier
 
 log = logging.getLogger("recordseal.witness")
 
@@ -42,21 +52,74 @@ STATUS_OF = {
     "note_unverified": 403,
     "unknown_origin": 404,
     "old_size_mismatch": 409,
-    "root_mismatch": 409,
+    "root_mismatch": 422,
+    "empty_root_invalid": 422,
     "proof_invalid": 422,
+    "extensions_unsupported": 400,
 }
+#: The empty tree's root (RFC 6962): the only root of a checkpoint of size 0.
+EMPTY_ROOT = hashlib.sha256(b"").digest()
+_ORIGIN_HASH = re.compile("[0-9a-f]{64}")
+
+#: A witness's cosigning key: Ed25519 (``cosignature/v1``) or ML-DSA-44 (``subtree/v1``).
+Cosigner = CosignatureSigner | MLDSA44CosignatureSigner
 
 
-def family_verifiers(vkeys: Iterable[str]) -> tuple[Ed25519Verifier, ...]:
-    """Log families from vkeys: each key's name is the origin prefix of its logs."""
-    return tuple(Ed25519Verifier.from_vkey(vkey) for vkey in vkeys)
+def family_verifiers(vkeys: Iterable[str]) -> tuple[LogVerifier, ...]:
+    """Log families from vkeys (Ed25519 or ML-DSA-44): each key's name is the origin prefix of
+    its logs."""
+    return tuple(log_verifier(vkey) for vkey in vkeys)
 
 
 def log_verifiers(logs: Mapping[str, Iterable[str]]) -> dict[str, tuple[NoteVerifier, ...]]:
-    """Witness configuration from vkeys: origin → the log's Ed25519 verifiers."""
-    return {
-        origin: tuple(Ed25519Verifier.from_vkey(v) for v in vkeys) for origin, vkeys in logs.items()
-    }
+    """Witness configuration from vkeys: origin → the log's verifiers (Ed25519, ML-DSA-44)."""
+    return {origin: tuple(log_verifier(v) for v in vkeys) for origin, vkeys in logs.items()}
+
+
+class FamilyFile:
+    """Log families read from a file of vkeys, one a line (``witness serve
+    --logs-under-file``), read again whenever the file changes: a service that adds a log key
+    (``recordseal keys rotate log``) rewrites it and the witness follows without a restart."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._seen: tuple[int, int] | None = None
+        self._families: tuple[LogVerifier, ...] = ()
+        try:
+            self._read()  # a file that cannot be read is refused at start
+        except OSError as error:
+            raise TlogError(
+                "config_invalid", f"--logs-under-file {path}: {error.strerror}"
+            ) from None
+
+    def __call__(self) -> tuple[LogVerifier, ...]:
+        """The families as the file holds them now (as last read, if it cannot be read)."""
+        with contextlib.suppress(OSError, TlogError):
+            self._read()
+        return self._families
+
+    def _read(self) -> None:
+        status = self._path.stat()
+        seen = (status.st_mtime_ns, status.st_size)
+        if seen != self._seen:
+            vkeys = [line.strip() for line in self._path.read_text().splitlines() if line.strip()]
+            self._families = family_verifiers(vkeys)
+            self._seen = seen
+
+
+def write_family_file(path: Path, vkeys: Sequence[str]) -> bool:
+    """Write ``vkeys`` to the family file ``path`` (whole, by rename) when they differ from
+    what it holds; whether it changed."""
+    text = "".join(vkey + "\n" for vkey in vkeys)
+    try:
+        if path.read_text() == text:
+            return False
+    except FileNotFoundError:
+        pass
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(text)
+    temporary.replace(path)
+    return True
 
 
 class Witness:
@@ -65,14 +128,22 @@ class Witness:
     def __init__(
         self,
         state_dir: Path,
-        signer: CosignatureSigner,
+        signer: Cosigner | Sequence[Cosigner],
         logs: Mapping[str, Sequence[NoteVerifier]],
         clock: Callable[[], float] = time.time,
-        families: Sequence[Ed25519Verifier] = (),
+        families: Sequence[LogVerifier] | Callable[[], Sequence[LogVerifier]] = (),
     ) -> None:
-        self.signer = signer
+        """``signer``: the witness's key, or its keys (one per algorithm, in the order of
+        the reply's lines)."""
+        self.signers: tuple[Cosigner, ...] = (
+            tuple(signer) if isinstance(signer, Sequence) else (signer,)
+        )
+        if not self.signers:
+            raise ValueError("a witness needs at least one key")
+        self.signer = self.signers[0]
         self.logs = dict(logs)
-        self.families = tuple(families)
+        fixed = () if callable(families) else tuple(families)
+        self._families = families if callable(families) else (lambda: fixed)
         self.store = StateStore(state_dir)
         self._clock = clock
 
@@ -80,10 +151,27 @@ class Witness:
         """The latest checkpoint cosigned for ``origin``, if any."""
         return self.store.load(origin)
 
+    def monitored(self, origin_hash: str) -> str | None:
+        """The monitoring API's answer for the lowercase hex SHA-256 of an origin: the latest
+        checkpoint cosigned for it, with the log signatures the witness verified and its own
+        cosignatures; None when it never cosigned that log (or the text is not such a hash)."""
+        if not _ORIGIN_HASH.fullmatch(origin_hash):
+            return None
+        state = self.store.load_by_hash(origin_hash)
+        return None if state is None else state.checkpoint
+
     def add_checkpoint(
         self, old_size: int, proof: Sequence[bytes], signed_checkpoint: bytes | str
     ) -> Cosignature:
-        """Check the request against the rules of c2sp.org/tlog-witness, persist, cosign.
+        """:meth:`cosign`, returning the first key's cosignature."""
+        return self.cosign(old_size, proof, signed_checkpoint)[0]
+
+    def cosign(
+        self, old_size: int, proof: Sequence[bytes], signed_checkpoint: bytes | str
+    ) -> list[Cosignature]:
+        """Check the request against the rules of c2sp.org/tlog-witness, persist, cosign with
+        every key of the witness (an ML-DSA-44 key skips a checkpoint with extension lines,
+        which its signature cannot cover; with no other key that is a refusal).
 
         Refusals are :class:`TlogError` whose code maps to the protocol's status through
         :data:`STATUS_OF`; ``old_size_mismatch`` carries ``witness_size``.
@@ -97,31 +185,44 @@ class Witness:
                 f"this witness does not witness the log {checkpoint.origin!r}",
                 {"origin": checkpoint.origin},
             )
-        verify_note(note, verifiers)
+        verified = verify_note(note, verifiers)
         if old_size > checkpoint.size:
             raise TlogError(
                 "old_size_invalid",
                 f"old size {old_size} is larger than the checkpoint size {checkpoint.size}",
                 {"old_size": old_size, "size": checkpoint.size},
             )
+        signers = [s for s in self.signers if _can_cosign(s, checkpoint)]
         with self.store.locked():
             state = self.store.load(checkpoint.origin)
             self._check_extends(state, old_size, proof, checkpoint)
-            cosignature = self.signer.cosign(note.text, int(self._clock()))
-            self.store.save(
-                LogState(checkpoint.origin, checkpoint.size, checkpoint.root_hash, note.encode())
+            if not signers:
+                raise TlogError(
+                    "extensions_unsupported",
+                    "this witness cosigns with ML-DSA-44 alone, whose signature covers no"
+                    " extension lines, and the checkpoint has some",
+                    {"origin": checkpoint.origin, "size": checkpoint.size},
+                )
+            when = int(self._clock())
+            cosignatures = [signer.cosign(note.text, when) for signer in signers]
+            kept = Note(note.text, verified.verified).with_signatures(
+                c.note_signature for c in cosignatures
             )
-        return cosignature
+            self.store.save(
+                LogState(checkpoint.origin, checkpoint.size, checkpoint.root_hash, kept.encode())
+            )
+        return cosignatures
 
     def verifiers_for(self, origin: str) -> Sequence[NoteVerifier] | None:
         """The log's keys: configured for the origin, or its families' keys under its name
-        (a family may have several keys: a log key rotation, docs/tlog.md)."""
+        (a family may have several keys: a log key rotation, and the Ed25519 and ML-DSA-44
+        keys of one generation, docs/tlog.md)."""
         configured = self.logs.get(origin)
         if configured is not None:
             return configured
         found = tuple(
-            Ed25519Verifier(origin, family.public_key)
-            for family in self.families
+            type(family)(origin, family.public_key)
+            for family in self._families()
             if origin.startswith(family.name + "/")
         )
         return found or None
@@ -140,6 +241,12 @@ class Witness:
                 f"old size {old_size} is not the witness's latest size {current}",
                 {"old_size": old_size, "witness_size": current, "origin": checkpoint.origin},
             )
+        if checkpoint.size == 0 and checkpoint.root_hash != EMPTY_ROOT:
+            raise TlogError(
+                "empty_root_invalid",
+                "a checkpoint of size 0 has the empty tree's root, SHA-256 of the empty string",
+                {"origin": checkpoint.origin, "checkpoint_root": checkpoint.root_hash.hex()},
+            )
         if state is None:
             if proof:
                 self._refuse_proof(checkpoint, "the proof must be empty when the old size is 0")
@@ -147,7 +254,7 @@ class Witness:
         if old_size == checkpoint.size:
             if proof:
                 self._refuse_proof(checkpoint, "the proof must be empty for an unchanged size")
-            if checkpoint.root_hash != state.root_hash:
+            if checkpoint.root_hash != state.root_hash:  # 422 (c2sp.org/tlog-witness)
                 log.warning(
                     "witness.two_roots", extra={"origin": checkpoint.origin, "size": old_size}
                 )
@@ -179,3 +286,8 @@ class Witness:
         if rule:
             evidence["rule"] = rule
         raise TlogError("proof_invalid", f"consistency proof refused: {reason}", evidence)
+
+
+def _can_cosign(signer: Cosigner, checkpoint: Checkpoint) -> bool:
+    """An ML-DSA-44 cosignature covers no extension lines (c2sp.org/tlog-cosignature)."""
+    return not (isinstance(signer, MLDSA44CosignatureSigner) and checkpoint.extensions)

@@ -1,36 +1,41 @@
 """``create_witness_app()``: the HTTP face of a witness (c2sp.org/tlog-witness).
 
-``POST /add-checkpoint`` answers 200 with the cosignature line, or the protocol's refusal:
-400 malformed, 403 no trusted signature, 404 unknown log, 409 old size mismatch (body: the
-witness's size, ``text/x.tlog.size``) or a second root at one size, 422 bad proof. Other
-refusals are RFC 9457 problem documents. ``GET /health`` answers while the process runs, with
-the witness's vkey and whether it is a demo witness (``recordseal serve --demo-witness``).
+``POST /add-checkpoint`` answers 200 with the cosignature lines (one per key of the witness),
+or the protocol's refusal: 400 malformed, 403 no trusted signature, 404 unknown log, 409 old
+size mismatch (body: the witness's size, ``text/x.tlog.size``), 422 a second root at one size,
+a size-0 checkpoint with another root than the empty tree's, or a bad proof. Other refusals
+are RFC 9457 problem documents. ``GET /monitor/<hex SHA-256 of the origin>/checkpoint`` (the
+monitoring API, c2sp.org/tlog-witness) answers the latest checkpoint the witness cosigned for
+that log, with the log signatures it verified and its cosignatures, or 404. ``GET /health``
+answers while the process runs, with the witness's vkeys and whether it is a demo witness
+(``recordseal serve --demo-witness``).
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
 import msgspec
 from litestar import Litestar, Request, Response, get, post
+from litestar.params import FromPath
 
-from recordseal.crypto.keyfiles import read_or_create_secret
-
-from .cosignature import CosignatureSigner
 from .errors import TlogError
 from .protocol import ADD_CHECKPOINT_PATH, SIZE_MEDIA_TYPE, encode_size, parse_add_checkpoint
-from .witness import STATUS_OF, Witness, family_verifiers, log_verifiers
+from .witness import STATUS_OF, Cosigner, FamilyFile, Witness, family_verifiers, log_verifiers
+from .witness_keys import ALGORITHM_CHOICES, load_signers
 
 #: The variable through which ``witness serve`` hands its configuration to server workers.
 CONFIG_ENV = "RECORDSEAL_WITNESS_CONFIG"
 #: Large enough for a checkpoint with 100 post-quantum cosignatures and a full proof.
 MAX_BODY_BYTES = 1 << 20
 COSIGNATURE_MEDIA_TYPE = "text/plain; charset=utf-8"
+CHECKPOINT_MEDIA_TYPE = "text/plain; charset=utf-8"
+MONITOR_PREFIX = "/monitor"
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 PROBLEM_TYPE = "https://recordseal.dev/problems/"
 
@@ -38,17 +43,25 @@ PROBLEM_TYPE = "https://recordseal.dev/problems/"
 class WitnessConfig(msgspec.Struct, frozen=True):
     state_dir: str
     name: str
-    key_path: str
+    #: the data directory holding the key files (``witness_keys``)
+    key_dir: str
     logs: dict[str, list[str]]
     #: vkeys of log families (docs/tlog.md, "Log families").
     families: list[str] = []
     demo: bool = False
+    #: a file of family vkeys, read again when it changes (``--logs-under-file``)
+    families_file: str | None = None
+    #: ``ed25519``, ``ml-dsa-44`` or ``both`` (``witness serve --algorithm``)
+    algorithm: str = "ed25519"
 
 
 class _Health(msgspec.Struct, frozen=True):
     status: str
+    #: the vkey of the witness's first key (Ed25519 when it cosigns with Ed25519)
     witness: str
     demo: bool
+    #: the vkey of every key it cosigns with, in the order of its reply's lines
+    vkeys: list[str]
 
 
 class _Problem(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -82,22 +95,35 @@ def refusal(error: TlogError) -> Response[bytes]:
 def create_witness_app(
     state_dir: Path,
     witness_name: str,
-    witness_key_seed_path: Path,
+    key_dir: Path,
     logs: Mapping[str, Iterable[str]],
     *,
     families: Iterable[str] = (),
+    families_file: Path | None = None,
     demo: bool = False,
     clock: Callable[[], float] = time.time,
+    algorithm: str = "ed25519",
+    signers: Sequence[Cosigner] | None = None,
 ) -> Litestar:
     """The witness application.
 
-    ``logs`` maps each witnessed origin to the vkeys of the log's Ed25519 keys; ``families``
-    are vkeys of log families. The witness key is the 32-byte seed in
-    ``witness_key_seed_path``, generated (mode 0600) if absent.
+    ``logs`` maps each witnessed origin to the vkeys of the log's keys (Ed25519 or ML-DSA-44);
+    ``families`` are vkeys of log families. The witness's keys are the seed files of
+    ``algorithm`` (``ed25519``, ``ml-dsa-44`` or ``both``) in ``key_dir``, generated (mode
+    0600) if absent, unless ``signers`` gives them.
     """
-    signer = CosignatureSigner.from_seed(witness_name, read_or_create_secret(witness_key_seed_path))
+    if algorithm not in ALGORITHM_CHOICES:
+        raise TlogError("config_invalid", f"--algorithm {algorithm!r} is not one of ed25519,"
+                        " ml-dsa-44, both")  # fmt: skip
+    keys = list(signers) if signers is not None else load_signers(key_dir, witness_name, algorithm)
+    fixed = family_verifiers(families)
+    follow = FamilyFile(families_file) if families_file is not None else None
     witness = Witness(
-        state_dir, signer, log_verifiers(logs), clock, families=family_verifiers(families)
+        state_dir,
+        keys,
+        log_verifiers(logs),
+        clock,
+        families=fixed if follow is None else (lambda: (*fixed, *follow())),
     )
 
     @post(ADD_CHECKPOINT_PATH, status_code=200)
@@ -106,21 +132,38 @@ def create_witness_app(
         try:
             parsed = parse_add_checkpoint(body)
             # File locking and fsync block: keep them off the event loop.
-            cosignature = await anyio.to_thread.run_sync(
-                witness.add_checkpoint, parsed.old_size, parsed.proof, parsed.signed_checkpoint
+            cosignatures = await anyio.to_thread.run_sync(
+                witness.cosign, parsed.old_size, parsed.proof, parsed.signed_checkpoint
             )
         except TlogError as error:
             return refusal(error)
-        return Response(
-            cosignature.line.encode(), status_code=200, media_type=COSIGNATURE_MEDIA_TYPE
-        )
+        lines = "".join(cosignature.line for cosignature in cosignatures)
+        return Response(lines.encode(), status_code=200, media_type=COSIGNATURE_MEDIA_TYPE)
+
+    @get(MONITOR_PREFIX + "/{origin_hash:str}/checkpoint")
+    async def monitor(origin_hash: FromPath[str]) -> Response[bytes]:
+        try:
+            found = await anyio.to_thread.run_sync(witness.monitored, origin_hash)
+        except TlogError as error:
+            return refusal(error)
+        if found is None:
+            return refusal(
+                TlogError(
+                    "unknown_origin",
+                    "this witness never cosigned a checkpoint of a log with this origin hash"
+                    " (the lowercase hex SHA-256 of the origin)",
+                    {"origin_hash": origin_hash[:64]},
+                )
+            )
+        return Response(found.encode(), status_code=200, media_type=CHECKPOINT_MEDIA_TYPE)
 
     @get("/health")
     async def health() -> _Health:
-        return _Health(status="ok", witness=signer.vkey, demo=demo)
+        vkeys = [key.vkey for key in keys]
+        return _Health(status="ok", witness=vkeys[0], demo=demo, vkeys=vkeys)
 
     app = Litestar(
-        route_handlers=[add_checkpoint, health],
+        route_handlers=[add_checkpoint, monitor, health],
         request_max_body_size=MAX_BODY_BYTES,
         openapi_config=None,
         logging_config=None,
@@ -135,8 +178,10 @@ def app_from_env() -> Litestar:
     return create_witness_app(
         Path(config.state_dir),
         config.name,
-        Path(config.key_path),
+        Path(config.key_dir),
         config.logs,
         families=config.families,
+        families_file=Path(config.families_file) if config.families_file else None,
         demo=config.demo,
+        algorithm=config.algorithm,
     )

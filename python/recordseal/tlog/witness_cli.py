@@ -1,7 +1,8 @@
 """``recordseal witness serve`` and ``recordseal witness key``.
 
-The witness keeps its key (``witness-key.ed25519``, 32 random bytes, mode 0600, made on first
-use) and its state (``state/``) in the data directory.
+The witness keeps its keys (``witness-key.ed25519`` and, with ``--algorithm ml-dsa-44`` or
+``both``, ``witness-key.ml-dsa-44``: 32 random bytes each, mode 0600, made on first use) and
+its state (``state/``) in the data directory.
 """
 
 from __future__ import annotations
@@ -17,14 +18,11 @@ from typing import Any
 import msgspec
 
 from recordseal import logs as logging_setup
-from recordseal.crypto.keyfiles import read_or_create_secret
 
-from .cosignature import CosignatureSigner
 from .errors import TlogError
-from .witness import family_verifiers, log_verifiers
-from .witness_app import CONFIG_ENV, WitnessConfig
+from .witness import FamilyFile, family_verifiers, log_verifiers
+from .witness_keys import ALGORITHM_CHOICES, load_signers
 
-KEY_FILE = "witness-key.ed25519"
 STATE_DIR = "state"
 log = logging.getLogger("recordseal.witness")
 
@@ -43,7 +41,8 @@ def add_witness_parser(subparsers: Any) -> None:
         action="append",
         default=[],
         metavar="ORIGIN=VKEY",
-        help="a witnessed log: its origin and the vkey of its key (repeatable)",
+        help="a witnessed log: its origin and the vkey of its key, Ed25519 or ML-DSA-44"
+        " (repeatable)",
     )
     serve.add_argument(
         "--logs-under",
@@ -53,6 +52,14 @@ def add_witness_parser(subparsers: Any) -> None:
         help="a log family: every log whose origin starts with the key's name and '/', signed"
         " by that key under its own origin, e.g. every log of one recordseal service"
         " (repeatable)",
+    )
+    serve.add_argument(
+        "--logs-under-file",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="a file of log family vkeys, one a line, read again whenever it changes (a"
+        " service that rotates its log key rewrites it: no restart)",
     )
     serve.add_argument(
         "--demo",
@@ -77,10 +84,13 @@ def add_witness_parser(subparsers: Any) -> None:
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-dir", type=Path, required=True, help="key and state directory")
     parser.add_argument("--name", required=True, help="the witness's key name, e.g. example.com/w1")
-
-
-def load_signer(data_dir: Path, name: str) -> CosignatureSigner:
-    return CosignatureSigner.from_seed(name, read_or_create_secret(data_dir / KEY_FILE))
+    parser.add_argument(
+        "--algorithm",
+        choices=ALGORITHM_CHOICES,
+        default="ed25519",
+        help="cosign with Ed25519 (cosignature/v1), ML-DSA-44 (subtree/v1) or both, one line"
+        " each (ed25519)",
+    )
 
 
 def parse_logs(items: list[str]) -> dict[str, list[str]]:
@@ -97,11 +107,14 @@ def parse_logs(items: list[str]) -> dict[str, list[str]]:
 
 def _key(args: argparse.Namespace) -> int:
     try:
-        vkey = load_signer(args.data_dir, args.name).vkey
+        vkeys = [key.vkey for key in load_signers(args.data_dir, args.name, args.algorithm)]
     except TlogError as error:
         print(f"recordseal witness: {error} ({error.code})", file=sys.stderr)
         return 2
-    print(json.dumps({"name": args.name, "vkey": vkey}) if args.json else vkey)
+    if args.json:  # "vkey": the first key's, as before; "vkeys": every key's
+        print(json.dumps({"name": args.name, "vkey": vkeys[0], "vkeys": vkeys}))
+    else:
+        print("\n".join(vkeys))
     return 0
 
 
@@ -109,29 +122,39 @@ def _serve(args: argparse.Namespace) -> int:
     from granian.constants import Interfaces
     from granian.server import Server
 
+    # Imported here, not by every command: the application (Litestar) is loaded once, before
+    # granian forks the worker, which then starts with it.
+    from .witness_app import CONFIG_ENV, WitnessConfig
+
     log_format = args.log_format or os.environ.get("RECORDSEAL_LOG_FORMAT") or "text"
     log_config = logging_setup.dict_config(log_format, server=log.name)  # type: ignore[arg-type]
     logging_setup.configure(log_format, server=log.name)  # type: ignore[arg-type]
     data_dir: Path = args.data_dir.resolve()
-    if not args.log and not args.logs_under:
+    if not args.log and not args.logs_under and args.logs_under_file is None:
         print(
-            "recordseal witness: name the logs to witness: --log or --logs-under", file=sys.stderr
+            "recordseal witness: name the logs to witness: --log, --logs-under or"
+            " --logs-under-file",
+            file=sys.stderr,
         )
         return 2
     try:
         logs = parse_logs(args.log)
         families = family_verifiers(args.logs_under)
-        signer = load_signer(data_dir, args.name)
+        if args.logs_under_file is not None:
+            families += FamilyFile(args.logs_under_file.resolve())()
+        signers = load_signers(data_dir, args.name, args.algorithm)
     except TlogError as error:
         print(f"recordseal witness: {error} ({error.code})", file=sys.stderr)
         return 2
     config = WitnessConfig(
         state_dir=str(data_dir / STATE_DIR),
         name=args.name,
-        key_path=str(data_dir / KEY_FILE),
+        key_dir=str(data_dir),
         logs=logs,
         families=list(args.logs_under),
+        families_file=str(args.logs_under_file.resolve()) if args.logs_under_file else None,
         demo=args.demo,
+        algorithm=args.algorithm,
     )
     # Server workers build the app from the environment (granian's factory mode).
     os.environ[CONFIG_ENV] = msgspec.json.encode(config).decode()
@@ -143,12 +166,14 @@ def _serve(args: argparse.Namespace) -> int:
                 " production names independent witnesses (RECORDSEAL_WITNESSES)"
             },
         )
-    log.info("witness.started", extra={"vkey": signer.vkey, "data_dir": str(data_dir)})
+    for signer in signers:
+        log.info("witness.started", extra={"vkey": signer.vkey, "data_dir": str(data_dir)})
     for origin in logs:
         log.info("witness.log", extra={"origin": origin})
     for family in families:
         log.info("witness.logs_under", extra={"prefix": family.name + "/"})
     log.info("witness.listening", extra={"url": f"http://{args.host}:{args.port}"})
+    log.info("witness.monitoring", extra={"url": f"http://{args.host}:{args.port}/monitor/"})
     Server(
         "recordseal.tlog.witness_app:app_from_env",
         address=args.host,

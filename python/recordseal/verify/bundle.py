@@ -258,7 +258,8 @@ class KeyDirectory(Struct, forbid_unknown_fields=True):
 
 
 class TrustedWitness(Struct, forbid_unknown_fields=True):
-    """A witness: its name and C2SP ``cosignature/v1`` verifier key (type 0x04)."""
+    """A witness: its name and a C2SP cosigning verifier key (type 0x04 Ed25519, or 0x06
+    ML-DSA-44); a witness with keys of both algorithms is listed once per key, under one name."""
 
     name: str
     vkey: str
@@ -279,6 +280,24 @@ class TrustStore(Struct, forbid_unknown_fields=True):
     witnesses: list[TrustedWitness] = []
     timestamp_authorities: list[TrustedAuthority] = []
     quorum: Annotated[int, Meta(ge=1)] = 1
+    #: The algorithms of the log signatures every sealing checkpoint must carry (rule 4.9);
+    #: absent (and then left out when written) means Ed25519 alone.
+    checkpoint_signatures: (
+        Annotated[list[Literal["Ed25519", "ML-DSA-44"]], Meta(min_length=1, max_length=2)]
+        | msgspec.UnsetType
+    ) = msgspec.UNSET
+
+    def __post_init__(self) -> None:
+        required = self.required_signatures
+        if len(set(required)) != len(required):
+            raise ValueError(f"{_MEMBER}checkpoint_signatures: Expected distinct algorithms")
+
+    @property
+    def required_signatures(self) -> tuple[str, ...]:
+        """The algorithms rule 4.9 requires: ``checkpoint_signatures``, or Ed25519."""
+        if isinstance(self.checkpoint_signatures, msgspec.UnsetType):
+            return ("Ed25519",)
+        return tuple(self.checkpoint_signatures)
 
 
 # --- the erasure receipt -------------------------------------------------------------------

@@ -16,7 +16,7 @@ from typing import ParamSpec
 from recordseal.chain import chain_leaf, gap_signing_message, stream_genesis
 from recordseal.core import CommitError, commit_field, encode_value, verify_inclusion
 from recordseal.crypto.signing import HEADER_CONTEXT, verify_signature
-from recordseal.tlog import TlogError, verify_note
+from recordseal.tlog import LogVerifier, NoteSignature, TlogError, algorithm_of, verify_note
 
 from .bundle import Coverage, DisclosedField, GapHeader, Header, Seal
 from .compromise import (
@@ -217,8 +217,10 @@ def check_sealed_batch(
     keyring: Keyring | None,
     witnessed: Witnessed,
     memo: Memo | None = None,
+    required: Sequence[str] = ("Ed25519",),
 ) -> CheckResult:
-    """``witnessed``: the trusted witness time on the sealing checkpoint (rule 4.8)."""
+    """``witnessed``: the trusted witness time on the sealing checkpoint (rule 4.8);
+    ``required``: the algorithms of the log signatures the policy requires (rule 4.9)."""
     if seal is None or opened is None:
         return unchecked(4, f"{NO_INCLUSION_PROOF}: the record is not in a sealed batch yet")
     if isinstance(opened, BundleError):
@@ -251,7 +253,35 @@ def check_sealed_batch(
         return failed(4, f"the header is not entry {index} of the checkpoint: {error}")
     if (problem := checkpoint_problem(seal.log, verified.verified, keyring, witnessed)) is not None:
         return failed(4, problem)
-    return passed(4, f"entry {index} of {seal.log} in its checkpoint of size {checkpoint.size}")
+    signed = _algorithms(verified.verified, verifiers)
+    if absent := [algorithm for algorithm in required if algorithm not in signed]:
+        return unchecked(4, _unsigned(seal.log, absent, verifiers))
+    return passed(
+        4,
+        f"entry {index} of {seal.log} in its checkpoint of size {checkpoint.size}"
+        f" (signed with {' and '.join(sorted(signed))})",
+    )
+
+
+def _algorithms(signatures: Sequence[NoteSignature], verifiers: Sequence[LogVerifier]) -> set[str]:
+    """The algorithms of the log keys whose signatures verified."""
+    by_key = {(v.name, v.key_id): algorithm_of(v) for v in verifiers}
+    return {by_key[(s.name, s.key_id)] for s in signatures}
+
+
+def _unsigned(log: str, missing: Sequence[str], verifiers: Sequence[LogVerifier]) -> str:
+    """Rule 4.9's reason: which required algorithm lacks a signature, and why."""
+    listed = {algorithm_of(v) for v in verifiers}
+    reasons = []
+    for algorithm in missing:
+        if algorithm in listed:
+            reasons.append(f"the checkpoint carries no {algorithm} signature by a log key")
+        else:
+            reasons.append(f"the directory has no {algorithm} key for {log!r} ({STALE_DIRECTORY})")
+    return (
+        f"{NO_INCLUSION_PROOF} can be checked as the trust store requires"
+        f" ({' and '.join(missing)} signatures): {'; '.join(reasons)}"
+    )
 
 
 # --- 5. witness receipts -------------------------------------------------------------------

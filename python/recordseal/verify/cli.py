@@ -197,9 +197,12 @@ def _verify(name: str, verifier: Verifier) -> Outcome:
     return Outcome(name, verifier.verify(data))
 
 
-def run(args: argparse.Namespace) -> int:
-    keys: KeyDirectory | None = None
-    trust: TrustStore | None = None
+def run(
+    args: argparse.Namespace, keys: KeyDirectory | None = None, trust: TrustStore | None = None
+) -> int:
+    """Verify ``args.bundles`` with the files of ``--keys`` and ``--trust``, or else with
+    ``keys`` and ``trust`` as given by the caller (``recordseal verify --url`` fetches them:
+    ``client/verify_cli.py``; this package fetches nothing)."""
     try:
         if args.keys is not None:
             keys = load_key_directory(args.keys.read_bytes())

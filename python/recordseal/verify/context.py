@@ -8,7 +8,7 @@ from datetime import datetime
 from cryptography import x509
 
 from recordseal.crypto.signing import key_id_of
-from recordseal.tlog import CosignatureVerifier, Ed25519Verifier, TlogError
+from recordseal.tlog import CosignerKey, LogVerifier, TlogError, cosigner_verifier, log_verifier
 
 from .bundle import KeyDirectory, TrustStore, decode_key_directory, decode_trust_store
 from .encoding import format_instant, parse_instant
@@ -50,11 +50,11 @@ def _optional_instant(text: str | None) -> datetime | None:
 
 @dataclass(frozen=True, slots=True)
 class Keyring:
-    """Header keys by key ID, log verifiers by origin, and when each compromised log key was
-    compromised, by (origin, key name, key ID)."""
+    """Header keys by key ID, log verifiers (Ed25519 and ML-DSA-44) by origin, and when each
+    compromised log key was compromised, by (origin, key name, key ID)."""
 
     header_keys: dict[str, HeaderKey]
-    logs: dict[str, tuple[Ed25519Verifier, ...]]
+    logs: dict[str, tuple[LogVerifier, ...]]
     compromised_logs: dict[tuple[str, str, int], datetime] = field(default_factory=dict)
 
     @classmethod
@@ -76,11 +76,11 @@ class Keyring:
                 _optional_instant(key.revoked_at),
                 _optional_instant(key.compromised_at),
             )
-        logs: dict[str, list[Ed25519Verifier]] = {}
+        logs: dict[str, list[LogVerifier]] = {}
         compromised: dict[tuple[str, str, int], datetime] = {}
         for position, log in enumerate(directory.logs):
             try:
-                verifier = Ed25519Verifier.from_vkey(log.vkey)
+                verifier = log_verifier(log.vkey)
             except TlogError as error:
                 raise BundleError("key directory", f"logs[{position}]: {error}") from None
             logs.setdefault(log.origin, []).append(verifier)
@@ -101,18 +101,20 @@ class Authority:
 
 @dataclass(frozen=True, slots=True)
 class Policy:
-    """Trusted witnesses (by trust-store name), time-stamping authorities, and the quorum."""
+    """Trusted witnesses (by trust-store name), time-stamping authorities, the quorum, and
+    the algorithms of the log signatures a sealing checkpoint must carry (rule 4.9)."""
 
-    witnesses: tuple[tuple[str, CosignatureVerifier], ...]
+    witnesses: tuple[tuple[str, CosignerKey], ...]
     authorities: dict[str, Authority]
     quorum: int
+    checkpoint_signatures: tuple[str, ...] = ("Ed25519",)
 
     @classmethod
     def of(cls, store: TrustStore) -> Policy:
         witnesses = []
         for position, witness in enumerate(store.witnesses):
             try:
-                witnesses.append((witness.name, CosignatureVerifier.from_vkey(witness.vkey)))
+                witnesses.append((witness.name, cosigner_verifier(witness.vkey)))
             except TlogError as error:
                 raise BundleError("trust store", f"witnesses[{position}]: {error}") from None
         authorities: dict[str, Authority] = {}
@@ -127,9 +129,9 @@ class Policy:
                 _certificates(authority.roots, f"{where}.roots"),
                 _certificates(authority.intermediates, f"{where}.intermediates"),
             )
-        return cls(tuple(witnesses), authorities, store.quorum)
+        return cls(tuple(witnesses), authorities, store.quorum, store.required_signatures)
 
-    def witness_names(self) -> dict[tuple[str, int], tuple[str, CosignatureVerifier]]:
+    def witness_names(self) -> dict[tuple[str, int], tuple[str, CosignerKey]]:
         """Trusted cosigning keys by (key name, key ID), as they appear on note lines."""
         return {(v.name, v.key_id): (name, v) for name, v in self.witnesses}
 

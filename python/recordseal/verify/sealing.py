@@ -2,7 +2,8 @@
 
 A *witness time* is a trusted party's statement about a checkpoint at a moment: a valid
 cosignature by a trust-store witness (its timestamp) or a valid RFC 3161 token from a listed
-authority (its ``genTime``).
+authority (its ``genTime``). A cosignature dated 0 states no time (c2sp.org/tlog-cosignature):
+it is checked like any other, and vouches for nothing (rule 5.6).
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from recordseal.core import CommitError, verify_consistency
 from recordseal.tlog import (
     Checkpoint,
     Cosignature,
-    CosignatureVerifier,
-    Ed25519Verifier,
+    CosignerKey,
+    LogVerifier,
     Note,
     NoteSignature,
     TlogError,
@@ -105,12 +106,13 @@ def cosignature_times(
         except TlogError as error:
             problems.append(f"the cosignature of {name} does not verify ({error.code}): {error}")
         else:
-            times.append(WitnessTime(name, cosignature.time, "cosigned"))
+            if cosignature.timestamp != 0:  # dated 0: no statement of time, no receipt
+                times.append(WitnessTime(name, cosignature.time, "cosigned"))
     return times, problems
 
 
 def _checked(
-    verifier: CosignatureVerifier, checkpoint_text: str, signature: NoteSignature
+    verifier: CosignerKey, checkpoint_text: str, signature: NoteSignature
 ) -> tuple[Cosignature, TlogError | None]:
     """The cosignature (TlogError when malformed) and why it does not verify, if it does not,
     whatever the clock says."""
@@ -161,7 +163,7 @@ def timestamp_times(
 def previous_times(
     seal: Seal,
     opened: OpenedSeal,
-    verifiers: tuple[Ed25519Verifier, ...],
+    verifiers: tuple[LogVerifier, ...],
     policy: Policy | None,
     max_timestamp: int,
     memo: Memo | None = None,

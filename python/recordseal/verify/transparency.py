@@ -46,7 +46,7 @@ from recordseal.identifiers import IDENTIFIER
 from recordseal.merkle.genesis import successor_genesis, tenant_genesis
 from recordseal.tlog import (
     Checkpoint,
-    CosignatureVerifier,
+    CosignerKey,
     NoteVerifier,
     TlogError,
     parse_note,
@@ -194,7 +194,7 @@ def replay_log_file(
     data: bytes,
     *,
     log_verifiers: Iterable[NoteVerifier] = (),
-    witness_verifiers: Iterable[CosignatureVerifier] = (),
+    witness_verifiers: Iterable[CosignerKey] = (),
     expected: LogFileName | None = None,
 ) -> ReplayedLog:
     """Replay a day's file back to its genesis root; raise TransparencyLogError if it does not.
@@ -408,7 +408,7 @@ def _check_checkpoint(
     root: bytes,
     number: int,
     log_keys: list[NoteVerifier],
-    witness_keys: list[CosignatureVerifier],
+    witness_keys: list[CosignerKey],
 ) -> tuple[str, ...]:
     try:
         note = parse_note(line.checkpoint)

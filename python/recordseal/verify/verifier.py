@@ -159,7 +159,8 @@ def _verify(
         receipts = Receipts(problems=[f"internal error: {type(error).__name__}: {error}"])
 
     witnessed = _witnessed(seal, policy, receipts)
-    sealed = check_sealed_batch(canonical, seal, opened, keyring, witnessed, memo)
+    required = policy.checkpoint_signatures if policy is not None else ("Ed25519",)
+    sealed = check_sealed_batch(canonical, seal, opened, keyring, witnessed, memo, required)
     included = sealed.status == "passed"
     if not included and witnessed.until is not None:
         witnessed = Witnessed(missing="the seal is not verified (check 4)")

@@ -27,18 +27,22 @@ from recordseal.ledger import refusals
 from recordseal.ledger.continuity import Continuity
 from recordseal.ledger.log_keys import LogKeyring
 from recordseal.ledger.sealer import Sealer, configured_authorities, configured_witnesses
-from recordseal.panel.bootstrap import store_from_seed
+from recordseal.panel.bootstrap import apply_seed, store_from_seed
 from recordseal.panel.cookie_keys import DirectoryKeyring
 from recordseal.panel.migrate import import_panel_files
 from recordseal.panel.sso.provider_store import SecretBox
 from recordseal.panel.sso.settings import SsoSettings
+from recordseal.panel.stored_tenants import StoredTenantStore
 from recordseal.services.disclosure import DisclosureService
 from recordseal.services.header_keys import HeaderKeys
 from recordseal.services.key_admin import expose_file_keys
+from recordseal.services.key_custody import adopt_configured
 from recordseal.services.keys import key_directory, trust_store
+from recordseal.services.listing import Listing
 from recordseal.services.proofs import ProofService
 from recordseal.services.records import RecordService
 from recordseal.services.retention import purge_loop
+from recordseal.services.tenant_states import TenantStates
 from recordseal.services.tokens import TokenService
 from recordseal.services.verification import OnlineVerifier
 from recordseal.settings import Settings, from_env
@@ -46,6 +50,7 @@ from recordseal.storage.backends import open_journal, open_store
 from recordseal.verify import KeyDirectory, TrustStore
 from recordseal.web.headers import security_headers
 from recordseal.web.ingest import IngestController
+from recordseal.web.landing import LandingController
 from recordseal.web.observe import RequestObserver
 from recordseal.web.openapi import DocumentedAsPlugin, JsonSchemaFormatPlugin, openapi_config
 from recordseal.web.ops import READY_STATE, ServiceController
@@ -67,10 +72,10 @@ log = logging.getLogger("recordseal")
 def create_app(settings: Settings | None = None) -> Litestar:
     """The application; state (store, keys, services) is opened in its lifespan."""
     settings = settings or from_env()
-    # Read now, not in the lifespan: an inconsistent seed file stops the start at once, with a
-    # BootstrapError naming the file and the identifier (docs/panel.md, "Tenants, organizations,
-    # fleets").
-    tenants = store_from_seed(settings.panel_tenant_seed)
+    # Checked now, not in the lifespan: an inconsistent seed file stops the start at once, with
+    # a BootstrapError naming the file and the identifier (docs/panel.md, "The seed file"). It
+    # is loaded into the database in the lifespan, where a conflict with it stops the start.
+    store_from_seed(settings.panel_tenant_seed)
     # Likewise the fleet manifest: an invalid one stops the start with a ManifestError naming
     # the file, the line and the key (docs/fleets.md, "The manifest").
     manifest = (
@@ -82,6 +87,9 @@ def create_app(settings: Settings | None = None) -> Litestar:
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         store = open_store(settings)
         await store.open()
+        # Keys the settings name in a hardware module, recorded on a first start
+        # (docs/operations.md, "Keys in a hardware module").
+        await adopt_configured(settings, store.records)
         # Every KEK of keys/, followed while the service runs (a rotation, crypto/keks.py).
         wrapper = DirectoryWrapper(settings.data_dir / "keys")
         secrets = SecretBox.of_keys(settings.data_dir / "keys")
@@ -89,6 +97,11 @@ def create_app(settings: Settings | None = None) -> Litestar:
         await import_panel_files(
             store.panel, settings.data_dir, secrets, sso_settings.provider_store_path
         )
+        # Tenants, organizations and fleets live in the database; the seed file adds its rows
+        # once (docs/panel.md, "The seed file").
+        tenants = StoredTenantStore(store.hierarchy)
+        await apply_seed(settings.panel_tenant_seed, tenants)
+        tenant_states = TenantStates(store.hierarchy, settings.token_cache_seconds)
         # The store's active header key (docs/operations.md, "Keys"); the first one is made
         # on a new store. A store whose key this data directory lacks is refused.
         header_keys = await HeaderKeys.load(store.records, settings.data_dir / "keys")
@@ -125,7 +138,12 @@ def create_app(settings: Settings | None = None) -> Litestar:
         app.state.rate_limiter = RateLimiter.of(settings)
         app.state.fleets = registry
         records = RecordService(
-            store, wrapper, header_keys, lambda: registry.manifest, continuity=continuity
+            store,
+            wrapper,
+            header_keys,
+            lambda: registry.manifest,
+            continuity=continuity,
+            tenant_states=tenant_states,
         )
         proofs = ProofService(store, sealer, max_wait=settings.max_wait_seconds)
         app.state.services = AppServices(
@@ -136,6 +154,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             proofs=proofs,
             disclosure=DisclosureService(store, records, proofs),
             continuity=continuity,
+            listing=Listing(store),
         )
 
         trust = msgspec.convert(
@@ -165,6 +184,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
             ),
             transparency_root=settings.transparency_root,
             fences=continuity.tenant_fences,
+            tenant_changed=tenant_states.forget,
+            activity=store.activity,
         )
         app.state.sso = build_sso_context(sso_settings, store.panel, secrets)
         expose_file_keys(settings.data_dir / "keys")  # their ages, on /metrics
@@ -209,6 +230,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
 
     app = Litestar(
         route_handlers=[
+            LandingController,
             ServiceController,
             # In this order, the OpenAPI document lists streams, ingest, then stored records.
             StreamController,

@@ -66,7 +66,13 @@ IDEMPOTENCY_KEY = Parameter(
 #: The refusals of a record post that a batch reports per item (docs/records.md).
 RECORD_REFUSALS = [
     refusal(404, "the stream does not exist", "stream_not_found"),
-    refusal(409, "the subject was being created concurrently: retry", "subject_busy"),
+    refusal(
+        409,
+        "the subject was being created concurrently: retry; or the tenant is frozen read-only"
+        " (`tenant_inactive`: a retry of a record stored before still gets its answer)",
+        "subject_busy",
+        "tenant_inactive",
+    ),
     refusal(410, "the subject was erased: it is never re-keyed", "subject_erased"),
     refusal(413, "the payload is larger than 256 KiB", "payload_too_large"),
     refusal(

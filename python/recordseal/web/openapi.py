@@ -15,6 +15,8 @@ facts about the route it declares, in the document:
 - ``answers=``: the success answers whose schema Litestar cannot see (a handler that returns
   ``Response[bytes]``): status, struct and description;
 - ``refusals=``: the route's own refusals, each a :class:`Refusal` naming its problem codes;
+- ``answer_headers=``: headers a success answer may carry (name to description), such as a
+  listing's ``Link``;
 - always: 500 ``internal_error``.
 
 Every refusal is ``application/problem+json`` with the :class:`~recordseal.web.schemas.Problem`
@@ -57,6 +59,7 @@ from recordseal.web.problems import problem
 from recordseal.web.schemas import DocumentedAs, Problem
 
 JSON = "application/json"
+STRING = OpenAPIType.STRING
 #: The name of the security scheme of the record API's bearer tokens.
 BEARER = "bearer"
 BEARER_SCHEME = SecurityScheme(
@@ -149,6 +152,7 @@ def documented(
     answers: Mapping[int, tuple[Any, str]] | None = None,
     refusals: Iterable[Refusal] = (),
     parameters: Sequence[Parameter] = (),
+    answer_headers: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Keyword arguments for a route decorator: ``security``, ``responses`` and an
     ``operation_class`` that adds the request body, ``parameters`` and the refusals' codes
@@ -200,15 +204,19 @@ def documented(
                 for status, answer in (self.responses or {}).items()
                 if int(status) < 400 or int(status) in merged
             }
+            for code, success in self.responses.items():
+                if int(code) < 400 and answer_headers and isinstance(success, OpenAPIResponse):
+                    success.headers = {
+                        name: OpenAPIHeader(description=text, schema=Schema(type=STRING))
+                        for name, text in answer_headers.items()
+                    }
             for status, declared in merged.items():
                 answer = self.responses[str(status)]
                 assert isinstance(answer, OpenAPIResponse)  # made from the ResponseSpec above
                 media = (answer.content or {})[PROBLEM_JSON]
                 media.examples = {code: _example(status, code) for code in declared.codes}
                 answer.headers = {
-                    name: OpenAPIHeader(
-                        description=text, schema=Schema(type=OpenAPIType.STRING), required=True
-                    )
+                    name: OpenAPIHeader(description=text, schema=Schema(type=STRING), required=True)
                     for name, text in declared.headers.items()
                 } or None
 

@@ -138,7 +138,11 @@ class ServiceController(DomainController):
         """The public key directory (docs/bundle.md): header-signing keys with their validity, and
         the note verifier key of every log."""
         return Response(
-            msgspec.json.encode(await key_directory(services.store, services.sealer.signer)),
+            msgspec.json.encode(
+                await key_directory(
+                    services.store, services.sealer.every, services.sealer.log_compromise
+                )
+            ),
             media_type="application/json",
         )
 

@@ -16,7 +16,7 @@ from recordseal.identifiers import DEFAULT_FLEET
 from recordseal.services.reading import PAYLOAD
 from recordseal.services.reading import BatchBody as BatchBody
 from recordseal.services.reading import RecordBody as RecordBody
-from recordseal.verify.bundle import Header, SignedReceipt
+from recordseal.verify.bundle import GapHeader, Header, SignedReceipt
 from recordseal.verify.encoding import Timestamp
 from recordseal.verify.result import VerificationResult
 
@@ -51,8 +51,54 @@ class StreamOut(msgspec.Struct):
     declarations: dict[str, str]
     strict: bool
     created_at: Timestamp
+    #: The sequence number the stream's next record takes.
     next_seq: int
     fleet: str
+    #: The records the stream holds: ``next_seq - 1``, less the sequence numbers a gap header
+    #: declared lost (docs/continuity.md); a gap header counts as a record.
+    record_count: int
+    attestation: Attestation = "hosted-ingest"
+
+
+class StreamList(msgspec.Struct):
+    """``GET /v1/streams``: a page of the token's tenant's streams, by name."""
+
+    streams: list[StreamOut]
+    #: The next page (the ``Link: rel="next"``), or null on the last page.
+    next: str | None
+    attestation: Attestation = "hosted-ingest"
+
+
+class SealOut(msgspec.Struct):
+    """Where a record's chain leaf is sealed: its log and its index in it."""
+
+    log: str
+    index: int
+
+
+class StreamRecord(msgspec.Struct):
+    """A record of a stream's listing: its signed header and where it is sealed. ``kind`` is
+    ``gap`` for a gap header (docs/records.md, "Gap declarations"), which declares
+    sequence numbers lost and holds no fields."""
+
+    record_id: str
+    seq: int
+    kind: Literal["record", "gap"]
+    chain_leaf: str
+    #: The signed header, in its RFC 8785 form.
+    header: Annotated[msgspec.Raw, DocumentedAs(Header | GapHeader)]
+    signature: str
+    #: Null until the record's chain leaf is sealed.
+    seal: SealOut | None
+
+
+class RecordList(msgspec.Struct):
+    """``GET /v1/streams/{name}/records``: a page of a stream's records, by sequence number."""
+
+    stream: str
+    records: list[StreamRecord]
+    #: The next page (the ``Link: rel="next"``), or null on the last page.
+    next: str | None
     attestation: Attestation = "hosted-ingest"
 
 

@@ -21,6 +21,7 @@ from litestar.datastructures import State
 from recordseal.ledger.continuity import Continuity
 from recordseal.ledger.sealer import Sealer
 from recordseal.services.disclosure import DisclosureService
+from recordseal.services.listing import Listing
 from recordseal.services.proofs import ProofService
 from recordseal.services.records import RecordService
 from recordseal.services.tokens import TokenService
@@ -40,6 +41,7 @@ class AppServices:
     proofs: ProofService
     disclosure: DisclosureService
     continuity: Continuity
+    listing: Listing
 
 
 def typed_state(state: State, name: str, kind: type[T]) -> T:
@@ -69,6 +71,10 @@ def provide_services(state: State) -> AppServices:
 
 def provide_records(state: State) -> RecordService:
     return services_in(state).records
+
+
+def provide_listing(state: State) -> Listing:
+    return services_in(state).listing
 
 
 def provide_disclosure(state: State) -> DisclosureService:

@@ -1,28 +1,49 @@
-"""Streams of the record API (spec section 2.1, docs/records.md): ``StreamController``
-declares a stream and reads one back, scoped to the bearer token's tenant."""
+"""The streams of the record API (docs/records.md): ``StreamController``, every route scoped to
+the bearer token's tenant.
+
+``POST /v1/streams`` declares a stream; ``GET /v1/streams`` lists the tenant's streams,
+``GET /v1/streams/{name}`` reads one and ``GET /v1/streams/{name}/records`` lists its records
+(signed headers and seal status), each listing a keyset page with ``Link: rel="next"``
+(``web/paging.py``). Another tenant's stream is answered exactly as one that does not exist
+(404 ``stream_not_found``), and never listed: the token's tenant is the only one a query names.
+"""
 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
-from litestar import Request, get, post
+import msgspec
+from litestar import Request, Response, get, post
 from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath
 
-from recordseal.services.records import RecordService
-from recordseal.storage.rows import StreamRow
-from recordseal.web import examples
+from recordseal import chain
+from recordseal.services.listing import DEFAULT_PAGE, Listing
+from recordseal.services.records import RecordService, header_members
+from recordseal.storage.rows import ListedRecord, StreamRow
+from recordseal.web import examples, paging
 from recordseal.web.bodies import read_json, strict_decoder
 from recordseal.web.controller import DomainController
-from recordseal.web.ingest import tenant_of
+from recordseal.web.ingest import JSON, tenant_of
 from recordseal.web.openapi import documented, refusal
-from recordseal.web.schemas import StreamIn, StreamOut
-from recordseal.web.services import provide_records
+from recordseal.web.schemas import (
+    RecordList,
+    SealOut,
+    StreamIn,
+    StreamList,
+    StreamOut,
+    StreamRecord,
+)
+from recordseal.web.services import provide_listing, provide_records
 
 _stream_decoder = strict_decoder(StreamIn)
+_encode = msgspec.json.Encoder().encode
+
+STREAM_NOT_FOUND = refusal(404, "no stream of this name in the token's tenant", "stream_not_found")
 
 
-def _stream_out(stream: StreamRow) -> StreamOut:
+def stream_out(stream: StreamRow) -> StreamOut:
     return StreamOut(
         name=stream.name,
         declarations=stream.declarations,
@@ -30,15 +51,34 @@ def _stream_out(stream: StreamRow) -> StreamOut:
         created_at=stream.created_at,
         next_seq=stream.next_seq,
         fleet=stream.fleet,
+        record_count=stream.record_count,
     )
 
 
+def _record_out(listed: ListedRecord) -> StreamRecord:
+    row = listed.record
+    return StreamRecord(
+        record_id=row.record_id,
+        seq=row.seq,
+        kind="gap" if header_members(row.header)["format"] == chain.GAP_FORMAT else "record",
+        chain_leaf=row.chain_leaf.hex(),
+        header=msgspec.Raw(row.header),
+        signature=row.signature.hex(),
+        seal=None if listed.seal is None else SealOut(*listed.seal),
+    )
+
+
+def _page(body: StreamList | RecordList) -> Response[bytes]:
+    return Response(_encode(body), media_type=JSON, headers=paging.link_headers(body.next))
+
+
 class StreamController(DomainController):
-    """The streams of the token's tenant."""
+    """Declare, list and read the token's tenant's streams, and list a stream's records."""
 
     dependencies = {  # noqa: RUF012
         "tenant": Provide(tenant_of),
         "records": Provide(provide_records, sync_to_thread=False),
+        "listing": Provide(provide_listing, sync_to_thread=False),
     }
 
     @post(
@@ -52,7 +92,12 @@ class StreamController(DomainController):
             examples={"a stream of orders": examples.STREAM},
             refusals=[
                 refusal(403, "the fleet belongs to another tenant", "fleet_forbidden"),
-                refusal(409, "a stream with this name exists", "stream_exists"),
+                refusal(
+                    409,
+                    "a stream with this name exists, or the tenant is frozen read-only",
+                    "stream_exists",
+                    "tenant_inactive",
+                ),
                 refusal(
                     422,
                     "the name, a declaration, `strict` or the fleet breaks a rule (`field`"
@@ -81,17 +126,45 @@ class StreamController(DomainController):
         stream = await records.create_stream(
             tenant, data.name, data.declarations, data.strict, data.fleet
         )
-        return _stream_out(stream)
+        return stream_out(stream)
+
+    @get(
+        "/v1/streams",
+        tags=["records"],
+        **documented(
+            summary="List the token's tenant's streams",
+            bearer=True,
+            parameters=[paging.AFTER_PARAMETER, paging.LIMIT_PARAMETER],
+            answers={200: (StreamList, "a page of the tenant's streams, by name")},
+            refusals=[paging.refusal_of("after", "limit")],
+            answer_headers=paging.LINK_HEADER,
+        ),
+    )
+    async def list_streams(
+        self,
+        request: Request[Any, Any, Any],
+        tenant: NamedDependency[str],
+        listing: NamedDependency[Listing],
+    ) -> Response[bytes]:
+        """The streams of the token's tenant by name (byte order), each with its declarations,
+        fleet, record count and next sequence number; ``?after=NAME`` starts after a name,
+        ``?limit=`` (1 to 1,000, 100 by default) bounds the page."""
+        after = paging.text(request, "after")
+        limit = paging.whole_number(request, "limit", DEFAULT_PAGE)
+        page = await listing.streams(tenant, after, limit)
+        streams = [stream_out(stream) for stream in page.items]
+        following = None
+        if page.more:
+            following = paging.next_link("/v1/streams", {"after": streams[-1].name, "limit": limit})
+        return _page(StreamList(streams=streams, next=following))
 
     @get(
         "/v1/streams/{name:str}",
         tags=["records"],
         **documented(
-            summary="Read a stream's declarations and next sequence number",
+            summary="Read a stream's declarations, record count and next sequence number",
             bearer=True,
-            refusals=[
-                refusal(404, "no stream of this name in the token's tenant", "stream_not_found")
-            ],
+            refusals=[STREAM_NOT_FOUND],
         ),
     )
     async def get_stream(
@@ -100,6 +173,41 @@ class StreamController(DomainController):
         tenant: NamedDependency[str],
         records: NamedDependency[RecordService],
     ) -> StreamOut:
-        """A stream as declared (its declarations, strictness and fleet) and the sequence
-        number its next record takes: what a client checks before ingesting into it."""
-        return _stream_out(await records.current_stream(tenant, name))
+        """A stream as declared (its declarations, strictness and fleet), how many records it
+        holds, and the sequence number its next record takes: what a client checks before
+        ingesting into it."""
+        return stream_out(await records.current_stream(tenant, name))
+
+    @get(
+        "/v1/streams/{name:str}/records",
+        tags=["records"],
+        **documented(
+            summary="List a stream's records: signed headers and seal status",
+            bearer=True,
+            parameters=[paging.FROM_SEQ_PARAMETER, paging.LIMIT_PARAMETER],
+            answers={200: (RecordList, "a page of the stream's records, by sequence number")},
+            refusals=[STREAM_NOT_FOUND, paging.refusal_of("from_seq", "limit")],
+            answer_headers=paging.LINK_HEADER,
+        ),
+    )
+    async def list_records(
+        self,
+        request: Request[Any, Any, Any],
+        name: FromPath[str],
+        tenant: NamedDependency[str],
+        listing: NamedDependency[Listing],
+    ) -> Response[bytes]:
+        """The stream's records by sequence number from ``?from_seq=`` (1 by default), at
+        most ``?limit=`` (1 to 1,000, 100 by default): each signed header with its chain leaf,
+        signature and seal (null while pending). Gap headers are listed as ``kind: gap``."""
+        from_seq = paging.whole_number(request, "from_seq", 1)
+        limit = paging.whole_number(request, "limit", DEFAULT_PAGE)
+        page = await listing.records(tenant, name, from_seq, limit)
+        entries = [_record_out(listed) for listed in page.items]
+        following = None
+        if page.more:
+            following = paging.next_link(
+                f"/v1/streams/{quote(name, safe='')}/records",
+                {"from_seq": entries[-1].seq + 1, "limit": limit},
+            )
+        return _page(RecordList(stream=name, records=entries, next=following))

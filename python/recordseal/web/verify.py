@@ -88,6 +88,16 @@ _HEADERS = {
 }
 
 
+#: Shown beside the opt-in fetches (``recordseal verify --url`` prints the same warning).
+FETCH_WARNING = (
+    "<strong>Trusting fetched material means trusting this service.</strong> The key "
+    "directory and the trust store it publishes are its own word: a service that forged a "
+    "record could publish keys and witnesses that vouch for it. The fetches carry nothing of "
+    "the bundle. For a check that does not rest on this service, pick files you obtained "
+    "another way (the witnesses you trust, a key directory exported earlier)."
+)
+
+
 def _page(body: str) -> str:
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
@@ -119,10 +129,13 @@ def _form(max_bundle_bytes: int, bundle: str = "") -> str:
         '</code>)</label> <input type="file" id="keys-file" accept=".json,application/json">'
         "</p>\n"
         '<p><input type="checkbox" id="fetch-keys"> <label for="fetch-keys">Fetch this '
-        "service's public key directory (<code>GET /v1/keys</code>; the bundle is not sent)"
-        "</label></p>\n"
-        '<p><label for="trust-file">Witness trust store (optional)</label> '
-        '<input type="file" id="trust-file" accept=".json,application/json"></p>\n'
+        "service's public key directory instead (<code>GET /v1/keys</code>)</label></p>\n"
+        '<p><label for="trust-file">Witness trust store (optional, <code>recordseal keys '
+        'export</code>)</label> <input type="file" id="trust-file" '
+        'accept=".json,application/json"></p>\n'
+        '<p><input type="checkbox" id="fetch-trust"> <label for="fetch-trust">Fetch this '
+        "service's witness trust store instead (<code>GET /v1/trust</code>)</label></p>\n"
+        f'<p class="warning" id="fetch-warning">{FETCH_WARNING}</p>\n'
         "</fieldset>\n"
         '<button type="submit">Verify</button>\n</form>\n'
     )

@@ -8,7 +8,6 @@
 
 use std::sync::Arc;
 
-use ed25519_dalek::SigningKey;
 use pyo3::exceptions::{PyOverflowError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
@@ -19,7 +18,7 @@ use super::CommitError;
 use crate::commitment::{check_salt_key, Hash};
 use crate::declarations::Declarations;
 use crate::error::{Code, Error};
-use crate::ingest::{self, Head, HeaderFields, Input, Payload, PlaceError, Prepared};
+use crate::ingest::{self, Head, HeaderFields, HeaderKey, Input, Payload, PlaceError, Prepared};
 use crate::leaves;
 use crate::record_id::new_record_ids;
 
@@ -295,6 +294,7 @@ pub fn prepare_records<'py>(
 fn place_error(error: PlaceError) -> PyErr {
     match error {
         PlaceError::SequenceExhausted { .. } => PyOverflowError::new_err(error.to_string()),
+        PlaceError::Key { .. } => super::hsm::KeyModuleError::new_err(error.to_string()),
         _ => PyValueError::new_err(error.to_string()),
     }
 }
@@ -317,9 +317,9 @@ fn read_heads(heads: &Bound<'_, PyList>) -> PyResult<Vec<Head>> {
 /// `Ed25519Signer.sign_headers`: places, signs and chains prepared records (see
 /// `ingest::sign_batch`), updates `heads` in place, and gives
 /// `(seq, header, signature, chain_leaf)` of each record.
-pub fn sign_headers<'py>(
+pub fn sign_headers<'py, K: HeaderKey + ?Sized>(
     py: Python<'py>,
-    key: &SigningKey,
+    key: &K,
     key_id: &str,
     ingested_at: &str,
     records: &Bound<'py, PyAny>,

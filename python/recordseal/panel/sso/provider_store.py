@@ -30,7 +30,10 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from recordseal.crypto.hsm import AES256, open_key, read_reference
+from recordseal.crypto.keks import PANEL_IN_MODULE
 from recordseal.crypto.keyfiles import read_or_create_secret, sync_directory
+from recordseal.crypto.vault import Aead
 from recordseal.panel.sso.jwt_bearer import JwtBearerConfig
 from recordseal.panel.sso.oidc import OidcCodeConfig
 from recordseal.storage.panel import ProviderRow
@@ -65,9 +68,10 @@ def secret_key(kek: bytes) -> bytes:
 
 
 def keep_secret_key(keys_dir: Path) -> None:
-    """Write the secret-box key (HKDF of KEK 1) to its own file, if it is not there yet."""
+    """Write the secret-box key (HKDF of KEK 1) to its own file, if it is not there yet (nor
+    in a module: ``keys init kek --hsm`` made it there)."""
     kept = keys_dir / SECRET_KEY_FILE
-    if kept.is_file():
+    if kept.is_file() or (keys_dir / PANEL_IN_MODULE).is_file():
         return
     temporary = kept.with_name(kept.name + ".tmp")
     temporary.write_bytes(secret_key((keys_dir / "kek.key").read_bytes()))
@@ -79,16 +83,21 @@ def keep_secret_key(keys_dir: Path) -> None:
 class SecretBox:
     """Seals and opens client secrets under a key derived from the key-encryption key."""
 
+    _aead: Aead
+
     def __init__(self, kek: bytes) -> None:
         self._aead = AESGCM(secret_key(kek))
 
     @classmethod
     def of_keys(cls, keys_dir: Path) -> SecretBox:
-        """The box of a keys directory: its own key file once KEK 1 may be destroyed
-        (``keep_secret_key``), else derived from ``kek.key`` (made if missing)."""
+        """The box of a keys directory: its key in a module (``panel-secrets.pkcs11``), its own
+        key file once KEK 1 may be destroyed (``keep_secret_key``), else derived from
+        ``kek.key`` (made if missing)."""
         box = cls.__new__(cls)
         kept = keys_dir / SECRET_KEY_FILE
-        if kept.is_file():
+        if (keys_dir / PANEL_IN_MODULE).is_file():
+            box._aead = open_key(read_reference(keys_dir / PANEL_IN_MODULE), AES256)
+        elif kept.is_file():
             box._aead = AESGCM(kept.read_bytes())
         else:
             box._aead = AESGCM(secret_key(read_or_create_secret(keys_dir / "kek.key")))

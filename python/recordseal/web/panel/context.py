@@ -26,6 +26,7 @@ from recordseal.panel.passkey_store import PasskeyStore
 from recordseal.panel.sessions import Role, Session
 from recordseal.panel.signout import is_signed_out, sign_out_everywhere
 from recordseal.panel.tenants import FleetRef, TenantStore
+from recordseal.storage.activity import ActivityStore
 from recordseal.storage.panel import PanelStore
 from recordseal.web.services import typed_state
 
@@ -62,6 +63,10 @@ class PanelContext:
     #: A tenant's streams and logs fenced because the store is behind what the service
     #: signed (docs/continuity.md); none when not wired.
     fences: Callable[[str], Sequence[Fence]] = lambda tenant: ()
+    #: The live view's rows (``storage/activity.py``); None: ``/live`` pages answer 404.
+    activity: ActivityStore | None = None
+    #: Told each tenant frozen or unfrozen through the panel (the record API's cache).
+    tenant_changed: Callable[[str], None] = lambda tenant: None
 
     def count(self, metric: str) -> None:
         self.metrics[metric] = self.metrics.get(metric, 0) + 1

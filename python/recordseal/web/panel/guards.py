@@ -9,6 +9,8 @@ A guard runs before the handler and before its dependencies; it refuses by raisi
 - :func:`require_csrf`, on the router too: a mutating request (POST, PUT, PATCH, DELETE) must
   present the session's CSRF token, else 403 ``csrf_invalid``;
 - a role guard on every mutating route, :data:`operators_only` (a viewer gets 403
+  ``forbidden_role``), :data:`operator_admins_only` (the tenant hierarchy's changes: a legacy,
+  passkey operator only, since a tenant-scoped session acts inside one tenant; others get 403
   ``forbidden_role``) or :data:`any_role` (sign-out is every user's);
 - :data:`tenant_scope` on every route naming a ``{tenant_id}``: a tenant-scoped session asking
   for another tenant gets 403 ``forbidden_tenant`` before anything is looked up, so the answer
@@ -98,13 +100,16 @@ async def _csrf_ok(connection: Connection, expected: str) -> bool:
 
 @dataclass(frozen=True)
 class RoleGuard:
-    """The least role a route needs; every mutating panel route declares one."""
+    """The least role a route needs; every mutating panel route declares one. ``admin``: the
+    operator must also be an operator-admin, a legacy session, which sees every tenant."""
 
     role: Role
+    admin: bool = False
 
     async def __call__(self, connection: Connection, _: BaseRouteHandler) -> None:
         principal = principal_in(connection)
-        if self.role == "viewer" or principal.is_operator:
+        allowed = principal.is_operator_admin if self.admin else principal.is_operator
+        if self.role == "viewer" or allowed:
             return
         panel_context(connection).count("forbidden_role")
         log.info(
@@ -116,13 +121,19 @@ class RoleGuard:
                 "role": principal.role,
             },
         )
-        raise PanelDenied(
-            403, "forbidden_role", "this action needs the operator role", principal=principal
+        needed = (
+            "an operator-admin (a passkey operator's session: sign-on sessions act inside"
+            " one tenant)"
+            if self.admin
+            else "the operator role"
         )
+        raise PanelDenied(403, "forbidden_role", f"this action needs {needed}", principal=principal)
 
 
 #: Mutations of operators (token create and revoke, sign-on providers, sign-out everywhere).
 operators_only = RoleGuard("operator")
+#: Changes to the tenant hierarchy (tenants, their state, organizations).
+operator_admins_only = RoleGuard("operator", admin=True)
 #: Mutations every signed-in user may make (signing out).
 any_role = RoleGuard("viewer")
 
@@ -170,6 +181,11 @@ def check_tenant_scope(
 
 #: Routes naming a ``{tenant_id}``.
 tenant_scope = TenantScope()
+#: The service-wide views (every tenant's figures): legacy sessions only, whose view is the
+#: operator-admin one (all tenants visible); a tenant-scoped session sees its own tenant's.
+all_tenants = TenantScope(
+    None, "this page shows every tenant; a tenant-scoped session sees its own tenant's"
+)
 #: Routes of no tenant: legacy sessions only.
 tenantless = TenantScope(
     None, "this log belongs to no tenant; a tenant-scoped session cannot read it"

@@ -8,6 +8,7 @@ from urllib.parse import urlsplit
 
 from litestar.datastructures import State
 
+from recordseal.invocation import shown_path, this_command
 from recordseal.panel.passkey_store import PasskeyStore
 from recordseal.panel.sessions import Role
 from recordseal.settings import Settings
@@ -17,15 +18,17 @@ from recordseal.web.services import typed_state
 @dataclass(frozen=True)
 class PasskeyConfig:
     """The relying party id and the browser origins accepted for it, as the settings say
-    (``RECORDSEAL_PANEL_RP_ID``, ``RECORDSEAL_PANEL_ORIGINS``): build it with :meth:`of`."""
+    (``RECORDSEAL_PANEL_RP_ID``, ``RECORDSEAL_PANEL_ORIGINS``), and the command that prints
+    the first registration link (:func:`first_link_command`): build it with :meth:`of`."""
 
     rp_id: str
     origins: frozenset[str]
+    link_command: str = "recordseal panel link"
 
     @classmethod
     def of(cls, settings: Settings) -> PasskeyConfig:
         origins = frozenset(origin.rstrip("/") for origin in settings.panel_origins)
-        return cls(settings.panel_rp_id, origins)
+        return cls(settings.panel_rp_id, origins, first_link_command(settings))
 
     def accepts(self, origin: str) -> bool:
         if self.origins:
@@ -39,6 +42,17 @@ class PasskeyConfig:
 def provide_passkey_config(state: State) -> PasskeyConfig:
     """Dependency ``passkey_config``: ``app.state.passkey_config``, set in the lifespan."""
     return typed_state(state, "passkey_config", PasskeyConfig)
+
+
+def first_link_command(settings: Settings) -> str:
+    """What an operator types, where the service runs, for a registration link: this
+    install's ``recordseal`` and data directory (``.venv/bin/recordseal panel link --data-dir
+    ./data`` after ``make run``); on PostgreSQL the database URL by its variable, never its
+    value (it may hold a password)."""
+    command = f"{this_command()} panel link --data-dir {shown_path(settings.data_dir)}"
+    if settings.database_url:
+        command += ' --database-url "$RECORDSEAL_DATABASE_URL"'
+    return command
 
 
 #: Addresses a service listens on that are no name a browser can use for WebAuthn.

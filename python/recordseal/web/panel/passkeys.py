@@ -195,9 +195,19 @@ class PasskeyController(DomainController):
     }
 
     @get("/login", name="panel_login", include_in_schema=False)
-    async def login_page(self) -> Template:
-        """The sign-in page."""
-        return Template(template_name="panel/login.html", context={}, headers=PRIVATE_HEADERS)
+    async def login_page(
+        self,
+        panel: NamedDependency[PanelContext],
+        passkey_config: NamedDependency[PasskeyConfig],
+    ) -> Template:
+        """The sign-in page; while no passkey is registered, it says how the first operator
+        gets a registration link (the command, with this install's data directory)."""
+        first = None if await panel.store.has_passkeys() else passkey_config.link_command
+        return Template(
+            template_name="panel/login.html",
+            context={"first_link_command": first},
+            headers=PRIVATE_HEADERS,
+        )
 
     @post(
         "/login/authenticate/start",

@@ -2,12 +2,12 @@
 ``passkeys.PASSKEY_ROUTES``; docs/layers.md, "The web layer").
 
 ``PANEL_ROUTES`` holds one ``Router`` at ``/`` with the panel's controllers (tenant views,
-tokens, sign-on providers, transparency files, sign-out). The router carries the guards every
-one of its routes passes (``require_session``, then ``require_csrf`` for mutations:
-``web/panel/guards.py``), the panel's dependency (``panel``) and its exception handler
-(``PanelDenied``). Beside it are the sign-on controllers, which run before there is a session
-(``SsoController``; the passkey ceremonies, ``passkeys.PASSKEY_ROUTES``, come with the
-passkey configuration), and the panel's static files.
+the tenant hierarchy's changes, tokens, sign-on providers, transparency files, sign-out). The
+router carries the guards every one of its routes passes (``require_session``, then
+``require_csrf`` for mutations: ``web/panel/guards.py``), the panel's dependency (``panel``)
+and its exception handler (``PanelDenied``). Beside it are the sign-on controllers, which run
+before there is a session (``SsoController``; the passkey ceremonies,
+``passkeys.PASSKEY_ROUTES``, come with the passkey configuration), and the panel's static files.
 The application's typed state provides ``app.state.panel`` (a ``PanelContext``),
 ``app.state.sso`` (an ``SsoContext``) and ``app.state.passkey_config``.
 """
@@ -26,10 +26,12 @@ from litestar.types import ControllerRouterHandler
 
 from recordseal.web.panel.context import provide_panel
 from recordseal.web.panel.guards import require_csrf, require_session
+from recordseal.web.panel.live import LiveController
 from recordseal.web.panel.session import PanelDenied, panel_denied_handler, panel_principal
 from recordseal.web.panel.signout import SignOutController
 from recordseal.web.panel.sso import SsoController, provide_sso
 from recordseal.web.panel.sso_registration import SsoRegistrationController
+from recordseal.web.panel.tenant_admin import TenantAdminController
 from recordseal.web.panel.tokens import TokenController
 from recordseal.web.panel.transparency import TransparencyController
 from recordseal.web.panel.views import TenantController
@@ -44,10 +46,12 @@ panel_router = Router(
     path="/",
     route_handlers=[
         TenantController,
+        TenantAdminController,
         SignOutController,
         TokenController,
         SsoRegistrationController,
         TransparencyController,
+        LiveController,
     ],
     guards=[require_session, require_csrf],
     dependencies={

@@ -76,6 +76,11 @@ class PanelPrincipal:
     def is_operator(self) -> bool:
         return self.role == "operator"
 
+    @property
+    def is_operator_admin(self) -> bool:
+        """An operator of a legacy (passkey) session: every tenant is its to manage."""
+        return self.is_operator and self.kind == "legacy"
+
 
 # How handlers declare the dependency: the session guard built the value, so it skips validation.
 Principal: TypeAlias = NamedDependency[SkipValidation[PanelPrincipal]]
@@ -92,6 +97,7 @@ class PanelDenied(Exception):
         *,
         principal: PanelPrincipal | None = None,
         clear_cookie: bool = False,
+        field: str | None = None,
     ) -> None:
         super().__init__(f"{status} {code}: {detail}")
         self.status = status
@@ -99,6 +105,8 @@ class PanelDenied(Exception):
         self.detail = detail
         self.principal = principal
         self.clear_cookie = clear_cookie
+        #: The input member a refusal names (problem+json ``field``).
+        self.field = field
 
 
 def wants_json(request: Request[Any, Any, Any]) -> bool:
@@ -150,7 +158,7 @@ def panel_denied_handler(request: Request[Any, Any, Any], error: PanelDenied) ->
     note_problem(request.scope, error.code)
     response: Response[Any]
     if wants_json(request):
-        response = problem_response(error.status, error.code, error.detail)
+        response = problem_response(error.status, error.code, error.detail, error.field)
     elif error.status == 401:
         response = Redirect(LOGIN_PATH, status_code=303)
     else:

@@ -1,16 +1,16 @@
 """API tokens of the record service, managed by operators from the panel.
 
-``GET /tokens`` lists the tokens of every tenant that holds any, whether the tenant seed file
-declares it or not (``recordseal token create --tenant T`` makes tokens for any tenant id); a
-tenant-scoped session sees its own tenant's only. ``GET /tenants/{tenant}/tokens`` lists one
-tenant's tokens (never the token itself, only its id, label and dates, last use included),
-also for a tenant that holds tokens without being in the seed file. ``POST`` there creates one
-(seeded tenants only) and shows it once; ``POST /tenants/{tenant}/tokens/{token_id}/revoke``
-revokes one. ``TokenController`` holds the routes: both mutations pass the panel's session,
-CSRF and operator guards (``web/panel/guards.py``), and the cross-tenant guard runs before
-anything is looked up. A frozen
-tenant (``active`` false, docs/panel.md, "Tenants, organizations, fleets") gets no new token
-(409 ``tenant_inactive``); its tokens can still be revoked, since that only takes access away.
+``GET /tokens`` lists the tokens of every tenant that holds any (a tenant-scoped session: its
+own tenant's only); every such tenant has a row in the tenant store, since making a token for a
+new tenant id (``recordseal token create --tenant T``) registers the tenant
+(``storage/hierarchy.py``). ``GET /tenants/{tenant}/tokens`` lists one tenant's tokens (never
+the token itself, only its id, label and dates, last use included). ``POST`` there creates one
+and shows it once; ``POST /tenants/{tenant}/tokens/{token_id}/revoke`` revokes one.
+``TokenController`` holds the routes: both mutations pass the panel's session, CSRF and
+operator guards (``web/panel/guards.py``), and the cross-tenant guard runs before anything is
+looked up. A frozen tenant (``active`` false, docs/panel.md, "Freezing a tenant") gets no new
+token (409 ``tenant_inactive``); its tokens can still be revoked, since that only takes access
+away.
 A revoked token stops working at once in this process and within the token cache time (1 s)
 in every other.
 """
@@ -24,7 +24,7 @@ from litestar import Request, Response, get, post
 from litestar.di import NamedDependency, Provide
 from litestar.params import FromPath
 
-from recordseal.panel.tenants import Tenant, TenantNotFound
+from recordseal.panel.tenants import Tenant
 from recordseal.services.errors import ServiceError
 from recordseal.services.tokens import TokenService
 from recordseal.web.bodies import check_json_text, is_json_media_type
@@ -33,6 +33,7 @@ from recordseal.web.panel.context import PanelContext
 from recordseal.web.panel.guards import operators_only, tenant_scope
 from recordseal.web.panel.session import PanelDenied, PanelPrincipal, Principal
 from recordseal.web.panel.views import not_found, render, tenant_or_404
+from recordseal.web.problems import STATUS
 from recordseal.web.services import provide_tokens
 
 MAX_LABEL = 128
@@ -60,38 +61,12 @@ async def _page(
     tokens: TokenService,
     tenant: Tenant,
     *,
-    seeded: bool = True,
     new_token: str | None = None,
     status: int = 200,
 ) -> Response[Any]:
     """The token page of a tenant the caller's scope was already checked for."""
-    data = {
-        "tenant": tenant,
-        "seeded": seeded,
-        "tokens": await tokens.list(tenant.id),
-        "new_token": new_token,
-    }
-    response = render(request, principal, "panel/tokens.html", data)
-    response.status_code = status
-    return response
-
-
-async def _token_tenant(
-    request: Request[Any, Any, Any],
-    context: PanelContext,
-    tokens: TokenService,
-    principal: PanelPrincipal,
-    tenant_id: str,
-) -> tuple[Tenant, bool]:
-    """The tenant of a token page and whether the seed declares it: one the seed does not
-    declare has a page while it holds tokens (made with ``recordseal token create``)."""
-    try:
-        return await context.tenants.get_tenant(tenant_id), True
-    except TenantNotFound:
-        pass
-    if tenant_id and await tokens.list(tenant_id):
-        return Tenant(tenant_id, tenant_id), False
-    raise not_found(context, principal, "tenant", request.url.path)
+    data = {"tenant": tenant, "tokens": await tokens.list(tenant.id), "new_token": new_token}
+    return render(request, principal, "panel/tokens.html", data, status)
 
 
 class TokenController(DomainController):
@@ -108,14 +83,14 @@ class TokenController(DomainController):
         tokens: NamedDependency[TokenService],
     ) -> Response[Any]:
         """The tokens of every tenant that holds any (a tenant-scoped session: its own
-        tenant's), with whether the tenant seed declares each tenant."""
+        tenant's), under each tenant's display name."""
         rows = await tokens.list(panel_principal.tenant_id)
-        declared = {tenant.id for tenant in await panel.tenants.list_tenants()}
+        names = {tenant.id: tenant.display_name for tenant in await panel.tenants.list_tenants()}
         groups: dict[str, list[Any]] = {}
         for row in rows:
             groups.setdefault(row.tenant, []).append(row)
         tenants = [
-            {"id": tenant_id, "seeded": tenant_id in declared, "tokens": group}
+            {"id": tenant_id, "display_name": names.get(tenant_id, tenant_id), "tokens": group}
             for tenant_id, group in groups.items()
         ]
         return render(request, panel_principal, "panel/all_tokens.html", {"tenants": tenants})
@@ -135,8 +110,8 @@ class TokenController(DomainController):
         tenant_id: FromPath[str],
     ) -> Response[Any]:
         """The tenant's API tokens: id, label, created, last used, revoked."""
-        tenant, seeded = await _token_tenant(request, panel, tokens, panel_principal, tenant_id)
-        return await _page(request, panel_principal, tokens, tenant, seeded=seeded)
+        tenant = await tenant_or_404(panel, panel_principal, tenant_id, request.url.path)
+        return await _page(request, panel_principal, tokens, tenant)
 
     @post(
         "/tenants/{tenant_id:str}/tokens",
@@ -154,7 +129,7 @@ class TokenController(DomainController):
     ) -> Response[Any]:
         """Create a token (operators); the answer shows it once, only its hash is kept."""
         tenant = await tenant_or_404(panel, panel_principal, tenant_id, request.url.path)
-        if not tenant.active:
+        if not tenant.active:  # refused before the body is read; the store refuses it too
             raise PanelDenied(
                 409,
                 "tenant_inactive",
@@ -175,7 +150,8 @@ class TokenController(DomainController):
         try:
             token = await tokens.create(tenant_id, label)
         except ServiceError as error:
-            raise PanelDenied(422, error.code, str(error), principal=panel_principal) from None
+            status = STATUS[error.kind]  # 422 a label, 409 a freeze that came first
+            raise PanelDenied(status, error.code, str(error), principal=panel_principal) from None
         return await _page(request, panel_principal, tokens, tenant, new_token=token, status=201)
 
     @post(
@@ -194,7 +170,7 @@ class TokenController(DomainController):
         token_id: FromPath[str],
     ) -> Response[Any]:
         """Revoke a token (operators); 404 when the tenant has no live token with this id."""
+        tenant = await tenant_or_404(panel, panel_principal, tenant_id, request.url.path)
         if not await tokens.revoke(tenant_id, token_id):
             raise not_found(panel, panel_principal, "token", request.url.path)
-        tenant, seeded = await _token_tenant(request, panel, tokens, panel_principal, tenant_id)
-        return await _page(request, panel_principal, tokens, tenant, seeded=seeded)
+        return await _page(request, panel_principal, tokens, tenant)

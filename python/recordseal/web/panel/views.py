@@ -9,7 +9,11 @@ tenant or organization is 404. The two stay apart in logs (``panel.denied`` with
 ``reason=cross_tenant`` / ``panel.not_found``, both INFO) and in the metric
 ``recordseal_panel_denials_total`` (``status`` 403 / 404).
 
-Each route answers JSON when the client prefers ``application/json`` and HTML otherwise.
+Each route answers JSON when the client prefers ``application/json`` and HTML otherwise. The
+pages carry the operator-admin's forms (a new tenant, freezing, a new organization), which
+post to ``web/panel/tenant_admin.py``; the data of each page is built by one function
+(:func:`tenants_page`, :func:`tenant_page`) that those routes reuse to show a refused form
+again.
 """
 
 from __future__ import annotations
@@ -61,17 +65,55 @@ def render(
     principal: PanelPrincipal,
     template: str,
     data: dict[str, Any],
+    status: int = 200,
+    page: dict[str, Any] | None = None,
 ) -> Response[Any]:
+    """``data`` as JSON or as the page ``template``; ``page`` holds what only the page shows
+    (a refused form's message and values)."""
     if wants_json(request):
         body = {**msgspec.to_builtins(data), "session": _session_json(principal)}
         return Response(
-            msgspec.json.encode(body), media_type="application/json", headers=PRIVATE_HEADERS
+            msgspec.json.encode(body),
+            status_code=status,
+            media_type="application/json",
+            headers=PRIVATE_HEADERS,
         )
     return Template(
         template_name=template,
-        context={**data, "principal": principal},
+        context={**data, **(page or {}), "principal": principal},
         headers=PRIVATE_HEADERS,
+        status_code=status,
     )
+
+
+async def tenants_page(context: PanelContext, principal: PanelPrincipal) -> dict[str, Any]:
+    """The data of ``/tenants``: the tenants this session may see, its own (tenant-scoped)
+    or all (legacy)."""
+    tenants: list[Tenant]
+    if principal.tenant_id is None:
+        tenants = await context.tenants.list_tenants()
+    else:
+        try:
+            tenants = [await context.tenants.get_tenant(principal.tenant_id)]
+        except TenantNotFound:
+            tenants = []
+    return {"tenants": tenants}
+
+
+async def tenant_page(
+    context: PanelContext, principal: PanelPrincipal, tenant_id: str, path: str
+) -> dict[str, Any]:
+    """The data of ``/tenants/{id}`` (the scope guard ran first); 404 for a missing one."""
+    try:
+        tenant = await context.tenants.get_tenant(tenant_id)
+        organizations: list[Organization] = await context.tenants.list_organizations(tenant_id)
+    except TenantNotFound:
+        raise not_found(context, principal, "tenant", path) from None
+    return {
+        "tenant": tenant,
+        "organizations": organizations,
+        "fences": list(context.fences(tenant_id)),
+    }
 
 
 def not_found(
@@ -103,15 +145,8 @@ class TenantController(DomainController):
         panel: NamedDependency[PanelContext],
     ) -> Response[Any]:
         """The tenants this session may see: its own (tenant-scoped) or all (legacy)."""
-        tenants: list[Tenant]
-        if panel_principal.tenant_id is None:
-            tenants = await panel.tenants.list_tenants()
-        else:
-            try:
-                tenants = [await panel.tenants.get_tenant(panel_principal.tenant_id)]
-            except TenantNotFound:
-                tenants = []
-        return render(request, panel_principal, "panel/tenants.html", {"tenants": tenants})
+        data = await tenants_page(panel, panel_principal)
+        return render(request, panel_principal, "panel/tenants.html", data)
 
     @get(
         "/tenants/{tenant_id:str}",
@@ -128,21 +163,8 @@ class TenantController(DomainController):
         tenant_id: FromPath[str],
     ) -> Response[Any]:
         """One tenant with its organizations; 403 for another tenant's id, 404 if missing."""
-        try:
-            tenant = await panel.tenants.get_tenant(tenant_id)
-            organizations: list[Organization] = await panel.tenants.list_organizations(tenant_id)
-        except TenantNotFound:
-            raise not_found(panel, panel_principal, "tenant", request.url.path) from None
-        return render(
-            request,
-            panel_principal,
-            "panel/tenant.html",
-            {
-                "tenant": tenant,
-                "organizations": organizations,
-                "fences": list(panel.fences(tenant_id)),
-            },
-        )
+        data = await tenant_page(panel, panel_principal, tenant_id, request.url.path)
+        return render(request, panel_principal, "panel/tenant.html", data)
 
     @get(
         "/tenants/{tenant_id:str}/orgs/{org_id:str}",

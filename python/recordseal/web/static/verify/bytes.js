@@ -1,5 +1,6 @@
 // Bytes as Uint8Array: UTF-8, lowercase hex, strict base64, and the WebCrypto primitives
-// (SHA-256, HMAC-SHA-256, Ed25519) that everything else is built on. No hand-written crypto.
+// (SHA-256, HMAC-SHA-256, Ed25519, ML-DSA-44) that everything else is built on. No
+// hand-written crypto.
 
 const encoder = new TextEncoder();
 
@@ -77,6 +78,32 @@ export async function ed25519Verify(publicKey, message, signature) {
     return await crypto.subtle.verify({ name: "Ed25519" }, key, signature, message);
   } catch {
     return false; // a point that is not on the curve
+  }
+}
+
+/** True when `signature` is the ML-DSA-44 signature (FIPS 204, pure, empty context) of
+ * `message` under the 1312-byte key; WebCrypto's ML-DSA (Chromium has it). */
+export async function mldsa44Verify(publicKey, message, signature) {
+  if (publicKey.length !== 1312 || signature.length !== 2420) return false;
+  try {
+    const key = await crypto.subtle.importKey("raw-public", publicKey, { name: "ML-DSA-44" }, false, [
+      "verify",
+    ]);
+    return await crypto.subtle.verify({ name: "ML-DSA-44" }, key, signature, message);
+  } catch (error) {
+    if (error?.name === "NotSupportedError") throw error; // no ML-DSA here: not a bad signature
+    return false;
+  }
+}
+
+/** Whether this browser's WebCrypto verifies ML-DSA-44 (page.js falls back to the server
+ * when it does not). */
+export async function mldsa44Available() {
+  try {
+    await crypto.subtle.importKey("raw-public", new Uint8Array(1312), { name: "ML-DSA-44" }, false, ["verify"]);
+    return true;
+  } catch (error) {
+    return error?.name !== "NotSupportedError";
   }
 }
 

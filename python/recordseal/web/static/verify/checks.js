@@ -7,7 +7,7 @@ import { commitField, pathProblem } from "./commitments.js";
 import { CommitError, serialize } from "./json.js";
 import { encodeValue } from "./kinds.js";
 import {
-  parseCheckpoint, parseNote, parseTlogProof, TlogError, verifyCosignature, verifyNote,
+  ALGORITHMS, parseCheckpoint, parseNote, parseTlogProof, TlogError, verifyCosignature, verifyNote,
 } from "./notes.js";
 import { BundleError, decodeBundle, formatSeconds, GAP_FORMAT, parseInstant } from "./documents.js";
 import {
@@ -176,8 +176,22 @@ export function openSeal(seal) {
   }
 }
 
-/** `witnessed`: the trusted witness time on the sealing checkpoint (rule 4.8). */
-async function checkSealedBatch(canonical, seal, opened, keyring, witnessed) {
+/** Check 4's unchecked results that a listed authority's token might turn (rule 4.8 here). */
+const TOKEN_PENDING = new WeakSet();
+
+/** Rule 4.9's reason: which required algorithm lacks a signature, and why. */
+function unsigned(log, missing, verifiers) {
+  const listed = new Set(verifiers.map((verifier) => ALGORITHMS.get(verifier.type)));
+  const reasons = missing.map((algorithm) => listed.has(algorithm)
+    ? `the checkpoint carries no ${algorithm} signature by a log key`
+    : `the directory has no ${algorithm} key for '${log}' (${STALE_DIRECTORY})`);
+  return `${NO_INCLUSION_PROOF} can be checked as the trust store requires (${missing.join(" and ")}` +
+    ` signatures): ${reasons.join("; ")}`;
+}
+
+/** `witnessed`: the trusted witness time on the sealing checkpoint (rule 4.8); `required`:
+ * the algorithms of the log signatures the trust store requires (rule 4.9). */
+async function checkSealedBatch(canonical, seal, opened, keyring, witnessed, required) {
   if (seal === null || opened === null) {
     return unchecked(4, `${NO_INCLUSION_PROOF}: the record is not in a sealed batch yet`);
   }
@@ -203,8 +217,17 @@ async function checkSealedBatch(canonical, seal, opened, keyring, witnessed) {
     return failed(4, `the header is not entry ${proof.index} of the checkpoint: ${error.message}`);
   }
   const problem = checkpointProblem(seal.log, verified, keyring, witnessed);
-  if (problem !== null) return (problem[0] === "failed" ? failed : unchecked)(4, problem[1]);
-  return passed(4, `entry ${proof.index} of ${seal.log} in its checkpoint of size ${checkpoint.size}`);
+  if (problem !== null) {
+    if (problem[0] === "failed") return failed(4, problem[1]);
+    const pending = unchecked(4, problem[1]);
+    TOKEN_PENDING.add(pending);
+    return pending;
+  }
+  const signed = new Set(verified.map((signature) => ALGORITHMS.get(signature.verifier.type)));
+  const missing = required.filter((algorithm) => !signed.has(algorithm));
+  if (missing.length) return unchecked(4, unsigned(seal.log, missing, verifiers));
+  return passed(4, `entry ${proof.index} of ${seal.log} in its checkpoint of size ${checkpoint.size}` +
+    ` (signed with ${[...signed].sort().join(" and ")})`);
 }
 
 // --- 5. witness receipts -------------------------------------------------------------------
@@ -221,7 +244,7 @@ async function cosignatureTimes(text, signatures, policy, maxTimestamp) {
     if (!found) continue; // the log's own signature, or a witness nobody trusts here
     try {
       const at = await verifyCosignature(text, signature, found.verifier, maxTimestamp);
-      times.push({ by: found.name, at });
+      if (at !== 0n) times.push({ by: found.name, at }); // dated 0: no time stated (rule 5.6)
     } catch (error) {
       if (!(error instanceof TlogError)) throw error;
       problems.push(`the cosignature of ${found.name} does not verify (${error.code}): ${error.message}`);
@@ -461,12 +484,13 @@ export async function verifyBundle(data, keyring = null, policy = null, { now = 
   else if (policy === null) witnessed = notWitnessed("no trust store supplied");
   else if (receipts === null) witnessed = notWitnessed("the seal's proof does not parse");
   else witnessed = witnessedOf(receipts.times, receipts.tokens);
-  const sealed = await guarded(4, () => checkSealedBatch(canonical, seal, opened, keyring, witnessed));
+  const required = policy?.checkpointSignatures ?? ["Ed25519"];
+  const sealed = await guarded(4, () => checkSealedBatch(canonical, seal, opened, keyring, witnessed, required));
   const included = sealed.status === "passed";
   if (!included) {
     // Check 4 is unchecked with the log's key at hand only when a token might clear its log
     // key (rule 4.8 here): the record's witness time is then as open as the seal.
-    const pending = sealed.status === "unchecked" && seal !== null && (keyring?.logs.get(seal.log) ?? []).length > 0;
+    const pending = TOKEN_PENDING.has(sealed);
     const missing = witnessed.until === null ? witnessed.missing : "the seal is not verified (check 4)";
     witnessed = notWitnessed(missing, pending ? witnessed.tokens : []);
   }

@@ -4,7 +4,7 @@
 
 import { fromBase64, fromHex, sha256, toHex } from "./bytes.js";
 import { CommitError, decodeUtf8, JsonNumber, parse } from "./json.js";
-import { COSIGNATURE_V1, ED25519, hex8, parseVkey, TlogError } from "./notes.js";
+import { COSIGNATURE_V1, ED25519, hex8, MLDSA44, parseVkey, TlogError } from "./notes.js";
 import { isDate } from "./kinds.js";
 
 export class BundleError extends Error {
@@ -181,11 +181,26 @@ const KeyDirectory = struct({
   }))],
   logs: [list(struct({ origin: [str], vkey: [str], compromised_at: [nullable(instant), null] })), []],
 });
+/** The algorithms of the log signatures a checkpoint must carry (rule 4.9): one or both,
+ * each once. */
+const algorithms = (value, at) => {
+  if (!Array.isArray(value)) throw expected("array", value, at);
+  if (value.length < 1) throw new SchemaError("Expected `array` of length >= 1", at);
+  if (value.length > 2) throw new SchemaError("Expected `array` of length <= 2", at);
+  value.forEach((item, i) => {
+    if (!["Ed25519", "ML-DSA-44"].includes(str(item, `${at}[${i}]`))) {
+      throw new SchemaError(`Invalid enum value '${item}'`, `${at}[${i}]`);
+    }
+  });
+  if (new Set(value).size !== value.length) throw new SchemaError("Expected distinct algorithms", at);
+  return value;
+};
 const TrustStore = struct({
   format: [literal("recordseal/trust/v1")],
   witnesses: [list(struct({ name: [str], vkey: [str] })), []],
   timestamp_authorities: [list(struct({ name: [str], roots: [list(str)], intermediates: [list(str), []] })), []],
   quorum: [int(1, Infinity), 1],
+  checkpoint_signatures: [algorithms, ["Ed25519"]],
 });
 
 /** The JSON path of a committed path, as the Python verifier names members. */
@@ -235,7 +250,7 @@ export const decodeBundle = (data) => decode(data, Bundle, "bundle");
 const instantOf = (text) => (text === null ? null : [parseInstant(text), text]);
 
 /** A key directory file as a keyring: {headerKeys: Map(key_id → key), logs: Map(origin →
- * [note verifier]), compromisedLogs: Map("origin\nname+keyid" → [microseconds, text])};
+ * [note verifier of type 0x01 Ed25519 or 0x06 ML-DSA-44]), compromisedLogs: Map("origin\nname+keyid" → [microseconds, text])};
  * BundleError when a key or vkey is wrong. */
 export async function loadKeyDirectory(data) {
   const directory = decode(data, KeyDirectory, "key directory");
@@ -258,7 +273,7 @@ export async function loadKeyDirectory(data) {
   const logs = new Map();
   const compromisedLogs = new Map();
   for (const [position, log] of directory.logs.entries()) {
-    const verifier = await vkeyOf(log.vkey, ED25519, "key directory", `logs[${position}]`);
+    const verifier = await vkeyOf(log.vkey, [ED25519, MLDSA44], "key directory", `logs[${position}]`);
     logs.set(log.origin, [...(logs.get(log.origin) ?? []), verifier]);
     const compromised = instantOf(log.compromised_at);
     const where = logKeyName(log.origin, verifier);
@@ -283,14 +298,15 @@ async function vkeyOf(vkey, type, what, where) {
 
 const PEM = /^\s*-----BEGIN CERTIFICATE-----\s*([A-Za-z0-9+/=\s]+?)\s*-----END CERTIFICATE-----\s*$/;
 
-/** A trust store file as a policy: {witnesses: [{name, verifier}], authorities: Map(name →
- * {roots, intermediates}), quorum}; BundleError when a vkey or certificate is wrong. The
+/** A trust store file as a policy: {witnesses: [{name, verifier}] (Ed25519 or ML-DSA-44 keys),
+ * authorities: Map(name → {roots, intermediates}), quorum, checkpointSignatures (the
+ * algorithms rule 4.9 requires)}; BundleError when a vkey or certificate is wrong. The
  * certificates are only checked to be PEM: this verifier does not check RFC 3161 tokens. */
 export async function loadTrustStore(data) {
   const store = decode(data, TrustStore, "trust store");
   const witnesses = [];
   for (const [position, witness] of store.witnesses.entries()) {
-    const verifier = await vkeyOf(witness.vkey, COSIGNATURE_V1, "trust store", `witnesses[${position}]`);
+    const verifier = await vkeyOf(witness.vkey, [COSIGNATURE_V1, MLDSA44], "trust store", `witnesses[${position}]`);
     witnesses.push({ name: witness.name, verifier });
   }
   const authorities = new Map();
@@ -308,6 +324,6 @@ export async function loadTrustStore(data) {
     }
     authorities.set(authority.name, authority);
   }
-  return { witnesses, authorities, quorum: store.quorum };
+  return { witnesses, authorities, quorum: store.quorum, checkpointSignatures: store.checkpoint_signatures };
 }
 

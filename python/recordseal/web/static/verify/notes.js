@@ -1,11 +1,17 @@
 // The C2SP transparency-log formats a seal uses (docs/tlog.md): vkeys and key IDs, signed
-// notes, checkpoints, cosignature/v1, and the c2sp.org/tlog-proof@v1 text of a bundle's seal.
+// notes, checkpoints, cosignature/v1 (Ed25519), subtree/v1 (ML-DSA-44, which logs sign their
+// checkpoints with too), and the c2sp.org/tlog-proof@v1 text of a bundle's seal.
 
-import { concat, ed25519Verify, fromBase64, sha256, toBase64, utf8 } from "./bytes.js";
+import { concat, ed25519Verify, fromBase64, mldsa44Verify, sha256, toBase64, utf8 } from "./bytes.js";
 
 export const ED25519 = 0x01;
 export const COSIGNATURE_V1 = 0x04;
+export const MLDSA44 = 0x06;
 export const MAX_SIGNATURES = 100;
+/** Each known signature type's public key size and algorithm. */
+const KEY_SIZES = new Map([[ED25519, 32], [COSIGNATURE_V1, 32], [MLDSA44, 1312]]);
+export const ALGORITHMS = new Map([[ED25519, "Ed25519"], [COSIGNATURE_V1, "Ed25519"], [MLDSA44, "ML-DSA-44"]]);
+const MAX_TIMESTAMP = 2n ** 63n - 1n;
 const CONTROL = /[\u0000-\u0009\u000b-\u001f]/;
 
 /** A parse or verification failure, with a stable code as in recordseal.tlog. */
@@ -28,8 +34,10 @@ export async function keyId(name, type, publicKey) {
   return new DataView(digest.buffer).getUint32(0);
 }
 
-/** A vkey `<name>+<key ID hex>+<base64(type ‖ key)>` of the given type: {name, keyId, publicKey}. */
-export async function parseVkey(text, type) {
+/** A vkey `<name>+<key ID hex>+<base64(type ‖ key)>` of one of the given types (a type or a
+ * list): {name, keyId, publicKey, type}. */
+export async function parseVkey(text, types) {
+  const accepted = Array.isArray(types) ? types : [types];
   const plus = text.indexOf("+");
   const name = plus < 0 ? text : text.slice(0, plus);
   const rest = plus < 0 ? "" : text.slice(plus + 1);
@@ -41,19 +49,23 @@ export async function parseVkey(text, type) {
   if (!material || material.length === 0) {
     throw new TlogError("key_malformed", "vkey key material is not canonical base64");
   }
-  if (material[0] !== ED25519 && material[0] !== COSIGNATURE_V1) {
-    throw new TlogError("key_unsupported", "vkey signature type is not Ed25519 (0x01 or 0x04)");
+  const type = material[0];
+  const size = KEY_SIZES.get(type);
+  if (size === undefined) {
+    throw new TlogError("key_unsupported", "vkey signature type is not Ed25519 (0x01 or 0x04) nor ML-DSA-44 (0x06)");
   }
   const publicKey = material.slice(1);
-  if (publicKey.length !== 32) throw new TlogError("key_malformed", "vkey Ed25519 key is not 32 bytes");
-  const id = await keyId(name, material[0], publicKey);
+  if (publicKey.length !== size) {
+    throw new TlogError("key_malformed", `vkey ${ALGORITHMS.get(type)} key is not ${size} bytes`);
+  }
+  const id = await keyId(name, type, publicKey);
   if (id !== parseInt(idHex, 16)) {
     throw new TlogError("key_hash_mismatch", `vkey says key ID ${idHex}, the key's is ${hex8(id)}`);
   }
-  if (material[0] !== type) {
-    throw new TlogError("key_unsupported", `vkey of ${name} has type 0x0${material[0]}, expected 0x0${type}`);
+  if (!accepted.includes(type)) {
+    throw new TlogError("key_unsupported", `vkey of ${name} has type 0x0${type}, expected ${accepted.map((t) => `0x0${t}`).join(" or ")}`);
   }
-  return { name, keyId: id, publicKey };
+  return { name, keyId: id, publicKey, type };
 }
 
 /** One signature line `— <name> base64(key ID ‖ signature)`: {name, keyId, signature}. */
@@ -95,9 +107,27 @@ export function parseNote(data) {
   return { text, signatures };
 }
 
-/** Check a note against log keys ({name, keyId, publicKey}, type 0x01): a known key's bad
- * signature rejects the note, unknown keys are ignored, and one known key must have signed.
- * Returns the signatures of known keys (all verified). */
+/** Whether `signature` (the bytes after the key ID) is a log key's valid signature over the
+ * note text: Ed25519 over the text (type 0x01), or an ML-DSA-44 cosignature by the log of its
+ * checkpoint (type 0x06: timestamp ‖ signature over the subtree/v1 message). */
+async function logSignatureValid(verifier, text, signature) {
+  if (verifier.type !== MLDSA44) return ed25519Verify(verifier.publicKey, utf8(text), signature);
+  if (signature.length !== 8 + 2420) return false;
+  const timestamp = new DataView(signature.buffer, signature.byteOffset).getBigUint64(0);
+  if (timestamp > MAX_TIMESTAMP) return false;
+  let message;
+  try {
+    message = subtreeMessage(verifier.name, timestamp, text);
+  } catch (error) {
+    if (error instanceof TlogError) return false;
+    throw error;
+  }
+  return mldsa44Verify(verifier.publicKey, message, signature.slice(8));
+}
+
+/** Check a note against log keys ({name, keyId, publicKey, type}, types 0x01 and 0x06): a
+ * known key's bad signature rejects the note, unknown keys are ignored, and one known key must
+ * have signed. Returns the signatures of known keys (all verified), each with its `verifier`. */
 export async function verifyNote(note, verifiers) {
   const known = new Map();
   for (const verifier of verifiers) {
@@ -113,10 +143,10 @@ export async function verifyNote(note, verifiers) {
     const key = `${signature.name}+${hex8(signature.keyId)}`;
     const found = known.get(key);
     if (!found) continue;
-    if (!(await ed25519Verify(found.publicKey, utf8(note.text), signature.signature))) {
+    if (!(await logSignatureValid(found, note.text, signature.signature))) {
       throw new TlogError("signature_invalid", `the signature of ${key} does not verify`);
     }
-    verified.push(signature);
+    verified.push({ ...signature, verifier: found });
   }
   if (!verified.length) throw new TlogError("note_unverified", "no signature on the note is from a known key");
   return verified;
@@ -140,20 +170,67 @@ export function parseCheckpoint(text) {
   return { origin, size: BigInt(sizeLine), rootHash, extensions };
 }
 
-/** The valid cosignature/v1 of a witness ({name, keyId, publicKey}, type 0x04) over a
- * checkpoint body: its timestamp in POSIX seconds (BigInt); TlogError otherwise. */
+const EMPTY_ROOT = "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=";
+
+/** One opaque<1..2^8-1> field: a length byte, then the UTF-8 bytes. */
+function opaque(text, what) {
+  const data = utf8(text);
+  if (data.length < 1 || data.length > 255) {
+    throw new TlogError("cosignature_malformed", `the ${what} has ${data.length} bytes, not 1 to 255`);
+  }
+  return concat(new Uint8Array([data.length]), data);
+}
+
+function uint64(value) {
+  const out = new Uint8Array(8);
+  new DataView(out.buffer).setBigUint64(0, BigInt(value));
+  return out;
+}
+
+/** The subtree/v1 cosigned_message of `cosigner` over a checkpoint body (the subtree
+ * [0, size)): label, name, timestamp, origin, start, end, root (c2sp.org/tlog-cosignature). */
+export function subtreeMessage(cosigner, timestamp, checkpointText) {
+  const checkpoint = parseCheckpoint(checkpointText);
+  if (checkpoint.extensions.length) {
+    throw new TlogError("cosignature_malformed", "an ML-DSA-44 cosignature covers no extension lines: the checkpoint has some");
+  }
+  if (checkpoint.size === 0n && toBase64(checkpoint.rootHash) !== EMPTY_ROOT) {
+    throw new TlogError("cosignature_malformed", "the root of an empty tree is SHA-256 of the empty string");
+  }
+  if (BigInt(timestamp) > MAX_TIMESTAMP) throw new TlogError("cosignature_malformed", "cosignature timestamp above 2^63-1");
+  return concat(
+    utf8("subtree/v1\n\0"), opaque(cosigner, "cosigner name"), uint64(timestamp),
+    opaque(checkpoint.origin, "log origin"), uint64(0n), uint64(checkpoint.size), checkpoint.rootHash,
+  );
+}
+
+/** The valid cosignature of a witness ({name, keyId, publicKey, type}: 0x04 Ed25519
+ * cosignature/v1, or 0x06 ML-DSA-44 subtree/v1) over a checkpoint body: its timestamp in
+ * POSIX seconds (BigInt; 0 states no time); TlogError otherwise. */
 export async function verifyCosignature(checkpointText, signature, witness, maxTimestamp) {
-  if (signature.signature.length !== 72) {
-    throw new TlogError("cosignature_malformed", `cosignature of ${signature.name} is not 72 bytes`);
+  const size = signature.signature.length;
+  if (size !== 8 + 64 && size !== 8 + 2420) {
+    throw new TlogError("cosignature_malformed", `cosignature of ${signature.name} is not 72 nor 2428 bytes`);
   }
   const timestamp = new DataView(signature.signature.buffer, signature.signature.byteOffset).getBigUint64(0);
-  if (timestamp > 2n ** 63n - 1n) throw new TlogError("cosignature_malformed", "cosignature timestamp above 2^63-1");
+  if (timestamp > MAX_TIMESTAMP) throw new TlogError("cosignature_malformed", "cosignature timestamp above 2^63-1");
+  const mldsa = witness.type === MLDSA44;
+  if (size !== 8 + (mldsa ? 2420 : 64)) {
+    throw new TlogError("cosignature_malformed", `cosignature of ${witness.name} has a signature of ${size - 8} bytes`);
+  }
   if (timestamp > maxTimestamp) {
     throw new TlogError("cosignature_future", `cosignature time ${timestamp} is after ${maxTimestamp}`);
   }
-  parseCheckpoint(checkpointText);
-  const message = concat(`cosignature/v1\ntime ${timestamp}\n`, checkpointText);
-  if (!(await ed25519Verify(witness.publicKey, message, signature.signature.slice(8)))) {
+  const signed = signature.signature.slice(8);
+  let valid;
+  if (mldsa) {
+    valid = await mldsa44Verify(witness.publicKey, subtreeMessage(witness.name, timestamp, checkpointText), signed);
+  } else {
+    parseCheckpoint(checkpointText);
+    const message = concat(`cosignature/v1\ntime ${timestamp}\n`, checkpointText);
+    valid = await ed25519Verify(witness.publicKey, message, signed);
+  }
+  if (!valid) {
     throw new TlogError("cosignature_invalid", `the cosignature of ${witness.name} does not verify over this checkpoint`);
   }
   return timestamp;

@@ -1,23 +1,25 @@
 // /verify-record in the browser: read the bundle, the key directory and the trust store
 // locally, verify with the modules next to this one, and show the result. Nothing about the
-// bundle leaves the page; the only request this script may make is GET /v1/keys, and only
-// when the user ticks the box for it. Without WebCrypto Ed25519 the form keeps posting to
-// the server (the fallback for browsers without script).
+// bundle leaves the page; the only requests this script may make are GET /v1/keys and
+// GET /v1/trust, each only when the user ticks the box for it (and the result then says that
+// it rests on this service's word). Without WebCrypto Ed25519 and ML-DSA-44 the form keeps
+// posting to the server (the fallback for browsers without script).
 
-import { cryptoAvailable } from "./bytes.js";
+import { cryptoAvailable, mldsa44Available } from "./bytes.js";
 import { verifyBundle } from "./checks.js";
 import { BundleError, loadKeyDirectory, loadTrustStore } from "./documents.js";
 
 const $ = (id) => document.getElementById(id);
 
-async function supportsEd25519() {
+/** WebCrypto with Ed25519 (headers, logs, witnesses) and ML-DSA-44 (logs and witnesses). */
+async function supportsSignatures() {
   if (!cryptoAvailable()) return false;
   try {
     await crypto.subtle.generateKey({ name: "Ed25519" }, false, ["sign", "verify"]);
-    return true;
   } catch {
     return false;
   }
+  return mldsa44Available();
 }
 
 function element(tag, attributes = {}, ...children) {
@@ -72,19 +74,33 @@ function showError(message) {
 
 const readFile = (input) => (input.files.length ? input.files[0].arrayBuffer().then((b) => new Uint8Array(b)) : null);
 
+/** A document this service publishes: fetched without cookies, never from a cache. */
+async function fetched(path, what, load) {
+  const response = await fetch(path, { credentials: "omit", cache: "no-store" });
+  if (!response.ok) throw new BundleError(what, `GET ${path} answered ${response.status}`);
+  return load(new Uint8Array(await response.arrayBuffer()));
+}
+
 async function keyring() {
-  if ($("fetch-keys").checked) {
-    const response = await fetch("/v1/keys", { credentials: "omit", cache: "no-store" });
-    if (!response.ok) throw new BundleError("key directory", `GET /v1/keys answered ${response.status}`);
-    return loadKeyDirectory(new Uint8Array(await response.arrayBuffer()));
-  }
+  if ($("fetch-keys").checked) return fetched("/v1/keys", "key directory", loadKeyDirectory);
   const data = await readFile($("keys-file"));
   return data === null ? null : loadKeyDirectory(data);
 }
 
 async function policy() {
+  if ($("fetch-trust").checked) return fetched("/v1/trust", "trust store", loadTrustStore);
   const data = await readFile($("trust-file"));
   return data === null ? null : loadTrustStore(data);
+}
+
+/** What the result rests on, when the user took this service's word for some of it. */
+function provenance() {
+  const fetchedNames = [["fetch-keys", "key directory"], ["fetch-trust", "witness trust store"]]
+    .filter(([id]) => $(id).checked).map(([, name]) => name);
+  if (!fetchedNames.length) return null;
+  return element("p", { class: "warning", id: "provenance" },
+    `Checked against this service's own ${fetchedNames.join(" and ")}, fetched from it: ` +
+    "trusting this result means trusting this service.");
 }
 
 async function verify(event) {
@@ -99,7 +115,10 @@ async function verify(event) {
   }
   const result = await verifyBundle(new TextEncoder().encode(text), keys, trust);
   $("server-result")?.remove();
-  $("result-area").replaceChildren(render(result));
+  const section = render(result);
+  const said = provenance();
+  if (said !== null) section.querySelector(".where").after(said);
+  $("result-area").replaceChildren(section);
 }
 
 async function loadInto(file) {
@@ -120,20 +139,23 @@ function wireDrop(target) {
 }
 
 async function start() {
-  if (!(await supportsEd25519())) {
-    $("mode").textContent = "This browser cannot verify here (WebCrypto Ed25519 needs a recent browser " +
-      "and a secure context: https or localhost), so the bundle is sent to the server to be verified.";
+  if (!(await supportsSignatures())) {
+    $("mode").textContent = "This browser cannot verify here (WebCrypto Ed25519 and ML-DSA-44 need a recent " +
+      "browser and a secure context: https or localhost), so the bundle is sent to the server to be verified.";
     return;
   }
   $("mode").textContent = "The bundle is verified in this browser: nothing you paste, drop or pick is sent " +
-    "anywhere. Add this service's key directory and a witness trust store to run every check.";
+    "anywhere. Add a key directory and a witness trust store to run every check: as files, or fetched " +
+    "from this service if you take its word for them.";
   $("browser-inputs").hidden = false;
   $("bundle-file").addEventListener("change", () => {
     if ($("bundle-file").files.length) loadInto($("bundle-file").files[0]);
   });
-  $("fetch-keys").addEventListener("change", () => {
-    $("keys-file").disabled = $("fetch-keys").checked;
-  });
+  for (const [box, file] of [["fetch-keys", "keys-file"], ["fetch-trust", "trust-file"]]) {
+    $(box).addEventListener("change", () => {
+      $(file).disabled = $(box).checked;
+    });
+  }
   wireDrop($("bundle"));
   $("verify-form").addEventListener("submit", verify);
   document.documentElement.dataset.verifier = "browser";

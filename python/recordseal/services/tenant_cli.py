@@ -1,0 +1,231 @@
+"""``recordseal tenant create|list|show|freeze|unfreeze`` and ``recordseal org create|list``
+(docs/panel.md, "Tenants, organizations, fleets").
+
+They change the database every service process reads, so the panel shows a new tenant or
+organization at its next request, and the record API refuses a frozen tenant's writes within
+1 s. ``list`` prints one row a line, tab-separated under a header; every command takes
+``--json``. Exit codes: 0 done (freezing a frozen tenant too: it says so), 1 no such tenant,
+2 a refusal (a field breaking its rule, named with the rule; an id taken; a frozen tenant's
+new organization).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from recordseal.panel.stored_tenants import StoredTenantStore
+from recordseal.panel.tenants import FleetRef, Organization, Tenant, TenantNotFound
+from recordseal.services.errors import NotFound, ServiceError
+from recordseal.services.tenant_admin import Actor, TenantAdmin, tenant_not_found
+from recordseal.settings import Settings
+from recordseal.storage.backends import open_store
+
+T = TypeVar("T")
+TENANT_COLUMNS = ("id", "status", "display name", "contact")
+ORG_COLUMNS = ("tenant", "id", "display name", "sign-on provider")
+
+
+def _with_tenants(settings: Settings, action: Callable[[StoredTenantStore], Awaitable[T]]) -> T:
+    async def run() -> T:
+        store = open_store(settings)
+        await store.open()
+        try:
+            return await action(StoredTenantStore(store.hierarchy))
+        finally:
+            await store.close()
+
+    return asyncio.run(run())
+
+
+def _actor() -> Actor:
+    try:
+        return Actor(getpass.getuser(), "cli")
+    except (KeyError, OSError):  # no name for this uid (a container)
+        return Actor("unknown", "cli")
+
+
+def _refused(error: ServiceError) -> int:
+    print(f"recordseal: {error} ({error.code})", file=sys.stderr)
+    return 1 if isinstance(error, NotFound) else 2
+
+
+def _status(tenant: Tenant) -> str:
+    return "active" if tenant.active else "frozen"
+
+
+def _tenant_json(tenant: Tenant) -> dict[str, Any]:
+    return {
+        "id": tenant.id,
+        "display_name": tenant.display_name,
+        "contact_email": tenant.contact_email,
+        "active": tenant.active,
+    }
+
+
+def _organization_json(organization: Organization) -> dict[str, Any]:
+    return {
+        "tenant_id": organization.tenant_id,
+        "id": organization.id,
+        "display_name": organization.display_name,
+        "sso_provider_ref": organization.sso_provider_ref,
+    }
+
+
+def _cell(value: str | None) -> str:
+    """A free-text value as one tab-free cell."""
+    return " ".join((value or "").split()) or "-"
+
+
+def _print(args: argparse.Namespace, document: Any, lines: list[str]) -> None:
+    if args.json:
+        print(json.dumps(document, indent=2))
+        return
+    for line in lines:
+        print(line)
+
+
+def tenant_create(args: argparse.Namespace, settings: Settings) -> int:
+    async def create(tenants: StoredTenantStore) -> Tenant:
+        return await TenantAdmin(tenants).create_tenant(
+            args.tenant_id, args.display_name, args.contact_email, _actor()
+        )
+
+    try:
+        tenant = _with_tenants(settings, create)
+    except ServiceError as error:
+        return _refused(error)
+    _print(args, _tenant_json(tenant), [f"tenant {tenant.id!r} created: {tenant.display_name}"])
+    return 0
+
+
+def tenant_list(args: argparse.Namespace, settings: Settings) -> int:
+    tenants = _with_tenants(settings, lambda store: store.list_tenants())
+    rows = [
+        "\t".join((t.id, _status(t), _cell(t.display_name), _cell(t.contact_email)))
+        for t in tenants
+    ]
+    _print(args, [_tenant_json(t) for t in tenants], ["\t".join(TENANT_COLUMNS), *rows])
+    return 0
+
+
+def tenant_show(args: argparse.Namespace, settings: Settings) -> int:
+    async def show(
+        store: StoredTenantStore,
+    ) -> tuple[Tenant, list[tuple[Organization, list[FleetRef]]]]:
+        tenant = await store.get_tenant(args.tenant_id)
+        organizations = await store.list_organizations(tenant.id)
+        return tenant, [(o, await store.list_fleets(tenant.id, o.id)) for o in organizations]
+
+    try:
+        tenant, organizations = _with_tenants(settings, _found(show, args.tenant_id))
+    except ServiceError as error:
+        return _refused(error)
+    document = {
+        **_tenant_json(tenant),
+        "organizations": [
+            {**_organization_json(o), "fleets": [f.fleet_id for f in fleets]}
+            for o, fleets in organizations
+        ],
+    }
+    lines = [
+        f"tenant       {tenant.id}",
+        f"display name {tenant.display_name}",
+        f"status       {_status(tenant)}",
+        f"contact      {tenant.contact_email or '-'}",
+    ]
+    for organization, fleets in organizations:
+        names = ", ".join(f.fleet_id for f in fleets) or "no fleets"
+        lines.append(f"organization {organization.id}: {organization.display_name} ({names})")
+    if not organizations:
+        lines.append("organization none")
+    _print(args, document, lines)
+    return 0
+
+
+def _found(
+    action: Callable[[StoredTenantStore], Awaitable[T]], tenant_id: str
+) -> Callable[[StoredTenantStore], Awaitable[T]]:
+    """``action``, with a missing tenant as the command line's refusal."""
+
+    async def run(store: StoredTenantStore) -> T:
+        try:
+            return await action(store)
+        except TenantNotFound:
+            raise tenant_not_found(tenant_id) from None
+
+    return run
+
+
+def tenant_freeze(args: argparse.Namespace, settings: Settings) -> int:
+    return _set_active(args, settings, active=False)
+
+
+def tenant_unfreeze(args: argparse.Namespace, settings: Settings) -> int:
+    return _set_active(args, settings, active=True)
+
+
+def _set_active(args: argparse.Namespace, settings: Settings, active: bool) -> int:
+    async def change(store: StoredTenantStore) -> tuple[Tenant, bool]:
+        return await TenantAdmin(store).set_active(args.tenant_id, active, _actor())
+
+    try:
+        tenant, changed = _with_tenants(settings, change)
+    except ServiceError as error:
+        return _refused(error)
+    state = "active" if active else "frozen (read-only)"
+    if not changed:
+        line = f"tenant {tenant.id!r} is already {state}; nothing changed"
+    elif active:
+        line = f"tenant {tenant.id!r} is active again: every service process accepts its writes"
+    else:
+        line = (
+            f"tenant {tenant.id!r} is frozen read-only: every service process refuses its new"
+            f" records, streams and tokens within {settings.token_cache_seconds:g} s"
+        )
+    _print(args, {**_tenant_json(tenant), "changed": changed}, [line])
+    return 0
+
+
+def org_create(args: argparse.Namespace, settings: Settings) -> int:
+    async def create(store: StoredTenantStore) -> Organization:
+        return await TenantAdmin(store).create_organization(
+            args.tenant_id, args.organization_id, args.display_name, _actor()
+        )
+
+    try:
+        organization = _with_tenants(settings, create)
+    except ServiceError as error:
+        return _refused(error)
+    line = (
+        f"organization {organization.id!r} of tenant {organization.tenant_id!r} created:"
+        f" {organization.display_name}"
+    )
+    _print(args, _organization_json(organization), [line])
+    return 0
+
+
+def org_list(args: argparse.Namespace, settings: Settings) -> int:
+    async def every(store: StoredTenantStore) -> list[Organization]:
+        ids = [args.tenant] if args.tenant else [t.id for t in await store.list_tenants()]
+        return [o for tenant_id in ids for o in await store.list_organizations(tenant_id)]
+
+    try:
+        organizations = _with_tenants(settings, _found(every, args.tenant or ""))
+    except ServiceError as error:
+        return _refused(error)
+    rows = [
+        "\t".join((o.tenant_id, o.id, _cell(o.display_name), _cell(o.sso_provider_ref)))
+        for o in organizations
+    ]
+    _print(
+        args,
+        [_organization_json(o) for o in organizations],
+        ["\t".join(ORG_COLUMNS), *rows],
+    )
+    return 0
