@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from recordseal.crypto.signing import HeaderSigner
 from recordseal.services import header_keys
 from recordseal.services.pipeline import ReferencePipeline
 from recordseal.settings import Settings
@@ -51,9 +52,15 @@ def services(
         if store_settings.database_url is not None:  # another schema of the cluster
             url = request.getfixturevalue("postgres").url()
         with monkeypatch.context() as patch:
-            patch.setattr(header_keys, "pipeline_from_seed", ReferencePipeline)
+            patch.setattr(header_keys, "pipeline_for", _reference_pipeline)
             reference = stack.enter_context(service(tmp_path / "reference", url))
         yield {"native": native, "reference": reference}
+
+
+def _reference_pipeline(signer: HeaderSigner) -> ReferencePipeline:
+    """The reference service's pipeline for its header key (a file key: it has a seed)."""
+    assert signer.seed is not None
+    return ReferencePipeline(signer.seed)
 
 
 @st.composite
