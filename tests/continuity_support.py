@@ -6,12 +6,13 @@ from __future__ import annotations
 import atexit
 import shutil
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.crypto.vault import KeyWrapper
 from recordseal.ledger.continuity import Continuity
-from recordseal.ledger.sealer import Sealer
+from recordseal.ledger.sealer import Sealer, Witness
 from recordseal.services.records import RecordService
 from recordseal.settings import Settings
 from recordseal.storage.backends import open_journal, open_store
@@ -38,8 +39,9 @@ SERVICE = "test.local"
 class Service:
     """The record service and the sealer over one data directory, started like ``serve``."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, witnesses: Sequence[Witness] = ()) -> None:
         self.settings = settings
+        self.witnesses = witnesses
 
     async def __aenter__(self) -> Service:
         self.store: Store = open_store(self.settings)
@@ -52,7 +54,9 @@ class Service:
             HeaderSigner.from_seed(SEED),
             continuity=self.continuity,
         )
-        self.sealer = Sealer(self.store.logs, SEED, SERVICE, continuity=self.continuity)
+        self.sealer = Sealer(
+            self.store.logs, SEED, SERVICE, self.witnesses, continuity=self.continuity
+        )
         return self
 
     async def __aexit__(self, *exc: object) -> None:

@@ -36,6 +36,7 @@ from recordseal.client.verify_cli import add_url_option
 from recordseal.crypto.hsm import KeyLocationError
 from recordseal.datadir import DataDirError
 from recordseal.fleet.cli import add_fleet_parsers
+from recordseal.ledger.errors import RecordServiceError
 from recordseal.ops.config_cli import add_config_parser
 from recordseal.ops.doctor import add_doctor_parser
 from recordseal.services.errors import ServiceError
@@ -89,8 +90,16 @@ async def _create_token(settings: Settings, tenant: str, label: str) -> str:
         await store.close()
 
 
-class MissingDataDir(Exception):
-    """The command would work in a data directory that does not exist (a typo, most often)."""
+class MissingDataDir(RecordServiceError):
+    """The command would work in a data directory that does not exist (a typo, most often);
+    ``path`` is that directory."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            f"data directory {path} does not exist (no service has run there);"
+            " check --data-dir / RECORDSEAL_DATA_DIR, or pass --create-data-dir to create it"
+        )
+        self.path = path
 
 
 def _data_dir_for(settings: Settings, create: bool) -> None:
@@ -99,10 +108,7 @@ def _data_dir_for(settings: Settings, create: bool) -> None:
     if settings.database_url or settings.data_dir.is_dir():
         return
     if not create:
-        raise MissingDataDir(
-            f"data directory {settings.data_dir} does not exist (no service has run there);"
-            " check --data-dir / RECORDSEAL_DATA_DIR, or pass --create-data-dir to create it"
-        )
+        raise MissingDataDir(settings.data_dir)
     settings.data_dir.mkdir(parents=True)
 
 
@@ -169,7 +175,7 @@ async def _export_keys(settings: Settings) -> dict[str, object]:
 def _migrate(args: argparse.Namespace) -> int:
     """Apply the schema migrations and import the panel files of earlier versions (``serve``
     also does both at start)."""
-    from recordseal.panel.migrate import import_panel_files
+    from recordseal.panel.legacy_import import import_panel_files
     from recordseal.panel.sso.provider_store import SecretBox
 
     settings = from_env(data_dir=args.data_dir, database_url=args.database_url)
@@ -638,6 +644,11 @@ def _recover(args: argparse.Namespace) -> int:
                     for s in report.successions
                 ],
                 "refused": [{"name": name, "reason": why} for name, why in report.refused],
+                "aggregate": (
+                    None
+                    if report.aggregate is None
+                    else {"origin": report.aggregate.origin, "size": report.aggregate.size}
+                ),
             }
         )
     else:
@@ -653,9 +664,14 @@ def _recover(args: argparse.Namespace) -> int:
                 f"recordseal: log {s.predecessor} retired after size {s.size};"
                 f" its successor is {s.origin}"
             )
+        if report.aggregate is not None:
+            print(
+                f"recordseal: the aggregate log {report.aggregate.origin} goes on from its"
+                f" signed size {report.aggregate.size}"
+            )
         for name, why in report.refused:
             print(f"recordseal: {name} stays fenced: {why}", file=sys.stderr)
-        if not (report.gaps or report.successions or report.refused):
+        if not (report.gaps or report.successions or report.refused or report.aggregate):
             print("recordseal: nothing is fenced; nothing to recover")
     return 1 if report.refused else 0
 

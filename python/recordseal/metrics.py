@@ -93,6 +93,12 @@ TSA_FAILURES = Counter(
     "Checkpoint roots a time-stamping authority did not stamp, by authority and error code",
     ["authority", "code"],
 )
+BACKGROUND_TASK_FAILURES = Counter(
+    "recordseal_background_task_failures",
+    "Background tasks (sealing, idempotency_purge, manifest_watch, transparency_files) that"
+    " ended while the service ran, by task (web/background.py)",
+    ["task"],
+)
 PANEL_DENIALS = Counter(
     "recordseal_panel_denials",
     "Panel requests refused, by status (403 another tenant's or a forbidden action, 404 no"

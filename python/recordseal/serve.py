@@ -26,6 +26,7 @@ import msgspec
 
 from recordseal import core, datadir, logs
 from recordseal.invocation import this_command
+from recordseal.ledger.errors import RecordServiceError
 from recordseal.settings import Settings
 from recordseal.storage.backends import open_journal, open_store
 
@@ -37,8 +38,13 @@ METRICS_ENV = "PROMETHEUS_MULTIPROC_DIR"
 log = logging.getLogger("recordseal.serve")
 
 
-class ConfigError(ValueError):
-    """A setting that cannot be used; the message names it."""
+class ConfigError(RecordServiceError, ValueError):
+    """A setting that cannot be used; ``setting`` names it (the message starts with it)."""
+
+    def __init__(self, setting: str, rule: str) -> None:
+        super().__init__(f"{setting}: {rule}")
+        self.setting = setting
+        self.rule = rule
 
 
 async def _migrate(settings: Settings) -> None:
@@ -50,7 +56,7 @@ async def _migrate(settings: Settings) -> None:
     try:
         await apply_seed(settings.panel_tenant_seed, StoredTenantStore(store.hierarchy))
     except BootstrapError as error:
-        raise ConfigError(f"RECORDSEAL_PANEL_TENANT_SEED: {error}") from None
+        raise ConfigError("RECORDSEAL_PANEL_TENANT_SEED", str(error)) from None
     finally:
         await store.close()
 
@@ -95,9 +101,9 @@ def serve(settings: Settings, workers: int, demo_witness_dir: Path | None) -> in
     try:
         log_config = logs.dict_config(settings.log_format, settings.log_level, log.name)  # type: ignore[arg-type]
     except ValueError as error:
-        raise ConfigError(f"RECORDSEAL_LOG_FORMAT or RECORDSEAL_LOG_LEVEL: {error}") from None
+        raise ConfigError("RECORDSEAL_LOG_FORMAT or RECORDSEAL_LOG_LEVEL", str(error)) from None
     if settings.witness_quorum < 1:
-        raise ConfigError("RECORDSEAL_WITNESS_QUORUM: must be 1 or more")
+        raise ConfigError("RECORDSEAL_WITNESS_QUORUM", "must be 1 or more")
     with ExitStack() as stack:
         _metrics_directory(stack)  # first: before anything imports prometheus_client
         logs.configure(settings.log_format, settings.log_level, log.name)  # type: ignore[arg-type]
@@ -167,7 +173,9 @@ def _preload_workers() -> None:
         from litestar import Litestar
 
         Litestar(logging_config=None)  # its plugins' modules (pydantic) load with a first app
-    except Exception:  # the workers' own import says what is wrong
+    # Outermost boundary of an optional preload: whatever fails here, the workers' own
+    # import says what is wrong.
+    except Exception:
         log.debug("serve.preload_failed", exc_info=True)
 
 

@@ -20,7 +20,7 @@ use crate::commitment::Hash;
 use crate::declarations::Declarations;
 use crate::error::Result;
 use crate::json::Node;
-use crate::{jcs, leaves, merkle, number};
+use crate::{jcs, leaves, member_order, merkle, number};
 
 /// `format` of every header.
 pub const HEADER_FORMAT: &str = "recordseal/header/v1";
@@ -218,7 +218,7 @@ pub fn canonical_header(fields: &HeaderFields, place: &Place<'_>) -> Vec<u8> {
         ("ingested_at", Member::Text(place.ingested_at)),
         ("attestation", Member::Text(ATTESTATION)),
     ];
-    members.sort_by(|(a, _), (b, _)| jcs::member_order(a, b));
+    members.sort_by(|(a, _), (b, _)| member_order::member_order(a, b));
     let mut out = Vec::with_capacity(512);
     out.push(b'{');
     for (i, (name, value)) in members.iter().enumerate() {

@@ -1,7 +1,6 @@
 //! RFC 8785 canonical output (docs/spec.md section 1.3).
 
 use std::borrow::Cow;
-use std::cmp::Ordering;
 
 use crate::error::Result;
 use crate::json::{self, Node};
@@ -63,23 +62,6 @@ fn write_text(text: &Cow<'_, str>, out: &mut Vec<u8>) {
             out.push(b'"');
         }
         Cow::Owned(text) => write_string(text, out),
-    }
-}
-
-/// Order of member names as arrays of UTF-16 code units.
-///
-/// UTF-8 byte order is code point order, which differs from UTF-16 order only between
-/// U+E000–U+FFFF and the supplementary planes (stored as surrogates, which sort first). Those
-/// differ already in their lead byte (EE/EF against F0–F4), so one byte decides.
-pub fn member_order(a: &str, b: &str) -> Ordering {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    match a.iter().zip(b).position(|(x, y)| x != y) {
-        None => a.len().cmp(&b.len()),
-        Some(i) => match (a[i], b[i]) {
-            (0xee..=0xef, 0xf0..) => Ordering::Greater,
-            (0xf0.., 0xee..=0xef) => Ordering::Less,
-            (x, y) => x.cmp(&y),
-        },
     }
 }
 
@@ -214,16 +196,5 @@ mod tests {
             canonical("[1.0,1e0,10e-1,-0,1e20,1e21,0.000001,1.5e-7,-1.5E+3,5e-324]"),
             "[1,1,1,0,100000000000000000000,1e+21,0.000001,1.5e-7,-1500,5e-324]"
         );
-    }
-
-    #[test]
-    fn member_order_is_utf16() {
-        assert_eq!(member_order("a", "ab"), Ordering::Less);
-        assert_eq!(member_order("b", "ab"), Ordering::Greater);
-        assert_eq!(member_order("\u{ffff}", "\u{10000}"), Ordering::Greater);
-        assert_eq!(member_order("\u{e000}", "\u{10ffff}"), Ordering::Greater);
-        assert_eq!(member_order("\u{d7ff}", "\u{10000}"), Ordering::Less);
-        assert_eq!(member_order("\u{10000}", "\u{10001}"), Ordering::Less);
-        assert_eq!(member_order("x", "x"), Ordering::Equal);
     }
 }

@@ -13,7 +13,7 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 
 use crate::error::{Code, Error, Result};
-use crate::jcs::member_order;
+use crate::member_order::member_order;
 use crate::path::{self, Step};
 
 /// Deepest nesting accepted; the outermost container is level 1.

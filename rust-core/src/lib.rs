@@ -13,6 +13,7 @@ pub mod json;
 pub mod kinds;
 pub mod leaves;
 pub mod log;
+pub mod member_order;
 pub mod merkle;
 pub mod number;
 pub mod path;

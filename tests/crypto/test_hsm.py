@@ -216,6 +216,43 @@ def test_keys_init_kek_makes_three_keys_in_the_module_and_nothing_secret_on_disk
         keks.init_in_module(tmp_path, uri(unique("kek")))
 
 
+def test_a_kek_s_own_file_is_written_last_so_no_process_sees_it_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two workers of one start adopt ``RECORDSEAL_KEK`` at once: the one that finds the KEK's
+    file must find the subject index and panel keys beside it (the KEK's file is what marks
+    the directory as having a KEK), whether ``keys init`` or the setting wrote them."""
+    import asyncio
+
+    from recordseal.crypto import hsm as hsm_files
+    from recordseal.services import key_custody
+    from recordseal.settings import Settings
+
+    seen: list[str] = []
+
+    def watching(write):  # type: ignore[no-untyped-def]
+        def wrapped(path: Path, *args: object, **kwargs: object) -> object:
+            seen.append(path.name)
+            return write(path, *args, **kwargs)
+
+        return wrapped
+
+    monkeypatch.setattr(keks, "write_reference", watching(keks.write_reference))
+    monkeypatch.setattr(key_custody, "create_file", watching(key_custody.create_file))
+    keks.init_in_module(tmp_path / "init", uri(unique("kek")))
+    location = uri(unique("kek"))
+    for label, kind, _ in keks.module_keys(location):
+        location.with_object(label).generate(kind)
+    data = tmp_path / "adopt"
+    (data / "keys").mkdir(parents=True)
+    settings = Settings(data_dir=data, kek=str(location))
+    asyncio.run(key_custody.adopt_configured(settings, None))  # type: ignore[arg-type]
+    for written in (seen[:3], seen[3:]):
+        assert written == ["panel-secrets.pkcs11", "subject-index.pkcs11", "kek.pkcs11"]
+    assert hsm_files.read_reference(data / "keys" / "kek.pkcs11") == location
+    keks.load_wrapper(data / "keys")  # the three are there and open
+
+
 def test_a_log_key_s_public_half_is_read_without_opening_the_module(tmp_path: Path) -> None:
     """What needs only the public half (the key directory, the demo witness's log families,
     ``keys list``) reads it from the reference file: a supervisor that forks workers never

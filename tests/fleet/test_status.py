@@ -7,8 +7,8 @@ import logging
 
 import pytest
 
-from recordseal.fleet.join import manifest_state, panel_collisions
 from recordseal.fleet.manifest import parse_manifest
+from recordseal.fleet.panel_collisions import manifest_state, panel_collisions
 from recordseal.fleet.status import FleetStatusReader
 from recordseal.panel.tenants import FleetRef
 from recordseal.storage.base import Store

@@ -16,8 +16,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import os
-import shutil
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -49,9 +47,9 @@ from recordseal.verify.sealing import open_seal
 from recordseal.verify.tlogproof import format_tlog_proof, parse_tlog_proof
 from tests.continuity_support import fresh_continuity
 from tests.ingesting import ingest
+from tests.interop.golang import build_go
 
 SOURCE = Path(__file__).parent / "sumdbcheck" / "main.go"
-GOCODE = Path("/usr/share/gocode")
 SERVICE = "interop.recordseal"
 ORIGIN = f"{SERVICE}/acme/default"
 SEED = bytes(range(32))
@@ -64,34 +62,7 @@ ROUNDS = (3, 3, 2, 2)
 @pytest.fixture(scope="module")
 def sumdbcheck(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The Go program, built offline from the Debian packages' sources."""
-    go = shutil.which("go")
-    assert go is not None, "the Go toolchain is missing: `make system` installs golang-go"
-    assert (GOCODE / "src/golang.org/x/mod/sumdb/tlog").is_dir(), (
-        "golang.org/x/mod is missing: `make system` installs golang-golang-x-mod-dev"
-    )
-    root = tmp_path_factory.mktemp("go")
-    package = root / "gopath" / "src" / "recordseal.test" / "sumdbcheck"
-    package.mkdir(parents=True)
-    shutil.copy(SOURCE, package / "main.go")
-    env = {
-        "PATH": os.environ["PATH"],
-        "HOME": str(root),
-        "GO111MODULE": "off",  # GOPATH mode: no module download, no network
-        "GOPATH": f"{root / 'gopath'}{os.pathsep}{GOCODE}",
-        "GOCACHE": str(root / "cache"),
-        "GOPROXY": "off",
-        "GOFLAGS": "",
-        "CGO_ENABLED": "0",
-    }
-    binary = root / "sumdbcheck"
-    built = subprocess.run(
-        [go, "build", "-o", str(binary), "recordseal.test/sumdbcheck"],
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    assert built.returncode == 0, built.stderr
-    return binary
+    return build_go(SOURCE, tmp_path_factory.mktemp("go"))
 
 
 @dataclass

@@ -164,7 +164,8 @@ def test_a_restored_database_is_fenced_and_signs_nothing_twice(
             ready = http.get("/readyz")
             assert ready.status_code == 503
             assert ready.json()["code"] == "store_rolled_back"
-            assert ready.json()["detail"].startswith("1 streams and 1 logs are fenced")
+            # acme's log and the deployment's aggregate log, both behind (docs/tlog.md).
+            assert ready.json()["detail"].startswith("1 streams and 2 logs are fenced")
             assert "acme" not in ready.text  # a public endpoint names no tenant
             refused = post(http, acme, "s", "frank")
             assert refused.status_code == 503
@@ -185,7 +186,7 @@ def test_a_restored_database_is_fenced_and_signs_nothing_twice(
             witnessed(http, beta, fine.json()["record_id"])
             metrics = http.get("/metrics").text
             assert 'recordseal_fenced{kind="stream"} 1.0' in metrics
-            assert 'recordseal_fenced{kind="log"} 1.0' in metrics
+            assert 'recordseal_fenced{kind="log"} 2.0' in metrics
             # The log that lost its tail was not sealed again: its newest checkpoint is still
             # the restored one, below the size the witness cosigned before the restore.
             keys = http.get("/v1/keys").json()
@@ -210,6 +211,8 @@ def test_a_restored_database_is_fenced_and_signs_nothing_twice(
     assert succession["size"] == 4
     assert succession["successor"] == succession["predecessor"] + "/2"
     assert report["refused"] == []
+    # The aggregate is taken up again at the size it was signed for, from its frontier.
+    assert report["aggregate"]["origin"] == "recordseal.local"
     server = start()
     try:
         with httpx.Client(base_url=url, timeout=60) as http:

@@ -8,6 +8,7 @@ destroys the old KEK there."""
 
 from __future__ import annotations
 
+import base64
 import json
 import sqlite3
 import subprocess
@@ -22,7 +23,9 @@ import httpx
 import pytest
 
 from recordseal.crypto.hsm import ModuleUri
+from recordseal.ledger.log_keys import log_keys
 from recordseal.settings import Settings
+from recordseal.tlog import log_verifier, open_checkpoint
 from recordseal.verify import load_key_directory, load_trust_store, verify_bundle
 from tests.hsm import softhsm, unique
 from tests.servers import Posting, create_token, free_port, kill_service, start_service
@@ -78,6 +81,26 @@ def served(data: Path, **options: Any) -> Iterator[httpx.Client]:
             yield http
     finally:
         kill_service(server)
+
+
+#: The deployment's aggregate log: the service's origin (docs/tlog.md, "The aggregate log").
+AGGREGATE = "recordseal.local"
+
+
+def wait_for_aggregate(http: httpx.Client, lines: int, timeout: float = 120) -> str:
+    """The aggregate's newest checkpoint once it carries ``lines`` log signatures (sealed
+    from a round after the sealer took the keys: at most once a second)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        answer = http.get(f"/logs/{AGGREGATE}/checkpoint")
+        if answer.status_code == 200:
+            signed = [
+                line for line in answer.text.splitlines() if line.startswith(f"— {AGGREGATE} ")
+            ]
+            if len(signed) == lines:
+                return answer.text
+        assert time.monotonic() < deadline, answer.text
+        time.sleep(0.2)
 
 
 def disclose_all(http: httpx.Client, records: list[dict]) -> list[bytes]:  # type: ignore[type-arg]
@@ -280,6 +303,9 @@ def test_file_keys_move_into_the_module_under_concurrent_ingest(data: Path, tmp_
             }
             # Payloads wrapped under the file KEK and under the module's both open.
             bundles = disclose_all(http, records[:: max(1, len(records) // 25)] + records[-3:])
+            # The aggregate is signed as the tenant logs are: its next checkpoint carries
+            # both generations' log lines too, the module key's among them (public: no token).
+            aggregate = wait_for_aggregate(http, lines=4)
     finally:
         kill_service(server)
     assert not (data / "keys" / "kek.key").exists()
@@ -295,6 +321,14 @@ def test_file_keys_move_into_the_module_under_concurrent_ingest(data: Path, tmp_
     seal = json.loads(bundles[0])["seal"]
     lines = seal["proof"].splitlines()
     assert len([line for line in lines if line.startswith(f"— {seal['log']} ")]) == 4
+    # The aggregate's four lines verify with the exported keys of its origin, the module's
+    # Ed25519 key (generation 2) and the file keys alike.
+    aggregate_keys = [e for e in keys.logs if e.origin == AGGREGATE]  # type: ignore[attr-defined]
+    _, verified = open_checkpoint(aggregate, [log_verifier(e.vkey) for e in aggregate_keys])
+    assert len(verified.verified) == 4
+    (in_module,) = [k.public for k in log_keys(data / "keys") if k.location is not None]
+    signed_by = {base64.b64decode(entry.vkey.split("+", 2)[2])[1:] for entry in aggregate_keys}
+    assert in_module in signed_by
 
 
 def test_a_kek_rotation_inside_the_module_destroys_the_old_kek_there(data: Path) -> None:

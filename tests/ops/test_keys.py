@@ -249,7 +249,12 @@ def test_the_log_key_rotates_and_the_log_is_witnessed_throughout(tmp_path: Path)
          "--trust-out", str(tmp_path / "t.json")])  # fmt: skip
     keys = load_key_directory((tmp_path / "k.json").read_bytes())
     trust = load_trust_store((tmp_path / "t.json").read_bytes())
-    assert len(keys.logs) == 4  # one log, listed once per key: two generations of two
+    # One tenant log and the deployment's aggregate log (docs/tlog.md), each listed once per
+    # key: two generations of two (Ed25519 and ML-DSA-44).
+    assert sorted(log.origin for log in keys.logs) == [
+        *["recordseal.local"] * 4,
+        *["recordseal.local/acme/default"] * 4,
+    ]
     for bundle in bundles:
         result = verify_bundle(json.dumps(bundle).encode(), keys, trust)
         assert result.verdict == "VERIFIED", result
@@ -303,8 +308,11 @@ def test_a_compromised_log_key_is_retired_for_a_new_one_and_named_in_the_directo
               "--trust-out", str(tmp_path / "t.json")]  # fmt: skip
     cli(export)
     exported = json.loads((tmp_path / "k.json").read_text())
-    marks = sorted(entry.get("compromised_at") or "" for entry in exported["logs"])
-    assert marks == ["", "", "", "2026-01-01T00:00:00.000000Z"]
+    # The tenant log and the aggregate log (docs/tlog.md) share the key: both are marked.
+    marks = sorted(
+        (entry["origin"], entry.get("compromised_at") or "") for entry in exported["logs"]
+    )
+    assert [mark for _, mark in marks] == ["", "", "", "2026-01-01T00:00:00.000000Z"] * 2
     # The checkpoint's ML-DSA-44 signature is by a key not compromised: it still vouches.
     result = verify_bundle(bundle, load_key_directory((tmp_path / "k.json").read_bytes()))
     assert result.checks[3].status == "passed", result.checks[3].detail

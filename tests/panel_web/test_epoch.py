@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from recordseal.panel.cookies import CookieKeyring, SigningKey
-from recordseal.panel.migrate import import_panel_files
+from recordseal.panel.legacy_import import import_panel_files
 from recordseal.panel.sessions import LegacySession, TenantSession
 from recordseal.panel.sso.provider_store import SecretBox
 from recordseal.panel.tenants import InMemoryTenantStore

@@ -38,8 +38,9 @@ from recordseal.web.ratelimit import RateLimited
 from tests.panel_web.conftest import JSON, Panel, seeded_store
 
 #: Routes that are not the panel's: the record API, the service's own (its public landing page
-#: and icon among them), its documents.
-NOT_PANEL_PREFIXES = ("/v1/", "/schema", "/static/")
+#: and icon among them), its documents, and the logs' tiles (read with a token or a session,
+#: each checked by the route itself: tests/service/test_tiles.py).
+NOT_PANEL_PREFIXES = ("/v1/", "/schema", "/static/", "/logs/")
 NOT_PANEL = {"/", "/favicon.ico", "/health", "/readyz", "/metrics", "/verify-record"}
 #: The panel's sign-on routes: they run before there is a session (docs/panel.md, docs/sso.md).
 SIGN_ON = {

@@ -36,7 +36,10 @@ def _older_database(settings: Settings) -> int:
     latest = len(postgres_schema.MIGRATIONS if settings.database_url else sqlite_schema.MIGRATIONS)
     tenants_version = 10 if settings.database_url else 12  # the migration of the tenant tables
     for statement in (
-        # what the migrations after it made (the live view's rows: SQLite 13, PostgreSQL 11)
+        # what the migrations after it made (the aggregate log's: SQLite 14, PostgreSQL 12;
+        # the live view's rows: SQLite 13, PostgreSQL 11)
+        "DROP TABLE aggregate_entries",
+        "ALTER TABLE logs DROP COLUMN aggregated_size",
         "DROP TABLE ingest_minutes",
         "DROP TABLE witness_health",
         "DROP INDEX checkpoints_by_time",

@@ -21,7 +21,7 @@ from recordseal.settings import Settings, from_env
 from recordseal.storage.base import Store
 from recordseal.web.app import create_app
 from recordseal.web.panel.passkeys import link_base_url
-from recordseal.web.services import services_in
+from recordseal.web.state import services_in
 from tests.backends import opened
 from tests.panel_support import grant_in
 

@@ -18,7 +18,7 @@ from litestar.testing import TestClient
 
 from recordseal.services.verification import OnlineVerifier
 from recordseal.settings import Settings
-from recordseal.web.services import provide_verifier
+from recordseal.web.state import provide_verifier
 from tests.pg_cluster import Cluster
 from tests.service.test_proofs import JSON, post_records, service, settings_of
 

@@ -40,6 +40,7 @@ from recordseal.core import (
     merkle_root,
 )
 from recordseal.crypto.signing import HeaderSigner
+from recordseal.merkle.aggregate import aggregate_entry
 from recordseal.tlog import (
     Checkpoint,
     CosignatureSigner,
@@ -64,6 +65,7 @@ from recordseal.verify import (
 from recordseal.verify.encoding import format_instant
 
 SERVICE = "recordseal.local"
+PUBLIC_WITNESS = "public.witness"
 TENANT = "acme"
 STREAM = "orders"
 ORIGIN = f"{SERVICE}/{TENANT}/default"
@@ -122,6 +124,15 @@ class World:
     witness: Cosigner = field(default_factory=lambda: CosignatureSigner.generate(WITNESS))
     #: the log's ML-DSA-44 key (it states no time: clock None), signing beside ``log_signer``
     log_mldsa: MLDSA44CosignatureSigner | None = None
+    #: the deployment's aggregate log's key (its name is the service's origin) and the
+    #: witness that cosigns the aggregate alone (docs/tlog.md, "The aggregate log")
+    aggregate_signer: Ed25519Signer = field(default_factory=lambda: Ed25519Signer.generate(SERVICE))
+    public_witness: Cosigner = field(
+        default_factory=lambda: CosignatureSigner.generate(PUBLIC_WITNESS)
+    )
+    #: the aggregate log's ML-DSA-44 key, signing beside ``aggregate_signer`` (as the service
+    #: signs the aggregate's checkpoints like the tenant logs')
+    aggregate_mldsa: MLDSA44CosignatureSigner | None = None
     gap: tuple[int, int] | None = None
     last_seq: int = RECORDS
     seed: bytes | None = None
@@ -244,7 +255,12 @@ class World:
         timestamps: Sequence[tuple[str, bytes]] = (),
         coverage: tuple[int, int] | None = (1, RECORDS),
         sealed_at: datetime | None = None,
+        aggregate: bool = False,
+        aggregate_cosigned: bool = True,
     ) -> bytes:
+        """``aggregate``: the seal carries the path of its checkpoint into the aggregate
+        log, whose checkpoint the public witness cosigned (``aggregate_cosigned``) at
+        :attr:`aggregated_at`."""
         target = self.target
         disclosed = field_disclosures(target.committed, leaf_values(target.payload), list(fields))
         seal = None
@@ -259,6 +275,7 @@ class World:
                 previous=self.signed_checkpoint(index, self.previous_at) if previous else None,
                 previous_consistency=consistency_proof(self.log, index) if previous else (),
                 timestamps=timestamps,
+                aggregate=self.aggregate_proof(aggregate_cosigned) if aggregate else None,
             )
         window = None
         if coverage is not None:
@@ -271,13 +288,54 @@ class World:
     def sealing_root(self) -> bytes:
         return merkle_root(self.log)
 
+    # --- the aggregate log -------------------------------------------------------------------
+
+    @property
+    def aggregated_at(self) -> datetime:
+        """When the public witness cosigned the aggregate checkpoint: 3 s after the seal."""
+        return self.sealed_at + timedelta(seconds=3)
+
+    def aggregate_entries(self) -> list[bytes]:
+        """Another tenant's checkpoint, the sealing checkpoint (entry 1), another one."""
+        other = f"{SERVICE}/globex/default"
+        return [
+            aggregate_entry(other, 3, hashlib.sha256(b"globex 3").digest()),
+            aggregate_entry(ORIGIN, len(self.log), self.sealing_root()),
+            aggregate_entry(other, 5, hashlib.sha256(b"globex 5").digest()),
+        ]
+
+    def aggregate_checkpoint(
+        self, signer: Ed25519Signer | None = None, cosigned: bool = True
+    ) -> str:
+        """The aggregate's signed checkpoint (by its keys, or ``signer`` alone), cosigned."""
+        entries = self.aggregate_entries()
+        signers: list[Ed25519Signer | MLDSA44CosignatureSigner] = [signer or self.aggregate_signer]
+        if signer is None and self.aggregate_mldsa is not None:
+            signers.append(self.aggregate_mldsa)
+        body = Checkpoint(signers[0].name, len(entries), merkle_root(entries))
+        signed = sign_note(body.text(), signers)
+        return _cosigned(signed, self.public_witness, self.aggregated_at) if cosigned else signed
+
+    def aggregate_proof(self, cosigned: bool = True, signer: Ed25519Signer | None = None) -> str:
+        """The tlog proof of the sealing checkpoint's entry (1) in the aggregate."""
+        entries = self.aggregate_entries()
+        return tlog_proof_text(
+            1, inclusion_proof(entries, 1), self.aggregate_checkpoint(signer, cosigned)
+        )
+
     # --- what a verifier is given ------------------------------------------------------------
 
     def keys_document(
-        self, *, log_compromised_at: str | None = None, **validity: str | None
+        self,
+        *,
+        log_compromised_at: str | None = None,
+        aggregate: bool = False,
+        aggregate_compromised_at: str | None = None,
+        **validity: str | None,
     ) -> dict[str, Any]:
         """The key directory; ``validity`` sets members of the header key (``compromised_at``
-        among them), ``log_compromised_at`` the log key's ``compromised_at``."""
+        among them), ``log_compromised_at`` the log key's ``compromised_at``; ``aggregate``
+        lists the aggregate log's key too (with ``aggregate_compromised_at``)."""
         key = {
             "key_id": self.header_signer.key_id,
             "algorithm": "Ed25519",
@@ -293,6 +351,14 @@ class World:
         logs = [log]
         if self.log_mldsa is not None:
             logs.append({"origin": ORIGIN, "vkey": self.log_mldsa.vkey})
+        if aggregate:
+            aggregate_logs = [{"origin": SERVICE, "vkey": self.aggregate_signer.verifier().vkey}]
+            if self.aggregate_mldsa is not None:
+                aggregate_logs.append({"origin": SERVICE, "vkey": self.aggregate_mldsa.vkey})
+            for entry in aggregate_logs:
+                if aggregate_compromised_at is not None:
+                    entry["compromised_at"] = aggregate_compromised_at
+            logs += aggregate_logs
         return {"format": "recordseal/keys/v1", "keys": [key], "logs": logs}
 
     def keys(self, **validity: str | None) -> KeyDirectory:

@@ -23,7 +23,8 @@ import msgspec
 import pytest
 
 from recordseal.chain import GAP_FORMAT, canonical_header, chain_leaf
-from recordseal.tlog import Ed25519Signer, MLDSA44CosignatureSigner, sign_checkpoint
+from recordseal.core import inclusion_proof, merkle_root
+from recordseal.tlog import Checkpoint, Ed25519Signer, MLDSA44CosignatureSigner, sign_checkpoint
 from recordseal.verify import (
     KeyDirectory,
     VerificationResult,
@@ -31,11 +32,12 @@ from recordseal.verify import (
     load_trust_store,
     verify_bundle,
 )
+from recordseal.verify.build import tlog_proof_text
 from recordseal.verify.encoding import format_instant
 from recordseal.verify.sealing import end_of_second
 
 from .conftest import in_order, tampered
-from .factory import ORIGIN, RECORDS, TARGET_SEQ, WITNESS, World
+from .factory import ORIGIN, PUBLIC_WITNESS, RECORDS, SERVICE, TARGET_SEQ, WITNESS, World
 from .test_tamper import (
     _checkpoint_start,
     _drop_coverage,
@@ -314,6 +316,10 @@ RULES: dict[str, Rule] = {
                 "an unknown member of the seal": lambda d: d["seal"].update(note="x"),
                 "a seal without its log": lambda d: d["seal"].pop("log"),
                 "a header without a member": lambda d: d["header"].pop("attestation"),
+                "an unknown member of the aggregate path": lambda d: d["seal"].update(
+                    aggregate={"proof": "x", "note": "x"}
+                ),
+                "an aggregate path without its proof": lambda d: d["seal"].update(aggregate={}),
             }
         ),
         malformed=True,
@@ -327,6 +333,8 @@ RULES: dict[str, Rule] = {
                 "seq as a fraction": _set("header.seq", 4.5),
                 "fields as an object": _set("fields", {}),
                 "a path as a number": lambda d: _field(d).update(path=1),
+                "a null aggregate path": lambda d: d["seal"].update(aggregate=None),
+                "an aggregate proof as a list": lambda d: d["seal"].update(aggregate={"proof": []}),
             }
         ),
         malformed=True,
@@ -767,6 +775,112 @@ RULES: dict[str, Rule] = {
                 pq_world().keys_document(),
                 pq_world().trust_document(),
             ),
+            _through(
+                w,
+                "the aggregate's cosignature dated 0",
+                _edit_aggregate(_undated_aggregate(w)),
+            ),
+        ],
+    ),
+    "5.7": Rule(
+        5,
+        "failed",
+        lambda w: [
+            _through(w, "not a tlog proof", _set("seal.aggregate.proof", "not a proof")),
+            _through(
+                w,
+                "a checkpoint without signatures",
+                lambda d: d["seal"]["aggregate"].update(
+                    proof=str(d["seal"]["aggregate"]["proof"]).rsplit("\n\n", 1)[0] + "\n\n"
+                ),
+            ),
+            _through(
+                w, "another proof format", _edit_aggregate(lambda ls: ls.__setitem__(0, "v2"))
+            ),
+        ],
+    ),
+    "5.8": Rule(
+        5,
+        "failed",
+        lambda w: [_another_service(w)],
+    ),
+    "5.9": Rule(
+        5,
+        "unchecked",
+        lambda w: [
+            _through(w, "no log key for the aggregate", keys=w.keys_document()),
+            _through(w, "no key directory", keys=None),
+        ],
+    ),
+    "5.10": Rule(
+        5,
+        "failed",
+        lambda w: [
+            _through(w, "a changed log signature", _edit_aggregate(_flip_line(SERVICE, 30))),
+            _through(
+                w,
+                "signed by another key",
+                lambda d: d["seal"]["aggregate"].update(
+                    proof=w.aggregate_proof(signer=Ed25519Signer.generate(SERVICE))
+                ),
+            ),
+        ],
+    ),
+    "5.11": Rule(
+        5,
+        "failed",
+        lambda w: [
+            _through(w, "another index", _edit_aggregate(_index(2))),
+            _through(w, "a changed proof hash", _edit_aggregate(_first_proof_hash)),
+            _through(
+                w,
+                "the path of another checkpoint",
+                lambda d: d["seal"].update(proof=_smaller_sealing(w)),
+                keys=w.keys_document(aggregate=True),
+                trust=w.trust_document(witnesses=[w.public_witness, w.witness]),
+            ),
+        ],
+    ),
+    "5.12": Rule(
+        5,
+        "failed",
+        lambda w: [
+            _through(w, "a changed cosignature", _edit_aggregate(_flip_line(PUBLIC_WITNESS, 30))),
+            _through(w, "a cosignature in the future", now=w.aggregated_at - timedelta(minutes=10)),
+        ],
+    ),
+    "5.13": Rule(
+        5,
+        "failed",
+        lambda w: [
+            _through(
+                w,
+                f"the aggregate's key compromised {when}",
+                keys=w.keys_document(
+                    aggregate=True,
+                    aggregate_compromised_at=format_instant(end_of_second(w.aggregated_at) + shift),
+                ),
+            )
+            for when, shift in [
+                ("within the witness's second", timedelta(microseconds=-1)),
+                ("before the witness time", -timedelta(minutes=1)),
+            ]
+        ],
+    ),
+    "5.14": Rule(
+        5,
+        "unchecked",
+        lambda w: [
+            _dual_through(
+                "the trust store requires ML-DSA-44, the aggregate is signed with Ed25519 alone",
+                dual_aggregate=False,
+                directory_mldsa=False,
+            ),
+            _dual_through(
+                "the aggregate is dual-signed, the directory lacks its ML-DSA-44 key",
+                dual_aggregate=True,
+                directory_mldsa=False,
+            ),
         ],
     ),
     # --- 6. sequence continuity ------------------------------------------------------------
@@ -1088,6 +1202,104 @@ def _undated(world: World) -> Callable[[list[str]], None]:
         lines[at] = undated.line.removesuffix("\n")
 
     return edit
+
+
+# --- the path into the aggregate log (rules 5.7 to 5.14) -------------------------------------
+
+_UNSET: Any = object()
+
+
+def _through(
+    world: World,
+    name: str,
+    edit: Callable[[Doc], None] | None = None,
+    *,
+    keys: Any = _UNSET,
+    trust: Any = _UNSET,
+    now: datetime | None = None,
+) -> Case:
+    """A bundle whose checkpoint only the aggregate's witness vouches for, through the
+    aggregate log, edited; by default with the directory listing the aggregate's key and a
+    trust store naming only the public witness."""
+    bundle = world.bundle(aggregate=True, cosigned=False)
+    return Case(
+        name,
+        bundle if edit is None else tampered(bundle, edit),
+        world.keys_document(aggregate=True) if keys is _UNSET else keys,
+        world.trust_document(witnesses=[world.public_witness]) if trust is _UNSET else trust,
+        now,
+    )
+
+
+def _edit_aggregate(edit: Callable[[list[str]], None]) -> Callable[[Doc], None]:
+    def apply(document: Doc) -> None:
+        lines = str(document["seal"]["aggregate"]["proof"]).split("\n")
+        edit(lines)
+        document["seal"]["aggregate"]["proof"] = "\n".join(lines)
+
+    return apply
+
+
+def _another_service(world: World) -> Case:
+    """The aggregate of another service, whose key the directory lists too."""
+    stranger = Ed25519Signer.generate("other.service")
+    keys = world.keys_document(aggregate=True)
+    keys["logs"].append({"origin": "other.service", "vkey": stranger.verifier().vkey})
+
+    def edit(document: Doc) -> None:
+        document["seal"]["aggregate"]["proof"] = world.aggregate_proof(signer=stranger)
+
+    return _through(world, "the aggregate of another service", edit, keys=keys)
+
+
+def _undated_aggregate(world: World) -> Callable[[list[str]], None]:
+    """The public witness's cosignature on the aggregate checkpoint replaced by its valid
+    cosignature dated 0: it vouches for nothing there either (rule 5.6)."""
+    entries = world.aggregate_entries()
+    text = Checkpoint(SERVICE, len(entries), merkle_root(entries)).text()
+    undated = world.public_witness.cosign(text, 0)
+
+    def edit(lines: list[str]) -> None:
+        prefix = f"— {PUBLIC_WITNESS} "
+        at = next(i for i, line in enumerate(lines) if line.startswith(prefix))
+        lines[at] = undated.line.removesuffix("\n")
+
+    return edit
+
+
+@functools.cache
+def dual_world(dual_aggregate: bool) -> World:
+    """A log signing with Ed25519 and ML-DSA-44, as the service does, and its aggregate
+    signed the same way (``dual_aggregate``) or with Ed25519 alone."""
+    return World(
+        log_mldsa=MLDSA44CosignatureSigner.generate(ORIGIN, clock=None),
+        aggregate_mldsa=(
+            MLDSA44CosignatureSigner.generate(SERVICE, clock=None) if dual_aggregate else None
+        ),
+    )
+
+
+def _dual_through(name: str, *, dual_aggregate: bool, directory_mldsa: bool) -> Case:
+    """A dual-signed sealing checkpoint only the aggregate's witness vouches for, under a
+    trust store requiring both algorithms (so rule 4.9 holds, and 5.14 is what is left);
+    ``directory_mldsa``: the directory lists the aggregate's ML-DSA-44 key."""
+    world = dual_world(dual_aggregate)
+    keys = world.keys_document(aggregate=True)
+    if not directory_mldsa:
+        mldsa = world.aggregate_mldsa.vkey if world.aggregate_mldsa is not None else None
+        keys["logs"] = [log for log in keys["logs"] if log["vkey"] != mldsa]
+    trust = world.trust_document(
+        witnesses=[world.public_witness], checkpoint_signatures=["Ed25519", "ML-DSA-44"]
+    )
+    return _through(world, name, keys=keys, trust=trust)
+
+
+def _smaller_sealing(world: World) -> str:
+    """The seal's proof against the log's checkpoint one entry larger than the record
+    (cosigned): a true proof, of a checkpoint the aggregate's path is not of."""
+    size, index = world.target_index + 1, world.target_index
+    signed = world.signed_checkpoint(size, world.sealed_at)
+    return tlog_proof_text(index, inclusion_proof(world.log[:size], index), signed)
 
 
 def _short_cosignature(lines: list[str]) -> None:

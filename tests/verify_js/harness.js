@@ -11,6 +11,7 @@ import { verifyBundle } from "/static/verify/checks.js";
 import {
   COSIGNATURE_V1, ED25519, MLDSA44, parseNote, parseVkey, subtreeMessage, TlogError, verifyCosignature, verifyNote,
 } from "/static/verify/notes.js";
+import { aggregateEntry } from "/static/verify/aggregate.js";
 
 const load = async (name) => (await fetch(`/vectors/${name}`)).json();
 
@@ -156,9 +157,22 @@ export async function gaps() {
 
 /** compromise.json: each bundle, with its own key directory and trust store: the verdict, the
  * check statuses, and the words each named check's detail must hold. */
-export async function compromise() {
+export const compromise = () => withDirectories("compromise.json");
+
+/** aggregate.json: bundles proven through the aggregate log, as compromise.json's cases; and
+ * the worked example's entry, computed here from the sealing checkpoint. */
+export async function aggregate() {
+  const found = await withDirectories("aggregate.json");
+  const { example } = await load("aggregate.json");
+  const { origin, size, root } = example.sealing;
+  const entry = toHex(await aggregateEntry(origin, BigInt(size), fromHex(root)));
+  compare(found.mismatches, "the example's entry", example.entry, entry);
+  return { count: found.count + 1, mismatches: found.mismatches };
+}
+
+async function withDirectories(file) {
   const mismatches = [];
-  const vectors = await load("compromise.json");
+  const vectors = await load(file);
   const now = Date.parse(vectors.now) / 1000;
   for (const c of vectors.cases) {
     const keyring = await loadKeyDirectory(JSON.stringify(c.keys));

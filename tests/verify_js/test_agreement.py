@@ -78,6 +78,30 @@ def _cases(world: World) -> Iterator[Case]:
     yield case("quorum 2", good, t=world.trust_document(quorum=2))
     stranger = CosignatureSigner.generate("stranger.example")
     yield case("unknown witness", good, t=world.trust_document(witnesses=[stranger]))
+    # through the aggregate log (rules 5.7 to 5.14): the public witness alone, both, neither
+    through = world.bundle(aggregate=True, cosigned=False)
+    with_aggregate = world.keys_document(aggregate=True)
+    public = world.trust_document(witnesses=[world.public_witness])
+    both = world.trust_document(witnesses=[world.witness, world.public_witness], quorum=2)
+    yield case("through the aggregate", through, with_aggregate, public)
+    yield case("through the aggregate, no aggregate key", through, keys, public)
+    yield case("through the aggregate, tenant witness only", through, with_aggregate)
+    yield case(
+        "cosigned and through the aggregate", world.bundle(aggregate=True), with_aggregate, both
+    )
+    yield case(
+        "aggregate not cosigned",
+        world.bundle(aggregate=True, aggregate_cosigned=False),
+        with_aggregate,
+        both,
+    )
+    after = format_instant(end_of_second(world.aggregated_at) + timedelta(seconds=1))
+    yield case(
+        "header key compromised after the aggregate's witness",
+        through,
+        world.keys_document(aggregate=True, compromised_at=after),
+        public,
+    )
     yield case("no log key", good, {**keys, "logs": []})
     yield case("another header key", good, {**keys, "keys": World().keys_document()["keys"]})
     yield case("another log key", good, {**keys, "logs": World().keys_document()["logs"]})

@@ -11,7 +11,17 @@ from .conftest import STATIC, Harness
 ROOT = Path(__file__).resolve().parents[2]
 
 
-VECTOR_FILES = ["jcs", "numbers", "kinds", "records", "rfc6962", "gaps", "compromise", "mldsa44"]
+VECTOR_FILES = [
+    "jcs",
+    "numbers",
+    "kinds",
+    "records",
+    "rfc6962",
+    "gaps",
+    "compromise",
+    "mldsa44",
+    "aggregate",
+]
 
 
 @pytest.mark.parametrize("name", VECTOR_FILES)

@@ -11,13 +11,21 @@ import argparse
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
+
+from recordseal.client.errors import ClientError
 
 URL_VARIABLE = "RECORDSEAL_URL"
 TOKEN_VARIABLE = "RECORDSEAL_TOKEN"
 
 
-class MissingSetting(Exception):
-    """The service or the token is not given, or the token file cannot be read."""
+class MissingSetting(ClientError):
+    """The service or the token is not given, or the token file cannot be read; ``setting``
+    names which (``url`` or ``token``)."""
+
+    def __init__(self, message: str, setting: Literal["url", "token"]) -> None:
+        super().__init__(message)
+        self.setting = setting
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,19 +51,22 @@ def service_of(args: argparse.Namespace) -> Service:
     """The service and token of a command's options, else of the environment."""
     url = args.url or os.environ.get(URL_VARIABLE)
     if not url:
-        raise MissingSetting(f"no service: give --url or set {URL_VARIABLE}")
+        raise MissingSetting(f"no service: give --url or set {URL_VARIABLE}", "url")
     if args.token_file is not None:
         try:
             token = args.token_file.read_text().strip()
         except (OSError, UnicodeDecodeError) as error:
-            raise MissingSetting(f"cannot read the token file {args.token_file}: {error}") from None
+            raise MissingSetting(
+                f"cannot read the token file {args.token_file}: {error}", "token"
+            ) from None
         if not token:
-            raise MissingSetting(f"the token file {args.token_file} is empty")
+            raise MissingSetting(f"the token file {args.token_file} is empty", "token")
     else:
         token = os.environ.get(TOKEN_VARIABLE, "").strip()
         if not token:
             raise MissingSetting(
                 f"no API token: give --token-file FILE or set {TOKEN_VARIABLE}"
-                " (recordseal token create makes one)"
+                " (recordseal token create makes one)",
+                "token",
             )
     return Service(url, token)

@@ -6,6 +6,8 @@ from typing import Any
 
 import msgspec
 
+from recordseal.client.errors import ClientError
+
 
 class Record(msgspec.Struct, frozen=True):
     """A record to ingest: the five members of ``POST /v1/records``."""
@@ -129,7 +131,7 @@ class Refreshed(msgspec.Struct, frozen=True):
     new_size: int | None
 
 
-class Refused(Exception):
+class Refused(ClientError):
     """The service refused the request; ``problem`` says why (no retry helps)."""
 
     def __init__(self, problem: Problem) -> None:
@@ -137,11 +139,17 @@ class Refused(Exception):
         self.problem = problem
 
 
-class Unavailable(Exception):
-    """The service could not be reached, or kept failing, through every retry."""
+class Unavailable(ClientError):
+    """The service could not be reached, or kept failing, through every retry: ``attempts``
+    were made, the last failing for ``reason`` (an error class or ``HTTP <status>``)."""
+
+    def __init__(self, message: str, *, attempts: int = 0, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+        self.reason = reason
 
 
-class IngestIncomplete(Exception):
+class IngestIncomplete(ClientError):
     """Some batches of ``ingest_many`` failed as a whole: refused (:class:`Refused`),
     unreachable (:class:`Unavailable`), or answered with something that is not a batch
     result (the error reading it; such a batch may have been stored).

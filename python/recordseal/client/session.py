@@ -408,7 +408,11 @@ class Client:
                 if attempt + 1 < tries:
                     await asyncio.sleep(wait)
         plural = "s" if tries > 1 else ""
-        raise Unavailable(f"{method} {path}: no success in {tries} attempt{plural} ({reason})")
+        raise Unavailable(
+            f"{method} {path}: no success in {tries} attempt{plural} ({reason})",
+            attempts=tries,
+            reason=reason,
+        )
 
 
 def _wait_query(wait: float | None) -> str:

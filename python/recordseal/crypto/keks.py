@@ -89,7 +89,9 @@ def load_wrapper(keys_dir: Path) -> KeyWrapper:
 
 
 def module_keys(location: ModuleUri) -> list[tuple[str, str, str]]:
-    """The keys of a first KEK in a module: (label, kind, the keys directory's file)."""
+    """The keys of a first KEK in a module: (label, kind, the keys directory's file), the KEK
+    first. Their files are written in the reverse order: the KEK's file marks the directory as
+    having a KEK (:func:`kek_files`), so it comes when the other two are there."""
     return [
         (location.object, AES256, "kek" + REFERENCE_SUFFIX),
         (location.object + INDEX_LABEL, HMAC_SHA256, INDEX_IN_MODULE),
@@ -104,12 +106,13 @@ def init_in_module(keys_dir: Path, location: ModuleUri) -> list[str]:
     if kek_files(keys_dir) or (keys_dir / INDEX).exists():
         raise ValueError(f"{keys_dir} has a key-encryption key already: rotate it instead")
     written = []
-    for label, kind, name in module_keys(location):
+    # The KEK's reference last: a process that sees it finds the other two beside it.
+    for label, kind, name in reversed(module_keys(location)):
         made = location.with_object(label)
         made.generate(kind)
         write_reference(keys_dir / name, made)
         written.append(name)
-    return written
+    return written[::-1]
 
 
 def rotation_target(keys_dir: Path) -> int | None:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from recordseal.identifiers import IDENTIFIER, IDENTIFIER_RULE
+from recordseal.ledger.errors import RecordServiceError
 
 log = logging.getLogger("recordseal.fleet")
 
@@ -35,7 +36,7 @@ DEFAULT_KEYS = ("seed_path", "preset", "tenant_id")
 FLEET_KEYS = ("id", "seed_path", "preset", "tenant_id")
 
 
-class ManifestError(Exception):
+class ManifestError(RecordServiceError):
     """The manifest cannot be used; ``line`` and ``key`` locate the problem when known."""
 
     def __init__(

@@ -198,7 +198,9 @@ async def watch_manifest(
             outcome = await registry.reload()
             if outcome.applied and on_applied is not None:
                 await on_applied(outcome)
-        except Exception:  # a failed reload never stops the watcher
+        # Outermost boundary of one reload in a background task (web/background.py): a failed
+        # reload is logged and the watcher goes on (the registry keeps its manifest).
+        except Exception:
             log.exception("fleet.reload_failed")
 
 

@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from recordseal.fleet.join import ManifestState, manifest_state
 from recordseal.fleet.manifest import FleetManifest
+from recordseal.fleet.panel_collisions import ManifestState, manifest_state
 from recordseal.panel.tenants import FleetRef
 from recordseal.storage.logs import LogStore
 

@@ -23,10 +23,10 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 
 from recordseal.clock import utc_datetime
+from recordseal.ledger.witnessed import with_cosignatures
 from recordseal.merkle import tree
-from recordseal.merkle.genesis import successor_genesis, tenant_genesis
 from recordseal.storage.logs import LogStore
-from recordseal.storage.rows import Anchor, AnchorLog
+from recordseal.storage.rows import AnchorLog
 from recordseal.verify.transparency import (
     FORMAT,
     AnchorLine,
@@ -53,11 +53,6 @@ async def consistency(store: LogStore, origin: str, old_size: int, new_size: int
     return compute(lambda level, index: nodes[(level, index)])
 
 
-async def _with_cosignatures(store: LogStore, anchor: Anchor) -> str:
-    lines = await store.cosignatures(anchor.origin, anchor.size)
-    return anchor.note + "".join(line if line.endswith("\n") else line + "\n" for line in lines)
-
-
 async def day_file(store: LogStore, scope: AnchorLog, day: date) -> bytes | None:
     """The file of ``scope`` for ``day``, or None when the log had no anchor by its end."""
     start, end = day.isoformat(), (day + timedelta(days=1)).isoformat()
@@ -82,24 +77,17 @@ async def day_file(store: LogStore, scope: AnchorLog, day: date) -> bytes | None
                 b64(anchor.root),
                 anchor.created_at,
                 [*map(b64, proof)],
-                await _with_cosignatures(store, anchor),
+                await with_cosignatures(store, anchor.origin, anchor.size, anchor.note),
             )
         )
         size = anchor.size
     header = Header(
-        FORMAT, start, scope.origin, scope.tenant, scope.fleet, b64(_leaf_0(scope)), previous
+        FORMAT, start, scope.origin, scope.tenant, scope.fleet, b64(scope.leaf_0()), previous
     )
     if scope.predecessor is not None:
         origin, size, root = scope.predecessor
         header.predecessor = Predecessor(origin, size, b64(root))
     return encode_log_file(header, lines)
-
-
-def _leaf_0(scope: AnchorLog) -> bytes:
-    """The genesis root of the (tenant, fleet), or a successor log's leaf 0."""
-    if scope.predecessor is None:
-        return tenant_genesis(scope.tenant, scope.fleet)
-    return successor_genesis(*scope.predecessor)
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
@@ -156,6 +144,8 @@ async def run_daily(
                 written = await write_day(store, root, day, replace=False)
                 if written:
                     log.info("transparency.written", extra={"files": len(written)})
-        except Exception:  # a failed round is retried on the next one
+        # Outermost boundary of one round of a background task (web/background.py): a failed
+        # round is logged and retried on the next one.
+        except Exception:
             log.exception("transparency.round_failed")
         await asyncio.sleep(interval)

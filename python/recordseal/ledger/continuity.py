@@ -263,11 +263,17 @@ class Continuity:
         return behind
 
     async def signed_checkpoint(
-        self, origin: str, size: int, root: bytes, tenant: str | None, fleet: str
+        self,
+        origin: str,
+        size: int,
+        root: bytes,
+        tenant: str | None,
+        fleet: str,
+        frontier: tuple[bytes, ...] = (),
     ) -> None:
         """Journal a committed checkpoint of the (tenant, fleet) log before it is offered to
-        anyone."""
-        entry = Signed(origin, size, root, tenant, fleet)
+        anyone; for the aggregate log, with its ``frontier`` at ``size``."""
+        entry = Signed(origin, size, root, tenant, fleet, frontier)
         if self.state.add(entry):
             await self.journal.append([entry])
 

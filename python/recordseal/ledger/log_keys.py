@@ -38,7 +38,7 @@ from recordseal.crypto.hsm import (
 )
 from recordseal.crypto.keyfiles import create_secret, read_or_create_secret, sync_directory
 from recordseal.crypto.signing import key_id_of
-from recordseal.tlog import Ed25519Signer, MLDSA44CosignatureSigner
+from recordseal.tlog import Checkpoint, Ed25519Signer, MLDSA44CosignatureSigner, sign_note
 
 ED25519 = "Ed25519"
 ML_DSA_44 = "ML-DSA-44"
@@ -296,3 +296,17 @@ class LogKeyring:
 def as_signers(found: LogSigner | Sequence[LogSigner]) -> list[LogSigner]:
     """One signer or several, as a list (callers that hold one key give one)."""
     return [found] if isinstance(found, LogSigner) else list(found)
+
+
+def checkpoint_signer(signers: Sequence[LogSigner], origin: str) -> Callable[[int, bytes], str]:
+    """``sign(size, root)``: the checkpoint note of ``origin`` signed by every key of
+    ``signers`` (Ed25519 and ML-DSA-44, of two generations during a rotation). The one way a
+    checkpoint is signed: the sealer's, of tenant logs and the aggregate alike
+    (``Sealer.checkpoint_signer``), and ``recordseal recover``'s (a successor's first
+    checkpoint, the aggregate taken up again)."""
+    keys = list(signers)
+
+    def sign(size: int, root: bytes) -> str:
+        return sign_note(Checkpoint(origin, size, root).text(), keys)
+
+    return sign

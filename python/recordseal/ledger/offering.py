@@ -12,7 +12,7 @@ its recovery), never once per attempt.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from recordseal.storage.rows import CheckpointRow, LatestCheckpoint, SealedBatch
@@ -75,8 +75,12 @@ class Offers:
         first_delay: float = FIRST_DELAY,
         max_delay: float = MAX_DELAY,
         clock: Callable[[], float] = time.monotonic,
+        scoped: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
+        """``vouchers`` vouch for every log but those ``scoped`` names: each of these is
+        offered to its own vouchers instead (the aggregate log to its public witnesses)."""
         self.vouchers = tuple(vouchers)
+        self._scoped = {origin: tuple(names) for origin, names in (scoped or {}).items()}
         self._first_delay = first_delay
         self._max_delay = max_delay
         self._clock = clock
@@ -87,16 +91,23 @@ class Offers:
         """Start from the stored newest checkpoints and the receipts they already carry."""
         self._logs = {
             item.checkpoint.origin: _Log(
-                Head.of(item.checkpoint), set(self.vouchers) - item.vouched_by
+                Head.of(item.checkpoint),
+                set(self.vouchers_of(item.checkpoint.origin)) - item.vouched_by,
             )
             for item in latest
         }
+
+    def vouchers_of(self, origin: str) -> tuple[str, ...]:
+        """Who is offered the checkpoints of ``origin``."""
+        return self._scoped.get(origin, self.vouchers)
 
     def sealed(self, checkpoint: SealedBatch | CheckpointRow) -> None:
         """A log has a new newest checkpoint: every voucher is to be offered it."""
         current = self._logs.get(checkpoint.origin)
         if current is None or checkpoint.size > current.head.size:
-            self._logs[checkpoint.origin] = _Log(Head.of(checkpoint), set(self.vouchers))
+            self._logs[checkpoint.origin] = _Log(
+                Head.of(checkpoint), set(self.vouchers_of(checkpoint.origin))
+            )
 
     def due(self) -> list[tuple[Head, str]]:
         """The offers to make now (each marked in flight until its outcome is reported)."""

@@ -7,6 +7,9 @@ Run while the service is stopped, after a restore or failover fenced streams and
 - a fenced **stream** whose store ends at ``seq n-1`` while the journal says ``seq J`` was
   signed gets a signed gap header declaring ``n..J`` lost, stored as its record at ``J+1``
   (docs/records.md, "Gap declarations"); its next record is ``J+2``;
+- the fenced **aggregate log** is taken up again at the last checkpoint the service signed
+  for it, from the frontier the journal keeps (the entries the store lost stay lost; their
+  hashes are committed in it);
 - a fenced **log** is retired and a successor started (``<base>/2``, ``<base>/3``...), whose
   leaf 0 commits to the last checkpoint the service signed for the predecessor
   (``merkle.genesis.successor_genesis``) and whose checkpoint of size 1 is signed now; the
@@ -23,22 +26,34 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from recordseal import chain
 from recordseal.clock import new_record_id, utc_now
 from recordseal.core import leaf_hash
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.ledger.continuity import STORE_ROLLED_BACK, Continuity
-from recordseal.ledger.log_keys import LogSigner, as_signers
+from recordseal.ledger.errors import RecordServiceError
+from recordseal.ledger.log_keys import LogSigner, as_signers, checkpoint_signer
+from recordseal.merkle import tree
 from recordseal.merkle.genesis import log_origin, successor_genesis, successor_origin
+from recordseal.merkle.log import frontier
 from recordseal.storage.base import Store
 from recordseal.storage.journal import Entry, Head, Retired, Signed
-from recordseal.storage.recovery import GapRecord, Recovery, Succession
-from recordseal.tlog import Checkpoint, sign_note
+from recordseal.storage.recovery import AggregateRestore, GapRecord, Recovery, Succession
 
 
-class ServiceRunning(Exception):
-    """``recover`` runs while the service is stopped; nothing was written."""
+class ServiceRunning(RecordServiceError):
+    """``recover`` runs while the service is stopped; nothing was written. ``holder`` says
+    what showed a running service: its ``sealer_claim`` on the store, or its ``journal``
+    (at ``location``)."""
+
+    def __init__(
+        self, message: str, holder: Literal["sealer_claim", "journal"], location: str | None
+    ) -> None:
+        super().__init__(message)
+        self.holder = holder
+        self.location = location
 
 
 @dataclass
@@ -49,6 +64,8 @@ class RecoveryReport:
     successions: list[Succession] = field(default_factory=list)
     #: (stream or log, why it stays fenced)
     refused: list[tuple[str, str]] = field(default_factory=list)
+    #: the aggregate log taken up again at its last signed checkpoint
+    aggregate: AggregateRestore | None = None
 
 
 async def recover(
@@ -61,15 +78,16 @@ async def recover(
     """Compare the store with the journal (``continuity.start``, which also re-applies the
     journal's erasures) and recover what is fenced."""
     if not await store.logs.claim_sealing():
-        raise ServiceRunning("a service holds the sealer claim of this store")
+        raise ServiceRunning("a service holds the sealer claim of this store", "sealer_claim", None)
     await continuity.start(store)
     if await continuity.journal.other_writers():
-        raise ServiceRunning(f"a service is writing the journal {continuity.journal.location}")
+        location = continuity.journal.location
+        raise ServiceRunning(f"a service is writing the journal {location}", "journal", location)
     now = utc_now()
     report = RecoveryReport()
     await _plan_successions(store, continuity, log_signer, service_origin, report)
     await _plan_gaps(store, continuity, header_signer, now, report)
-    if not report.gaps and not report.successions:
+    if not report.gaps and not report.successions and report.aggregate is None:
         return report
     entries: list[Entry] = []
     for s in report.successions:
@@ -80,8 +98,34 @@ async def recover(
     entries += [Head(g.tenant, g.stream, g.seq, g.chain_leaf) for g in report.gaps]
     # Journaled first: from here on these heads and this checkpoint count as signed.
     await continuity.journal.append(entries)
-    await store.logs.recover(Recovery(report.successions, report.gaps, now))
+    await store.logs.recover(Recovery(report.successions, report.gaps, now, report.aggregate))
     return report
+
+
+#: Why ``recover`` leaves a fenced aggregate log as it is: the journal lacks its frontier
+#: (docs/tlog.md, "The aggregate log").
+AGGREGATE_REFUSED = (
+    "the journal holds no frontier of the aggregate log's last signed checkpoint to take it"
+    " up again from; it keeps its origin (the one public witnesses admitted), so it has no"
+    " successor: it stays unsealed, and bundles prove against the tenant logs' own witnesses"
+)
+
+
+def _aggregate_restore(
+    origin: str,
+    signed: Signed,
+    log_signer: Callable[[str], LogSigner | Sequence[LogSigner]],
+) -> AggregateRestore | None:
+    """The aggregate taken up again at its journaled checkpoint, when the journal's frontier
+    is whole and gives that checkpoint's root; None otherwise."""
+    ids = sorted(frontier(signed.size))
+    if len(ids) != len(signed.frontier):
+        return None
+    nodes = dict(zip(ids, signed.frontier, strict=True))
+    if tree.root(signed.size, lambda level, index: nodes[(level, index)]) != signed.root:
+        return None
+    note = checkpoint_signer(as_signers(log_signer(origin)), origin)(signed.size, signed.root)
+    return AggregateRestore(origin, signed.size, signed.root, nodes, note)
 
 
 async def _plan_successions(
@@ -95,6 +139,11 @@ async def _plan_successions(
     taken |= {r.successor for r in continuity.state.retired.values()}
     for origin, fence in sorted(continuity.logs.items()):
         signed = continuity.state.checkpoints.get(origin)
+        if origin == service_origin and signed is not None:
+            report.aggregate = _aggregate_restore(origin, signed, log_signer)
+            if report.aggregate is None:
+                report.refused.append((f"log {origin}", AGGREGATE_REFUSED))
+            continue
         if fence.fleet is None or signed is None:
             report.refused.append((f"log {origin}", "the store has no log it could succeed"))
             continue
@@ -104,8 +153,8 @@ async def _plan_successions(
             successor = successor_origin(base, successor)
         taken.add(successor)
         leaf = successor_genesis(origin, signed.size, signed.root)
-        signers = as_signers(log_signer(successor))  # two during a log key rotation
-        note = sign_note(Checkpoint(successor, 1, leaf_hash(leaf)).text(), signers)
+        sign = checkpoint_signer(as_signers(log_signer(successor)), successor)
+        note = sign(1, leaf_hash(leaf))  # every log key: two generations during a rotation
         report.successions.append(
             Succession(
                 fence.tenant, fence.fleet, origin, signed.size, signed.root, successor, leaf, note

@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from cryptography import x509
 
@@ -30,26 +31,41 @@ from recordseal.clock import utc_now
 from recordseal.identifiers import DEFAULT_FLEET
 from recordseal.ledger import offering, refusals
 from recordseal.ledger.continuity import STORE_ROLLED_BACK, Continuity
-from recordseal.ledger.log_keys import LogKeyring, LogSigner
+from recordseal.ledger.log_keys import LogKeyring, LogSigner, checkpoint_signer
 from recordseal.ledger.offering import Head, Offers
 from recordseal.ledger.witnessed import WitnessPolicy
+from recordseal.merkle import log as merkle_log
 from recordseal.merkle import tree
+from recordseal.merkle.aggregate import AGGREGATE_LIMIT
 from recordseal.merkle.genesis import log_origin, tenant_genesis
 from recordseal.settings import AuthoritySetting, WitnessSetting
 from recordseal.storage.activity import TWO_ROOTS
 from recordseal.storage.logs import LogStore, WitnessNote
-from recordseal.storage.rows import SEAL_LIMIT, LogBehind, SealedBatch, SealRequest
-from recordseal.tlog import Checkpoint, Ed25519Signer, TlogError, cosigner_verifier, sign_note
+from recordseal.storage.rows import (
+    AGGREGATE_FLEET,
+    SEAL_LIMIT,
+    AnchorLog,
+    LogBehind,
+    SealedBatch,
+    SealRequest,
+)
+from recordseal.tlog import Ed25519Signer, TlogError, cosigner_verifier
 from recordseal.tlog.client import WitnessClient
 from recordseal.tlog.tsa_client import timestamp_root
 
 log = logging.getLogger("recordseal.sealer")
+
+#: Seconds between two checkpoints of the aggregate log at least: public witnesses admit a
+#: log with a budget of about one request a second (docs/tlog.md, "The aggregate log").
+AGGREGATE_INTERVAL = 1.0
 
 
 @dataclass(frozen=True, slots=True)
 class Witness:
     name: str
     client: WitnessClient
+    #: which logs it witnesses: every tenant log, or the deployment's aggregate alone
+    logs: Literal["tenant", "aggregate"] = "tenant"
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,14 +113,33 @@ class Sealer:
         self._policy = WitnessPolicy(
             tuple(w.name for w in witnesses) + tuple(a.name for a in authorities), quorum
         )
+        public = tuple(w.name for w in witnesses if w.logs == "aggregate")
+        #: the vouchers of the tenant logs' checkpoints, and of the aggregate's
+        self.tenant_policy = WitnessPolicy(
+            tuple(n for n in self._policy.names if n not in public), quorum, part=True
+        )
+        self.aggregate_policy = WitnessPolicy(public, quorum, part=True)
         self._offers = Offers(
-            self._policy.names,
+            self.tenant_policy.names,
             first_delay=retry_delays[0],
             max_delay=retry_delays[1],
             clock=clock,
+            scoped={self.aggregate_origin: public},
         )
+        self._clock = clock
+        self._aggregated_at: float | None = None  # when this process last sealed the aggregate
         # (origin, witness) -> the size it last cosigned, as far as this process knows
         self._witness_sizes: dict[tuple[str, str], int] = {}
+
+    @property
+    def aggregate_origin(self) -> str:
+        """The origin of the deployment's aggregate log: the service's own (docs/tlog.md)."""
+        return self._service
+
+    def checkpoint_signer(self, origin: str) -> Callable[[int, bytes], str]:
+        """``sign(size, root)``: the signed checkpoint note of ``origin``, with every key that
+        signs it now (the one signing function of tenant logs and the aggregate alike)."""
+        return checkpoint_signer(self.signers(origin), origin)
 
     def signer(self, origin: str) -> Ed25519Signer:
         """The newest Ed25519 log key under the log's name (C2SP: the key name is the
@@ -152,11 +187,7 @@ class Sealer:
         origin = self.origin(tenant, fleet)
         if origin in self._continuity.logs:
             return sealed  # fenced: nothing is signed for it (docs/continuity.md)
-        signers = self.signers(origin)
-
-        def sign(size: int, root: bytes) -> str:
-            return sign_note(Checkpoint(origin, size, root).text(), signers)
-
+        sign = self.checkpoint_signer(origin)
         behind = self._continuity.seal_check(origin, tenant, fleet)
         while True:  # a large backlog goes in several bounded transactions
             genesis = tenant_genesis(tenant, fleet)
@@ -186,6 +217,45 @@ class Sealer:
             if batch.size - batch.first_index < self._seal_limit:
                 break
         return sealed
+
+    async def seal_aggregate(self) -> SealedBatch | None:
+        """Take the tenant checkpoints signed since into the aggregate log and sign its
+        checkpoint: at most once every ``AGGREGATE_INTERVAL`` seconds (the request budget of
+        the public witnesses), and never while it is fenced. None when nothing was sealed."""
+        now = self._clock()
+        if self._aggregated_at is not None and now - self._aggregated_at < AGGREGATE_INTERVAL:
+            return None
+        origin = self.aggregate_origin
+        if origin in self._continuity.logs:
+            return None  # fenced (docs/continuity.md): nothing is signed for it
+        request = SealRequest(
+            None,
+            AGGREGATE_FLEET,
+            origin,
+            b"",
+            self.checkpoint_signer(origin),
+            utc_now(),
+            AGGREGATE_LIMIT,
+            self._continuity.seal_check(origin, None, AGGREGATE_FLEET),
+        )
+        try:
+            batch = await self._store.seal_aggregate(request)
+        except LogBehind as refused:
+            if refused.reason is not None:  # the store's aggregate has another origin
+                self._continuity.fence_log(origin, None, AGGREGATE_FLEET, refused.reason)
+            return None
+        if batch is None:
+            return None
+        self._aggregated_at = now
+        # Journaled before it is offered to anyone, as a tenant log's (docs/continuity.md),
+        # with its frontier: a store put back behind it takes it up again from there.
+        ids = sorted(merkle_log.frontier(batch.size))
+        nodes = await self._store.log_nodes(origin, set(ids))
+        await self._continuity.signed_checkpoint(
+            origin, batch.size, batch.root, None, AGGREGATE_FLEET, tuple(nodes[i] for i in ids)
+        )
+        self._offers.sealed(batch)
+        return batch
 
     async def consistency(self, origin: str, old_size: int, new_size: int) -> list[bytes]:
         def compute(node: tree.NodeReader) -> list[bytes]:
@@ -276,6 +346,8 @@ class Sealer:
                         "note": "offered again with backoff; logged again only when this changes",
                     },
                 )
+        # Outermost boundary of one offer (a task of its own, started by the sealing loop): a
+        # fault of ours is counted as the voucher's internal_error and offered again later.
         except Exception:
             self._offers.failed(head, name, "internal_error")
             log.exception(
@@ -311,7 +383,9 @@ class Sealer:
     async def _note(self, head: Head, name: str, note: WitnessNote) -> None:
         try:
             await self._store.note_witness(head.origin, name, utc_now(), note)
-        except Exception:  # the view's row only: never stops offering
+        # Boundary of a best-effort write inside an offer's task: the live view's row only,
+        # whatever the store raised; it never stops offering.
+        except Exception:
             log.exception("voucher.note_failed", extra={"voucher": name, "origin": head.origin})
 
     async def _witness_ahead(self, head: Head, name: str, error: TlogError) -> None:
@@ -319,6 +393,8 @@ class Sealer:
         the log (restored, failed over, and the journal too). Fence it."""
         size = error.evidence.get("witness_size")
         scope = next((a for a in await self._store.anchor_logs() if a.origin == head.origin), None)
+        if head.origin == self.aggregate_origin:
+            scope = AnchorLog(None, AGGREGATE_FLEET, head.origin)
         if isinstance(size, int) and scope is not None:
             self._continuity.witness_ahead(
                 head.origin, scope.tenant, scope.fleet, name, size, head.size
@@ -328,7 +404,16 @@ class Sealer:
         key = (head.origin, witness.name)
 
         async def proof_for(size: int) -> list[bytes]:
-            return await self.consistency(head.origin, size, head.size)
+            try:
+                return await self.consistency(head.origin, size, head.size)
+            except KeyError:  # nodes the store lost: the aggregate taken up again by recover
+                raise TlogError(
+                    "consistency_unavailable",
+                    f"the store lacks the nodes of a consistency proof from size {size} to"
+                    f" {head.size}: the witness cosigned a checkpoint the store lost in a"
+                    " restore before the last signed one (docs/continuity.md, 'Recover')",
+                    {"witness": witness.name, "from_size": size, "size": head.size},
+                ) from None
 
         cosignatures = await witness.client.cosign(
             head.note, self._witness_sizes.get(key, 0), proof_for
@@ -359,6 +444,7 @@ class Sealer:
                         started = time.time()
                         for batch in await self.seal_pending():
                             metrics.SEALED_RECORDS.inc(batch.size - batch.first_index)
+                        await self.seal_aggregate()
                         # Everything acknowledged before this round began is sealed now.
                         metrics.SEALED_THROUGH.set(started)
                         for head, name in self._offers.due():
@@ -370,7 +456,9 @@ class Sealer:
                     if trouble is not None:
                         log.info("sealer.recovered")
                         trouble = None
-                except Exception as error:  # never let one bad round stop sealing
+                # Outermost boundary of one sealing round of a background task
+                # (web/background.py): a failed round is logged and sealing goes on.
+                except Exception as error:
                     reason = f"{type(error).__name__}: {error}"
                     if reason != trouble:
                         log.exception(
@@ -412,6 +500,7 @@ def configured_witnesses(witnesses: Sequence[WitnessSetting]) -> list[Witness]:
         Witness(
             w.name,
             WitnessClient(w.url, [cosigner_verifier(vkey) for vkey in w.vkeys], attempts=3),
+            w.logs,
         )
         for w in witnesses
     ]

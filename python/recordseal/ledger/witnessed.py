@@ -22,11 +22,15 @@ class WitnessPolicy:
 
     names: tuple[str, ...] = ()
     quorum: int = 1
+    #: The vouchers of one kind of log only (the tenant logs', or the aggregate's): the
+    #: quorum, the deployment's, may exceed their number (then nothing of that kind alone
+    #: is witnessed).
+    part: bool = False
 
     def __post_init__(self) -> None:
         if len(set(self.names)) != len(self.names):
             raise ValueError("two witnesses or time-stamping authorities share a name")
-        if self.quorum < 1 or (self.names and self.quorum > len(self.names)):
+        if self.quorum < 1 or (self.names and self.quorum > len(self.names) and not self.part):
             raise ValueError(
                 f"the witness quorum {self.quorum} is not between 1 and the {len(self.names)}"
                 " configured witnesses and time-stamping authorities"
@@ -73,3 +77,10 @@ async def newest_witnessed(
         if floor == above:  # both pages were short: every receipt above ``above`` was read
             return None
         below = floor + 1
+
+
+async def with_cosignatures(store: LogStore, origin: str, size: int, note: str) -> str:
+    """The signed checkpoint ``note`` (of ``origin`` at ``size``) with every stored witness
+    cosignature line on it appended: what bundles, transparency files and tiles publish."""
+    lines = await store.cosignatures(origin, size)
+    return note + "".join(line if line.endswith("\n") else line + "\n" for line in lines)

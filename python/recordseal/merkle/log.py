@@ -71,6 +71,9 @@ except ModuleNotFoundError as missing:
         raise
     _grow_log = grow_log
 
+#: :func:`grow_log`, native when the extension is built: what every seal grows a log with.
+grow_nodes = _grow_log
+
 
 def grow(
     size: int,

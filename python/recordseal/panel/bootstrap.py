@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import msgspec
 
+from recordseal.panel.errors import PanelError
 from recordseal.panel.tenants import (
     FleetRef,
     InMemoryTenantStore,
@@ -44,7 +45,7 @@ class Seeding(Protocol[Row_contra]):
     def __call__(self, row: Row_contra, /, *, dry_run: bool) -> Awaitable[bool]: ...
 
 
-class BootstrapError(Exception):
+class BootstrapError(PanelError):
     """Start must abort: the seed file is unreadable, malformed or inconsistent."""
 
     def __init__(self, path: Path, message: str) -> None:

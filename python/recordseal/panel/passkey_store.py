@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeAlias
 
+from recordseal.panel.errors import PanelError
 from recordseal.panel.sessions import ROLES, Role
 from recordseal.storage.panel import (
     CeremonyKind,
@@ -53,7 +54,7 @@ __all__ = [
 ]
 
 
-class LinkGone(Exception):
+class LinkGone(PanelError):
     """The registration link is unknown, used or expired; ``status`` says which."""
 
     def __init__(self, status: LinkStatus) -> None:

@@ -22,6 +22,7 @@ from typing import Literal, TypeAlias, get_args
 import msgspec
 
 from recordseal.identifiers import check_identifier
+from recordseal.panel.errors import PanelError
 
 Role: TypeAlias = Literal["operator", "viewer"]
 ROLES: tuple[Role, ...] = get_args(Role)
@@ -31,7 +32,7 @@ SEPARATOR = "|"
 _NUMBER = re.compile(r"0|[1-9][0-9]{0,18}")
 
 
-class PayloadError(ValueError):
+class PayloadError(PanelError, ValueError):
     """A payload that cannot be issued or read; the message names the field and the rule."""
 
 

@@ -22,6 +22,7 @@ from typing import Protocol, runtime_checkable
 import msgspec
 
 from recordseal.identifiers import check_identifier
+from recordseal.panel.errors import PanelError
 
 logger = logging.getLogger("recordseal.panel")
 
@@ -102,7 +103,7 @@ class FleetRef(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         check_identifier("tenant_id", self.tenant_id)
 
 
-class PanelStoreError(Exception):
+class PanelStoreError(PanelError):
     """Base of every tenant store error (docs/panel.md, "Views and errors")."""
 
 

@@ -1,9 +1,16 @@
-"""Domain errors of the services. The web layer maps each kind to one HTTP status."""
+"""Domain errors of the services. The web layer maps each kind to one HTTP status.
+
+Every refusal here is a :class:`ServiceError` (``code``, ``field`` and ``kind`` as fields),
+under the root of the service's errors, :class:`RecordServiceError` (``ledger/errors.py``,
+re-exported here); ``web/problems.py`` answers each as problem+json.
+"""
 
 from __future__ import annotations
 
+from recordseal.ledger.errors import RecordServiceError
 
-class ServiceError(Exception):
+
+class ServiceError(RecordServiceError):
     """A refused request: ``code`` is stable, ``field`` names the offending input or path."""
 
     kind = "invalid"

@@ -25,6 +25,7 @@ from recordseal.clock import utc_now
 from recordseal.crypto.hsm import KeyLocationError, ModuleUri, is_module_uri
 from recordseal.crypto.keyfiles import read_or_create_secret
 from recordseal.crypto.signing import HeaderSigner
+from recordseal.ledger.errors import RecordServiceError
 from recordseal.services.errors import Unavailable
 from recordseal.services.pipeline import Pipeline, pipeline_for
 from recordseal.storage.records import RecordStore
@@ -40,9 +41,13 @@ GRACE_SECONDS = 10.0
 FIRST_KEY = "header-signing.ed25519"
 
 
-class KeyUnavailable(RuntimeError):
+class KeyUnavailable(RecordServiceError, RuntimeError):
     """The store's active header key cannot be used by this process (its file is missing or
-    is another key); nothing was signed."""
+    is another key); nothing was signed. ``key_id`` names the key when one is known."""
+
+    def __init__(self, message: str, key_id: str | None = None) -> None:
+        super().__init__(message)
+        self.key_id = key_id
 
 
 def key_file(keys_dir: Path, row: SigningKeyRow) -> Path:
@@ -174,7 +179,8 @@ def load_signer(keys_dir: Path, row: SigningKeyRow) -> HeaderSigner:
         except KeyLocationError as refused:
             raise KeyUnavailable(
                 f"the store's header-signing key {row.key_id} cannot be used: {refused};"
-                " nothing was signed"
+                " nothing was signed",
+                row.key_id,
             ) from None
         where = row.location
     else:
@@ -185,12 +191,13 @@ def load_signer(keys_dir: Path, row: SigningKeyRow) -> HeaderSigner:
             raise KeyUnavailable(
                 f"the store's header-signing key {row.key_id} is not in {keys_dir}"
                 f" ({path.name}): restore the keys directory from its backup; nothing was"
-                " signed"
+                " signed",
+                row.key_id,
             ) from None
         signer = HeaderSigner.from_seed(seed)
         where = str(path)
     if signer.key_id != row.key_id:
-        raise KeyUnavailable(f"{where} holds key {signer.key_id}, not {row.key_id}")
+        raise KeyUnavailable(f"{where} holds key {signer.key_id}, not {row.key_id}", row.key_id)
     return signer
 
 

@@ -20,14 +20,25 @@ from pathlib import Path
 
 from recordseal.crypto import keks
 from recordseal.crypto.hsm import ModuleUri
+from recordseal.ledger.errors import RecordServiceError
 from recordseal.panel.sso.provider_store import keep_secret_key
 from recordseal.storage.records import RecordStore
 
 BATCH = 500
 
 
-class KekRotationRefused(ValueError):
-    """The rotation cannot go on as it stands; nothing more was changed."""
+class KekRotationRefused(RecordServiceError, ValueError):
+    """The rotation cannot go on as it stands; nothing more was changed. ``target`` is the
+    KEK generation the rotation under way re-wraps to, ``found`` the newest in the keys
+    directory."""
+
+    def __init__(self, target: int, found: int) -> None:
+        super().__init__(
+            f"the rotation under way re-wraps to KEK {target}, but KEK {found}"
+            " is in the keys directory: remove the newer file or finish by hand"
+        )
+        self.target = target
+        self.found = found
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,10 +68,7 @@ async def rotate_kek(
         await asyncio.sleep(settle)  # every process wraps under the new KEK from now on
     wrapper = keks.load_wrapper(keys_dir)
     if wrapper.generation != target:
-        raise KekRotationRefused(
-            f"the rotation under way re-wraps to KEK {target}, but KEK {wrapper.generation}"
-            " is in the keys directory: remove the newer file or finish by hand"
-        )
+        raise KekRotationRefused(target, wrapper.generation)
     rewrapped = 0
     while rows := await store.keys_wrapped_before(target, batch):
         changes = [(t, i, w, wrapper.rewrap(t, ref, w)) for t, i, ref, w in rows]

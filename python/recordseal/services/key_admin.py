@@ -16,6 +16,7 @@ from recordseal.crypto.hsm import ED25519, ModuleUri, is_module_uri, read_refere
 from recordseal.crypto.keyfiles import create_secret
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.ledger import log_keys as log_keys_module
+from recordseal.ledger.errors import RecordServiceError
 from recordseal.ledger.log_keys import LogKey, log_keys
 from recordseal.panel import cookie_keys
 from recordseal.services.header_keys import GRACE_SECONDS, REFRESH_SECONDS, active_key, key_file
@@ -23,7 +24,7 @@ from recordseal.storage.records import RecordStore
 from recordseal.storage.rows import SigningKeyRow
 
 
-class KeyRefused(ValueError):
+class KeyRefused(RecordServiceError, ValueError):
     """The command cannot be done as asked; nothing was changed."""
 
 

@@ -127,7 +127,9 @@ def _adopt_kek(keys_dir: Path, location: ModuleUri) -> None:
         made = keks.module_keys(location)
         for label, kind, _ in made:
             location.with_object(label).key(kind)  # the module must hold all three
-        for label, _, name in made:
+        # The KEK's own file last: it is what marks the directory as having a KEK, so another
+        # worker of this start that sees it finds the subject index and panel keys beside it.
+        for label, _, name in reversed(made):
             _record(keys_dir / name, location.with_object(label))
         return
     known = [str(read_reference(p)) for p in files.values() if keks.in_module(p)]

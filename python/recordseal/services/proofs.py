@@ -17,7 +17,7 @@ import msgspec
 
 from recordseal.core import CommitError, verify_consistency
 from recordseal.ledger.sealer import Sealer
-from recordseal.ledger.witnessed import newest_witnessed
+from recordseal.ledger.witnessed import newest_witnessed, with_cosignatures
 from recordseal.merkle import tree
 from recordseal.services.errors import Inconsistent, Invalid, NotFound
 from recordseal.storage.base import Store
@@ -90,22 +90,58 @@ class ProofService:
             return Proof(None, False)
         origin, index = found
         policy = self._sealer.policy
-        sealing = await newest_witnessed(self._store.logs, origin, index, policy)
+        logs = self._store.logs
+        sealing = await newest_witnessed(logs, origin, index, self._sealer.tenant_policy)
+        aggregate = None
+        if sealing is None:
+            through = await self._through_aggregate(origin, index)
+            if through is not None:
+                sealing, aggregate = through
         witnessed = sealing is not None or not policy.configured
         if sealing is None:
-            sealing = await self._store.logs.newest_checkpoint(origin)
+            sealing = await logs.newest_checkpoint(origin)
         if sealing is None:  # the seal and its checkpoint are one transaction
             raise RuntimeError(f"{origin}: no checkpoint covers sealed index {index}")
-        return Proof(await self._seal(origin, index, sealing), witnessed, sealing, index)
+        seal = await self._seal(origin, index, sealing, aggregate)
+        return Proof(seal, witnessed, sealing, index)
 
-    async def _seal(self, origin: str, index: int, sealing: CheckpointRow) -> Seal:
+    async def _through_aggregate(
+        self, origin: str, index: int
+    ) -> tuple[CheckpointRow, tuple[CheckpointRow, int]] | None:
+        """The newest checkpoint of ``origin`` holding entry ``index`` that a witnessed
+        aggregate checkpoint includes, with that aggregate checkpoint and the checkpoint's
+        position in the aggregate (docs/bundle.md, "Which checkpoint"); None when no
+        aggregate checkpoint that includes the record carries the quorum."""
+        policy, logs = self._sealer.aggregate_policy, self._store.logs
+        if not policy.configured:
+            return None
+        first = await logs.aggregated(origin, index, None, newest=False)
+        if first is None:
+            return None
+        aggregate_origin = self._sealer.aggregate_origin
+        witnessed = await newest_witnessed(logs, aggregate_origin, first[1], policy)
+        if witnessed is None:
+            return None
+        newest = await logs.aggregated(origin, index, witnessed.size, newest=True)
+        assert newest is not None  # ``first`` is one
+        sealing, position = newest
+        return sealing, (witnessed, position)
+
+    async def _seal(
+        self,
+        origin: str,
+        index: int,
+        sealing: CheckpointRow,
+        aggregate: tuple[CheckpointRow, int] | None = None,
+    ) -> Seal:
         previous, _ = await self._store.logs.checkpoints_around(origin, index)
-
-        def inclusion(node: tree.NodeReader) -> list[bytes]:
-            return tree.inclusion_path(index, sealing.size, node)
-
-        nodes = await self._store.logs.log_nodes(origin, tree.nodes_needed(inclusion))
-        proof = inclusion(lambda level, i: nodes[(level, i)])
+        proof = await self._inclusion(origin, index, sealing.size)
+        through = None
+        if aggregate is not None:
+            checkpoint, position = aggregate
+            path = await self._inclusion(checkpoint.origin, position, checkpoint.size)
+            cosigned = await self._cosigned(checkpoint.origin, checkpoint)
+            through = build.tlog_proof_text(position, path, cosigned)
         return build.seal_of(
             origin,
             build.tlog_proof_text(index, proof, await self._cosigned(origin, sealing)),
@@ -116,14 +152,21 @@ class ProofService:
                 else ()
             ),
             timestamps=await self._store.logs.timestamps(origin, sealing.size),
+            aggregate=through,
         )
+
+    async def _inclusion(self, origin: str, index: int, size: int) -> list[bytes]:
+        """The RFC 6962 inclusion path of entry ``index`` in the log's tree of ``size``."""
+
+        def inclusion(node: tree.NodeReader) -> list[bytes]:
+            return tree.inclusion_path(index, size, node)
+
+        nodes = await self._store.logs.log_nodes(origin, tree.nodes_needed(inclusion))
+        return inclusion(lambda level, i: nodes[(level, i)])
 
     async def _cosigned(self, origin: str, checkpoint: CheckpointRow) -> str:
         """The signed checkpoint with every stored witness cosignature line added."""
-        lines = await self._store.logs.cosignatures(origin, checkpoint.size)
-        return checkpoint.note + "".join(
-            line if line.endswith("\n") else line + "\n" for line in lines
-        )
+        return await with_cosignatures(self._store.logs, origin, checkpoint.size, checkpoint.note)
 
     # --- refreshing a bundle held by anyone ----------------------------------------------
 

@@ -25,6 +25,8 @@ async def purge_loop(store: RecordStore, retention_seconds: float, interval: flo
             dropped = await store.purge_idempotency_keys(cutoff(retention_seconds))
             if dropped:
                 log.info("retention.idempotency_keys_forgotten", extra={"count": dropped})
-        except Exception:  # never let housekeeping stop the service
+        # Outermost boundary of one round of a background task (web/background.py): a failed
+        # purge is logged and tried again; housekeeping never stops the service.
+        except Exception:
             log.exception("retention.purge_failed")
         await asyncio.sleep(interval)

@@ -133,7 +133,9 @@ class TokenService:
             self._unrecorded.clear()
             try:
                 await self._store.mark_used(batch, utc_now())
-            except Exception:  # a lost "last used" never fails a request
+            # Outermost boundary of this background write (a task of its own that no request
+            # awaits): a lost "last used" never fails a request, whatever the store raised.
+            except Exception:
                 log.warning("tokens.last_used_not_recorded", exc_info=True)
 
     async def drain(self) -> None:

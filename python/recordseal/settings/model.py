@@ -129,9 +129,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     witnesses: Annotated[
         tuple[WitnessSetting, ...],
         setting(
-            "witnesses asked to cosign each checkpoint",
-            rule='a JSON list of {"name", "url", "vkey"} objects (vkey: one vkey, Ed25519 or'
-            " ML-DSA-44, or a list of the witness's vkeys)",
+            "witnesses asked to cosign each checkpoint (`logs`: every tenant log, or only the"
+            " deployment's aggregate log)",
+            rule='a JSON list of {"name", "url", "vkey", "logs" ("tenant" or "aggregate",'
+            ' default "tenant")} objects (vkey: one vkey, Ed25519 or ML-DSA-44, or a list of'
+            " the witness's vkeys)",
         ),
     ] = ()
     timestamp_authorities: Annotated[

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass
+from typing import Literal
 from urllib.parse import urlsplit
 
 import msgspec
@@ -55,11 +56,14 @@ def _http_url(url: str) -> None:
 class WitnessSetting(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """A witness asked to cosign each checkpoint: its name, URL and cosigning key's vkey, or
     a list of its keys' vkeys (a witness that cosigns with Ed25519 and ML-DSA-44 alike,
-    ``witness serve --algorithm both``: every cosignature by one of them is kept)."""
+    ``witness serve --algorithm both``: every cosignature by one of them is kept); and which
+    logs it witnesses: every tenant log (``tenant``, the default) or the deployment's
+    aggregate log alone (``aggregate``: a public witness, docs/tlog.md)."""
 
     name: str
     url: str
     vkey: str | tuple[str, ...]
+    logs: Literal["tenant", "aggregate"] = "tenant"
 
     def __post_init__(self) -> None:
         _name(self.name)

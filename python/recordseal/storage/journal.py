@@ -65,6 +65,10 @@ class Signed:
     #: scope; ``fleet`` None: not recorded
     tenant: str | None = None
     fleet: str | None = None
+    #: the aggregate log's frontier at ``size``: the hashes of its complete subtrees, by
+    #: (level, index) in order, so a store put back behind it can take it up again from
+    #: there (docs/tlog.md, "The aggregate log"); empty for a tenant log
+    frontier: tuple[bytes, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,11 +140,13 @@ def encode(entry: Entry) -> dict[str, object]:
     match entry:
         case Head(tenant, stream, seq, leaf):
             return {"k": "head", "tenant": tenant, "stream": stream, "seq": seq, "leaf": leaf.hex()}
-        case Signed(origin, size, root, tenant, fleet):
+        case Signed(origin, size, root, tenant, fleet, frontier):
             line: dict[str, object] = {"k": "signed", "origin": origin, "size": size}
             line["root"] = root.hex()
             if fleet is not None:
                 line.update(tenant=tenant, fleet=fleet)
+            if frontier:
+                line["frontier"] = [node.hex() for node in frontier]
             return line
         case Erased(tenant, index, ref, at):
             return {"k": "erased", "tenant": tenant, "index": index.hex(), "ref": ref, "at": at}
@@ -163,12 +169,16 @@ def decode(line: dict[str, object]) -> Entry | None:
         )
     if kind == "signed":
         fleet = line.get("fleet")
+        frontier = line.get("frontier", [])
+        if not isinstance(frontier, list):
+            raise TypeError("a member is not a list")
         return Signed(
             _str(line["origin"]),
             _int(line["size"]),
             _hex(line["root"]),
             None if line.get("tenant") is None else _str(line["tenant"]),
             None if fleet is None else _str(fleet),
+            tuple(_hex(node) for node in frontier),
         )
     if kind == "erased":
         return Erased(

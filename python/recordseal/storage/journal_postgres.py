@@ -53,6 +53,7 @@ CREATE TABLE IF NOT EXISTS journal_checkpoints (
     tenant  text,
     fleet   text
 );
+ALTER TABLE journal_checkpoints ADD COLUMN IF NOT EXISTS frontier bytea[];
 CREATE TABLE IF NOT EXISTS journal_conflicts (
     origin  text NOT NULL,
     size    bigint NOT NULL,
@@ -109,10 +110,11 @@ class PostgresJournal:
                 "SELECT tenant, stream, seq, leaf FROM journal_heads"
             ):
                 state.add(Head(tenant, stream, seq, bytes(leaf)))
-            for origin, size, root, tenant, fleet in await conn.fetch(
-                "SELECT origin, size, root, tenant, fleet FROM journal_checkpoints"
+            for origin, size, root, tenant, fleet, frontier in await conn.fetch(
+                "SELECT origin, size, root, tenant, fleet, frontier FROM journal_checkpoints"
             ):
-                state.add(Signed(origin, size, bytes(root), tenant, fleet))
+                nodes = tuple(bytes(node) for node in frontier or ())
+                state.add(Signed(origin, size, bytes(root), tenant, fleet, nodes))
             for origin, size, root, other in await conn.fetch(
                 "SELECT origin, size, root, other FROM journal_conflicts"
             ):
@@ -181,7 +183,7 @@ async def _upsert(conn: Connection, entry: Entry) -> None:
                 seq,
                 leaf,
             )
-        case Signed(origin, size, root, tenant, fleet):
+        case Signed(origin, size, root, tenant, fleet, frontier):
             await conn.execute(
                 "INSERT INTO journal_conflicts (origin, size, root, other, seen_at)"
                 " SELECT origin, size, root, $3, $4 FROM journal_checkpoints"
@@ -192,15 +194,17 @@ async def _upsert(conn: Connection, entry: Entry) -> None:
                 utc_now(),
             )
             await conn.execute(
-                "INSERT INTO journal_checkpoints (origin, size, root, tenant, fleet)"
-                " VALUES ($1, $2, $3, $4, $5) ON CONFLICT (origin) DO UPDATE SET"
+                "INSERT INTO journal_checkpoints (origin, size, root, tenant, fleet, frontier)"
+                " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (origin) DO UPDATE SET"
                 " size = excluded.size, root = excluded.root, tenant = excluded.tenant,"
-                " fleet = excluded.fleet WHERE journal_checkpoints.size < excluded.size",
+                " fleet = excluded.fleet, frontier = excluded.frontier"
+                " WHERE journal_checkpoints.size < excluded.size",
                 origin,
                 size,
                 root,
                 tenant,
                 fleet,
+                list(frontier) or None,
             )
         case Erased(tenant, index, ref, at):
             await conn.execute(

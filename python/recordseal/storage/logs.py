@@ -13,6 +13,7 @@ from recordseal.storage.rows import (
     AnchorLog,
     CheckpointRow,
     LatestCheckpoint,
+    LogRow,
     SealedBatch,
     SealRequest,
 )
@@ -101,6 +102,40 @@ class LogStore(Protocol):
         self, origin: str, ids: set[tuple[int, int]]
     ) -> dict[tuple[int, int], bytes]:
         """The stored complete-subtree nodes among ``ids``, in one query."""
+        ...
+
+    # Tiles (docs/tlog.md, "Tiles"): what the store keeps, read by ranges.
+    async def log_of(self, origin: str) -> LogRow | None:
+        """The log named ``origin``, retired or not, with its sealed size; None if none."""
+        ...
+
+    async def tile_hashes(self, origin: str, level: int, start: int, count: int) -> list[bytes]:
+        """The stored nodes ``(level, start)`` ... ``(level, start + count - 1)`` of the log,
+        in order: as many as are complete, from ``start`` on."""
+        ...
+
+    async def log_entries(self, origin: str, start: int, count: int) -> list[tuple[int, bytes]]:
+        """(position, RFC 8785 header) of the log's sealed records at positions ``start`` to
+        ``start + count - 1``, in order (gap headers too; position 0 is no record)."""
+        ...
+
+    # The aggregate log (docs/tlog.md, "The aggregate log").
+    async def seal_aggregate(self, request: SealRequest) -> SealedBatch | None:
+        """Take up to ``request.limit`` tenant checkpoints not yet in the aggregate log
+        ``request.origin`` (made now if new) into it and store its signed checkpoint, in one
+        transaction; None when no checkpoint is waiting."""
+        ...
+
+    async def aggregate_entries(self, start: int, count: int) -> list[tuple[int, bytes]]:
+        """(position, entry) of the aggregate's entries ``start`` ... in order."""
+        ...
+
+    async def aggregated(
+        self, origin: str, above: int, below: int | None, newest: bool
+    ) -> tuple[CheckpointRow, int] | None:
+        """A checkpoint of ``origin`` larger than ``above`` that is in the aggregate at a
+        position below ``below`` (any when None), with that position: the largest such one
+        when ``newest``, else the smallest."""
         ...
 
     async def record_seal(self, tenant: str, record_id: str) -> tuple[str, int] | None:

@@ -1,5 +1,5 @@
 """Readers of the panel files that earlier versions kept in the data directory, for their
-one-time import into the database (``panel/migrate.py``):
+one-time import into the database (``panel/legacy_import.py``):
 
 - ``panel.sqlite3``: tables ``credentials`` (passkeys), ``links`` and ``challenges``;
 - ``panel-sso.sqlite3``: table ``pending_logins``.

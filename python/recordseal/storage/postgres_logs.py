@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import asyncpg
 
+from recordseal.merkle import aggregate as merkle_aggregate
 from recordseal.merkle import log as merkle_log
 from recordseal.storage import postgres_recovery
 from recordseal.storage import rows as store_rows
@@ -16,10 +17,12 @@ from recordseal.storage.logs import WitnessNote
 from recordseal.storage.postgres_database import PostgresDatabase
 from recordseal.storage.recovery import Recovery
 from recordseal.storage.rows import (
+    AGGREGATE_FLEET,
     Anchor,
     AnchorLog,
     CheckpointRow,
     LatestCheckpoint,
+    LogRow,
     SealedBatch,
     SealRequest,
 )
@@ -175,7 +178,8 @@ class PostgresLogs:
     async def anchor_logs(self) -> list[AnchorLog]:
         rows = await self._db.pool.fetch(
             "SELECT tenant, fleet, origin, predecessor, predecessor_size, predecessor_root"
-            " FROM logs WHERE origin IS NOT NULL AND retired_at IS NULL ORDER BY id"
+            " FROM logs WHERE origin IS NOT NULL AND retired_at IS NULL AND fleet <> ''"
+            " ORDER BY id"
         )
         return [AnchorLog.of_row(*row) for row in rows]
 
@@ -206,6 +210,64 @@ class PostgresLogs:
             sql += f" AND c.created_at < ${len(params)}"
         row = await self._db.pool.fetchrow(sql + " ORDER BY c.size DESC LIMIT 1", *params)
         return Anchor(*row) if row else None
+
+    async def log_of(self, origin: str) -> LogRow | None:
+        row = await self._db.pool.fetchrow(
+            "SELECT tenant, fleet, origin, predecessor, predecessor_size, predecessor_root, size"
+            " FROM logs WHERE origin = $1",
+            origin,
+        )
+        return LogRow(AnchorLog.of_row(*row[:6]), row[6]) if row else None
+
+    async def tile_hashes(self, origin: str, level: int, start: int, count: int) -> list[bytes]:
+        rows = await self._db.pool.fetch(
+            "SELECT n.hash FROM logs l JOIN log_nodes n ON n.log_id = l.id AND n.level = $2"
+            " AND n.idx >= $3 AND n.idx < $4 WHERE l.origin = $1 ORDER BY n.idx",
+            origin,
+            level,
+            start,
+            start + count,
+        )
+        return [digest for (digest,) in rows]
+
+    async def log_entries(self, origin: str, start: int, count: int) -> list[tuple[int, bytes]]:
+        rows = await self._db.pool.fetch(
+            "SELECT r.log_index, r.header FROM logs l JOIN records r ON r.log_id = l.id"
+            " AND r.log_index >= $2 AND r.log_index < least($3, l.size) WHERE l.origin = $1"
+            " ORDER BY r.log_index",
+            origin,
+            start,
+            start + count,
+        )
+        return [(index, bytes(header)) for index, header in rows]
+
+    async def seal_aggregate(self, request: SealRequest) -> SealedBatch | None:
+        if await self._db.pool.fetchval(_AGGREGATE_WAITING, AGGREGATE_FLEET) is None:
+            return None
+        async with self._db.pool.acquire() as conn, conn.transaction():
+            return await _seal_aggregate(conn, request)
+
+    async def aggregate_entries(self, start: int, count: int) -> list[tuple[int, bytes]]:
+        rows = await self._db.pool.fetch(
+            "SELECT idx, entry FROM aggregate_entries WHERE idx >= $1 AND idx < $2 ORDER BY idx",
+            start,
+            start + count,
+        )
+        return [(index, bytes(entry)) for index, entry in rows]
+
+    async def aggregated(
+        self, origin: str, above: int, below: int | None, newest: bool
+    ) -> tuple[CheckpointRow, int] | None:
+        row = await self._db.pool.fetchrow(
+            "SELECT l.origin, c.size, c.root, c.note, c.created_at, a.idx FROM logs l"
+            " JOIN aggregate_entries a ON a.log_id = l.id AND a.size > $2 AND a.idx < $3"
+            " JOIN checkpoints c ON c.log_id = a.log_id AND c.size = a.size WHERE l.origin = $1"
+            f" ORDER BY a.size {'DESC' if newest else 'ASC'} LIMIT 1",
+            origin,
+            above,
+            2**63 - 1 if below is None else below,
+        )
+        return (CheckpointRow(*row[:5]), row[5]) if row else None
 
     async def record_seal(self, tenant: str, record_id: str) -> tuple[str, int] | None:
         """The log origin and index of a sealed record, or None while it is pending."""
@@ -289,6 +351,18 @@ class PostgresLogs:
         return [(authority, token) for authority, token in rows]
 
 
+#: The tenant checkpoints the aggregate has not taken yet, by log and size.
+_AGGREGATE_PENDING = (
+    "SELECT l.id, l.origin, c.size, c.root FROM logs l JOIN checkpoints c"
+    " ON c.log_id = l.id AND c.size > l.aggregated_size WHERE l.fleet <> $1"
+    " ORDER BY l.id, c.size LIMIT $2"
+)
+_AGGREGATE_WAITING = (
+    "SELECT 1 FROM logs l JOIN checkpoints c ON c.log_id = l.id AND c.size > l.aggregated_size"
+    " WHERE l.fleet <> $1 LIMIT 1"
+)
+
+
 #: A seal's lock of its log's row. NO KEY: seals exclude each other, but the foreign-key
 #: checks of the records written to the log meanwhile (``FOR KEY SHARE`` of this row) do not
 #: wait for the seal (docs/records.md, "Sealing").
@@ -349,6 +423,73 @@ async def _seal(conn: Connection, request: SealRequest) -> SealedBatch | None:
     )
     request.admit(origin, size)
     note = request.sign(growth.size, growth.root)
+    await conn.execute(
+        "UPDATE logs SET size = $1, root = $2 WHERE id = $3", growth.size, growth.root, log_id
+    )
+    await conn.execute(
+        "INSERT INTO checkpoints (log_id, size, root, note, created_at)"
+        " VALUES ($1, $2, $3, $4, $5)",
+        log_id,
+        growth.size,
+        growth.root,
+        note,
+        request.now,
+    )
+    return SealedBatch(request.origin, growth.first_index, growth.size, growth.root, note)
+
+
+async def _seal_aggregate(conn: Connection, request: SealRequest) -> SealedBatch | None:
+    """One seal of the aggregate (``merkle.aggregate``), holding its row: read its frontier
+    and the tenant checkpoints it lacks, grow, write the entries, nodes, size, checkpoint
+    and each log's progress."""
+    await conn.execute(
+        "INSERT INTO logs (tenant, fleet, origin, size, root) VALUES (NULL, $1, $2, 0, '')"
+        " ON CONFLICT DO NOTHING",
+        AGGREGATE_FLEET,
+        request.origin,
+    )
+    row = await conn.fetchrow(LOCK_LOG, None, AGGREGATE_FLEET)
+    assert row is not None  # inserted above, or before
+    log_id, origin, size = row
+    pending = [
+        merkle_aggregate.Pending(*found)
+        for found in await conn.fetch(_AGGREGATE_PENDING, AGGREGATE_FLEET, request.limit)
+    ]
+    wanted = sorted(merkle_log.frontier(size))
+    rows = await conn.fetch(
+        "SELECT n.level, n.idx, n.hash FROM log_nodes n"
+        " JOIN unnest($2::integer[], $3::bigint[]) AS u(level, idx)"
+        " ON n.level = u.level AND n.idx = u.idx WHERE n.log_id = $1",
+        log_id,
+        [level for level, _ in wanted],
+        [index for _, index in wanted],
+    )
+    stored = {(level, idx): digest for level, idx, digest in rows}
+    growth = merkle_aggregate.grow_aggregate(size, pending, stored)
+    if growth is None:
+        return None
+    request.admit(origin, size)
+    note = request.sign(growth.size, growth.root)
+    await conn.execute(
+        "INSERT INTO aggregate_entries (idx, log_id, size, entry)"
+        " SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bytea[])",
+        *(list(column) for column in zip(*growth.entries, strict=True)),
+    )
+    await conn.execute(
+        "UPDATE logs SET aggregated_size = u.size"
+        " FROM unnest($1::bigint[], $2::bigint[]) AS u(id, size) WHERE logs.id = u.id",
+        list(growth.taken),
+        list(growth.taken.values()),
+    )
+    ids = sorted(growth.nodes)
+    await conn.execute(
+        "INSERT INTO log_nodes (log_id, level, idx, hash)"
+        " SELECT $1, * FROM unnest($2::integer[], $3::bigint[], $4::bytea[])",
+        log_id,
+        [level for level, _ in ids],
+        [index for _, index in ids],
+        [growth.nodes[i] for i in ids],
+    )
     await conn.execute(
         "UPDATE logs SET size = $1, root = $2 WHERE id = $3", growth.size, growth.root, log_id
     )

@@ -5,13 +5,22 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from recordseal.core import leaf_hash
-from recordseal.storage.recovery import GapRecord, Recovery, RecoveryConflict, Succession
+from recordseal.storage.recovery import (
+    AggregateRestore,
+    GapRecord,
+    Recovery,
+    RecoveryConflict,
+    Succession,
+)
+from recordseal.storage.rows import AGGREGATE_FLEET
 
 if TYPE_CHECKING:
     from recordseal.storage.postgres_schema import Connection
 
 
 async def apply(conn: Connection, recovery: Recovery) -> None:
+    if recovery.aggregate is not None:
+        await _restore_aggregate(conn, recovery.aggregate, recovery.now)
     for succession in recovery.successions:
         await _succeed(conn, succession, recovery.now)
     for gap in recovery.gaps:
@@ -103,4 +112,48 @@ async def _declare(conn: Connection, gap: GapRecord) -> None:
         gap.chain_leaf,
         gap.seq - gap.from_seq,
         row["id"],
+    )
+
+
+async def _restore_aggregate(conn: Connection, a: AggregateRestore, now: str) -> None:
+    await conn.execute(
+        "INSERT INTO logs (tenant, fleet, origin, size, root) VALUES (NULL, $1, $2, 0, '')"
+        " ON CONFLICT DO NOTHING",
+        AGGREGATE_FLEET,
+        a.origin,
+    )
+    row = await conn.fetchrow(
+        "SELECT id, origin, size FROM logs WHERE tenant IS NULL AND fleet = $1"
+        " AND retired_at IS NULL FOR UPDATE",
+        AGGREGATE_FLEET,
+    )
+    if row is None or row["origin"] != a.origin or row["size"] >= a.size:
+        raise RecoveryConflict(f"the aggregate log {a.origin} changed since the plan")
+    log_id = row["id"]
+    for (level, index), digest in sorted(a.nodes.items()):
+        found = await conn.fetchval(
+            "SELECT hash FROM log_nodes WHERE log_id = $1 AND level = $2 AND idx = $3",
+            log_id,
+            level,
+            index,
+        )
+        if found is not None and bytes(found) != digest:
+            raise RecoveryConflict(f"the aggregate log {a.origin} holds another history")
+        if found is None:
+            await conn.execute(
+                "INSERT INTO log_nodes (log_id, level, idx, hash) VALUES ($1, $2, $3, $4)",
+                log_id,
+                level,
+                index,
+                digest,
+            )
+    await conn.execute("UPDATE logs SET size = $1, root = $2 WHERE id = $3", a.size, a.root, log_id)
+    await conn.execute(
+        "INSERT INTO checkpoints (log_id, size, root, note, created_at)"
+        " VALUES ($1, $2, $3, $4, $5)",
+        log_id,
+        a.size,
+        a.root,
+        a.note,
+        now,
     )

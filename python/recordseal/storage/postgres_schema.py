@@ -321,6 +321,17 @@ MIGRATIONS: list[str] = [
     CREATE INDEX subjects_erased ON subjects (tenant, erased_at) WHERE erased_at IS NOT NULL;
     CREATE INDEX tokens_by_tenant ON tokens (tenant);
     """,
+    # 12: the deployment's aggregate log, as SQLite's migration 14.
+    """
+    ALTER TABLE logs ADD COLUMN aggregated_size bigint NOT NULL DEFAULT 0;
+    CREATE TABLE aggregate_entries (
+        idx     bigint PRIMARY KEY,
+        log_id  bigint NOT NULL,
+        size    bigint NOT NULL,
+        entry   bytea NOT NULL,
+        UNIQUE (log_id, size)
+    );
+    """,
 ]
 
 

@@ -1,7 +1,8 @@
 """What ``recordseal recover`` writes (docs/continuity.md, "Recover").
 
-A :class:`Recovery` is applied by ``store.logs.recover`` in one transaction: every
-:class:`Succession` first (the fenced log retired, its successor started with a signed
+A :class:`Recovery` is applied by ``store.logs.recover`` in one transaction: the aggregate
+log taken up again at its last signed checkpoint (:class:`AggregateRestore`), every
+:class:`Succession` (the fenced log retired, its successor started with a signed
 checkpoint of size 1, the records it had not sealed moved to the successor's positions, its
 streams pointed at the successor), then every :class:`GapRecord` (a signed gap header stored
 as the stream's record at ``seq``, taking the next position of the stream's log). What is
@@ -53,10 +54,26 @@ class GapRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class AggregateRestore:
+    """Take the aggregate log ``origin`` up again at the last checkpoint the service signed
+    for it (``size``, ``root``, the journal's): its frontier ``nodes`` (the journal's, by
+    (level, index)) and that checkpoint's ``note``, signed again (the same checkpoint). The
+    entries between what the store holds and ``size`` stay lost; their hashes are in the
+    frontier, so the aggregate grows on from ``size`` with no second history."""
+
+    origin: str
+    size: int
+    root: bytes
+    nodes: dict[tuple[int, int], bytes]
+    note: str
+
+
+@dataclass(frozen=True, slots=True)
 class Recovery:
     successions: list[Succession]
     gaps: list[GapRecord]
     now: str
+    aggregate: AggregateRestore | None = None
 
 
 class RecoveryConflict(Exception):

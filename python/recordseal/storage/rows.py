@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from recordseal.identifiers import DEFAULT_FLEET
+from recordseal.merkle.genesis import successor_genesis, tenant_genesis
 
 
 class IdempotencyClaim(NamedTuple):
@@ -293,6 +294,11 @@ def latest_checkpoints(
     ]
 
 
+#: The fleet of the deployment's aggregate log's row, which has no tenant: no fleet id is
+#: empty (docs/tlog.md, "The aggregate log").
+AGGREGATE_FLEET = ""
+
+
 @dataclass(frozen=True, slots=True)
 class AnchorLog:
     """One (tenant, fleet) log; ``tenant`` is None for a legacy fleet (docs/fleets.md,
@@ -317,6 +323,26 @@ class AnchorLog:
         if predecessor is None or size is None or root is None:
             return cls(tenant, fleet, origin)
         return cls(tenant, fleet, origin, (predecessor, size, bytes(root)))
+
+    @property
+    def is_aggregate(self) -> bool:
+        return self.tenant is None and self.fleet == AGGREGATE_FLEET
+
+    def leaf_0(self) -> bytes:
+        """The log's entry 0: the (tenant, fleet)'s genesis root, or for a successor log the
+        commitment to its predecessor's last signed checkpoint (docs/tlog.md)."""
+        if self.predecessor is None:
+            return tenant_genesis(self.tenant, self.fleet)
+        return successor_genesis(*self.predecessor)
+
+
+@dataclass(frozen=True, slots=True)
+class LogRow:
+    """A log as its tiles serve it (docs/tlog.md, "Tiles"): its scope, retired logs too,
+    and its sealed size (the size of its newest checkpoint)."""
+
+    log: AnchorLog
+    size: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,16 +7,19 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Any, BinaryIO
 
+from recordseal.merkle import aggregate as merkle_aggregate
 from recordseal.merkle import log as merkle_log
 from recordseal.storage import rows as store_rows
 from recordseal.storage import sqlite_recovery
 from recordseal.storage.logs import WitnessNote
 from recordseal.storage.recovery import Recovery
 from recordseal.storage.rows import (
+    AGGREGATE_FLEET,
     Anchor,
     AnchorLog,
     CheckpointRow,
     LatestCheckpoint,
+    LogRow,
     SealedBatch,
     SealRequest,
 )
@@ -205,6 +208,51 @@ class SQLiteLogs:
         rows = self._db.read(sql + " ORDER BY c.size DESC LIMIT 1", tuple(params))
         return Anchor(*rows[0]) if rows else None
 
+    async def log_of(self, origin: str) -> LogRow | None:
+        rows = self._db.read(_LOG_OF, (origin,))
+        return LogRow(AnchorLog.of_row(*rows[0][:6]), rows[0][6]) if rows else None
+
+    async def tile_hashes(self, origin: str, level: int, start: int, count: int) -> list[bytes]:
+        rows = self._db.read(
+            "SELECT n.hash FROM logs l JOIN log_nodes n ON n.log_id = l.id AND n.level = ?"
+            " AND n.idx >= ? AND n.idx < ? WHERE l.origin = ? ORDER BY n.idx",
+            (level, start, start + count, origin),
+        )
+        return [digest for (digest,) in rows]
+
+    async def log_entries(self, origin: str, start: int, count: int) -> list[tuple[int, bytes]]:
+        rows = self._db.read(
+            "SELECT r.log_index, r.header FROM logs l JOIN records r ON r.log_id = l.id"
+            " AND r.log_index >= ? AND r.log_index < min(?, l.size) WHERE l.origin = ?"
+            " ORDER BY r.log_index",
+            (start, start + count, origin),
+        )
+        return [(index, bytes(header)) for index, header in rows]
+
+    async def seal_aggregate(self, request: SealRequest) -> SealedBatch | None:
+        if not self._db.read(_AGGREGATE_WAITING, (AGGREGATE_FLEET,)):
+            return None  # no write transaction for nothing
+        return await self._db.writer.submit(lambda conn, batch: _seal_aggregate(conn, request))
+
+    async def aggregate_entries(self, start: int, count: int) -> list[tuple[int, bytes]]:
+        rows = self._db.read(
+            "SELECT idx, entry FROM aggregate_entries WHERE idx >= ? AND idx < ? ORDER BY idx",
+            (start, start + count),
+        )
+        return [(index, bytes(entry)) for index, entry in rows]
+
+    async def aggregated(
+        self, origin: str, above: int, below: int | None, newest: bool
+    ) -> tuple[CheckpointRow, int] | None:
+        rows = self._db.read(
+            "SELECT l.origin, c.size, c.root, c.note, c.created_at, a.idx FROM logs l"
+            " JOIN aggregate_entries a ON a.log_id = l.id AND a.size > ? AND a.idx < ?"
+            " JOIN checkpoints c ON c.log_id = a.log_id AND c.size = a.size WHERE l.origin = ?"
+            f" ORDER BY a.size {'DESC' if newest else 'ASC'} LIMIT 1",
+            (above, 2**63 - 1 if below is None else below, origin),
+        )
+        return (CheckpointRow(*rows[0][:5]), rows[0][5]) if rows else None
+
     async def record_seal(self, tenant: str, record_id: str) -> tuple[str, int] | None:
         """The log origin and index of a sealed record, or None while it is pending."""
         rows = self._db.read(
@@ -287,9 +335,23 @@ _ANCHORS = (
 
 _ANCHOR_LOGS = (
     "SELECT tenant, fleet, origin, predecessor, predecessor_size, predecessor_root FROM logs"
-    " WHERE origin IS NOT NULL AND retired_at IS NULL ORDER BY id"
+    " WHERE origin IS NOT NULL AND retired_at IS NULL AND fleet <> '' ORDER BY id"
 )
 _CHECKPOINT = "SELECT l.origin, c.size, c.root, c.note, c.created_at FROM checkpoints c"
+#: The tenant checkpoints the aggregate has not taken yet, by log and size.
+_AGGREGATE_PENDING = (
+    "SELECT l.id, l.origin, c.size, c.root FROM logs l JOIN checkpoints c"
+    " ON c.log_id = l.id AND c.size > l.aggregated_size WHERE l.fleet <> ?"
+    " ORDER BY l.id, c.size LIMIT ?"
+)
+_AGGREGATE_WAITING = (
+    "SELECT 1 FROM logs l JOIN checkpoints c ON c.log_id = l.id AND c.size > l.aggregated_size"
+    " WHERE l.fleet <> ? LIMIT 1"
+)
+_LOG_OF = (
+    "SELECT tenant, fleet, origin, predecessor, predecessor_size, predecessor_root, size"
+    " FROM logs WHERE origin = ?"
+)
 
 
 def _seal(conn: sqlite3.Connection, request: SealRequest) -> SealedBatch | None:
@@ -370,3 +432,43 @@ def _write_seal(
         (log_id, growth.size, growth.root, note, request.now),
     )
     return SealedBatch(request.origin, growth.first_index, growth.size, growth.root, note)
+
+
+def _seal_aggregate(conn: sqlite3.Connection, request: SealRequest) -> SealedBatch | None:
+    """One seal of the aggregate (``merkle.aggregate``): read its row, frontier and the tenant
+    checkpoints it lacks, grow, write the entries, nodes, size and checkpoint, and each
+    log's progress."""
+    conn.execute(
+        "INSERT OR IGNORE INTO logs (tenant, fleet, origin, size, root) VALUES (NULL, ?, ?, 0, ?)",
+        (AGGREGATE_FLEET, request.origin, b""),
+    )
+    log_id, origin, size = conn.execute(
+        "SELECT id, origin, size FROM logs WHERE tenant IS NULL AND fleet = ?"
+        " AND retired_at IS NULL",
+        (AGGREGATE_FLEET,),
+    ).fetchone()
+    pending = [
+        merkle_aggregate.Pending(*row)
+        for row in conn.execute(_AGGREGATE_PENDING, (AGGREGATE_FLEET, request.limit))
+    ]
+    stored = {}
+    for level, index in sorted(merkle_log.frontier(size)):
+        ((stored[(level, index)],),) = conn.execute(
+            "SELECT hash FROM log_nodes WHERE log_id = ? AND level = ? AND idx = ?",
+            (log_id, level, index),
+        ).fetchall()
+    growth = merkle_aggregate.grow_aggregate(size, pending, stored)
+    if growth is None:
+        return None
+    request.admit(origin, size)
+    note = request.sign(growth.size, growth.root)
+    conn.executemany(
+        "INSERT INTO aggregate_entries (idx, log_id, size, entry) VALUES (?, ?, ?, ?)",
+        growth.entries,
+    )
+    conn.executemany(
+        "UPDATE logs SET aggregated_size = ? WHERE id = ?",
+        [(taken, taken_log) for taken_log, taken in growth.taken.items()],
+    )
+    written = merkle_log.Growth(growth.first_index, growth.size, growth.root, growth.nodes)
+    return _write_seal(conn, request, log_id, written, note)

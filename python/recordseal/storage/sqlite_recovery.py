@@ -5,10 +5,19 @@ from __future__ import annotations
 import sqlite3
 
 from recordseal.core import leaf_hash
-from recordseal.storage.recovery import GapRecord, Recovery, RecoveryConflict, Succession
+from recordseal.storage.recovery import (
+    AggregateRestore,
+    GapRecord,
+    Recovery,
+    RecoveryConflict,
+    Succession,
+)
+from recordseal.storage.rows import AGGREGATE_FLEET
 
 
 def apply(conn: sqlite3.Connection, recovery: Recovery) -> None:
+    if recovery.aggregate is not None:
+        _restore_aggregate(conn, recovery.aggregate, recovery.now)
     for succession in recovery.successions:
         _succeed(conn, succession, recovery.now)
     for gap in recovery.gaps:
@@ -86,4 +95,35 @@ def _declare(conn: sqlite3.Connection, gap: GapRecord) -> None:
     conn.execute(  # from_seq..seq-1 are lost: the stream's record count stays true
         "UPDATE streams SET next_seq = ?, head = ?, lost_seqs = lost_seqs + ? WHERE id = ?",
         (gap.seq + 1, gap.chain_leaf, gap.seq - gap.from_seq, stream_id),
+    )
+
+
+def _restore_aggregate(conn: sqlite3.Connection, a: AggregateRestore, now: str) -> None:
+    conn.execute(
+        "INSERT OR IGNORE INTO logs (tenant, fleet, origin, size, root) VALUES (NULL, ?, ?, 0, ?)",
+        (AGGREGATE_FLEET, a.origin, b""),
+    )
+    log_id, origin, size = conn.execute(
+        "SELECT id, origin, size FROM logs WHERE tenant IS NULL AND fleet = ?"
+        " AND retired_at IS NULL",
+        (AGGREGATE_FLEET,),
+    ).fetchone()
+    if origin != a.origin or size >= a.size:
+        raise RecoveryConflict(f"the aggregate log {a.origin} changed since the plan")
+    for (level, index), digest in sorted(a.nodes.items()):
+        found = conn.execute(
+            "SELECT hash FROM log_nodes WHERE log_id = ? AND level = ? AND idx = ?",
+            (log_id, level, index),
+        ).fetchone()
+        if found is not None and bytes(found[0]) != digest:
+            raise RecoveryConflict(f"the aggregate log {a.origin} holds another history")
+        if found is None:
+            conn.execute(
+                "INSERT INTO log_nodes (log_id, level, idx, hash) VALUES (?, ?, ?, ?)",
+                (log_id, level, index, digest),
+            )
+    conn.execute("UPDATE logs SET size = ?, root = ? WHERE id = ?", (a.size, a.root, log_id))
+    conn.execute(
+        "INSERT INTO checkpoints (log_id, size, root, note, created_at) VALUES (?, ?, ?, ?, ?)",
+        (log_id, a.size, a.root, a.note, now),
     )

@@ -353,6 +353,21 @@ MIGRATIONS: list[str] = [
     CREATE INDEX subjects_erased ON subjects (tenant, erased_at) WHERE erased_at IS NOT NULL;
     CREATE INDEX tokens_by_tenant ON tokens (tenant);
     """,
+    # 14: the deployment's aggregate log (docs/tlog.md, "The aggregate log"): a ``logs`` row of
+    # no tenant and the empty fleet (no fleet id is empty), whose entries commit to the tenant
+    # logs' checkpoints. ``aggregate_entries`` maps each entry's position to its checkpoint
+    # (no foreign key: the aggregate spans tenants); ``logs.aggregated_size`` is each log's
+    # largest checkpoint taken, so the checkpoints still to take are found by the key.
+    """
+    ALTER TABLE logs ADD COLUMN aggregated_size INTEGER NOT NULL DEFAULT 0;
+    CREATE TABLE aggregate_entries (
+        idx     INTEGER PRIMARY KEY,
+        log_id  INTEGER NOT NULL,
+        size    INTEGER NOT NULL,
+        entry   BLOB NOT NULL,
+        UNIQUE (log_id, size)
+    );
+    """,
 ]
 
 

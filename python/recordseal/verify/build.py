@@ -12,9 +12,12 @@ import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import msgspec
+
 from recordseal.core import CommitError, CommittedRecord, encode_value, inclusion_proof, leaf_hash
 
 from .bundle import (
+    AggregateSeal,
     Bundle,
     Coverage,
     DisclosedField,
@@ -160,14 +163,17 @@ def seal_of(
     previous: str | None = None,
     previous_consistency: Sequence[bytes] = (),
     timestamps: Iterable[tuple[str, bytes]] = (),
+    aggregate: str | None = None,
 ) -> Seal:
-    """The ``seal`` member: ``timestamps`` are (authority name, DER RFC 3161 token) pairs."""
+    """The ``seal`` member: ``timestamps`` are (authority name, DER RFC 3161 token) pairs;
+    ``aggregate`` the tlog proof of the sealing checkpoint's entry in the aggregate log."""
     return Seal(
         log=log,
         proof=proof,
         previous=previous,
         previous_consistency=[b64encode(node) for node in previous_consistency],
         timestamps=[TimestampReceipt(name, b64encode(token)) for name, token in timestamps],
+        aggregate=msgspec.UNSET if aggregate is None else AggregateSeal(aggregate),
     )
 
 

@@ -169,14 +169,26 @@ class TimestampReceipt(Struct, forbid_unknown_fields=True):
         _canonical_base64([self.token], "token", listed=False)
 
 
+class AggregateSeal(Struct, forbid_unknown_fields=True):
+    """The path from the sealing checkpoint into a checkpoint of the deployment's aggregate
+    log (docs/tlog.md, "The aggregate log"): a c2sp.org/tlog-proof@v1 of the sealing
+    checkpoint's aggregate entry, its checkpoint carrying the aggregate's witnesses'
+    cosignatures."""
+
+    proof: str
+
+
 class Seal(Struct, forbid_unknown_fields=True):
-    """The sealed batch: a c2sp.org/tlog-proof@v1 of the header's log entry, and receipts."""
+    """The sealed batch: a c2sp.org/tlog-proof@v1 of the header's log entry, and receipts;
+    ``aggregate`` is absent unless the sealing checkpoint is proven into the aggregate log
+    (absent, not null, when unset: a verifier older than it reads such bundles as before)."""
 
     log: str
     proof: str
     previous: str | None = None
     previous_consistency: list[Base64] = []
     timestamps: list[TimestampReceipt] = []
+    aggregate: AggregateSeal | msgspec.UnsetType = msgspec.UNSET
 
     def __post_init__(self) -> None:
         _canonical_base64(self.previous_consistency, "previous_consistency")

@@ -16,8 +16,9 @@ from typing import ParamSpec
 from recordseal.chain import chain_leaf, gap_signing_message, stream_genesis
 from recordseal.core import CommitError, commit_field, encode_value, verify_inclusion
 from recordseal.crypto.signing import HEADER_CONTEXT, verify_signature
-from recordseal.tlog import LogVerifier, NoteSignature, TlogError, algorithm_of, verify_note
+from recordseal.tlog import TlogError, verify_note
 
+from .aggregate import aggregate_times
 from .bundle import Coverage, DisclosedField, GapHeader, Header, Seal
 from .compromise import (
     NOT_VOUCHED,
@@ -33,7 +34,15 @@ from .errors import BundleError
 from .memo import Memo, remembered
 from .paths import path_problem
 from .result import CheckResult, failed, passed, unchecked
-from .sealing import OpenedSeal, WitnessTime, cosignature_times, timestamp_times
+from .sealing import (
+    STALE_DIRECTORY,
+    OpenedSeal,
+    WitnessTime,
+    cosignature_times,
+    signed_algorithms,
+    timestamp_times,
+    unsigned_reasons,
+)
 
 SALT_SIZE = 32
 #: How far in the future a witness time may lie before it is refused (clock skew).
@@ -41,11 +50,6 @@ CLOCK_SKEW = timedelta(minutes=5)
 NO_PUBLIC_KEY = "no public key in the supplied directory"
 NO_INCLUSION_PROOF = "no chain inclusion proof"
 NO_RECEIPTS = "no witness receipts"
-#: Said of a key or log the directory lacks: the usual cause is a directory older than it.
-STALE_DIRECTORY = (
-    "if it is newer than the directory, export the directory again (recordseal keys export)"
-    " or use the service's published one (GET /v1/keys)"
-)
 
 
 P = ParamSpec("P")
@@ -253,34 +257,18 @@ def check_sealed_batch(
         return failed(4, f"the header is not entry {index} of the checkpoint: {error}")
     if (problem := checkpoint_problem(seal.log, verified.verified, keyring, witnessed)) is not None:
         return failed(4, problem)
-    signed = _algorithms(verified.verified, verifiers)
-    if absent := [algorithm for algorithm in required if algorithm not in signed]:
-        return unchecked(4, _unsigned(seal.log, absent, verifiers))
+    signed = signed_algorithms(verified.verified, verifiers)
+    if absent := [algorithm for algorithm in required if algorithm not in signed]:  # rule 4.9
+        reasons = unsigned_reasons(seal.log, absent, verifiers)
+        return unchecked(
+            4,
+            f"{NO_INCLUSION_PROOF} can be checked as the trust store requires"
+            f" ({' and '.join(absent)} signatures): {reasons}",
+        )
     return passed(
         4,
         f"entry {index} of {seal.log} in its checkpoint of size {checkpoint.size}"
         f" (signed with {' and '.join(sorted(signed))})",
-    )
-
-
-def _algorithms(signatures: Sequence[NoteSignature], verifiers: Sequence[LogVerifier]) -> set[str]:
-    """The algorithms of the log keys whose signatures verified."""
-    by_key = {(v.name, v.key_id): algorithm_of(v) for v in verifiers}
-    return {by_key[(s.name, s.key_id)] for s in signatures}
-
-
-def _unsigned(log: str, missing: Sequence[str], verifiers: Sequence[LogVerifier]) -> str:
-    """Rule 4.9's reason: which required algorithm lacks a signature, and why."""
-    listed = {algorithm_of(v) for v in verifiers}
-    reasons = []
-    for algorithm in missing:
-        if algorithm in listed:
-            reasons.append(f"the checkpoint carries no {algorithm} signature by a log key")
-        else:
-            reasons.append(f"the directory has no {algorithm} key for {log!r} ({STALE_DIRECTORY})")
-    return (
-        f"{NO_INCLUSION_PROOF} can be checked as the trust store requires"
-        f" ({' and '.join(missing)} signatures): {'; '.join(reasons)}"
     )
 
 
@@ -289,10 +277,14 @@ def _unsigned(log: str, missing: Sequence[str], verifiers: Sequence[LogVerifier]
 
 @dataclass
 class Receipts:
-    """Trusted witness times on the sealing checkpoint, and the trusted receipts that fail."""
+    """Trusted witness times on the sealing checkpoint (its own receipts, and those of the
+    aggregate checkpoint that includes it), the trusted receipts that fail, and why the
+    aggregate's could not be checked (``aggregate_missing``)."""
 
     times: list[WitnessTime] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    aggregate_missing: str = ""
+    aggregate_where: str = ""
 
 
 def gather_receipts(
@@ -301,6 +293,7 @@ def gather_receipts(
     policy: Policy | None,
     now: datetime,
     memo: Memo | None = None,
+    keyring: Keyring | None = None,
 ) -> Receipts | None:
     """None when there is nothing to check (no seal, no parsed proof, or no trust store)."""
     if seal is None or not isinstance(opened, OpenedSeal) or policy is None:
@@ -311,7 +304,13 @@ def gather_receipts(
         text, opened.note.signatures, policy, int(latest.timestamp()), memo
     )
     stamped, token_problems = timestamp_times(seal.timestamps, root, policy, latest, memo)
-    return Receipts(cosigned + stamped, problems + token_problems)
+    through = aggregate_times(seal, opened, keyring, policy, int(latest.timestamp()), memo)
+    return Receipts(
+        cosigned + stamped + through.times,
+        problems + token_problems + through.problems,
+        through.missing,
+        through.where,
+    )
 
 
 @guarded(5)
@@ -330,15 +329,18 @@ def check_witness_receipts(
     if receipts.problems:
         return failed(5, _joined(receipts.problems))
     vouching = sorted({time.by for time in receipts.times})
+    # Rule 5.9: an aggregate path without its log key adds nothing, and says so.
+    aside = f" [{receipts.aggregate_missing}]" if receipts.aggregate_missing else ""
+    through = f", through {receipts.aggregate_where}" if receipts.aggregate_where else ""
     if not vouching:
         detail = f"{NO_RECEIPTS} from a trusted witness (quorum not met: 0 of {policy.quorum})"
-        return unchecked(5, detail)
+        return unchecked(5, detail + aside)
     if len(vouching) < policy.quorum:
         detail = f"quorum not met: {len(vouching)} of {policy.quorum} ({', '.join(vouching)})"
-        return unchecked(5, detail)
+        return unchecked(5, detail + through + aside)
     many = len(vouching) != 1
     detail = f"{len(vouching)} trusted witness{'es vouch' if many else ' vouches'}"
-    return passed(5, f"{detail} (quorum {policy.quorum}): {', '.join(vouching)}")
+    return passed(5, f"{detail} (quorum {policy.quorum}): {', '.join(vouching)}{through}{aside}")
 
 
 # --- 6. sequence continuity ----------------------------------------------------------------

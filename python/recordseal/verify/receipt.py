@@ -17,10 +17,11 @@ from recordseal.chain import erasure_receipt_message
 from recordseal.crypto.signing import verify_signature
 
 from .bundle import ErasureReceipt, KeyDirectory, decode_erasure_receipt
-from .checks import NO_PUBLIC_KEY, STALE_DIRECTORY
+from .checks import NO_PUBLIC_KEY
 from .context import Keyring
 from .encoding import format_instant, parse_instant
 from .errors import BundleError
+from .sealing import STALE_DIRECTORY
 
 
 class ReceiptResult(Struct, frozen=True):

@@ -8,7 +8,7 @@ it is checked like any other, and vouches for nothing (rule 5.6).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
@@ -22,6 +22,7 @@ from recordseal.tlog import (
     Note,
     NoteSignature,
     TlogError,
+    algorithm_of,
     open_checkpoint,
     parse_note,
 )
@@ -33,6 +34,12 @@ from .encoding import b64decode
 from .errors import BundleError
 from .memo import Memo, remembered
 from .tlogproof import TlogProof, parse_tlog_proof
+
+#: Said of a key or log the directory lacks: the usual cause is a directory older than it.
+STALE_DIRECTORY = (
+    "if it is newer than the directory, export the directory again (recordseal keys export)"
+    " or use the service's published one (GET /v1/keys)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +68,13 @@ class OpenedSeal:
 
 def open_seal(seal: Seal, memo: Memo | None = None) -> OpenedSeal:
     """Parse ``seal.proof`` and the checkpoint inside; :class:`BundleError` when malformed."""
-    proof = parse_tlog_proof(seal.proof)
+    return open_tlog_proof(seal.proof, memo)
+
+
+def open_tlog_proof(text: str, memo: Memo | None = None) -> OpenedSeal:
+    """Parse a tlog proof and the checkpoint inside (the seal's, or its path into the
+    aggregate log); :class:`BundleError` when malformed."""
+    proof = parse_tlog_proof(text)
     note, checkpoint = remembered(
         memo, "checkpoint", proof.checkpoint, lambda: _checkpoint_of(proof.checkpoint)
     )
@@ -74,6 +87,29 @@ def _checkpoint_of(signed: str) -> tuple[Note, Checkpoint]:
         return note, Checkpoint.parse(note.text)
     except TlogError as error:
         raise BundleError("tlog proof", f"the checkpoint is malformed: {error}") from None
+
+
+def signed_algorithms(
+    signatures: Sequence[NoteSignature], verifiers: Sequence[LogVerifier]
+) -> set[str]:
+    """The algorithms of the log keys whose signatures on a checkpoint verified: what the
+    trust store's ``checkpoint_signatures`` is held to (rule 4.9 on the sealing checkpoint,
+    5.14 on the aggregate's)."""
+    by_key = {(v.name, v.key_id): algorithm_of(v) for v in verifiers}
+    return {by_key[(s.name, s.key_id)] for s in signatures}
+
+
+def unsigned_reasons(log: str, missing: Sequence[str], verifiers: Sequence[LogVerifier]) -> str:
+    """Why each required algorithm lacks a log signature: the checkpoint has none by a key
+    of it, or the directory has no key of it for ``log``."""
+    listed = {algorithm_of(v) for v in verifiers}
+    reasons = []
+    for algorithm in missing:
+        if algorithm in listed:
+            reasons.append(f"the checkpoint carries no {algorithm} signature by a log key")
+        else:
+            reasons.append(f"the directory has no {algorithm} key for {log!r} ({STALE_DIRECTORY})")
+    return "; ".join(reasons)
 
 
 def cosignature_times(

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import msgspec
+
 from .bracket import bracket_of, check_time_bracket, previous_bound
 from .bundle import Bundle, KeyDirectory, Seal, TrustStore, decode_bundle
 from .checks import (
@@ -26,7 +28,7 @@ from .context import Keyring, Policy
 from .errors import BundleError
 from .memo import Memo
 from .result import RecordRef, TimeBracket, VerificationResult, failed, unchecked, verdict_of
-from .sealing import OpenedSeal, WitnessTime, open_seal
+from .sealing import OpenedSeal, WitnessTime, open_seal, open_tlog_proof
 
 
 class Verifier:
@@ -50,7 +52,19 @@ class Verifier:
             return False
         if bundle.header.key_id not in self._keyring.header_keys:
             return False
-        return bundle.seal is None or bundle.seal.log in self._keyring.logs
+        if bundle.seal is None:
+            return True
+        return bundle.seal.log in self._keyring.logs and self._knows_aggregate(bundle.seal)
+
+    def _knows_aggregate(self, seal: Seal) -> bool:
+        """Whether the directory lists the log of the seal's aggregate checkpoint, if any."""
+        if seal.aggregate is msgspec.UNSET or self._keyring is None:
+            return True
+        try:
+            origin = open_tlog_proof(seal.aggregate.proof, self._memo).checkpoint.origin
+        except BundleError:
+            return True  # malformed: no directory would help (check 5 fails it)
+        return origin in self._keyring.logs
 
     def verify(self, bundle_bytes: bytes, *, now: datetime | None = None) -> VerificationResult:
         """Verify a bundle; never raises on input (a malformed one is ``FAILED``).
@@ -154,7 +168,7 @@ def _verify(
     canonical = header.canonical()
     opened = _open(bundle, memo)
     try:
-        receipts = gather_receipts(seal, opened, policy, now, memo)
+        receipts = gather_receipts(seal, opened, policy, now, memo, keyring)
     except Exception as error:  # reported by check 5; the verifier never raises on input
         receipts = Receipts(problems=[f"internal error: {type(error).__name__}: {error}"])
 

@@ -3,7 +3,7 @@
 token's tenant, the JSON media types).
 
 Both routes are the service's hot path: they take what they need straight from the request and
-the typed state (``web/services.py``), with no dependency injection and no guard. The body is
+the typed state (``web/state.py``), with no dependency injection and no guard. The body is
 read once by the service's read stage (``services/reading.py``: the core's reader, the schema,
 the key and each record's hash); the route maps a refusal of the request as a whole to its
 problem, and the answer is written from the signed records by the native core
@@ -43,7 +43,7 @@ from recordseal.web.schemas import (
     RecordBody,
     RecordOut,
 )
-from recordseal.web.services import services_of
+from recordseal.web.state import services_of
 
 JSON = "application/json"
 #: Payloads and bundles hold customer values: no cache keeps them.

@@ -27,11 +27,12 @@ from recordseal.ledger import refusals
 from recordseal.services.keys import key_directory
 from recordseal.verify import KeyDirectory
 from recordseal.verify.bundle import TrustStore
+from recordseal.web.background import BACKGROUND_STATE, TaskSupervisor
 from recordseal.web.controller import DomainController
 from recordseal.web.openapi import documented, refusal
 from recordseal.web.problems import problem_response
 from recordseal.web.schemas import Health
-from recordseal.web.services import AppServices, provide_services, provide_trust_store
+from recordseal.web.state import AppServices, provide_services, provide_trust_store
 
 log = logging.getLogger("recordseal.web")
 
@@ -43,7 +44,8 @@ READY_STATE = "ready"
 class Readiness(msgspec.Struct, omit_defaults=True):
     status: Literal["ready"]
     checks: dict[str, Literal["ok"]]
-    #: Ready, but something an operator should know: a witness refuses logs (ledger.refusals).
+    #: Ready, but something an operator should know: a witness refuses logs (ledger.refusals),
+    #: a background task ended (web/background.py).
     detail: str | None = None
 
 
@@ -95,20 +97,26 @@ class ServiceController(DomainController):
     )
     async def readyz(self, state: State) -> Response[bytes]:
         """Readiness: keys loaded and the store answering (200, with a ``detail`` when a
-        witness refuses logs), or 503 naming what is not."""
+        witness refuses logs or a background task ended), or 503 naming what is not."""
         if state.get(READY_STATE) is not True:
             return problem_response(503, "not_ready", "keys: the service is starting or stopping")
         try:
             store = provide_services(state).store
             await asyncio.wait_for(store.logs.log_origins(), READY_TIMEOUT)
-        except Exception as error:  # any failure of the store means: not ready
+        # Outermost boundary of the readiness probe: whatever the store raises (each backend
+        # and driver its own errors), the answer is 503 not_ready, never a 500.
+        except Exception as error:
             log.warning("readiness.store_unavailable", extra={"error": type(error).__name__})
             return problem_response(503, "not_ready", "store: the database does not answer")
         services = provide_services(state)
         continuity = services.continuity
-        refused = None
+        notes = []
         if services.sealer.refusals_file is not None:
-            refused = refusals.describe(refusals.read(services.sealer.refusals_file))
+            notes.append(refusals.describe(refusals.read(services.sealer.refusals_file)))
+        background = state.get(BACKGROUND_STATE)
+        if isinstance(background, TaskSupervisor):
+            notes.extend(background.faults())
+        refused = "; ".join(note for note in notes if note) or None
         streams, logs = len(continuity.streams), len(continuity.logs)
         if streams or logs:  # a public endpoint: counts, never tenant or stream names
             return problem_response(

@@ -1,4 +1,15 @@
-"""One mapper from domain errors to RFC 9457 problem+json responses."""
+"""One mapper from the surfaces' errors to RFC 9457 problem+json responses.
+
+Every problem answer is derived here from the error that carries its evidence:
+:func:`answer_of` maps the service's refusals (``services.errors.ServiceError``, under the
+root ``RecordServiceError``: the status by kind, the code, the message, the field) and the
+panel's (``panel.errors.PanelRefusal``, a sign-on registration refused, an unknown
+provider: under the root ``PanelError``) to status, code, detail and field;
+:func:`problem_answer` makes the response. The application's exception handlers
+(:data:`EXCEPTION_HANDLERS`) and the panel's (``web/panel/session.py``, which renders a page
+for a browser instead) answer through it. Errors of the request itself (msgspec's, Litestar's)
+are mapped below too; anything else is the outermost boundary's 500 ``internal_error``.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +21,10 @@ import msgspec
 from litestar import Request, Response
 from litestar.exceptions import HTTPException
 
+from recordseal.panel.errors import PanelRefusal
+from recordseal.panel.sso.discovery import DiscoveryError
+from recordseal.panel.sso.errors import DuplicateProvider, RegistrationError
+from recordseal.panel.sso.login import UnknownProvider
 from recordseal.services.errors import ServiceError, TooManyRequests
 from recordseal.services.reading import schema_refusal
 from recordseal.web.observe import note_problem
@@ -73,7 +88,8 @@ def _field_of(error: ServiceError) -> str | None:
 
 
 def service_problem(error: ServiceError) -> Problem:
-    return problem(STATUS[error.kind], error.code, str(error), _field_of(error))
+    """The problem body of a refusal (one item of a batch answers it in a list)."""
+    return problem(*answer_of(error))
 
 
 def problem_response(
@@ -95,14 +111,47 @@ def problem_response(
     )
 
 
+#: What a refusal answers: status, code, detail and the field it names.
+Answer = tuple[int, str, str | None, str | None]
+
+#: Sign-on provider registrations refused (docs/sso.md), by status.
+REGISTRATION_CODES = {409: "provider_duplicate", 502: "discovery_unreachable"}
+
+
+def answer_of(
+    error: ServiceError | PanelRefusal | RegistrationError | DiscoveryError | UnknownProvider,
+) -> Answer:
+    """The problem an error of the service's or the panel's surface answers."""
+    if isinstance(error, ServiceError):
+        return STATUS[error.kind], error.code, str(error), _field_of(error)
+    if isinstance(error, PanelRefusal):
+        return error.status, error.code, error.detail, error.field
+    if isinstance(error, UnknownProvider):
+        return 404, "provider_not_found", "no such sign-on provider", None
+    if isinstance(error, DiscoveryError):  # the issuer's discovery, at a registration
+        status = 502 if error.network else 422
+        detail = f"discovery failed: {error.reason}"
+        return status, REGISTRATION_CODES.get(status, "registration_invalid"), detail, "issuer"
+    status = 409 if isinstance(error, DuplicateProvider) else 422
+    code = REGISTRATION_CODES.get(status, "registration_invalid")
+    return status, code, error.message, error.field
+
+
+def problem_answer(
+    error: ServiceError | PanelRefusal | RegistrationError | DiscoveryError | UnknownProvider,
+    headers: dict[str, str] | None = None,
+) -> Response[bytes]:
+    """The problem+json response of an error (:func:`answer_of`)."""
+    status, code, detail, field = answer_of(error)
+    return problem_response(status, code, detail, field, headers=headers)
+
+
 def service_error_handler(request: Request, error: ServiceError) -> Response[bytes]:  # type: ignore[type-arg]
     note_problem(request.scope, error.code)
     headers = None
     if isinstance(error, TooManyRequests):
         headers = {"Retry-After": str(error.retry_after)}
-    return problem_response(
-        STATUS[error.kind], error.code, str(error), _field_of(error), headers=headers
-    )
+    return problem_answer(error, headers=headers)
 
 
 def validation_problem(error: msgspec.ValidationError) -> Problem:
@@ -158,6 +207,8 @@ def http_error_handler(request: Request, error: HTTPException) -> Response[bytes
 
 
 def internal_error_handler(request: Request, error: Exception) -> Response[bytes]:  # type: ignore[type-arg]
+    """The outermost boundary of a request: an error no handler above answers is a 500
+    ``internal_error`` (its class logged, never its message)."""
     # The log names the error class only: messages may quote customer data.
     log.error("request.internal_error", extra={"error": type(error).__name__})
     note_problem(request.scope, "internal_error")

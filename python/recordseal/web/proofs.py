@@ -25,7 +25,7 @@ from recordseal.web.bodies import check_json_text, decode_strict, require_json, 
 from recordseal.web.controller import DomainController
 from recordseal.web.ingest import JSON, NO_STORE
 from recordseal.web.openapi import documented, refusal
-from recordseal.web.services import provide_proofs
+from recordseal.web.state import provide_proofs
 from recordseal.web.waiting import WAIT_PARAMETER, wait_of
 
 _bundle_decoder = strict_decoder(Bundle)

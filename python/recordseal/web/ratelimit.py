@@ -35,7 +35,7 @@ from litestar.handlers import BaseRouteHandler
 
 from recordseal.services.errors import TooManyRequests
 from recordseal.settings import Rate, Settings
-from recordseal.web.services import typed_state
+from recordseal.web.state import typed_state
 
 log = logging.getLogger("recordseal.web")
 

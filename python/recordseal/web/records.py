@@ -28,7 +28,7 @@ from recordseal.web.ingest import JSON, NO_STORE, tenant_of
 from recordseal.web.observe import UNMATCHED
 from recordseal.web.openapi import documented, refusal
 from recordseal.web.schemas import DisclosureIn, ErasureOut, PayloadOut, RecordView
-from recordseal.web.services import provide_disclosure, provide_records
+from recordseal.web.state import provide_disclosure, provide_records
 from recordseal.web.waiting import WAIT_PARAMETER, wait_of
 
 #: The erasure's route as OpenAPI names it, and as metrics and the access log name it.

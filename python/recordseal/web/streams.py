@@ -35,7 +35,7 @@ from recordseal.web.schemas import (
     StreamOut,
     StreamRecord,
 )
-from recordseal.web.services import provide_listing, provide_records
+from recordseal.web.state import provide_listing, provide_records
 
 _stream_decoder = strict_decoder(StreamIn)
 _encode = msgspec.json.Encoder().encode

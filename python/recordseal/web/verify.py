@@ -39,7 +39,7 @@ from recordseal.web.bodies import require_json
 from recordseal.web.controller import DomainController
 from recordseal.web.openapi import BUNDLE_REFUSALS, documented
 from recordseal.web.schemas import VerificationOut
-from recordseal.web.services import provide_verifier
+from recordseal.web.state import provide_verifier
 
 JSON = "application/json"
 FORM = "application/x-www-form-urlencoded"

@@ -10,7 +10,7 @@ from litestar.enums import ParamType
 from litestar.openapi.spec import OpenAPIType, Parameter, Schema
 
 from recordseal.services.errors import Invalid
-from recordseal.web.services import services_of
+from recordseal.web.state import services_of
 
 _SECONDS = re.compile(r"[0-9]{1,6}(\.[0-9]{1,6})?")
 

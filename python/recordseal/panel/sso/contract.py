@@ -17,14 +17,21 @@ from typing import Literal, Protocol, TypeAlias, runtime_checkable
 
 import msgspec
 
+from recordseal.panel.errors import PanelError
 from recordseal.panel.sessions import SUBJECT_MAX_CHARS
 
 ProtocolName: TypeAlias = Literal["saml", "oidc", "webauthn"]
 PROTOCOLS: tuple[ProtocolName, ...] = ("saml", "oidc", "webauthn")
 
 
-class PrincipalError(ValueError):
-    """A principal field breaks a rule of docs/sso.md; the message names the field."""
+class PrincipalError(PanelError, ValueError):
+    """A principal field breaks a rule of docs/sso.md: ``field`` names it, ``rule`` says
+    which (the message is both)."""
+
+    def __init__(self, field: str, rule: str) -> None:
+        super().__init__(f"{field} {rule}")
+        self.field = field
+        self.rule = rule
 
 
 class Principal(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -40,13 +47,14 @@ class Principal(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     def __post_init__(self) -> None:
         if not self.subject_id:
-            raise PrincipalError("subject_id is empty")
+            raise PrincipalError("subject_id", "is empty")
         if len(self.subject_id) > SUBJECT_MAX_CHARS:
             raise PrincipalError(
-                f"subject_id is {len(self.subject_id)} characters; the limit is {SUBJECT_MAX_CHARS}"
+                "subject_id",
+                f"is {len(self.subject_id)} characters; the limit is {SUBJECT_MAX_CHARS}",
             )
         if not self.tenant_id:
-            raise PrincipalError("tenant_id is required")
+            raise PrincipalError("tenant_id", "is required")
 
     def claims_json(self) -> bytes:
         """The claims as JSON with sorted keys: the same bytes for the same claims."""

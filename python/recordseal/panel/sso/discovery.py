@@ -18,6 +18,7 @@ import msgspec
 from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 
+from recordseal.panel.errors import PanelError
 from recordseal.panel.sso.outbound import OutboundError, OutboundPolicy, fetch
 
 WELL_KNOWN = "/.well-known/openid-configuration"
@@ -27,7 +28,7 @@ WELL_KNOWN = "/.well-known/openid-configuration"
 SUPPORTED_ALGORITHMS = ("RS256", "PS256", "ES256", "EdDSA")
 
 
-class DiscoveryError(Exception):
+class DiscoveryError(PanelError):
     """Discovery or the key set failed; ``reason`` is safe to show to the operator."""
 
     def __init__(self, reason: str, *, network: bool = False) -> None:

@@ -6,8 +6,10 @@ quote a secret, a code, a token or text written by the identity provider.
 
 from __future__ import annotations
 
+from recordseal.panel.errors import PanelError
 
-class LoginError(Exception):
+
+class LoginError(PanelError):
     """Base of the five login errors; ``status`` is the HTTP status of docs/sso.md."""
 
     status = 500
@@ -53,7 +55,7 @@ class Internal(LoginError):
     kind = "Internal"
 
 
-class RegistrationError(ValueError):
+class RegistrationError(PanelError, ValueError):
     """A provider registration is refused; the message names the field and the rule."""
 
     def __init__(self, field: str, message: str) -> None:

@@ -44,6 +44,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from recordseal.panel.errors import PanelError
 from recordseal.panel.roles import role_for
 from recordseal.panel.sessions import PayloadError, Role, check_subject
 from recordseal.panel.sso.contract import BeginResult, Principal, PrincipalError
@@ -64,8 +65,12 @@ DEFAULT_RETURN_URL = "/dashboard"
 RETURN_URL_MAX_CHARS = 2048
 
 
-class UnknownProvider(Exception):
-    """No provider is registered under this reference (docs/sso.md: 404)."""
+class UnknownProvider(PanelError):
+    """No provider is registered under ``provider`` (docs/sso.md: 404)."""
+
+    def __init__(self, provider: str) -> None:
+        super().__init__(provider)
+        self.provider = provider
 
 
 def safe_return_url(value: str | None) -> str:
@@ -133,6 +138,8 @@ class SsoLogins:
             if isinstance(error, LoginError):
                 self.refused(provider_ref, error)
             raise
+        # Outermost boundary of a sign-in's start (docs/sso.md): any other fault (a provider,
+        # the store) is an audited Internal, never an unexplained 500.
         except Exception as exc:
             internal = Internal(f"start raised {type(exc).__name__}")
             self.refused(provider_ref, internal)
@@ -166,6 +173,7 @@ class SsoLogins:
         except LoginError as error:
             self.refused(provider_ref, error)
             raise
+        # Outermost boundary of a sign-in's completion (docs/sso.md), as in ``start``.
         except Exception as exc:
             internal = Internal(f"completion raised {type(exc).__name__}")
             self.refused(provider_ref, internal)

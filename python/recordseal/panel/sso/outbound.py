@@ -33,6 +33,8 @@ from pathlib import Path
 import certifi
 import httpx
 
+from recordseal.panel.errors import PanelError
+
 ALLOW_ENV = "RECORDSEAL_PANEL_SSO_OUTBOUND_ALLOW"
 DEFAULT_TIMEOUT = 5.0
 DEFAULT_MAX_BYTES = 1024 * 1024
@@ -41,7 +43,7 @@ IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
-class OutboundError(Exception):
+class OutboundError(PanelError):
     """An outbound request was refused by the policy or failed; ``reason`` names why."""
 
     def __init__(self, reason: str) -> None:

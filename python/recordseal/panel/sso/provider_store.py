@@ -13,7 +13,7 @@ The provider store file of earlier versions (``RECORDSEAL_PANEL_PROVIDER_STORE_P
 
     {"version": 1, "providers": [<provider>, ...]}
 
-is read by ``read_provider_file`` only to import it (``panel/migrate.py``).
+is read by ``read_provider_file`` only to import it (``panel/legacy_import.py``).
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from recordseal.crypto.hsm import AES256, open_key, read_reference
 from recordseal.crypto.keks import PANEL_IN_MODULE
 from recordseal.crypto.keyfiles import read_or_create_secret, sync_directory
 from recordseal.crypto.vault import Aead
+from recordseal.panel.errors import PanelError
 from recordseal.panel.sso.jwt_bearer import JwtBearerConfig
 from recordseal.panel.sso.oidc import OidcCodeConfig
 from recordseal.storage.panel import ProviderRow
@@ -48,7 +49,7 @@ _SEALED_VERSION = b"\x01"
 ProviderConfig: TypeAlias = OidcCodeConfig | JwtBearerConfig
 
 
-class ProviderStoreError(Exception):
+class ProviderStoreError(PanelError):
     """A provider file or row cannot be read (bad content, or a secret that does not open
     under this key-encryption key)."""
 

@@ -28,7 +28,7 @@ from recordseal.panel.signout import is_signed_out, sign_out_everywhere
 from recordseal.panel.tenants import FleetRef, TenantStore
 from recordseal.storage.activity import ActivityStore
 from recordseal.storage.panel import PanelStore
-from recordseal.web.services import typed_state
+from recordseal.web.state import typed_state
 
 METRIC_NAMES = (
     "forbidden_cross_tenant",

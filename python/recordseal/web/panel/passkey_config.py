@@ -12,7 +12,7 @@ from recordseal.invocation import shown_path, this_command
 from recordseal.panel.passkey_store import PasskeyStore
 from recordseal.panel.sessions import Role
 from recordseal.settings import Settings
-from recordseal.web.services import typed_state
+from recordseal.web.state import typed_state
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,7 @@ from webauthn.helpers.structs import (
 )
 
 from recordseal.panel.cookies import set_cookie_header
+from recordseal.panel.errors import PanelError
 from recordseal.panel.passkey_store import LinkGone, LinkStatus, hash_token
 from recordseal.panel.sessions import LegacySession, Role
 from recordseal.services.errors import ServiceError
@@ -95,7 +96,7 @@ __all__ = [
 # -- plumbing --------------------------------------------------------------------------
 
 
-class _Refused(Exception):
+class _Refused(PanelError):
     def __init__(self, status: int, reason: str) -> None:
         super().__init__(reason)
         self.status = status

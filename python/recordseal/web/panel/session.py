@@ -48,11 +48,12 @@ from litestar.response import Redirect, Template
 
 from recordseal import metrics
 from recordseal.panel.cookies import CookieKeyring, clear_cookie_header
+from recordseal.panel.errors import PanelRefusal
 from recordseal.panel.roles import can_mutate
 from recordseal.panel.sessions import LegacySession, Role, Session
 from recordseal.web.observe import note_problem
 from recordseal.web.panel.context import PanelContext
-from recordseal.web.problems import problem_response
+from recordseal.web.problems import problem_answer
 
 CSRF_CONTEXT = b"recordseal-panel-csrf-v1\x00"
 LOGIN_PATH = "/login"
@@ -86,8 +87,9 @@ class PanelPrincipal:
 Principal: TypeAlias = NamedDependency[SkipValidation[PanelPrincipal]]
 
 
-class PanelDenied(Exception):
-    """A refused panel request; ``panel_denied_handler`` renders it for the client."""
+class PanelDenied(PanelRefusal):
+    """A refused panel request; ``panel_denied_handler`` renders it for the client (its
+    problem+json from ``web/problems.py``, a page or a redirect for a browser)."""
 
     def __init__(
         self,
@@ -99,14 +101,9 @@ class PanelDenied(Exception):
         clear_cookie: bool = False,
         field: str | None = None,
     ) -> None:
-        super().__init__(f"{status} {code}: {detail}")
-        self.status = status
-        self.code = code
-        self.detail = detail
+        super().__init__(status, code, detail, field)
         self.principal = principal
         self.clear_cookie = clear_cookie
-        #: The input member a refusal names (problem+json ``field``).
-        self.field = field
 
 
 def wants_json(request: Request[Any, Any, Any]) -> bool:
@@ -158,7 +155,7 @@ def panel_denied_handler(request: Request[Any, Any, Any], error: PanelDenied) ->
     note_problem(request.scope, error.code)
     response: Response[Any]
     if wants_json(request):
-        response = problem_response(error.status, error.code, error.detail, error.field)
+        response = problem_answer(error)
     elif error.status == 401:
         response = Redirect(LOGIN_PATH, status_code=303)
     else:

@@ -60,9 +60,9 @@ from recordseal.web.bodies import check_json_text, is_json_media_type
 from recordseal.web.controller import DomainController
 from recordseal.web.panel.context import PanelContext, provide_panel
 from recordseal.web.panel.session import PRIVATE_HEADERS
-from recordseal.web.problems import problem_response
+from recordseal.web.problems import problem_answer
 from recordseal.web.ratelimit import RateLimited
-from recordseal.web.services import typed_state
+from recordseal.web.state import typed_state
 
 log = logging.getLogger("recordseal.panel.web")
 
@@ -110,8 +110,8 @@ def _binding_cookie(binding: str) -> str:
     )
 
 
-def _provider_not_found() -> Response[Any]:
-    response = problem_response(404, "provider_not_found", "no such sign-on provider")
+def _provider_not_found(error: UnknownProvider) -> Response[Any]:
+    response = problem_answer(error)
     response.headers.update(PRIVATE_HEADERS)
     return response
 
@@ -183,7 +183,7 @@ class SsoController(DomainController):
         a value that is not an identifier answers 404 like an unknown provider."""
         provider = request.query_params.get("provider", "").strip()
         if not IDENTIFIER.fullmatch(provider):
-            return _provider_not_found()
+            return _provider_not_found(UnknownProvider(provider))
         target = f"/sso/{provider}/start"
         return_url = request.query_params.get("return_url")
         if return_url:
@@ -207,8 +207,8 @@ class SsoController(DomainController):
         binding = _binding_of(request) or secrets.token_urlsafe(32)
         try:
             started = await sso.logins.start(provider_ref, return_url, binding)
-        except UnknownProvider:
-            return _provider_not_found()
+        except UnknownProvider as error:
+            return _provider_not_found(error)
         except LoginError as error:
             return _empty(error.status)
         headers = {**PRIVATE_HEADERS, "Set-Cookie": _binding_cookie(binding)}

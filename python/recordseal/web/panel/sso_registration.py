@@ -43,7 +43,7 @@ from litestar.response import Redirect
 
 from recordseal.panel.sso.contract import SsoProvider
 from recordseal.panel.sso.discovery import DiscoveryError
-from recordseal.panel.sso.errors import DuplicateProvider, RegistrationError
+from recordseal.panel.sso.errors import RegistrationError
 from recordseal.panel.sso.jwt_bearer import JwtBearerProvider
 from recordseal.panel.sso.oidc import OidcCodeProvider
 from recordseal.panel.sso.registration import RegistrationForm, register_provider
@@ -63,7 +63,7 @@ from recordseal.web.panel.session import (
 )
 from recordseal.web.panel.sso import SsoContext
 from recordseal.web.panel.views import not_found, render
-from recordseal.web.problems import problem_response
+from recordseal.web.problems import answer_of, problem_answer
 
 log = logging.getLogger("recordseal.panel.web")
 #: Who registered or removed which provider: the same audit logger as the sign-ons.
@@ -211,12 +211,6 @@ async def _page(
     return response
 
 
-def _code_for(status: int) -> str:
-    return {409: "provider_duplicate", 502: "discovery_unreachable"}.get(
-        status, "registration_invalid"
-    )
-
-
 async def _submitted(request: Request[Any, Any, Any]) -> dict[str, str]:
     if is_json_media_type(request.content_type):
         raw = await request.body()
@@ -245,16 +239,17 @@ async def _refused(
     principal: PanelPrincipal,
     tenant: Tenant,
     organization: Organization,
-    status: int,
-    error: RegistrationError,
+    refused: RegistrationError | DiscoveryError,
     entered: dict[str, str],
 ) -> Response[Any]:
+    status, _, message, field = answer_of(refused)  # the one mapping (web/problems.py)
+    error = RegistrationError(field or "", message or "")
     audit.info(
         "panel.sso_registration_refused",
         extra={"tenant": tenant.id, "org": organization.id, "field": error.field, "status": status},
     )
     if wants_json(request):
-        response = problem_response(status, _code_for(status), error.message, error.field)
+        response = problem_answer(refused)
         response.headers.update(PRIVATE_HEADERS)
         return response
     shown = {name: value for name, value in entered.items() if name != "client_secret"}
@@ -321,19 +316,9 @@ class SsoRegistrationController(DomainController):
             form = RegistrationForm(**entered)
             reserved = await _declared_elsewhere(panel, organization)
             provider = await register_provider(registry, organization, form, reserved=reserved)
-        except DuplicateProvider as error:
+        except (RegistrationError, DiscoveryError) as error:
             return await _refused(
-                request, registry, principal, tenant, organization, 409, error, entered
-            )
-        except RegistrationError as error:
-            return await _refused(
-                request, registry, principal, tenant, organization, 422, error, entered
-            )
-        except DiscoveryError as error:
-            status = 502 if error.network else 422
-            wrapped = RegistrationError("issuer", f"discovery failed: {error.reason}")
-            return await _refused(
-                request, registry, principal, tenant, organization, status, wrapped, entered
+                request, registry, principal, tenant, organization, error, entered
             )
         audit.info(
             "panel.sso_registered",

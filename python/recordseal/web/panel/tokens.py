@@ -34,7 +34,7 @@ from recordseal.web.panel.guards import operators_only, tenant_scope
 from recordseal.web.panel.session import PanelDenied, PanelPrincipal, Principal
 from recordseal.web.panel.views import not_found, render, tenant_or_404
 from recordseal.web.problems import STATUS
-from recordseal.web.services import provide_tokens
+from recordseal.web.state import provide_tokens
 
 MAX_LABEL = 128
 

@@ -6,9 +6,9 @@ import { concat, ed25519Verify, fromBase64, fromHex, lengthPrefixed, sha256, toH
 import { commitField, pathProblem } from "./commitments.js";
 import { CommitError, serialize } from "./json.js";
 import { encodeValue } from "./kinds.js";
-import {
-  ALGORITHMS, parseCheckpoint, parseNote, parseTlogProof, TlogError, verifyCosignature, verifyNote,
-} from "./notes.js";
+import { parseCheckpoint, parseNote, TlogError, verifyNote } from "./notes.js";
+import { aggregateTimes } from "./aggregate.js";
+import { cosignatureTimes, openSeal, signedAlgorithms, STALE_DIRECTORY, unsignedReasons } from "./sealing.js";
 import { BundleError, decodeBundle, formatSeconds, GAP_FORMAT, parseInstant } from "./documents.js";
 import {
   afterCompromise, checkpointProblem, compromiseProblem, linkedToRecord, NOT_VOUCHED, notWitnessed, witnessedOf,
@@ -25,8 +25,6 @@ const NO_PUBLIC_KEY = "no public key in the supplied directory";
 const NO_INCLUSION_PROOF = "no chain inclusion proof";
 const NO_RECEIPTS = "no witness receipts";
 /** Said of a key or log the directory lacks: the usual cause is a directory older than it. */
-const STALE_DIRECTORY = "if it is newer than the directory, export the directory again (recordseal keys export)" +
-  " or use the service's published one (GET /v1/keys)";
 const HEADER_CONTEXT = concat("recordseal/header/v1", new Uint8Array([0]));
 const GAP_CONTEXT = concat(GAP_FORMAT, new Uint8Array([0]));
 const isGap = (header) => header.format === GAP_FORMAT;
@@ -159,35 +157,8 @@ async function checkHeaderSignature(header, canonical, signature, keyring, noKey
 
 // --- 4. sealed batch -----------------------------------------------------------------------
 
-/** The seal's tlog proof and checkpoint, parsed (signatures not verified); BundleError. */
-export function openSeal(seal) {
-  let proof;
-  try {
-    proof = parseTlogProof(seal.proof);
-  } catch (error) {
-    throw new BundleError("tlog proof", error.message);
-  }
-  try {
-    const note = parseNote(proof.checkpoint);
-    return { proof, note, checkpoint: parseCheckpoint(note.text) };
-  } catch (error) {
-    if (!(error instanceof TlogError)) throw error;
-    throw new BundleError("tlog proof", `the checkpoint is malformed: ${error.message}`);
-  }
-}
-
 /** Check 4's unchecked results that a listed authority's token might turn (rule 4.8 here). */
 const TOKEN_PENDING = new WeakSet();
-
-/** Rule 4.9's reason: which required algorithm lacks a signature, and why. */
-function unsigned(log, missing, verifiers) {
-  const listed = new Set(verifiers.map((verifier) => ALGORITHMS.get(verifier.type)));
-  const reasons = missing.map((algorithm) => listed.has(algorithm)
-    ? `the checkpoint carries no ${algorithm} signature by a log key`
-    : `the directory has no ${algorithm} key for '${log}' (${STALE_DIRECTORY})`);
-  return `${NO_INCLUSION_PROOF} can be checked as the trust store requires (${missing.join(" and ")}` +
-    ` signatures): ${reasons.join("; ")}`;
-}
 
 /** `witnessed`: the trusted witness time on the sealing checkpoint (rule 4.8); `required`:
  * the algorithms of the log signatures the trust store requires (rule 4.9). */
@@ -223,41 +194,33 @@ async function checkSealedBatch(canonical, seal, opened, keyring, witnessed, req
     TOKEN_PENDING.add(pending);
     return pending;
   }
-  const signed = new Set(verified.map((signature) => ALGORITHMS.get(signature.verifier.type)));
-  const missing = required.filter((algorithm) => !signed.has(algorithm));
-  if (missing.length) return unchecked(4, unsigned(seal.log, missing, verifiers));
+  const signed = signedAlgorithms(verified);
+  const missing = required.filter((algorithm) => !signed.has(algorithm)); // rule 4.9
+  if (missing.length) {
+    return unchecked(4, `${NO_INCLUSION_PROOF} can be checked as the trust store requires (${missing.join(" and ")}` +
+      ` signatures): ${unsignedReasons(seal.log, missing, verifiers)}`);
+  }
   return passed(4, `entry ${proof.index} of ${seal.log} in its checkpoint of size ${checkpoint.size}` +
     ` (signed with ${[...signed].sort().join(" and ")})`);
 }
 
 // --- 5. witness receipts -------------------------------------------------------------------
 
-/** Valid trusted cosignatures on a checkpoint as witness times {by, at (seconds)}, and what is
- * wrong with the trusted ones that do not verify. */
-async function cosignatureTimes(text, signatures, policy, maxTimestamp) {
-  const times = [];
-  const problems = [];
-  for (const signature of signatures) {
-    const found = policy.witnesses.find(
-      ({ verifier }) => verifier.name === signature.name && verifier.keyId === signature.keyId,
-    );
-    if (!found) continue; // the log's own signature, or a witness nobody trusts here
-    try {
-      const at = await verifyCosignature(text, signature, found.verifier, maxTimestamp);
-      if (at !== 0n) times.push({ by: found.name, at }); // dated 0: no time stated (rule 5.6)
-    } catch (error) {
-      if (!(error instanceof TlogError)) throw error;
-      problems.push(`the cosignature of ${found.name} does not verify (${error.code}): ${error.message}`);
-    }
-  }
-  return { times, problems };
-}
-
-async function gatherReceipts(seal, opened, policy, maxTimestamp) {
+/** The trusted witness times on the sealing checkpoint (its own cosignatures, and those of the
+ * aggregate checkpoint that includes it), the trusted receipts that fail, and the listed
+ * authorities whose tokens this verifier does not check. */
+async function gatherReceipts(seal, opened, policy, maxTimestamp, keyring) {
   if (seal === null || !opened || opened instanceof BundleError || policy === null) return null;
   const { times, problems } = await cosignatureTimes(opened.note.text, opened.note.signatures, policy, maxTimestamp);
+  const through = await aggregateTimes(seal, opened, keyring, policy, maxTimestamp);
   const tokens = seal.timestamps.filter((receipt) => policy.authorities.has(receipt.authority));
-  return { times, problems, tokens: [...new Set(tokens.map((receipt) => receipt.authority))] };
+  return {
+    times: [...times, ...through.times],
+    problems: [...problems, ...through.problems],
+    tokens: [...new Set(tokens.map((receipt) => receipt.authority))],
+    aggregateMissing: through.missing,
+    aggregateWhere: through.where,
+  };
 }
 
 function checkWitnessReceipts(seal, opened, policy, receipts) {
@@ -270,15 +233,18 @@ function checkWitnessReceipts(seal, opened, policy, receipts) {
     : "";
   if (receipts.problems.length) return failed(5, joined(receipts.problems) + tokens);
   const vouching = [...new Set(receipts.times.map((time) => time.by))].sort();
+  // Rule 5.9: an aggregate path without its log key adds nothing, and says so.
+  const aside = (receipts.aggregateMissing ? ` [${receipts.aggregateMissing}]` : "") + tokens;
+  const through = receipts.aggregateWhere ? `, through ${receipts.aggregateWhere}` : "";
   if (!vouching.length) {
-    return unchecked(5, `${NO_RECEIPTS} from a trusted witness (quorum not met: 0 of ${policy.quorum})${tokens}`);
+    return unchecked(5, `${NO_RECEIPTS} from a trusted witness (quorum not met: 0 of ${policy.quorum})${aside}`);
   }
   if (vouching.length < policy.quorum) {
-    return unchecked(5, `quorum not met: ${vouching.length} of ${policy.quorum} (${vouching.join(", ")})${tokens}`);
+    return unchecked(5, `quorum not met: ${vouching.length} of ${policy.quorum} (${vouching.join(", ")})${through}${aside}`);
   }
   const many = vouching.length !== 1;
   const detail = `${vouching.length} trusted ${many ? "witnesses vouch" : "witness vouches"}`;
-  return passed(5, `${detail} (quorum ${policy.quorum}): ${vouching.join(", ")}${tokens}`);
+  return passed(5, `${detail} (quorum ${policy.quorum}): ${vouching.join(", ")}${through}${aside}`);
 }
 
 // --- 6. sequence continuity ----------------------------------------------------------------
@@ -401,7 +367,7 @@ function checkTimeBracket({ bracket, upper, inverted }, included, previousReason
   else if (bracket.not_before_by === HOSTED_INGEST && previousReason) lower += ` [${previousReason}]`;
   if (!included) return unchecked(7, `${lower}; no trusted upper bound: the seal is not verified`);
   if (upper === null) return unchecked(7, `${lower}; no trusted witness time on the sealing checkpoint`);
-  const detail = `${lower}; not after ${bracket.not_after} (${upper.by}: cosigned in the second from ${formatSeconds(upper.at)})`;
+  const detail = `${lower}; not after ${bracket.not_after} (${upper.by}: ${upper.how} in the second from ${formatSeconds(upper.at)})`;
   return inverted ? unchecked(7, detail) : passed(7, detail);
 }
 
@@ -475,7 +441,7 @@ export async function verifyBundle(data, keyring = null, policy = null, { now = 
   }
   let receipts;
   try {
-    receipts = await gatherReceipts(seal, opened, policy, maxTimestamp);
+    receipts = await gatherReceipts(seal, opened, policy, maxTimestamp, keyring);
   } catch (error) {
     receipts = { times: [], problems: [`internal error: ${error.name}: ${error.message}`], tokens: [] };
   }

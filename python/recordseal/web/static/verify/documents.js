@@ -163,6 +163,8 @@ const Seal = struct({
   log: [str], proof: [str], previous: [nullable(str), null],
   previous_consistency: [list(base64), []],
   timestamps: [list(struct({ authority: [str], token: [base64] })), []],
+  // Absent, or the path into the aggregate log; never null.
+  aggregate: [struct({ proof: [str] }), null],
 });
 const Coverage = struct({
   from_seq: [seq], to_seq: [seq],

@@ -11,7 +11,7 @@ from litestar.testing import TestClient
 from recordseal.services.records import RecordService
 from recordseal.settings import Settings
 from recordseal.web.app import create_app
-from recordseal.web.services import AppServices, services_in
+from recordseal.web.state import AppServices, services_in
 
 
 def test_the_lifespan_provides_every_service_typed(tmp_path: Path) -> None:

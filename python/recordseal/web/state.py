@@ -24,6 +24,7 @@ from recordseal.services.disclosure import DisclosureService
 from recordseal.services.listing import Listing
 from recordseal.services.proofs import ProofService
 from recordseal.services.records import RecordService
+from recordseal.services.tiles import TileService
 from recordseal.services.tokens import TokenService
 from recordseal.services.verification import OnlineVerifier
 from recordseal.storage.base import Store
@@ -42,6 +43,7 @@ class AppServices:
     disclosure: DisclosureService
     continuity: Continuity
     listing: Listing
+    tiles: TileService
 
 
 def typed_state(state: State, name: str, kind: type[T]) -> T:
@@ -83,6 +85,10 @@ def provide_disclosure(state: State) -> DisclosureService:
 
 def provide_proofs(state: State) -> ProofService:
     return services_in(state).proofs
+
+
+def provide_tiles(state: State) -> TileService:
+    return services_in(state).tiles
 
 
 def provide_tokens(state: State) -> TokenService:

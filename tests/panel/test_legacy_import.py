@@ -17,7 +17,7 @@ import pytest
 
 from recordseal.cli import main
 from recordseal.logs import Formatter
-from recordseal.panel.migrate import import_panel_files
+from recordseal.panel.legacy_import import import_panel_files
 from recordseal.panel.passkey_store import PasskeyStore, hash_token
 from recordseal.panel.sso.nonces import PendingLogins, seal_stash
 from recordseal.panel.sso.oidc import OidcCodeConfig

@@ -1,0 +1,104 @@
+"""One exception root per surface (issue 31, item 2): every exception class the service's
+packages define derives from ``RecordServiceError``, the panel's from ``PanelError``, the API
+client's from ``ClientError``; and a bare ``except Exception`` in them is an outermost
+boundary that says so in a comment."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import pkgutil
+from pathlib import Path
+
+import pytest
+
+import recordseal
+from recordseal.client.errors import ClientError
+from recordseal.ledger.errors import RecordServiceError
+from recordseal.panel.errors import PanelError
+
+PACKAGE = Path(recordseal.__file__).parent
+
+#: Each surface: its root and the packages and modules whose errors derive from it.
+SURFACES: dict[type[Exception], tuple[str, ...]] = {
+    RecordServiceError: (
+        "recordseal.services",
+        "recordseal.ledger",
+        "recordseal.fleet",
+        "recordseal.serve",
+        "recordseal.cli",
+    ),
+    PanelError: ("recordseal.panel", "recordseal.web.panel"),
+    ClientError: ("recordseal.client",),
+}
+
+
+def _modules(name: str) -> list[str]:
+    module = importlib.import_module(name)
+    if not hasattr(module, "__path__"):
+        return [name]
+    return [name] + [
+        info.name for info in pkgutil.walk_packages(module.__path__, prefix=f"{name}.")
+    ]
+
+
+def _exceptions(name: str) -> list[type[BaseException]]:
+    module = importlib.import_module(name)
+    return [
+        value
+        for value in vars(module).values()
+        if inspect.isclass(value) and issubclass(value, BaseException) and value.__module__ == name
+    ]
+
+
+@pytest.mark.parametrize(
+    ("root", "package"),
+    [(root, package) for root, packages in SURFACES.items() for package in packages],
+    ids=lambda value: value if isinstance(value, str) else value.__name__,
+)
+def test_every_error_of_a_surface_derives_from_its_root(
+    root: type[Exception], package: str
+) -> None:
+    found = [error for name in _modules(package) for error in _exceptions(name)]
+    assert found, f"no exception class found in {package}: the walk is broken"
+    strays = [f"{e.__module__}.{e.__qualname__}" for e in found if not issubclass(e, root)]
+    assert strays == [], f"not under {root.__name__}"
+
+
+def test_the_roots_are_distinct() -> None:
+    roots = list(SURFACES)
+    for root in roots:
+        assert [other for other in roots if other is not root and issubclass(root, other)] == []
+
+
+#: Where a bare ``except Exception`` may stand only as an outermost boundary.
+GUARDED = ("web", "services", "panel", "fleet", "client", "ledger", "serve.py", "cli.py")
+
+
+def _sources() -> list[Path]:
+    paths: list[Path] = []
+    for part in GUARDED:
+        path = PACKAGE / part
+        paths.extend(sorted(path.rglob("*.py")) if path.is_dir() else [path])
+    return paths
+
+
+def test_a_bare_except_exception_is_an_outermost_boundary_that_says_so() -> None:
+    unexplained = []
+    count = 0
+    for path in _sources():
+        lines = path.read_text().splitlines()
+        for node in ast.walk(ast.parse("\n".join(lines))):
+            if not isinstance(node, ast.ExceptHandler) or node.type is None:
+                continue
+            caught = ast.unparse(node.type)
+            if caught not in ("Exception", "BaseException"):
+                continue
+            count += 1
+            # The comment sits on the lines just above the ``except`` (or on it).
+            above = " ".join(lines[max(0, node.lineno - 4) : node.lineno]).lower()
+            if "boundary" not in above:
+                unexplained.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
+    assert count > 0, "no except Exception found: the scan is broken"
+    assert unexplained == []
