@@ -32,8 +32,8 @@ from litestar import Litestar, Request, Response, post
 
 from recordseal._native import Ed25519Signer
 from recordseal.core import commit_record
-from recordseal.storage.sqlite_schema import connect
-from recordseal.storage.sqlite_writer import Batch, GroupCommitWriter
+from recordseal.storage.sqlite.schema import connect
+from recordseal.storage.sqlite.writer import Batch, GroupCommitWriter
 from recordseal.web.gc_tuning import tune_collector
 from recordseal.web.schemas import BatchBody, RecordBody
 

@@ -31,9 +31,9 @@ import pytest
 
 from recordseal.services.listing import Listing
 from recordseal.settings import Settings
-from recordseal.storage import sqlite_schema
 from recordseal.storage.backends import open_store
 from recordseal.storage.base import Store
+from recordseal.storage.sqlite import schema as sqlite_schema
 
 BIG_STREAM = 1_000_000
 MANY_STREAMS = 20_000

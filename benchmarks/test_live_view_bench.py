@@ -37,7 +37,7 @@ from recordseal.clock import minute_start
 from recordseal.panel.cookies import COOKIE_NAME
 from recordseal.panel.sessions import LegacySession
 from recordseal.settings import Settings
-from recordseal.storage import sqlite_schema
+from recordseal.storage.sqlite import schema as sqlite_schema
 from recordseal.web.app import create_app
 
 BIG = int(os.environ.get("RECORDSEAL_BENCH_LIVE_RECORDS", "2000000"))

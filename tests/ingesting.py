@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 from recordseal.services.records import RecordService
-from recordseal.storage.rows import NewRecord, RecordRow
+from recordseal.storage.requests import NewRecord
+from recordseal.storage.rows import RecordRow
 
 
 def record_body(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import secrets
 import sqlite3
-import tempfile
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -43,11 +42,12 @@ def grant_in(
 
 
 class PanelDatabase:
-    """A SQLite store in a temporary directory, opened and closed by an app's lifespan."""
+    """A SQLite store in ``directory`` (a test's temporary directory, which pytest removes),
+    opened and closed by an app's lifespan."""
 
-    def __init__(self, roles: dict[str, Role] | None = None) -> None:
-        self._directory = tempfile.TemporaryDirectory(prefix="recordseal-panel-")
-        self.path = Path(self._directory.name) / "recordseal.sqlite3"
+    def __init__(self, directory: Path, roles: dict[str, Role] | None = None) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        self.path = directory / "recordseal.sqlite3"
         self.backend = SQLiteStore(self.path)
         self.roles = dict(roles or {})
 

@@ -140,12 +140,14 @@ def start_service(
     every worker), returned once ``/health`` answers 200. Its output goes to
     ``data_dir/server-<port>.log`` and is shown when it does not start within 60 s."""
     log_path = data_dir / f"server-{port}.log"
-    server = subprocess.Popen(
-        [sys.executable, "-m", "recordseal.cli", "serve", "--data-dir", str(data_dir),
-         "--port", str(port), "--workers", str(workers), *(args or [])],
-        env={**os.environ, **(env or {})}, stdout=log_path.open("ab"), stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )  # fmt: skip
+    # The child keeps its own descriptor of the log; ours is closed once it has started.
+    with log_path.open("ab") as log:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "recordseal.cli", "serve", "--data-dir", str(data_dir),
+             "--port", str(port), "--workers", str(workers), *(args or [])],
+            env={**os.environ, **(env or {})}, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and server.poll() is None:
         try:

@@ -27,7 +27,7 @@ from recordseal.client import (
 from recordseal.verify import BundleError
 from recordseal.verify.refresh import CONSISTENCY_HEADER, check_refresh
 from recordseal.verify.result import FAILED
-from tests.client.conftest import Service
+from tests.client.conftest import Forwarding, Service
 
 FAST = RetryPolicy(attempts=4, first_delay=0.01, max_delay=0.05)
 
@@ -36,12 +36,12 @@ def record(stream: str, payload: dict, subject: str = "alice") -> Record:
     return Record(stream, "order.placed", "2026-11-21T08:00:00Z", subject, payload)
 
 
-class LoseFirstAnswer(httpx.AsyncBaseTransport):
+class LoseFirstAnswer(Forwarding):
     """Forwards to the real service, but loses the answer to the first POST of a record:
     the service stored it, the client sees a timeout (what a flaky network does)."""
 
     def __init__(self) -> None:
-        self.inner = httpx.AsyncHTTPTransport()
+        super().__init__()
         self.lost = 0
         self.keys: list[str | None] = []
 
@@ -56,11 +56,11 @@ class LoseFirstAnswer(httpx.AsyncBaseTransport):
         return response
 
 
-class Busy(httpx.AsyncBaseTransport):
+class Busy(Forwarding):
     """Answers 503 the first ``failures`` times (never reaching the service), then forwards."""
 
     def __init__(self, failures: int) -> None:
-        self.inner = httpx.AsyncHTTPTransport()
+        super().__init__()
         self.failures = failures
         self.calls = 0
 
@@ -169,12 +169,12 @@ def test_ingest_many_memory_does_not_grow_with_the_number_of_batches(service: Se
     asyncio.run(scenario())
 
 
-class RefuseFirstBatch(httpx.AsyncBaseTransport):
+class RefuseFirstBatch(Forwarding):
     """Refuses the first batch of ``ingest_many`` at once (400); the others reach the
     service after a delay. Counts the requests still in flight."""
 
     def __init__(self) -> None:
-        self.inner = httpx.AsyncHTTPTransport()
+        super().__init__()
         self.in_flight = 0
         self.done = 0
 
@@ -257,12 +257,12 @@ def test_ingest_many_reports_progress_batch_by_batch(service: Service):
     asyncio.run(scenario())
 
 
-class GarbleSecondBatch(httpx.AsyncBaseTransport):
+class GarbleSecondBatch(Forwarding):
     """Forwards every request; the service stores the second batch of ``ingest_many``, but
     its answer reaches the client garbled (200 with a body that is not JSON)."""
 
     def __init__(self) -> None:
-        self.inner = httpx.AsyncHTTPTransport()
+        super().__init__()
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         response = await self.inner.handle_async_request(request)
@@ -311,12 +311,12 @@ def test_an_unreadable_batch_answer_keeps_the_other_receipts_and_resends_safely(
     asyncio.run(scenario())
 
 
-class SubjectBusyOnce(httpx.AsyncBaseTransport):
+class SubjectBusyOnce(Forwarding):
     """Answers the first POST of a record with the service's 409 ``subject_busy`` problem
     (what a request racing another one's new subject gets twice over), then forwards."""
 
     def __init__(self) -> None:
-        self.inner = httpx.AsyncHTTPTransport()
+        super().__init__()
         self.calls = 0
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:

@@ -13,18 +13,18 @@ import httpx
 import pytest
 
 from recordseal.client import Client, Record, Refused, RetryPolicy
-from tests.client.conftest import Service
+from tests.client.conftest import Forwarding, Service
 
 FAST = RetryPolicy(attempts=4, first_delay=0.01, max_delay=0.05)
 MONEY = {"o:/amount": "money"}
 
 
-class LoseFirstStreamAnswer(httpx.AsyncBaseTransport):
+class LoseFirstStreamAnswer(Forwarding):
     """Forwards to the real service, but loses the answer to the first stream creation: the
     service created it, the client sees a timeout."""
 
     def __init__(self) -> None:
-        self.inner = httpx.AsyncHTTPTransport()
+        super().__init__()
         self.creations = 0
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:

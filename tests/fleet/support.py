@@ -12,7 +12,8 @@ from recordseal.crypto.vault import KeyWrapper
 from recordseal.merkle.genesis import log_origin, tenant_genesis
 from recordseal.services.records import RecordService
 from recordseal.storage.base import Store
-from recordseal.storage.rows import SealedBatch, SealRequest
+from recordseal.storage.requests import SealRequest
+from recordseal.storage.rows import SealedBatch
 from recordseal.tlog import Checkpoint, Ed25519Signer, sign_checkpoint
 from tests.continuity_support import fresh_continuity
 from tests.ingesting import ingest as post

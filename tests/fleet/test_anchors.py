@@ -15,7 +15,7 @@ from recordseal.core import leaf_hash
 from recordseal.merkle.genesis import tenant_genesis
 from recordseal.storage.base import Store
 from recordseal.storage.sqlite import SQLiteStore
-from recordseal.storage.sqlite_schema import MIGRATIONS, connect
+from recordseal.storage.sqlite.schema import MIGRATIONS, connect
 from tests.pg_cluster import Cluster
 
 from .support import ingest, seal, using
@@ -144,13 +144,15 @@ def test_a_database_from_before_tenant_scoping_keeps_its_logs(tmp_path: Path) ->
     check = sqlite3.connect(path)
     assert check.execute("PRAGMA foreign_key_check").fetchall() == []
     assert check.execute("SELECT max(version) FROM schema_version").fetchone() == (len(MIGRATIONS),)
+    # a legacy log is kept under the tenant '' (docs/records.md, "Distributing by tenant")
     assert check.execute("SELECT id, tenant FROM logs ORDER BY id").fetchall() == [
         (7, "acme"),
-        (8, None),
+        (8, ""),
     ]
     try:  # a second legacy log of the same fleet is refused by the unique index
         check.execute(
-            "INSERT INTO logs (tenant, fleet, origin, size, root) VALUES (NULL, 'f1', 'x', 0, x'')"
+            "INSERT INTO logs (id, tenant, fleet, origin, size, root)"
+            " VALUES (9, '', 'f1', 'x', 0, x'')"
         )
     except sqlite3.IntegrityError:
         pass
@@ -161,11 +163,12 @@ def test_a_database_from_before_tenant_scoping_keeps_its_logs(tmp_path: Path) ->
 def test_a_postgres_database_from_before_tenant_scoping_keeps_its_logs(postgres: Cluster) -> None:
     """Migration 3 (PostgreSQL) makes ``logs.tenant`` nullable; rows and ids survive, existing
     callers still read them, a legacy log can be opened beside them, and a second legacy log
-    of the same fleet is refused by the ``coalesce(tenant, '')`` index."""
+    of the same fleet is refused by the unique index of a scope (the legacy log's tenant is ''
+    since PostgreSQL migration 13)."""
     import asyncpg
 
     from recordseal.storage.postgres import PostgresStore
-    from recordseal.storage.postgres_schema import MIGRATIONS as PG_MIGRATIONS
+    from recordseal.storage.postgres.schema import MIGRATIONS as PG_MIGRATIONS
 
     url = postgres.url()
 
@@ -210,7 +213,7 @@ def test_a_postgres_database_from_before_tenant_scoping_keeps_its_logs(postgres:
             with pytest.raises(asyncpg.UniqueViolationError):
                 await conn.execute(
                     "INSERT INTO logs (tenant, fleet, origin, size, root)"
-                    " VALUES (NULL, 'f1', 'x', 0, '')"
+                    " VALUES ('', 'f1', 'x', 0, '')"
                 )
         finally:
             await conn.close()

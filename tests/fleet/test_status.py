@@ -4,6 +4,7 @@ the manifest state, and the witness status of the latest anchor."""
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import pytest
 
@@ -77,7 +78,7 @@ def test_status_shows_the_tenants_latest_anchor_and_witnesses(store: Store) -> N
 
 
 def test_the_organization_page_shows_every_fleets_anchor_and_witnesses_from_the_store(
-    store: Store,
+    store: Store, tmp_path: Path
 ) -> None:
     """The panel's organization page with the real status reader over a real store: every
     fleet of the organization, in HTML and in JSON, with the tenant's own anchors only."""
@@ -85,7 +86,7 @@ def test_the_organization_page_shows_every_fleets_anchor_and_witnesses_from_the_
 
     from tests.panel_web.conftest import HTML, JSON, Panel
 
-    panel = Panel(seeded_store())
+    panel = Panel(seeded_store(), tmp_path)
     with TestClient(panel.app) as client:
         portal = client.blocking_portal
         portal.call(store.open)

@@ -27,7 +27,7 @@ def panel(tmp_path: Path) -> Panel:
     (tmp_path / DAY / "acme" / "fleet-a1.log").write_bytes(ACME)
     (tmp_path / DAY / "globex" / "fleet-g1.log").write_bytes(GLOBEX)
     (tmp_path / DAY / "solo.log").write_bytes(SOLO)
-    panel = Panel(seeded_store(), passkey_roles={"root": "operator"})
+    panel = Panel(seeded_store(), tmp_path / "panel", passkey_roles={"root": "operator"})
     panel.context.transparency_root = tmp_path
     return panel
 

@@ -59,6 +59,13 @@ def test_the_code_keeps_every_contract() -> None:
             "store-interface",
             "recordseal.services.retention -> recordseal.storage.sqlite",
         ),
+        # ... or to any module of a backend's package.
+        (
+            "services/retention.py",
+            "import recordseal.storage.postgres.writer",
+            "store-interface",
+            "recordseal.services.retention -> recordseal.storage.postgres.writer",
+        ),
     ],
 )
 def test_a_forbidden_edge_breaks_its_contract(

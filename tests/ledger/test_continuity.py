@@ -16,7 +16,7 @@ from recordseal.settings import Settings
 from recordseal.storage.journal import DirectoryJournal, Head, JournalState, Signed, read_segment
 from recordseal.storage.placing import place
 from recordseal.storage.records import Fenced
-from recordseal.storage.rows import Append, Call, SubjectClaim
+from recordseal.storage.requests import Append, Call, SubjectClaim
 from tests.continuity_support import SERVICE, Backup, Service
 from tests.pg_cluster import Cluster
 

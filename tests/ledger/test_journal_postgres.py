@@ -16,7 +16,7 @@ import pytest
 from recordseal.settings import Settings
 from recordseal.storage.backends import BackendError, open_journal
 from recordseal.storage.journal import Erased, Head, Retired, Signed
-from recordseal.storage.journal_postgres import PostgresJournal, redacted
+from recordseal.storage.postgres.journal import PostgresJournal, redacted
 from tests.continuity_support import SERVICE, Backup, Service
 from tests.ledger.test_recovery import run_recover
 from tests.pg_cluster import Cluster

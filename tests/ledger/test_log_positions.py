@@ -20,10 +20,10 @@ from recordseal.merkle.genesis import log_origin, tenant_genesis
 from recordseal.settings import Settings
 from recordseal.storage.backends import open_store
 from recordseal.storage.base import Store
-from recordseal.storage.postgres_schema import MIGRATIONS as PG_MIGRATIONS
-from recordseal.storage.rows import Append, NewRecord, SubjectClaim
-from recordseal.storage.sqlite_schema import MIGRATIONS as SQLITE_MIGRATIONS
-from recordseal.storage.sqlite_schema import connect
+from recordseal.storage.postgres.schema import MIGRATIONS as PG_MIGRATIONS
+from recordseal.storage.requests import Append, NewRecord, SubjectClaim
+from recordseal.storage.sqlite.schema import MIGRATIONS as SQLITE_MIGRATIONS
+from recordseal.storage.sqlite.schema import connect
 from tests.backends import query
 from tests.fleet.support import SERVICE, seal, using
 

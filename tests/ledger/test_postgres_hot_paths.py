@@ -22,9 +22,9 @@ import pytest
 from recordseal.identifiers import DEFAULT_FLEET
 from recordseal.settings import Settings
 from recordseal.storage.backends import open_store
-from recordseal.storage.postgres_logs import LOCK_LOG
-from recordseal.storage.postgres_records import IDEMPOTENCY_KEYS_BY_KEY, SUBJECTS_BY_INDEX
-from recordseal.storage.postgres_writer import LOCK_ROWS, LOCKED_KEYS
+from recordseal.storage.postgres.logs import LOCK_LOG
+from recordseal.storage.postgres.records import IDEMPOTENCY_KEYS_BY_KEY, SUBJECTS_BY_INDEX
+from recordseal.storage.postgres.writer import LOCK_ROWS, LOCKED_KEYS
 from tests.backends import opened
 from tests.ledger.test_log_positions import NOW, append
 from tests.pg_cluster import Cluster
@@ -75,7 +75,15 @@ STATEMENTS = {
         LOCK_ROWS,
         "subjects",
         ("tenant", "subject_index"),
-        f"{text_array(['acme'] * 100)}, {bytea_array(INDEXES)}, ARRAY[1]::bigint[]",
+        f"{text_array(['acme'] * 100)}, {bytea_array(INDEXES)}, ARRAY['acme']::text[],"
+        " ARRAY[1]::bigint[]",
+    ),
+    "the writer's locked streams": (
+        LOCK_ROWS,
+        "streams",
+        ("tenant", "id"),
+        f"{text_array(['acme'] * 100)}, {bytea_array(INDEXES)}, {text_array(['acme'] * 100)},"
+        f" ARRAY[{', '.join(str(n) for n in range(1, 101))}]::bigint[]",
     ),
 }
 
@@ -111,7 +119,12 @@ def test_keyed_lookups_stay_index_lookups_under_a_generic_plan(
                 " created_at) SELECT 'acme', 'other-' || g, '\\x00', 'r-' || g, 'now'"
                 f" FROM generate_series(1, {ROWS}) g"
             )
-            await conn.execute("ANALYZE subjects, idempotency_keys")
+            await conn.execute(
+                "INSERT INTO streams (tenant, name, declarations, strict, next_seq, head,"
+                " created_at, log_id) SELECT 'acme', 'other-' || g, '{}', false, 1, '\\x00',"
+                f" 'now', 1 FROM generate_series(1, {ROWS}) g"
+            )
+            await conn.execute("ANALYZE subjects, idempotency_keys, streams")
             await conn.execute("SET plan_cache_mode = force_generic_plan")
             await conn.execute(f"PREPARE probe AS {sql}")
             plan = await conn.fetchval(f"EXPLAIN (FORMAT JSON) EXECUTE probe({arguments})")

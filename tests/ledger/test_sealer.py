@@ -16,7 +16,7 @@ from recordseal.merkle import tree
 from recordseal.merkle.genesis import tenant_genesis
 from recordseal.services.records import RecordService
 from recordseal.storage.base import Store
-from recordseal.storage.rows import SEAL_LIMIT
+from recordseal.storage.requests import SEAL_LIMIT
 from recordseal.tlog import open_checkpoint
 from tests.continuity_support import fresh_continuity
 from tests.ingesting import ingest

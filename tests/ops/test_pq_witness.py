@@ -91,7 +91,9 @@ def test_an_ml_dsa_44_witness_alone_brings_bundles_to_verified(tmp_path: Path) -
 
     (tmp_path / "bundle.json").write_bytes(bundle)
     (tmp_path / "keys.json").write_bytes(directory)
-    assert len(json.loads(directory)["logs"]) == 2  # one log, its two keys
+    # The tenant's log and the deployment's aggregate log, each with its two keys.
+    listed = sorted(k["origin"] for k in json.loads(directory)["logs"])
+    assert listed == sorted([f"{SERVICE}/acme/default", SERVICE] * 2), listed
     for required in (["Ed25519"], ["ML-DSA-44"], ["Ed25519", "ML-DSA-44"]):
         trust = {
             "format": "recordseal/trust/v1",

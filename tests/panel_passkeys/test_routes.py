@@ -67,7 +67,7 @@ class OnTheAppLoop:
 class Env:
     def __init__(self, tmp_path: Path) -> None:
         self.clock = Clock()
-        self.database = PanelDatabase()
+        self.database = PanelDatabase(tmp_path)
         self.keyring = CookieKeyring(SigningKey("test-key", b"k" * 32))
         self.context = PanelContext(
             tenants=InMemoryTenantStore(),

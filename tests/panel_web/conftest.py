@@ -4,6 +4,7 @@ a temporary directory), and cookie helpers."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -62,9 +63,11 @@ class SpyStore:
 class Panel:
     """The test app plus helpers to mint cookies and send authenticated requests."""
 
-    def __init__(self, store: Any, passkey_roles: dict[str, Role] | None = None) -> None:
+    def __init__(
+        self, store: Any, directory: Path, passkey_roles: dict[str, Role] | None = None
+    ) -> None:
         self.keyring = CookieKeyring(SigningKey("test-key", b"k" * 32))
-        self.database = PanelDatabase(passkey_roles)
+        self.database = PanelDatabase(directory, passkey_roles)
         self.context = PanelContext(
             tenants=store,
             keyring=self.keyring,
@@ -100,8 +103,8 @@ class Panel:
 
 
 @pytest.fixture
-def panel() -> Panel:
-    return Panel(seeded_store(), passkey_roles={"root": "operator"})
+def panel(tmp_path: Path) -> Panel:
+    return Panel(seeded_store(), tmp_path, passkey_roles={"root": "operator"})
 
 
 @pytest.fixture

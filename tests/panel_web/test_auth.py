@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from litestar import Litestar
 from litestar.testing import TestClient
 
@@ -69,7 +71,7 @@ def test_valid_cookie_is_accepted(client: TestClient[Litestar], panel: Panel) ->
     assert "Accept" in response.headers["vary"]
 
 
-def test_panel_handlers_win_over_the_service_exception_handlers() -> None:
+def test_panel_handlers_win_over_the_service_exception_handlers(tmp_path: Path) -> None:
     """Wired next to the service's app-wide handlers (as in ``create_app``), the panel's own
     ``PanelDenied`` handler still answers: redirect, problem+json and HTML pages stay right."""
     import msgspec
@@ -79,7 +81,7 @@ def test_panel_handlers_win_over_the_service_exception_handlers() -> None:
     from recordseal.web.panel.routes import PANEL_ROUTES, panel_template_config
     from tests.panel_web.conftest import seeded_store
 
-    panel = Panel(seeded_store())
+    panel = Panel(seeded_store(), tmp_path)
     app = Litestar(
         route_handlers=PANEL_ROUTES,
         template_config=panel_template_config(),

@@ -163,8 +163,8 @@ def _with_csrf(panel: Panel, token: str) -> dict[str, str]:
 
 
 @pytest.fixture
-def probed() -> Iterator[tuple[TestClient[Litestar], Panel]]:
-    panel = Panel(seeded_store(), passkey_roles={"root": "operator"})
+def probed(tmp_path: Path) -> Iterator[tuple[TestClient[Litestar], Panel]]:
+    panel = Panel(seeded_store(), tmp_path, passkey_roles={"root": "operator"})
     guarded = Router(
         path="/",
         route_handlers=[_Probe],

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -64,8 +65,10 @@ class Admin:
 
 
 @pytest.fixture
-def admin() -> Iterator[Admin]:
-    panel = Panel(InMemoryTenantStore(), passkey_roles={"root": "operator", "vera": "viewer"})
+def admin(tmp_path: Path) -> Iterator[Admin]:
+    panel = Panel(
+        InMemoryTenantStore(), tmp_path, passkey_roles={"root": "operator", "vera": "viewer"}
+    )
     with TestClient(panel.app) as client:
         hub = Admin(panel, client)
         panel.context.tenants = StoredTenantStore(panel.database.backend.hierarchy)

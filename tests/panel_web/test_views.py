@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import pytest
 from litestar import Litestar
@@ -67,9 +68,11 @@ def test_legacy_session_is_not_tenant_gated(client: TestClient[Litestar], panel:
 @pytest.mark.parametrize(
     "path", ["/tenants/globex", "/tenants/globex/orgs/hq", "/tenants/nonexistent/orgs/x"]
 )
-def test_cross_tenant_is_403_before_the_store(path: str, caplog: pytest.LogCaptureFixture) -> None:
+def test_cross_tenant_is_403_before_the_store(
+    path: str, caplog: pytest.LogCaptureFixture, tmp_path: Path
+) -> None:
     spy = SpyStore(seeded_store())
-    panel = Panel(spy)
+    panel = Panel(spy, tmp_path)
     token = panel.tenant("acme", role="operator")
     with TestClient(panel.app) as client, caplog.at_level(logging.INFO, "recordseal.panel.web"):
         response = client.get(path, headers=panel.cookie(token, **JSON))
@@ -89,10 +92,10 @@ def test_cross_tenant_is_403_before_the_store(path: str, caplog: pytest.LogCaptu
     assert all(record.levelno == logging.INFO for record in caplog.records)
 
 
-def test_spy_sees_calls_for_own_tenant() -> None:
+def test_spy_sees_calls_for_own_tenant(tmp_path: Path) -> None:
     """Control for the test above: the spy does record store calls."""
     spy = SpyStore(seeded_store())
-    panel = Panel(spy)
+    panel = Panel(spy, tmp_path)
     with TestClient(panel.app) as client:
         token = panel.tenant("acme")
         assert client.get("/tenants/acme", headers=panel.cookie(token, **JSON)).status_code == 200
@@ -108,9 +111,9 @@ def test_spy_sees_calls_for_own_tenant() -> None:
     ],
 )
 def test_missing_is_404_with_its_own_log_and_metric(
-    path: str, code: str, caplog: pytest.LogCaptureFixture
+    path: str, code: str, caplog: pytest.LogCaptureFixture, tmp_path: Path
 ) -> None:
-    panel = Panel(seeded_store())
+    panel = Panel(seeded_store(), tmp_path)
     with TestClient(panel.app) as client, caplog.at_level(logging.INFO, "recordseal.panel.web"):
         response = client.get(path, headers=panel.cookie(panel.legacy(), **JSON))
         assert response.status_code == 404
@@ -135,8 +138,8 @@ def test_own_tenant_missing_org_is_404_for_tenant_session(
     assert response.status_code == 404
 
 
-def test_empty_store_shows_empty_state_card() -> None:
-    panel = Panel(InMemoryTenantStore())
+def test_empty_store_shows_empty_state_card(tmp_path: Path) -> None:
+    panel = Panel(InMemoryTenantStore(), tmp_path)
     with TestClient(panel.app) as client:
         page = client.get("/tenants", headers=panel.cookie(panel.legacy(), **HTML))
         assert page.status_code == 200

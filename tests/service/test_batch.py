@@ -14,7 +14,7 @@ from recordseal.services.errors import AlreadyExists
 from recordseal.services.reading import RecordRead
 from recordseal.services.records import RACE_RETRIES, RecordService
 from recordseal.storage.backends import open_store
-from recordseal.storage.rows import NewRecord
+from recordseal.storage.requests import NewRecord
 from tests.backends import count, opened
 from tests.continuity_support import fresh_continuity
 from tests.ingesting import batch_body, ingest, record_body

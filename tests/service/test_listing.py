@@ -20,8 +20,11 @@ from litestar.testing import TestClient
 from recordseal.cli import _create_token
 from recordseal.services.listing import MAX_PAGE
 from recordseal.settings import Settings
-from recordseal.storage import postgres_records, postgres_schema, sqlite_records, sqlite_schema
 from recordseal.storage.backends import open_store
+from recordseal.storage.postgres import records as postgres_records
+from recordseal.storage.postgres import schema as postgres_schema
+from recordseal.storage.sqlite import records as sqlite_records
+from recordseal.storage.sqlite import schema as sqlite_schema
 from recordseal.web.app import create_app
 from tests.backends import opened
 
@@ -436,12 +439,16 @@ def test_each_listing_is_one_index_range(tenants: Tenants, store_settings: Setti
     if store_settings.database_url:
         streams, records = asyncio.run(_postgres_plans(store_settings.database_url))
         assert "Index Scan using streams_by_name" in streams, streams
-        assert "records_stream_id_seq_key" in records, records
+        assert "records_tenant_stream_id_seq_key" in records, records
         for plan in (streams, records):
             assert "Sort" not in plan and "Seq Scan" not in plan, plan
     else:
         streams, records = _sqlite_plans(store_settings)
-        assert "USING INDEX sqlite_autoindex_streams_1" in streams, streams
-        assert "USING INDEX sqlite_autoindex_records_2 (stream_id=? AND seq>?)" in records, records
+        # the keys that lead with the tenant (docs/records.md, "Distributing by tenant"):
+        # streams' UNIQUE (tenant, name), records' UNIQUE (tenant, stream_id, seq)
+        assert "USING INDEX sqlite_autoindex_streams_2 (tenant=? AND name>?)" in streams, streams
+        assert (
+            "USING INDEX sqlite_autoindex_records_2 (tenant=? AND stream_id=? AND seq>?)" in records
+        ), records
         for plan in (streams, records):
             assert "SCAN" not in plan and "TEMP B-TREE" not in plan, plan

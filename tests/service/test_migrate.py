@@ -8,7 +8,8 @@ import subprocess
 import sys
 
 from recordseal.settings import Settings
-from recordseal.storage import postgres_schema, sqlite_schema
+from recordseal.storage.postgres import schema as postgres_schema
+from recordseal.storage.sqlite import schema as sqlite_schema
 from tests.backends import query
 
 

@@ -7,10 +7,12 @@ from __future__ import annotations
 import asyncio
 
 from recordseal.settings import Settings
-from recordseal.storage import postgres_schema, sqlite_schema
 from recordseal.storage.backends import open_store
 from recordseal.storage.hierarchy import TenantRow
+from recordseal.storage.postgres import schema as postgres_schema
+from recordseal.storage.sqlite import schema as sqlite_schema
 from tests.backends import query
+from tests.storage.schema_support import take_back
 
 EARLY, LATE = "2026-01-01T00:00:00.000000Z", "2026-06-01T00:00:00.000000Z"
 
@@ -18,7 +20,7 @@ EARLY, LATE = "2026-01-01T00:00:00.000000Z", "2026-06-01T00:00:00.000000Z"
 def _older_database(settings: Settings) -> int:
     """A database with tokens of acme (two) and globex, and streams of acme and initech, at
     the schema version before the tenant tables: made at the latest version, then taken back
-    by dropping what the tenant tables' migration and the later ones made."""
+    (``tests/storage/schema_support.py``)."""
 
     async def fill() -> None:
         store = open_store(settings)
@@ -35,23 +37,7 @@ def _older_database(settings: Settings) -> int:
     asyncio.run(fill())
     latest = len(postgres_schema.MIGRATIONS if settings.database_url else sqlite_schema.MIGRATIONS)
     tenants_version = 10 if settings.database_url else 12  # the migration of the tenant tables
-    for statement in (
-        # what the migrations after it made (the aggregate log's: SQLite 14, PostgreSQL 12;
-        # the live view's rows: SQLite 13, PostgreSQL 11)
-        "DROP TABLE aggregate_entries",
-        "ALTER TABLE logs DROP COLUMN aggregated_size",
-        "DROP TABLE ingest_minutes",
-        "DROP TABLE witness_health",
-        "DROP INDEX checkpoints_by_time",
-        "DROP INDEX subjects_erased",
-        "DROP INDEX tokens_by_tenant",
-        "ALTER TABLE streams DROP COLUMN last_ingest_at",
-        "DROP TABLE fleet_refs",
-        "DROP TABLE organizations",
-        "DROP TABLE tenants",
-        f"DELETE FROM schema_version WHERE version >= {tenants_version}",
-    ):
-        query(settings, statement)
+    take_back(settings, tenants_version - 1)  # its rows kept, in that version's tables
     assert query(settings, "SELECT max(version) FROM schema_version") == [(tenants_version - 1,)]
     return latest
 

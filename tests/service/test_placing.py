@@ -4,13 +4,7 @@ both backends): what each rule refuses, in which order, and what the builder is 
 from __future__ import annotations
 
 from recordseal.storage.placing import new_subjects, place
-from recordseal.storage.rows import (
-    Append,
-    Call,
-    IdempotencyClaim,
-    NewRecord,
-    SubjectClaim,
-)
+from recordseal.storage.requests import Append, Call, IdempotencyClaim, NewRecord, SubjectClaim
 
 
 class Rows:

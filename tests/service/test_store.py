@@ -11,7 +11,7 @@ import pytest
 
 from recordseal.storage.backends import open_store
 from recordseal.storage.records import AppendOutcome, KeyReused, Replayed, SubjectErased
-from recordseal.storage.rows import Append, IdempotencyClaim, NewRecord, SubjectClaim
+from recordseal.storage.requests import Append, IdempotencyClaim, NewRecord, SubjectClaim
 from tests.backends import count, opened, query
 
 

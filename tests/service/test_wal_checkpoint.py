@@ -14,9 +14,9 @@ import threading
 import time
 from pathlib import Path
 
-from recordseal.storage.sqlite_checkpoint import BACKSTOP_PAGES
-from recordseal.storage.sqlite_database import SQLiteDatabase
-from recordseal.storage.sqlite_writer import Batch
+from recordseal.storage.sqlite.checkpoint import BACKSTOP_PAGES
+from recordseal.storage.sqlite.database import SQLiteDatabase
+from recordseal.storage.sqlite.writer import Batch
 
 PAGE = 4096
 

@@ -146,13 +146,14 @@ def test_serve_refuses_the_pure_python_core_unless_allowed(tmp_path: Path) -> No
     assert refused.returncode == 1
     assert "RECORDSEAL_ALLOW_REFERENCE_CORE" in refused.stderr and "Traceback" not in refused.stderr
     log = tmp_path / "allowed.log"
-    allowed = subprocess.Popen(
-        [*args, str(port)],
-        env={**os.environ, "RECORDSEAL_ALLOW_REFERENCE_CORE": "true"},
-        stdout=log.open("w"),
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    with log.open("w") as output:  # the child keeps its own descriptor
+        allowed = subprocess.Popen(
+            [*args, str(port)],
+            env={**os.environ, "RECORDSEAL_ALLOW_REFERENCE_CORE": "true"},
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and "listening" not in log.read_text():

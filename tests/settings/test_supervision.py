@@ -36,12 +36,13 @@ def start_stalled(tmp_path: Path, port: int) -> tuple[subprocess.Popen[bytes], i
     """The supervisor, and its worker's pid once the worker's startup has begun."""
     marker = tmp_path / "worker.pid"
     output = tmp_path / "granian.log"
-    supervisor = subprocess.Popen(
-        [sys.executable, "-c", SUPERVISE, "--interface", "asgi", "--host", "127.0.0.1",
-         "--port", str(port), "--workers", "1", "tests.settings.stalled_app:app"],
-        cwd=ROOT, env={**os.environ, MARKER_VARIABLE: str(marker)},
-        stdout=output.open("wb"), stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
+    with output.open("wb") as log:  # the child keeps its own descriptor
+        supervisor = subprocess.Popen(
+            [sys.executable, "-c", SUPERVISE, "--interface", "asgi", "--host", "127.0.0.1",
+             "--port", str(port), "--workers", "1", "tests.settings.stalled_app:app"],
+            cwd=ROOT, env={**os.environ, MARKER_VARIABLE: str(marker)},
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
     deadline = time.monotonic() + 120
     while not marker.exists() and supervisor.poll() is None and time.monotonic() < deadline:
         time.sleep(0.1)

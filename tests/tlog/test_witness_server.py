@@ -82,6 +82,8 @@ def serving(data_dir: Path, log: Log) -> Iterator[tuple[str, str]]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+        if process.stdout is not None:
+            process.stdout.close()  # our end of the pipe
 
 
 def test_witness_key_command(tmp_path: Path) -> None:

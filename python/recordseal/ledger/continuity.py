@@ -33,7 +33,8 @@ from recordseal.storage.journal import (
     JournalState,
     Signed,
 )
-from recordseal.storage.rows import AnchorLog, HeadCheck
+from recordseal.storage.requests import HeadCheck
+from recordseal.storage.rows import AnchorLog
 
 log = logging.getLogger("recordseal.continuity")
 

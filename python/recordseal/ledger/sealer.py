@@ -41,14 +41,8 @@ from recordseal.merkle.genesis import log_origin, tenant_genesis
 from recordseal.settings import AuthoritySetting, WitnessSetting
 from recordseal.storage.activity import TWO_ROOTS
 from recordseal.storage.logs import LogStore, WitnessNote
-from recordseal.storage.rows import (
-    AGGREGATE_FLEET,
-    SEAL_LIMIT,
-    AnchorLog,
-    LogBehind,
-    SealedBatch,
-    SealRequest,
-)
+from recordseal.storage.requests import SEAL_LIMIT, LogBehind, SealRequest
+from recordseal.storage.rows import AGGREGATE_FLEET, AnchorLog, SealedBatch
 from recordseal.tlog import Ed25519Signer, TlogError, cosigner_verifier
 from recordseal.tlog.client import WitnessClient
 from recordseal.tlog.tsa_client import timestamp_root

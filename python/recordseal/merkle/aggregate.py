@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import hashlib
 import struct
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from recordseal.core import leaf_hash
 from recordseal.merkle import tree
@@ -30,6 +31,9 @@ AGGREGATE_ENTRY_TAG = b"recordseal-aggregate-entry-v1"
 #: Tenant checkpoints taken into the aggregate by one of its checkpoints at most: a larger
 #: backlog (the history of a store upgraded to the aggregate) takes several seconds.
 AGGREGATE_LIMIT = 16384
+
+#: How the store names a tenant log (its row's key): opaque here.
+K = TypeVar("K", bound=Hashable)
 
 
 def aggregate_entry(origin: str, size: int, root: bytes) -> bytes:
@@ -43,22 +47,23 @@ def aggregate_entry(origin: str, size: int, root: bytes) -> bytes:
 
 
 @dataclass(frozen=True, slots=True)
-class Pending:
-    """A tenant checkpoint not yet in the aggregate: its log's row id, origin, size, root."""
+class Pending(Generic[K]):
+    """A tenant checkpoint not yet in the aggregate: its log's key in the store, origin,
+    size, root."""
 
-    log_id: int
+    log: K
     origin: str
     size: int
     root: bytes
 
 
 @dataclass(frozen=True, slots=True)
-class AggregateGrowth:
-    """What one aggregate checkpoint adds: its entries by position (log id, size, entry),
+class AggregateGrowth(Generic[K]):
+    """What one aggregate checkpoint adds: its entries by position (log key, size, entry),
     each log's largest checkpoint now taken, the new nodes, size and root."""
 
-    entries: list[tuple[int, int, int, bytes]]  # (position, log id, size, entry)
-    taken: dict[int, int]  # log id -> its largest checkpoint size in the aggregate
+    entries: list[tuple[int, K, int, bytes]]  # (position, log key, size, entry)
+    taken: dict[K, int]  # log key -> its largest checkpoint size in the aggregate
     size: int
     root: bytes
     nodes: dict[tree.NodeId, bytes]
@@ -69,18 +74,18 @@ class AggregateGrowth:
 
 
 def grow_aggregate(
-    size: int, pending: Sequence[Pending], stored: Mapping[tree.NodeId, bytes]
-) -> AggregateGrowth | None:
+    size: int, pending: Sequence[Pending[K]], stored: Mapping[tree.NodeId, bytes]
+) -> AggregateGrowth[K] | None:
     """Append the entries of ``pending`` (in that order) to an aggregate of ``size`` entries
     whose frontier nodes are ``stored``; None when nothing is pending."""
     if not pending:
         return None
     entries = [
-        (size + offset, p.log_id, p.size, aggregate_entry(p.origin, p.size, p.root))
+        (size + offset, p.log, p.size, aggregate_entry(p.origin, p.size, p.root))
         for offset, p in enumerate(pending)
     ]
-    taken: dict[int, int] = {}
+    taken: dict[K, int] = {}
     for p in pending:
-        taken[p.log_id] = max(taken.get(p.log_id, 0), p.size)
+        taken[p.log] = max(taken.get(p.log, 0), p.size)
     nodes, root = grow_nodes(size, [leaf_hash(entry) for *_, entry in entries], stored)
     return AggregateGrowth(entries, taken, size + len(entries), root, nodes)

@@ -47,17 +47,14 @@ from recordseal.storage.records import (
     SubjectErased,
     SubjectRace,
 )
-from recordseal.storage.rows import (
+from recordseal.storage.requests import (
     Append,
-    Erasure,
     HeadCheck,
     IdempotencyClaim,
     NewRecord,
-    RecordRow,
-    StreamRow,
     SubjectClaim,
-    SubjectRow,
 )
+from recordseal.storage.rows import Erasure, RecordRow, StreamRow, SubjectRow
 
 log = logging.getLogger("recordseal.keys")
 

@@ -15,7 +15,7 @@ import time
 from collections import OrderedDict
 
 from recordseal.crypto.vault import SubjectKeys
-from recordseal.storage.rows import SubjectClaim
+from recordseal.storage.requests import SubjectClaim
 
 
 class SubjectKeyCache:

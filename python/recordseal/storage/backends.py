@@ -46,7 +46,7 @@ def open_journal(settings: Settings) -> Journal:
             " rolls the journal back with the store. Use a database on another server, or a"
             " directory (docs/continuity.md)"
         )
-    from recordseal.storage.journal_postgres import PostgresJournal
+    from recordseal.storage.postgres.journal import PostgresJournal
 
     return PostgresJournal(url)
 
@@ -63,7 +63,7 @@ async def schema_status(settings: Settings) -> SchemaStatus:
     if url:
         import asyncpg
 
-        from recordseal.storage import postgres_schema
+        from recordseal.storage.postgres import schema as postgres_schema
 
         conn = await asyncpg.connect(url)
         try:
@@ -71,7 +71,7 @@ async def schema_status(settings: Settings) -> SchemaStatus:
         finally:
             await conn.close()
         return SchemaStatus("postgresql", current, len(postgres_schema.MIGRATIONS))
-    from recordseal.storage import sqlite_schema
+    from recordseal.storage.sqlite import schema as sqlite_schema
 
     current = sqlite_schema.schema_version(settings.database_path)
     return SchemaStatus("sqlite", current, len(sqlite_schema.MIGRATIONS))

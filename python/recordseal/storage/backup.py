@@ -268,7 +268,9 @@ def _contents(
         logs = [
             {"tenant": tenant, "fleet": fleet, "origin": origin, "size": size}
             for tenant, fleet, origin, size in db.execute(
-                "SELECT tenant, fleet, origin, size FROM logs ORDER BY ifnull(tenant, ''), fleet"
+                # a log of no tenant: NULL in a copy before SQLite migration 15, '' from it
+                "SELECT nullif(tenant, ''), fleet, origin, size FROM logs"
+                " ORDER BY ifnull(tenant, ''), fleet"
             )
         ]
     return version, streams, logs

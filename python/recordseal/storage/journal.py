@@ -195,7 +195,7 @@ def decode(line: dict[str, object]) -> Entry | None:
 
 class Journal(Protocol):
     """Where the journal lives: a directory (:class:`DirectoryJournal`) or a PostgreSQL
-    database on another server (``storage.journal_postgres.PostgresJournal``)."""
+    database on another server (``storage.postgres.journal.PostgresJournal``)."""
 
     #: a directory path or a database URL without its password, for messages
     location: str

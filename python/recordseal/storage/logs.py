@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from recordseal.storage.recovery import Recovery
+from recordseal.storage.requests import SealRequest
 from recordseal.storage.rows import (
     Anchor,
     AnchorLog,
@@ -15,7 +16,6 @@ from recordseal.storage.rows import (
     LatestCheckpoint,
     LogRow,
     SealedBatch,
-    SealRequest,
 )
 
 

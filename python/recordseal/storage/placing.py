@@ -36,7 +36,7 @@ from recordseal.storage.records import (
     SubjectErased,
     SubjectRace,
 )
-from recordseal.storage.rows import Append, BatchBuilder, Call, SubjectClaim
+from recordseal.storage.requests import Append, BatchBuilder, Call, SubjectClaim
 
 
 class Lookups(Protocol):

@@ -12,12 +12,10 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from recordseal.identifiers import DEFAULT_FLEET
+from recordseal.storage.requests import Append, BatchBuilder, NewRecord
 from recordseal.storage.rows import (
-    Append,
-    BatchBuilder,
     Erasure,
     ListedRecord,
-    NewRecord,
     RecordRow,
     SigningKeyRow,
     StreamRow,

@@ -13,6 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from recordseal.merkle import log as merkle_log
+from recordseal.storage.rows import AGGREGATE_FLEET
+from recordseal.storage.sealing import Grown, SealDriver
+from recordseal.storage.tenancy import NO_TENANT
+
 
 @dataclass(frozen=True, slots=True)
 class Succession:
@@ -78,3 +83,18 @@ class Recovery:
 
 class RecoveryConflict(Exception):
     """The store changed between the plan and its application: nothing was written."""
+
+
+async def restore_aggregate(driver: SealDriver, restore: AggregateRestore, now: str) -> None:
+    """Take the aggregate log up again at ``restore`` with the backend's seal driver, inside
+    the recovery's transaction: its row (made if the store has none, held on PostgreSQL), the
+    frontier nodes it lacks (one it holds must agree), its size and root, and the checkpoint."""
+    log = await driver.live_log(NO_TENANT, AGGREGATE_FLEET, restore.origin)
+    if log is None or log.origin != restore.origin or log.size >= restore.size:
+        raise RecoveryConflict(f"the aggregate log {restore.origin} changed since the plan")
+    stored = await driver.nodes(log, sorted(restore.nodes))
+    if any(bytes(digest) != restore.nodes[node] for node, digest in stored.items()):
+        raise RecoveryConflict(f"the aggregate log {restore.origin} holds another history")
+    missing = {node: digest for node, digest in restore.nodes.items() if node not in stored}
+    growth = merkle_log.Growth(restore.size, restore.size, restore.root, missing)
+    await driver.write(Grown(log, growth, restore.note), now)

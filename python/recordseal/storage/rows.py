@@ -1,32 +1,15 @@
-"""The rows the store reads and writes, and what the services hand it (plain values)."""
+"""The rows the store reads back and answers with (plain values); what the services hand it
+is in ``storage.requests``."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 from recordseal.identifiers import DEFAULT_FLEET
 from recordseal.merkle.genesis import successor_genesis, tenant_genesis
-
-
-class IdempotencyClaim(NamedTuple):
-    """An ``Idempotency-Key`` (a batch's item ``i``: ``<key>#<i>``) and the SHA-256 of the
-    request it came with (of the item's text as sent): what a record's read gives
-    (``services/reading.py``), what the store keeps. A tuple, cheap to make per record."""
-
-    key: str
-    request_hash: bytes
-
-
-@dataclass(frozen=True, slots=True)
-class SubjectClaim:
-    """The subject a record belongs to; ``new_wrapped_key`` is set when it is created now."""
-
-    index: bytes
-    subject_ref: str
-    new_wrapped_key: bytes | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,18 +79,6 @@ class SubjectRow:
     subject_ref: str
     wrapped_key: bytes | None  # None once erased
     erased_at: str | None
-
-
-class NewRecord(NamedTuple):
-    """What the service builds once the store has given it a sequence number and link (a
-    tuple: one is made per record, under the stream locks)."""
-
-    record_id: str
-    seq: int
-    header: bytes  # RFC 8785 bytes of the signed header
-    signature: bytes
-    chain_leaf: bytes
-    sealed_payload: bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,53 +162,6 @@ class Erasure:
     payloads_deleted: int
 
 
-#: Chain leaves per seal transaction: bounds how long a seal holds the write lock (ingest
-#: waits meanwhile); a larger backlog is sealed in several transactions, one checkpoint each.
-SEAL_LIMIT = 4096
-
-
-@dataclass(frozen=True, slots=True)
-class SealRequest:
-    """Seal the pending chain leaves of (tenant, fleet) into the log ``origin``.
-
-    ``sign(size, root)`` returns the signed checkpoint note; it runs inside the transaction.
-    """
-
-    tenant: str | None  # None: a fleet with no tenant (legacy); it collects no API records
-    fleet: str
-    origin: str
-    genesis: bytes  # the tenant genesis root: leaf 0 of a new log
-    sign: Callable[[int, bytes], str]
-    now: str
-    limit: int = SEAL_LIMIT  # pending leaves sealed at most by this transaction
-    #: Asked with the log's stored size before anything is signed: True when the store is
-    #: behind what the service signed for this log (docs/continuity.md).
-    behind: Callable[[int], bool] | None = None
-
-    def admit(self, stored: str | None, size: int) -> None:
-        """Raise :class:`LogBehind` when the store's log of this scope is named ``stored``,
-        another origin than this seal's (a store put back to before a ``recordseal recover``),
-        or when its stored ``size`` is behind what was signed."""
-        if stored is not None and stored != self.origin:
-            raise LogBehind(
-                self.origin, size, f"the store's log of its scope is {stored}, not {self.origin}"
-            )
-        if self.behind is not None and self.behind(size):
-            raise LogBehind(self.origin, size)
-
-
-class LogBehind(Exception):
-    """A seal found the log's stored size behind the last checkpoint the service signed for
-    it, or the store's log of the scope has another origin: the database was restored or
-    failed over. Nothing was signed. ``reason`` is set when nothing fenced the log yet."""
-
-    def __init__(self, origin: str, size: int, reason: str | None = None) -> None:
-        super().__init__(reason or f"log {origin} is at size {size}, behind what was signed")
-        self.origin = origin
-        self.size = size
-        self.reason = reason
-
-
 @dataclass(frozen=True, slots=True)
 class SealedBatch:
     origin: str
@@ -271,13 +195,16 @@ RECEIPT_PAGE = 512
 #: of the receipts on it: the same SQL for both backends.
 LATEST_CHECKPOINTS = (
     "SELECT l.origin, c.size, c.root, c.note, c.created_at FROM checkpoints c"
-    " JOIN logs l ON l.id = c.log_id AND c.size = l.size WHERE l.retired_at IS NULL"
+    " JOIN logs l ON l.tenant = c.tenant AND l.id = c.log_id AND c.size = l.size"
+    " WHERE l.retired_at IS NULL"
 )
 LATEST_RECEIPTS = (
     "SELECT l.origin, x.witness FROM cosignatures x"
-    " JOIN logs l ON l.id = x.log_id AND x.size = l.size WHERE l.retired_at IS NULL"
+    " JOIN logs l ON l.tenant = x.tenant AND l.id = x.log_id AND x.size = l.size"
+    " WHERE l.retired_at IS NULL"
     " UNION ALL SELECT l.origin, t.authority FROM timestamps t"
-    " JOIN logs l ON l.id = t.log_id AND t.size = l.size WHERE l.retired_at IS NULL"
+    " JOIN logs l ON l.tenant = t.tenant AND l.id = t.log_id AND t.size = l.size"
+    " WHERE l.retired_at IS NULL"
 )
 
 
@@ -356,38 +283,3 @@ class Anchor:
     root: bytes
     note: str  # the signed checkpoint
     created_at: str  # RFC 3339 UTC, as ``utc_now`` writes it
-
-
-class Append(NamedTuple):
-    """One record to append: its stream, subject, id, the builder's input for it (the
-    service's prepared record, opaque to the store) and its idempotency key, if any (a
-    tuple: one is made per record)."""
-
-    stream_id: int
-    subject: SubjectClaim
-    record_id: str
-    prepared: object
-    idempotency: IdempotencyClaim | None = None
-    #: Asked with the stream's head (next sequence number, last chain leaf) under the stream
-    #: lock before the append is placed: True when the store is behind what the service
-    #: signed for the stream (the append is then refused ``Fenced``).
-    behind: HeadCheck | None = None
-
-
-#: ``behind(next_seq, prev)`` of an :class:`Append`.
-HeadCheck = Callable[[int, bytes], bool]
-
-
-class Call(NamedTuple):
-    """The appends of one ``append_records`` call, in order, and their tenant: a
-    transaction takes whole calls, and a call's records keep their order."""
-
-    tenant: str
-    appends: Sequence[Append]
-
-
-#: Called once per transaction (or per call within it) under the stream locks, with the
-#: appends placed, in order: append ``i`` extends the stream head ``heads[slots[i]]`` (its
-#: next sequence number and the previous chain leaf), and ``heads`` is left at the streams'
-#: new heads. Returns the records built, in order.
-BatchBuilder = Callable[[Sequence[Append], Sequence[int], list[tuple[int, bytes]]], list[NewRecord]]

@@ -27,7 +27,8 @@ from recordseal.core.errors import CommitError
 from recordseal.services.errors import ServiceError, Unauthenticated
 from recordseal.services.reading import MAX_BATCH
 from recordseal.services.records import Ingested, header_members, refusal_of
-from recordseal.storage.rows import NewRecord, RecordRow
+from recordseal.storage.requests import NewRecord
+from recordseal.storage.rows import RecordRow
 from recordseal.web import examples
 from recordseal.web.bodies import body_refusal, require_json
 from recordseal.web.controller import DomainController

@@ -8,11 +8,11 @@ from collections.abc import Callable, Sequence
 from typing import Any, BinaryIO
 
 from recordseal.merkle import aggregate as merkle_aggregate
-from recordseal.merkle import log as merkle_log
+from recordseal.merkle.tree import NodeId
 from recordseal.storage import rows as store_rows
-from recordseal.storage import sqlite_recovery
 from recordseal.storage.logs import WitnessNote
 from recordseal.storage.recovery import Recovery
+from recordseal.storage.requests import SealRequest
 from recordseal.storage.rows import (
     AGGREGATE_FLEET,
     Anchor,
@@ -21,10 +21,21 @@ from recordseal.storage.rows import (
     LatestCheckpoint,
     LogRow,
     SealedBatch,
-    SealRequest,
 )
-from recordseal.storage.sqlite_database import SQLiteDatabase
-from recordseal.storage.sqlite_writer import Batch
+from recordseal.storage.sealing import (
+    Grown,
+    LogKey,
+    StoredLog,
+    grow_log,
+    run_now,
+    seal,
+    seal_aggregate,
+    write_seal,
+)
+from recordseal.storage.sqlite import recovery as sqlite_recovery
+from recordseal.storage.sqlite.database import SQLiteDatabase, open_log
+from recordseal.storage.sqlite.writer import Batch
+from recordseal.storage.tenancy import NO_TENANT, tenant_key
 
 
 class SQLiteLogs:
@@ -53,7 +64,8 @@ class SQLiteLogs:
     async def unsealed_logs(self) -> list[tuple[str, str]]:
         """The (tenant, fleet) pairs that have records not yet in a sealed batch."""
         rows = self._db.read(
-            "SELECT l.tenant, l.fleet FROM logs l JOIN log_positions p ON p.log_id = l.id"
+            "SELECT nullif(l.tenant, ''), l.fleet FROM logs l"
+            " JOIN log_positions p ON p.tenant = l.tenant AND p.log_id = l.id"
             " WHERE p.next_index > max(l.size, 1) AND l.retired_at IS NULL ORDER BY l.id"
         )
         return [(tenant, fleet) for tenant, fleet in rows]
@@ -69,28 +81,32 @@ class SQLiteLogs:
         size it grew from is still the log's, and writes. A log without a row or an origin
         yet (its first seal) is sealed wholly inside the transaction.
         """
-        planned = _plan(self._db, request)
-        if planned is None:
-            return await self._db.writer.submit(lambda conn, batch: _seal(conn, request))
-        log_id, origin, size, growth = planned
-        if growth is None:
+        reads = _SealDriver(self._db.read)
+        grown = run_now(grow_log(reads, request))
+        if not reads.found:  # no log row or no origin yet: all of it under the lock
+            return await self._db.writer.submit(
+                lambda conn, batch: run_now(seal(_SealDriver(conn.execute, conn), request))
+            )
+        if grown is None:
             return None
-        request.admit(origin, size)
-        note = request.sign(growth.size, growth.root)
+        log = grown.log
 
         def job(conn: sqlite3.Connection, batch: Batch) -> SealedBatch | None:
-            (current,) = conn.execute("SELECT size FROM logs WHERE id = ?", (log_id,)).fetchone()
-            if current != size:  # another seal of this log committed first: start over
-                return _seal(conn, request)
-            return _write_seal(conn, request, log_id, growth, note)
+            driver = _SealDriver(conn.execute, conn)
+            (current,) = conn.execute(
+                "SELECT size FROM logs WHERE tenant = ? AND id = ?", (log.tenant, log.log_id)
+            ).fetchone()
+            if current != log.size:  # another seal of this log committed first: start over
+                return run_now(seal(driver, request))
+            return run_now(write_seal(driver, grown, request))
 
         return await self._db.writer.submit(job)
 
     async def checkpoints(self, tenant: str, fleet: str) -> list[CheckpointRow]:
         rows = self._db.read(
             "SELECT l.origin, c.size, c.root, c.note, c.created_at FROM checkpoints c"
-            " JOIN logs l ON l.id = c.log_id WHERE l.tenant = ? AND l.fleet = ?"
-            " AND l.retired_at IS NULL ORDER BY c.size",
+            " JOIN logs l ON l.tenant = c.tenant AND l.id = c.log_id"
+            " WHERE l.tenant = ? AND l.fleet = ? AND l.retired_at IS NULL ORDER BY c.size",
             (tenant, fleet),
         )
         return [CheckpointRow(*row) for row in rows]
@@ -101,7 +117,7 @@ class SQLiteLogs:
         """The latest checkpoint that does not include leaf ``index`` and the first that does
         (two primary-key lookups, however many checkpoints the log has)."""
         columns = "SELECT l.origin, c.size, c.root, c.note, c.created_at FROM checkpoints c"
-        join = " JOIN logs l ON l.id = c.log_id WHERE l.origin = ?"
+        join = " JOIN logs l ON l.tenant = c.tenant AND l.id = c.log_id WHERE l.origin = ?"
         before = self._db.read(
             columns + join + " AND c.size <= ? ORDER BY c.size DESC LIMIT 1", (origin, index)
         )
@@ -127,7 +143,8 @@ class SQLiteLogs:
                 f"WITH wanted (level, idx) AS (VALUES {values})"
                 " SELECT n.level, n.idx, n.hash FROM wanted w"
                 " JOIN logs l ON l.origin = ?"
-                " JOIN log_nodes n ON n.log_id = l.id AND n.level = w.level AND n.idx = w.idx",
+                " JOIN log_nodes n ON n.tenant = l.tenant AND n.log_id = l.id"
+                " AND n.level = w.level AND n.idx = w.idx",
                 (*(x for pair in chunk for x in pair), origin),
             )
             nodes.update(((level, index), digest) for level, index, digest in rows)
@@ -146,14 +163,14 @@ class SQLiteLogs:
 
     async def newest_checkpoint(self, origin: str) -> CheckpointRow | None:
         rows = self._db.read(
-            _CHECKPOINT + " JOIN logs l ON l.id = c.log_id AND c.size = l.size WHERE l.origin = ?",
+            _CHECKPOINT + _JOIN_LOG + " AND c.size = l.size WHERE l.origin = ?",
             (origin,),
         )
         return CheckpointRow(*rows[0]) if rows else None
 
     async def checkpoint_at(self, origin: str, size: int) -> CheckpointRow | None:
         rows = self._db.read(
-            _CHECKPOINT + " JOIN logs l ON l.id = c.log_id WHERE l.origin = ? AND c.size = ?",
+            _CHECKPOINT + _JOIN_LOG + " WHERE l.origin = ? AND c.size = ?",
             (origin, size),
         )
         return CheckpointRow(*rows[0]) if rows else None
@@ -166,7 +183,8 @@ class SQLiteLogs:
         found = []
         for table, who in (("cosignatures", "witness"), ("timestamps", "authority")):
             rows = self._db.read(
-                f"SELECT x.size, x.{who} FROM {table} x JOIN logs l ON l.id = x.log_id"
+                f"SELECT x.size, x.{who} FROM {table} x"
+                " JOIN logs l ON l.tenant = x.tenant AND l.id = x.log_id"
                 f" WHERE l.origin = ? AND x.size > ? AND x.size < ? AND x.{who} IN ({marks})"
                 " ORDER BY x.size DESC LIMIT ?",
                 (origin, above, upper, *names, store_rows.RECEIPT_PAGE),
@@ -189,7 +207,7 @@ class SQLiteLogs:
         created_from: str | None = None,
         created_before: str | None = None,
     ) -> list[Anchor]:
-        sql, params = _ANCHORS, [tenant, fleet]
+        sql, params = _ANCHORS, [tenant_key(tenant), fleet]
         if created_from is not None:
             sql += " AND c.created_at >= ?"
             params.append(created_from)
@@ -201,7 +219,7 @@ class SQLiteLogs:
     async def latest_anchor(
         self, tenant: str | None, fleet: str, *, created_before: str | None = None
     ) -> Anchor | None:
-        sql, params = _ANCHORS, [tenant, fleet]
+        sql, params = _ANCHORS, [tenant_key(tenant), fleet]
         if created_before is not None:
             sql += " AND c.created_at < ?"
             params.append(created_before)
@@ -214,16 +232,18 @@ class SQLiteLogs:
 
     async def tile_hashes(self, origin: str, level: int, start: int, count: int) -> list[bytes]:
         rows = self._db.read(
-            "SELECT n.hash FROM logs l JOIN log_nodes n ON n.log_id = l.id AND n.level = ?"
-            " AND n.idx >= ? AND n.idx < ? WHERE l.origin = ? ORDER BY n.idx",
+            "SELECT n.hash FROM logs l JOIN log_nodes n ON n.tenant = l.tenant"
+            " AND n.log_id = l.id AND n.level = ? AND n.idx >= ? AND n.idx < ?"
+            " WHERE l.origin = ? ORDER BY n.idx",
             (level, start, start + count, origin),
         )
         return [digest for (digest,) in rows]
 
     async def log_entries(self, origin: str, start: int, count: int) -> list[tuple[int, bytes]]:
         rows = self._db.read(
-            "SELECT r.log_index, r.header FROM logs l JOIN records r ON r.log_id = l.id"
-            " AND r.log_index >= ? AND r.log_index < min(?, l.size) WHERE l.origin = ?"
+            "SELECT r.log_index, r.header FROM logs l JOIN records r ON r.tenant = l.tenant"
+            " AND r.log_id = l.id AND r.log_index >= ? AND r.log_index < min(?, l.size)"
+            " WHERE l.origin = ?"
             " ORDER BY r.log_index",
             (start, start + count, origin),
         )
@@ -232,12 +252,15 @@ class SQLiteLogs:
     async def seal_aggregate(self, request: SealRequest) -> SealedBatch | None:
         if not self._db.read(_AGGREGATE_WAITING, (AGGREGATE_FLEET,)):
             return None  # no write transaction for nothing
-        return await self._db.writer.submit(lambda conn, batch: _seal_aggregate(conn, request))
+        return await self._db.writer.submit(
+            lambda conn, batch: run_now(seal_aggregate(_SealDriver(conn.execute, conn), request))
+        )
 
     async def aggregate_entries(self, start: int, count: int) -> list[tuple[int, bytes]]:
         rows = self._db.read(
-            "SELECT idx, entry FROM aggregate_entries WHERE idx >= ? AND idx < ? ORDER BY idx",
-            (start, start + count),
+            "SELECT idx, entry FROM aggregate_entries WHERE tenant = ? AND idx >= ? AND idx < ?"
+            " ORDER BY idx",
+            (NO_TENANT, start, start + count),
         )
         return [(index, bytes(entry)) for index, entry in rows]
 
@@ -246,17 +269,19 @@ class SQLiteLogs:
     ) -> tuple[CheckpointRow, int] | None:
         rows = self._db.read(
             "SELECT l.origin, c.size, c.root, c.note, c.created_at, a.idx FROM logs l"
-            " JOIN aggregate_entries a ON a.log_id = l.id AND a.size > ? AND a.idx < ?"
-            " JOIN checkpoints c ON c.log_id = a.log_id AND c.size = a.size WHERE l.origin = ?"
-            f" ORDER BY a.size {'DESC' if newest else 'ASC'} LIMIT 1",
-            (above, 2**63 - 1 if below is None else below, origin),
+            " JOIN aggregate_entries a ON a.tenant = ? AND a.log_tenant = l.tenant"
+            " AND a.log_id = l.id AND a.size > ? AND a.idx < ?"
+            " JOIN checkpoints c ON c.tenant = l.tenant AND c.log_id = l.id AND c.size = a.size"
+            f" WHERE l.origin = ? ORDER BY a.size {'DESC' if newest else 'ASC'} LIMIT 1",
+            (NO_TENANT, above, 2**63 - 1 if below is None else below, origin),
         )
         return (CheckpointRow(*rows[0][:5]), rows[0][5]) if rows else None
 
     async def record_seal(self, tenant: str, record_id: str) -> tuple[str, int] | None:
         """The log origin and index of a sealed record, or None while it is pending."""
         rows = self._db.read(
-            "SELECT l.origin, r.log_index FROM records r JOIN logs l ON l.id = r.log_id"
+            "SELECT l.origin, r.log_index FROM records r"
+            " JOIN logs l ON l.tenant = r.tenant AND l.id = r.log_id"
             " WHERE r.record_id = ? AND r.tenant = ? AND r.log_index < l.size",
             (record_id, tenant),
         )
@@ -265,8 +290,8 @@ class SQLiteLogs:
     async def add_cosignature(self, origin: str, size: int, witness: str, line: str) -> None:
         def job(conn: sqlite3.Connection, batch: Batch) -> None:
             conn.execute(
-                "INSERT OR REPLACE INTO cosignatures (log_id, size, witness, line)"
-                " SELECT id, ?, ?, ? FROM logs WHERE origin = ?",
+                "INSERT OR REPLACE INTO cosignatures (tenant, log_id, size, witness, line)"
+                " SELECT tenant, id, ?, ?, ? FROM logs WHERE origin = ?",
                 (size, witness, line, origin),
             )
 
@@ -276,18 +301,20 @@ class SQLiteLogs:
         def job(conn: sqlite3.Connection, batch: Batch) -> None:
             if note.cosigned_size is not None:
                 conn.execute(
-                    "INSERT INTO witness_health (log_id, witness, cosigned_size, cosigned_at)"
-                    " SELECT id, ?, ?, ? FROM logs WHERE origin = ?"
-                    " ON CONFLICT (log_id, witness) DO UPDATE SET"
+                    "INSERT INTO witness_health"
+                    " (tenant, log_id, witness, cosigned_size, cosigned_at)"
+                    " SELECT tenant, id, ?, ?, ? FROM logs WHERE origin = ?"
+                    " ON CONFLICT (tenant, log_id, witness) DO UPDATE SET"
                     " cosigned_size = excluded.cosigned_size, cosigned_at = excluded.cosigned_at,"
                     " failures = 0, code = NULL, reason = NULL, failed_at = NULL",
                     (witness, note.cosigned_size, now, origin),
                 )
             else:
                 conn.execute(
-                    "INSERT INTO witness_health (log_id, witness, failures, code, reason,"
-                    " failed_at) SELECT id, ?, ?, ?, ?, ? FROM logs WHERE origin = ?"
-                    " ON CONFLICT (log_id, witness) DO UPDATE SET failures = excluded.failures,"
+                    "INSERT INTO witness_health (tenant, log_id, witness, failures, code,"
+                    " reason, failed_at) SELECT tenant, id, ?, ?, ?, ?, ? FROM logs"
+                    " WHERE origin = ? ON CONFLICT (tenant, log_id, witness) DO UPDATE SET"
+                    " failures = excluded.failures,"
                     " code = excluded.code, reason = excluded.reason,"
                     " failed_at = excluded.failed_at",
                     (witness, note.failures, note.code, note.reason, now, origin),
@@ -298,8 +325,8 @@ class SQLiteLogs:
     async def add_timestamp(self, origin: str, size: int, authority: str, token: bytes) -> None:
         def job(conn: sqlite3.Connection, batch: Batch) -> None:
             conn.execute(
-                "INSERT OR REPLACE INTO timestamps (log_id, size, authority, token)"
-                " SELECT id, ?, ?, ? FROM logs WHERE origin = ?",
+                "INSERT OR REPLACE INTO timestamps (tenant, log_id, size, authority, token)"
+                " SELECT tenant, id, ?, ?, ? FROM logs WHERE origin = ?",
                 (size, authority, token, origin),
             )
 
@@ -307,168 +334,154 @@ class SQLiteLogs:
 
     async def timestamps(self, origin: str, size: int) -> list[tuple[str, bytes]]:
         rows = self._db.read(
-            "SELECT t.authority, t.token FROM timestamps t JOIN logs l ON l.id = t.log_id"
+            "SELECT t.authority, t.token FROM timestamps t"
+            " JOIN logs l ON l.tenant = t.tenant AND l.id = t.log_id"
             " WHERE l.origin = ? AND t.size = ? ORDER BY t.authority",
             (origin, size),
         )
         return [(authority, token) for authority, token in rows]
 
     async def recover(self, recovery: Recovery) -> None:
-        await self._db.writer.submit(lambda conn, batch: sqlite_recovery.apply(conn, recovery))
+        await self._db.writer.submit(
+            lambda conn, batch: sqlite_recovery.apply(
+                conn, recovery, _SealDriver(conn.execute, conn)
+            )
+        )
 
     async def cosignatures(self, origin: str, size: int) -> list[str]:
         rows = self._db.read(
-            "SELECT c.line FROM cosignatures c JOIN logs l ON l.id = c.log_id"
+            "SELECT c.line FROM cosignatures c JOIN logs l ON l.tenant = c.tenant"
+            " AND l.id = c.log_id"
             " WHERE l.origin = ? AND c.size = ? ORDER BY c.witness",
             (origin, size),
         )
         return [line for (line,) in rows]
 
 
-# Null-safe scope: ``tenant IS ?`` matches NULL for None (PostgreSQL: IS NOT DISTINCT FROM).
+#: A checkpoint's log, joined on the checkpoints' key (the tenant first).
+_JOIN_LOG = " JOIN logs l ON l.tenant = c.tenant AND l.id = c.log_id"
+# The scope's tenant is given as ``tenancy.tenant_key`` of it ('' for no tenant), read back
+# as NULL for no tenant.
 _ANCHORS = (
-    "SELECT l.tenant, l.fleet, l.origin, c.size, c.root, c.note, c.created_at"
-    " FROM checkpoints c JOIN logs l ON l.id = c.log_id WHERE l.tenant IS ? AND l.fleet = ?"
+    "SELECT nullif(l.tenant, ''), l.fleet, l.origin, c.size, c.root, c.note, c.created_at"
+    " FROM checkpoints c" + _JOIN_LOG + " WHERE l.tenant = ? AND l.fleet = ?"
     " AND l.retired_at IS NULL"
 )
 
 
 _ANCHOR_LOGS = (
-    "SELECT tenant, fleet, origin, predecessor, predecessor_size, predecessor_root FROM logs"
-    " WHERE origin IS NOT NULL AND retired_at IS NULL AND fleet <> '' ORDER BY id"
+    "SELECT nullif(tenant, ''), fleet, origin, predecessor, predecessor_size, predecessor_root"
+    " FROM logs WHERE origin IS NOT NULL AND retired_at IS NULL AND fleet <> '' ORDER BY id"
 )
 _CHECKPOINT = "SELECT l.origin, c.size, c.root, c.note, c.created_at FROM checkpoints c"
 #: The tenant checkpoints the aggregate has not taken yet, by log and size.
 _AGGREGATE_PENDING = (
-    "SELECT l.id, l.origin, c.size, c.root FROM logs l JOIN checkpoints c"
-    " ON c.log_id = l.id AND c.size > l.aggregated_size WHERE l.fleet <> ?"
-    " ORDER BY l.id, c.size LIMIT ?"
+    "SELECT l.tenant, l.id, l.origin, c.size, c.root FROM logs l JOIN checkpoints c"
+    " ON c.tenant = l.tenant AND c.log_id = l.id AND c.size > l.aggregated_size"
+    " WHERE l.fleet <> ? ORDER BY l.id, c.size LIMIT ?"
 )
 _AGGREGATE_WAITING = (
-    "SELECT 1 FROM logs l JOIN checkpoints c ON c.log_id = l.id AND c.size > l.aggregated_size"
-    " WHERE l.fleet <> ? LIMIT 1"
+    "SELECT 1 FROM logs l JOIN checkpoints c ON c.tenant = l.tenant AND c.log_id = l.id"
+    " AND c.size > l.aggregated_size WHERE l.fleet <> ? LIMIT 1"
 )
 _LOG_OF = (
-    "SELECT tenant, fleet, origin, predecessor, predecessor_size, predecessor_root, size"
-    " FROM logs WHERE origin = ?"
+    "SELECT nullif(tenant, ''), fleet, origin, predecessor, predecessor_size,"
+    " predecessor_root, size FROM logs WHERE origin = ?"
 )
 
 
-def _seal(conn: sqlite3.Connection, request: SealRequest) -> SealedBatch | None:
-    """One seal of ``merkle.log``: read the log, its frontier and the pending leaves, grow,
-    write the new nodes, size and checkpoint."""
-    conn.execute(
-        "INSERT OR IGNORE INTO logs (tenant, fleet, origin, size, root) VALUES (?, ?, ?, 0, ?)",
-        (request.tenant, request.fleet, request.origin, b""),
-    )
-    log_id, origin, size = conn.execute(
-        "SELECT id, origin, size FROM logs WHERE tenant IS ? AND fleet = ? AND retired_at IS NULL",
-        (request.tenant, request.fleet),
-    ).fetchone()
-    if origin is None:  # made with the log's first stream, named by its first seal
-        conn.execute("UPDATE logs SET origin = ? WHERE id = ?", (request.origin, log_id))
-        origin = request.origin
-    growth = _grow(conn.execute, log_id, size, request)
-    if growth is None:
-        return None
-    request.admit(origin, size)
-    return _write_seal(conn, request, log_id, growth, request.sign(growth.size, growth.root))
+class _SealDriver:
+    """A seal's reads (``query``: the reader connection's, or the writer's inside its
+    transaction) and, given the writer's connection, its writes (``storage.sealing``)."""
 
+    def __init__(self, query: Callable[..., Any], conn: sqlite3.Connection | None = None) -> None:
+        self._query, self._conn = query, conn
+        self.found = False  # a named live log was there
 
-def _plan(
-    db: SQLiteDatabase, request: SealRequest
-) -> tuple[int, str, int, merkle_log.Growth | None] | None:
-    """The log's id, origin and sealed size and its growth by the pending leaves, read
-    outside the write lock; None for a log without a row or an origin yet."""
-    rows = db.read(
-        "SELECT id, origin, size FROM logs WHERE tenant IS ? AND fleet = ? AND retired_at IS NULL",
-        (request.tenant, request.fleet),
-    )
-    if not rows or rows[0][1] is None:
-        return None
-    log_id, origin, size = rows[0]
-    return log_id, origin, size, _grow(db.read, log_id, size, request)
-
-
-def _grow(
-    query: Callable[[str, tuple[Any, ...]], Any], log_id: int, size: int, request: SealRequest
-) -> merkle_log.Growth | None:
-    """Read the log's frontier nodes and pending leaves with ``query``, and grow it."""
-    stored = {}
-    for level, index in sorted(merkle_log.frontier(size)):
-        ((stored[(level, index)],),) = list(
-            query(
-                "SELECT hash FROM log_nodes WHERE log_id = ? AND level = ? AND idx = ?",
-                (log_id, level, index),
+    async def live_log(self, tenant: str, fleet: str, origin: str) -> StoredLog | None:
+        if self._conn is not None:
+            open_log(self._conn, tenant, fleet, origin)
+        rows = list(
+            self._query(
+                "SELECT id, origin, size FROM logs"
+                " WHERE tenant = ? AND fleet = ? AND retired_at IS NULL",
+                (tenant, fleet),
             )
         )
-    pending = list(
-        query(
-            "SELECT log_index, chain_leaf FROM records WHERE log_id = ? AND log_index >= ?"
-            " ORDER BY log_index LIMIT ?",
-            (log_id, merkle_log.first_pending(size), request.limit),
+        if not rows or (self._conn is None and rows[0][1] is None):
+            return None
+        self.found = True
+        return StoredLog(tenant, *rows[0])
+
+    async def name_log(self, log: StoredLog, origin: str) -> None:
+        assert self._conn is not None, "a log is named under the write lock"
+        self._conn.execute(
+            "UPDATE logs SET origin = ? WHERE tenant = ? AND id = ?",
+            (origin, log.tenant, log.log_id),
         )
-    )
-    return merkle_log.grow(size, request.genesis, pending, stored)
 
+    async def nodes(self, log: StoredLog, ids: list[NodeId]) -> dict[NodeId, bytes]:
+        stored = {}
+        for level, index in ids:
+            for (digest,) in self._query(
+                "SELECT hash FROM log_nodes"
+                " WHERE tenant = ? AND log_id = ? AND level = ? AND idx = ?",
+                (log.tenant, log.log_id, level, index),
+            ):
+                stored[(level, index)] = digest
+        return stored
 
-def _write_seal(
-    conn: sqlite3.Connection,
-    request: SealRequest,
-    log_id: int,
-    growth: merkle_log.Growth,
-    note: str,
-) -> SealedBatch:
-    """Store a seal: the new nodes, the log's size and root, and the signed checkpoint."""
-    conn.executemany(
-        "INSERT INTO log_nodes (log_id, level, idx, hash) VALUES (?, ?, ?, ?)",
-        [(log_id, level, index, digest) for (level, index), digest in growth.nodes.items()],
-    )
-    conn.execute(
-        "UPDATE logs SET size = ?, root = ? WHERE id = ?", (growth.size, growth.root, log_id)
-    )
-    conn.execute(
-        "INSERT INTO checkpoints (log_id, size, root, note, created_at) VALUES (?, ?, ?, ?, ?)",
-        (log_id, growth.size, growth.root, note, request.now),
-    )
-    return SealedBatch(request.origin, growth.first_index, growth.size, growth.root, note)
+    async def pending(self, log: StoredLog, first: int, limit: int) -> list[tuple[int, bytes]]:
+        return [
+            (index, leaf)
+            for index, leaf in self._query(
+                "SELECT log_index, chain_leaf FROM records"
+                " WHERE tenant = ? AND log_id = ? AND log_index >= ? ORDER BY log_index LIMIT ?",
+                (log.tenant, log.log_id, first, limit),
+            )
+        ]
 
+    async def write(self, grown: Grown, now: str) -> None:
+        assert self._conn is not None, "a seal is written under the write lock"
+        log, growth = grown.log, grown.growth
+        self._conn.executemany(
+            "INSERT INTO log_nodes (tenant, log_id, level, idx, hash) VALUES (?, ?, ?, ?, ?)",
+            [
+                (log.tenant, log.log_id, level, index, digest)
+                for (level, index), digest in growth.nodes.items()
+            ],
+        )
+        self._conn.execute(
+            "UPDATE logs SET size = ?, root = ? WHERE tenant = ? AND id = ?",
+            (growth.size, growth.root, log.tenant, log.log_id),
+        )
+        self._conn.execute(
+            "INSERT INTO checkpoints (tenant, log_id, size, root, note, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (log.tenant, log.log_id, growth.size, growth.root, grown.note, now),
+        )
 
-def _seal_aggregate(conn: sqlite3.Connection, request: SealRequest) -> SealedBatch | None:
-    """One seal of the aggregate (``merkle.aggregate``): read its row, frontier and the tenant
-    checkpoints it lacks, grow, write the entries, nodes, size and checkpoint, and each
-    log's progress."""
-    conn.execute(
-        "INSERT OR IGNORE INTO logs (tenant, fleet, origin, size, root) VALUES (NULL, ?, ?, 0, ?)",
-        (AGGREGATE_FLEET, request.origin, b""),
-    )
-    log_id, origin, size = conn.execute(
-        "SELECT id, origin, size FROM logs WHERE tenant IS NULL AND fleet = ?"
-        " AND retired_at IS NULL",
-        (AGGREGATE_FLEET,),
-    ).fetchone()
-    pending = [
-        merkle_aggregate.Pending(*row)
-        for row in conn.execute(_AGGREGATE_PENDING, (AGGREGATE_FLEET, request.limit))
-    ]
-    stored = {}
-    for level, index in sorted(merkle_log.frontier(size)):
-        ((stored[(level, index)],),) = conn.execute(
-            "SELECT hash FROM log_nodes WHERE log_id = ? AND level = ? AND idx = ?",
-            (log_id, level, index),
-        ).fetchall()
-    growth = merkle_aggregate.grow_aggregate(size, pending, stored)
-    if growth is None:
-        return None
-    request.admit(origin, size)
-    note = request.sign(growth.size, growth.root)
-    conn.executemany(
-        "INSERT INTO aggregate_entries (idx, log_id, size, entry) VALUES (?, ?, ?, ?)",
-        growth.entries,
-    )
-    conn.executemany(
-        "UPDATE logs SET aggregated_size = ? WHERE id = ?",
-        [(taken, taken_log) for taken_log, taken in growth.taken.items()],
-    )
-    written = merkle_log.Growth(growth.first_index, growth.size, growth.root, growth.nodes)
-    return _write_seal(conn, request, log_id, written, note)
+    async def pending_checkpoints(self, limit: int) -> list[merkle_aggregate.Pending[LogKey]]:
+        return [
+            merkle_aggregate.Pending((tenant, log_id), origin, size, root)
+            for tenant, log_id, origin, size, root in self._query(
+                _AGGREGATE_PENDING, (AGGREGATE_FLEET, limit)
+            )
+        ]
+
+    async def write_entries(
+        self, log: StoredLog, growth: merkle_aggregate.AggregateGrowth[LogKey]
+    ) -> None:
+        assert self._conn is not None, "a seal is written under the write lock"
+        self._conn.executemany(
+            "INSERT INTO aggregate_entries (tenant, idx, log_tenant, log_id, size, entry)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (log.tenant, index, tenant, log_id, size, entry)
+                for index, (tenant, log_id), size, entry in growth.entries
+            ],
+        )
+        self._conn.executemany(
+            "UPDATE logs SET aggregated_size = ? WHERE tenant = ? AND id = ?",
+            [(taken, tenant, log_id) for (tenant, log_id), taken in growth.taken.items()],
+        )

@@ -6,7 +6,7 @@ import sqlite3
 from pathlib import Path
 
 from recordseal.storage.schema_version import refuse_newer
-from recordseal.storage.sqlite_locks import enable_wal
+from recordseal.storage.sqlite.locks import enable_wal
 
 MIGRATIONS: list[str] = [
     """
@@ -367,6 +367,249 @@ MIGRATIONS: list[str] = [
         entry   BLOB NOT NULL,
         UNIQUE (log_id, size)
     );
+    """,
+    # 15: the tenant leads every key of tenant data (docs/records.md, "Distributing by
+    # tenant"), so tenants can be spread over servers by ``tenant``. A log of no tenant (a
+    # legacy fleet's, and the aggregate log) keeps its rows under the tenant '' (no tenant id
+    # is empty; the store reads it back as None). Tables keyed by a log, a record or a
+    # checkpoint get the column, filled from the row they belong to; every foreign key between
+    # tenant tables includes it. ``aggregate_entries`` is the aggregate log's, so under ''
+    # too; each entry names the checkpoint it commits to by (``log_tenant``, ``log_id``,
+    # ``size``). ``streams`` and ``logs`` keep their ids (the store gives the next one:
+    # max + 1, under the write lock), read from an index on the id alone. SQLite changes a key
+    # only by rebuilding its table: each is copied into its new shape, its indexes made anew.
+    """
+    CREATE TABLE logs_v15 (
+        id                INTEGER NOT NULL,
+        tenant            TEXT NOT NULL,
+        fleet             TEXT NOT NULL,
+        origin            TEXT,
+        size              INTEGER NOT NULL,
+        root              BLOB NOT NULL,
+        retired_at        TEXT,
+        predecessor       TEXT,
+        predecessor_size  INTEGER,
+        predecessor_root  BLOB,
+        aggregated_size   INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (tenant, id),
+        UNIQUE (tenant, origin)
+    ) WITHOUT ROWID;
+    INSERT INTO logs_v15 (id, tenant, fleet, origin, size, root, retired_at, predecessor,
+            predecessor_size, predecessor_root, aggregated_size)
+        SELECT id, ifnull(tenant, ''), fleet, origin, size, root, retired_at, predecessor,
+            predecessor_size, predecessor_root, aggregated_size FROM logs;
+    DROP TABLE logs;
+    ALTER TABLE logs_v15 RENAME TO logs;
+    CREATE UNIQUE INDEX logs_scope ON logs (tenant, fleet) WHERE retired_at IS NULL;
+    CREATE INDEX logs_by_origin ON logs (origin);
+    CREATE INDEX logs_by_id ON logs (id);
+    CREATE TABLE log_positions_v15 (
+        tenant      TEXT NOT NULL,
+        log_id      INTEGER NOT NULL,
+        next_index  INTEGER NOT NULL,
+        PRIMARY KEY (tenant, log_id),
+        FOREIGN KEY (tenant, log_id) REFERENCES logs (tenant, id)
+    ) WITHOUT ROWID;
+    INSERT INTO log_positions_v15 (tenant, log_id, next_index)
+        SELECT l.tenant, p.log_id, p.next_index FROM log_positions p JOIN logs l ON l.id = p.log_id;
+    DROP TABLE log_positions;
+    ALTER TABLE log_positions_v15 RENAME TO log_positions;
+    CREATE TABLE aggregate_entries_v15 (
+        tenant      TEXT NOT NULL,
+        idx         INTEGER NOT NULL,
+        log_tenant  TEXT NOT NULL,
+        log_id      INTEGER NOT NULL,
+        size        INTEGER NOT NULL,
+        entry       BLOB NOT NULL,
+        PRIMARY KEY (tenant, idx),
+        UNIQUE (tenant, log_tenant, log_id, size)
+    ) WITHOUT ROWID;
+    INSERT INTO aggregate_entries_v15 (tenant, idx, log_tenant, log_id, size, entry)
+        SELECT '', a.idx, l.tenant, a.log_id, a.size, a.entry FROM aggregate_entries a
+        JOIN logs l ON l.id = a.log_id;
+    DROP TABLE aggregate_entries;
+    ALTER TABLE aggregate_entries_v15 RENAME TO aggregate_entries;
+    CREATE TABLE log_nodes_v15 (
+        tenant  TEXT NOT NULL,
+        log_id  INTEGER NOT NULL,
+        level   INTEGER NOT NULL,
+        idx     INTEGER NOT NULL,
+        hash    BLOB NOT NULL,
+        PRIMARY KEY (tenant, log_id, level, idx),
+        FOREIGN KEY (tenant, log_id) REFERENCES logs (tenant, id)
+    ) WITHOUT ROWID;
+    INSERT INTO log_nodes_v15 (tenant, log_id, level, idx, hash)
+        SELECT l.tenant, n.log_id, n.level, n.idx, n.hash FROM log_nodes n
+        JOIN logs l ON l.id = n.log_id;
+    DROP TABLE log_nodes;
+    ALTER TABLE log_nodes_v15 RENAME TO log_nodes;
+    CREATE TABLE checkpoints_v15 (
+        tenant      TEXT NOT NULL,
+        log_id      INTEGER NOT NULL,
+        size        INTEGER NOT NULL,
+        root        BLOB NOT NULL,
+        note        TEXT NOT NULL,
+        created_at  TEXT NOT NULL,
+        PRIMARY KEY (tenant, log_id, size),
+        FOREIGN KEY (tenant, log_id) REFERENCES logs (tenant, id)
+    ) WITHOUT ROWID;
+    INSERT INTO checkpoints_v15 (tenant, log_id, size, root, note, created_at)
+        SELECT l.tenant, c.log_id, c.size, c.root, c.note, c.created_at FROM checkpoints c
+        JOIN logs l ON l.id = c.log_id;
+    DROP TABLE checkpoints;
+    ALTER TABLE checkpoints_v15 RENAME TO checkpoints;
+    CREATE INDEX checkpoints_by_time ON checkpoints (tenant, log_id, created_at);
+    CREATE TABLE cosignatures_v15 (
+        tenant   TEXT NOT NULL,
+        log_id   INTEGER NOT NULL,
+        size     INTEGER NOT NULL,
+        witness  TEXT NOT NULL,
+        line     TEXT NOT NULL,
+        PRIMARY KEY (tenant, log_id, size, witness),
+        FOREIGN KEY (tenant, log_id, size) REFERENCES checkpoints (tenant, log_id, size)
+    ) WITHOUT ROWID;
+    INSERT INTO cosignatures_v15 (tenant, log_id, size, witness, line)
+        SELECT l.tenant, c.log_id, c.size, c.witness, c.line FROM cosignatures c
+        JOIN logs l ON l.id = c.log_id;
+    DROP TABLE cosignatures;
+    ALTER TABLE cosignatures_v15 RENAME TO cosignatures;
+    CREATE TABLE timestamps_v15 (
+        tenant     TEXT NOT NULL,
+        log_id     INTEGER NOT NULL,
+        size       INTEGER NOT NULL,
+        authority  TEXT NOT NULL,
+        token      BLOB NOT NULL,
+        PRIMARY KEY (tenant, log_id, size, authority),
+        FOREIGN KEY (tenant, log_id, size) REFERENCES checkpoints (tenant, log_id, size)
+    ) WITHOUT ROWID;
+    INSERT INTO timestamps_v15 (tenant, log_id, size, authority, token)
+        SELECT l.tenant, t.log_id, t.size, t.authority, t.token FROM timestamps t
+        JOIN logs l ON l.id = t.log_id;
+    DROP TABLE timestamps;
+    ALTER TABLE timestamps_v15 RENAME TO timestamps;
+    CREATE TABLE ingest_minutes_v15 (
+        tenant   TEXT NOT NULL,
+        log_id   INTEGER NOT NULL,
+        minute   INTEGER NOT NULL,
+        records  INTEGER NOT NULL,
+        PRIMARY KEY (tenant, log_id, minute),
+        FOREIGN KEY (tenant, log_id) REFERENCES logs (tenant, id)
+    ) WITHOUT ROWID;
+    INSERT INTO ingest_minutes_v15 (tenant, log_id, minute, records)
+        SELECT l.tenant, m.log_id, m.minute, m.records FROM ingest_minutes m
+        JOIN logs l ON l.id = m.log_id;
+    DROP TABLE ingest_minutes;
+    ALTER TABLE ingest_minutes_v15 RENAME TO ingest_minutes;
+    CREATE TABLE witness_health_v15 (
+        tenant         TEXT NOT NULL,
+        log_id         INTEGER NOT NULL,
+        witness        TEXT NOT NULL,
+        cosigned_size  INTEGER,
+        cosigned_at    TEXT,
+        failures       INTEGER NOT NULL DEFAULT 0,
+        code           TEXT,
+        reason         TEXT,
+        failed_at      TEXT,
+        PRIMARY KEY (tenant, log_id, witness),
+        FOREIGN KEY (tenant, log_id) REFERENCES logs (tenant, id)
+    ) WITHOUT ROWID;
+    INSERT INTO witness_health_v15 (tenant, log_id, witness, cosigned_size, cosigned_at,
+            failures, code, reason, failed_at)
+        SELECT l.tenant, w.log_id, w.witness, w.cosigned_size, w.cosigned_at, w.failures,
+            w.code, w.reason, w.failed_at FROM witness_health w JOIN logs l ON l.id = w.log_id;
+    DROP TABLE witness_health;
+    ALTER TABLE witness_health_v15 RENAME TO witness_health;
+    CREATE TABLE streams_v15 (
+        id              INTEGER NOT NULL,
+        tenant          TEXT NOT NULL,
+        name            TEXT NOT NULL,
+        declarations    TEXT NOT NULL,
+        strict          INTEGER NOT NULL,
+        next_seq        INTEGER NOT NULL,
+        head            BLOB NOT NULL,
+        created_at      TEXT NOT NULL,
+        fleet           TEXT NOT NULL DEFAULT 'default',
+        log_id          INTEGER,
+        lost_seqs       INTEGER NOT NULL DEFAULT 0,
+        last_ingest_at  TEXT,
+        PRIMARY KEY (tenant, id),
+        UNIQUE (tenant, name),
+        FOREIGN KEY (tenant, log_id) REFERENCES logs (tenant, id)
+    );
+    INSERT INTO streams_v15 (id, tenant, name, declarations, strict, next_seq, head, created_at,
+            fleet, log_id, lost_seqs, last_ingest_at)
+        SELECT id, tenant, name, declarations, strict, next_seq, head, created_at, fleet,
+            log_id, lost_seqs, last_ingest_at FROM streams ORDER BY id;
+    DROP TABLE streams;
+    ALTER TABLE streams_v15 RENAME TO streams;
+    CREATE INDEX streams_by_id ON streams (id);
+    CREATE TABLE subjects_v15 (
+        tenant         TEXT NOT NULL,
+        subject_index  BLOB NOT NULL,
+        subject_ref    TEXT NOT NULL,
+        wrapped_key    BLOB,
+        created_at     TEXT NOT NULL,
+        erased_at      TEXT,
+        PRIMARY KEY (tenant, subject_index),
+        UNIQUE (tenant, subject_ref)
+    ) WITHOUT ROWID;
+    INSERT INTO subjects_v15 (tenant, subject_index, subject_ref, wrapped_key, created_at,
+            erased_at)
+        SELECT tenant, subject_index, subject_ref, wrapped_key, created_at, erased_at
+        FROM subjects;
+    DROP TABLE subjects;
+    ALTER TABLE subjects_v15 RENAME TO subjects;
+    CREATE INDEX subjects_erased ON subjects (tenant, erased_at) WHERE erased_at IS NOT NULL;
+    CREATE TABLE records_v15 (
+        record_id    TEXT NOT NULL,
+        tenant       TEXT NOT NULL,
+        stream_id    INTEGER NOT NULL,
+        seq          INTEGER NOT NULL,
+        subject_ref  TEXT NOT NULL,
+        header       BLOB NOT NULL,
+        signature    BLOB NOT NULL,
+        chain_leaf   BLOB NOT NULL,
+        log_id       INTEGER,
+        log_index    INTEGER,
+        PRIMARY KEY (tenant, record_id),
+        UNIQUE (tenant, stream_id, seq),
+        FOREIGN KEY (tenant, stream_id) REFERENCES streams (tenant, id)
+    );
+    INSERT INTO records_v15 (record_id, tenant, stream_id, seq, subject_ref, header, signature,
+            chain_leaf, log_id, log_index)
+        SELECT record_id, tenant, stream_id, seq, subject_ref, header, signature, chain_leaf,
+            log_id, log_index FROM records ORDER BY rowid;
+    DROP TABLE records;
+    ALTER TABLE records_v15 RENAME TO records;
+    CREATE UNIQUE INDEX records_by_log ON records (tenant, log_id, log_index);
+    CREATE TABLE payloads_v15 (
+        tenant       TEXT NOT NULL,
+        record_id    TEXT NOT NULL,
+        subject_ref  TEXT NOT NULL,
+        sealed       BLOB NOT NULL,
+        PRIMARY KEY (tenant, record_id),
+        FOREIGN KEY (tenant, record_id) REFERENCES records (tenant, record_id)
+    );
+    INSERT INTO payloads_v15 (tenant, record_id, subject_ref, sealed)
+        SELECT r.tenant, p.record_id, p.subject_ref, p.sealed FROM payloads p
+        JOIN records r ON r.record_id = p.record_id ORDER BY p.rowid;
+    DROP TABLE payloads;
+    ALTER TABLE payloads_v15 RENAME TO payloads;
+    CREATE INDEX payloads_by_subject ON payloads (tenant, subject_ref);
+    CREATE TABLE idempotency_keys_v15 (
+        tenant        TEXT NOT NULL,
+        key           TEXT NOT NULL,
+        request_hash  BLOB NOT NULL,
+        record_id     TEXT NOT NULL,
+        created_at    TEXT NOT NULL,
+        PRIMARY KEY (tenant, key),
+        FOREIGN KEY (tenant, record_id) REFERENCES records (tenant, record_id)
+    ) WITHOUT ROWID;
+    INSERT INTO idempotency_keys_v15 (tenant, key, request_hash, record_id, created_at)
+        SELECT tenant, key, request_hash, record_id, created_at FROM idempotency_keys;
+    DROP TABLE idempotency_keys;
+    ALTER TABLE idempotency_keys_v15 RENAME TO idempotency_keys;
+    CREATE INDEX idempotency_keys_by_age ON idempotency_keys (created_at);
     """,
 ]
 

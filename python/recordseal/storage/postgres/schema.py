@@ -332,6 +332,101 @@ MIGRATIONS: list[str] = [
         UNIQUE (log_id, size)
     );
     """,
+    # 13: the tenant leads every key of tenant data, as SQLite's migration 15 (docs/records.md,
+    # "Distributing by tenant"). The foreign keys between tenant tables are dropped, the keys
+    # remade with the tenant first, and the foreign keys made again with it; a log of no
+    # tenant (a legacy fleet's, and the aggregate log) keeps its rows under the tenant '', the
+    # aggregate's entries too (each naming its checkpoint by ``log_tenant``, ``log_id``,
+    # ``size``). Ids stay identities; every lookup by one gives its tenant too, so no index on
+    # an id alone is needed.
+    """
+    ALTER TABLE streams DROP CONSTRAINT streams_log_id_fkey;
+    ALTER TABLE records DROP CONSTRAINT records_log_id_fkey,
+        DROP CONSTRAINT records_stream_id_fkey;
+    ALTER TABLE payloads DROP CONSTRAINT payloads_record_id_fkey;
+    ALTER TABLE idempotency_keys DROP CONSTRAINT idempotency_keys_record_id_fkey;
+    ALTER TABLE log_nodes DROP CONSTRAINT log_nodes_log_id_fkey;
+    ALTER TABLE cosignatures DROP CONSTRAINT cosignatures_log_id_size_fkey;
+    ALTER TABLE timestamps DROP CONSTRAINT timestamps_log_id_size_fkey;
+    ALTER TABLE checkpoints DROP CONSTRAINT checkpoints_log_id_fkey;
+    ALTER TABLE log_positions DROP CONSTRAINT log_positions_log_id_fkey;
+    ALTER TABLE ingest_minutes DROP CONSTRAINT ingest_minutes_log_id_fkey;
+    ALTER TABLE witness_health DROP CONSTRAINT witness_health_log_id_fkey;
+
+    UPDATE logs SET tenant = '' WHERE tenant IS NULL;
+    DROP INDEX logs_scope;
+    ALTER TABLE logs ALTER COLUMN tenant SET NOT NULL, DROP CONSTRAINT logs_pkey,
+        DROP CONSTRAINT logs_origin_key, ADD PRIMARY KEY (tenant, id), ADD UNIQUE (tenant, origin);
+    CREATE UNIQUE INDEX logs_scope ON logs (tenant, fleet) WHERE retired_at IS NULL;
+    CREATE INDEX logs_by_origin ON logs (origin);
+
+    ALTER TABLE aggregate_entries ADD COLUMN tenant text NOT NULL DEFAULT '',
+        ADD COLUMN log_tenant text;
+    UPDATE aggregate_entries x SET log_tenant = l.tenant FROM logs l WHERE l.id = x.log_id;
+    ALTER TABLE aggregate_entries ALTER COLUMN tenant DROP DEFAULT,
+        ALTER COLUMN log_tenant SET NOT NULL, DROP CONSTRAINT aggregate_entries_pkey,
+        DROP CONSTRAINT aggregate_entries_log_id_size_key, ADD PRIMARY KEY (tenant, idx),
+        ADD UNIQUE (tenant, log_tenant, log_id, size);
+
+    ALTER TABLE log_positions ADD COLUMN tenant text;
+    UPDATE log_positions x SET tenant = l.tenant FROM logs l WHERE l.id = x.log_id;
+    ALTER TABLE log_positions ALTER COLUMN tenant SET NOT NULL,
+        DROP CONSTRAINT log_positions_pkey, ADD PRIMARY KEY (tenant, log_id),
+        ADD FOREIGN KEY (tenant, log_id) REFERENCES logs (tenant, id);
+    ALTER TABLE log_nodes ADD COLUMN tenant text;
+    UPDATE log_nodes x SET tenant = l.tenant FROM logs l WHERE l.id = x.log_id;
+    ALTER TABLE log_nodes ALTER COLUMN tenant SET NOT NULL,
+        DROP CONSTRAINT log_nodes_pkey, ADD PRIMARY KEY (tenant, log_id, level, idx),
+        ADD FOREIGN KEY (tenant, log_id) REFERENCES logs (tenant, id);
+    ALTER TABLE checkpoints ADD COLUMN tenant text;
+    UPDATE checkpoints x SET tenant = l.tenant FROM logs l WHERE l.id = x.log_id;
+    DROP INDEX checkpoints_by_time;
+    ALTER TABLE checkpoints ALTER COLUMN tenant SET NOT NULL,
+        DROP CONSTRAINT checkpoints_pkey, ADD PRIMARY KEY (tenant, log_id, size),
+        ADD FOREIGN KEY (tenant, log_id) REFERENCES logs (tenant, id);
+    CREATE INDEX checkpoints_by_time ON checkpoints (tenant, log_id, created_at);
+    ALTER TABLE cosignatures ADD COLUMN tenant text;
+    UPDATE cosignatures x SET tenant = l.tenant FROM logs l WHERE l.id = x.log_id;
+    ALTER TABLE cosignatures ALTER COLUMN tenant SET NOT NULL,
+        DROP CONSTRAINT cosignatures_pkey, ADD PRIMARY KEY (tenant, log_id, size, witness),
+        ADD FOREIGN KEY (tenant, log_id, size) REFERENCES checkpoints (tenant, log_id, size);
+    ALTER TABLE timestamps ADD COLUMN tenant text;
+    UPDATE timestamps x SET tenant = l.tenant FROM logs l WHERE l.id = x.log_id;
+    ALTER TABLE timestamps ALTER COLUMN tenant SET NOT NULL,
+        DROP CONSTRAINT timestamps_pkey, ADD PRIMARY KEY (tenant, log_id, size, authority),
+        ADD FOREIGN KEY (tenant, log_id, size) REFERENCES checkpoints (tenant, log_id, size);
+    ALTER TABLE ingest_minutes ADD COLUMN tenant text;
+    UPDATE ingest_minutes x SET tenant = l.tenant FROM logs l WHERE l.id = x.log_id;
+    ALTER TABLE ingest_minutes ALTER COLUMN tenant SET NOT NULL,
+        DROP CONSTRAINT ingest_minutes_pkey, ADD PRIMARY KEY (tenant, log_id, minute),
+        ADD FOREIGN KEY (tenant, log_id) REFERENCES logs (tenant, id);
+    ALTER TABLE witness_health ADD COLUMN tenant text;
+    UPDATE witness_health x SET tenant = l.tenant FROM logs l WHERE l.id = x.log_id;
+    ALTER TABLE witness_health ALTER COLUMN tenant SET NOT NULL,
+        DROP CONSTRAINT witness_health_pkey, ADD PRIMARY KEY (tenant, log_id, witness),
+        ADD FOREIGN KEY (tenant, log_id) REFERENCES logs (tenant, id);
+
+    ALTER TABLE streams DROP CONSTRAINT streams_pkey, ADD PRIMARY KEY (tenant, id),
+        ADD FOREIGN KEY (tenant, log_id) REFERENCES logs (tenant, id);
+    ALTER TABLE subjects DROP CONSTRAINT subjects_subject_ref_key,
+        ADD UNIQUE (tenant, subject_ref);
+    DROP INDEX records_by_log;
+    ALTER TABLE records DROP CONSTRAINT records_pkey, DROP CONSTRAINT records_id_key,
+        DROP CONSTRAINT records_stream_id_seq_key, ADD PRIMARY KEY (tenant, record_id),
+        ADD UNIQUE (tenant, id), ADD UNIQUE (tenant, stream_id, seq),
+        ADD FOREIGN KEY (tenant, stream_id) REFERENCES streams (tenant, id),
+        ADD FOREIGN KEY (tenant, log_id) REFERENCES logs (tenant, id);
+    CREATE UNIQUE INDEX records_by_log ON records (tenant, log_id, log_index);
+    ALTER TABLE payloads ADD COLUMN tenant text;
+    UPDATE payloads x SET tenant = r.tenant FROM records r WHERE r.record_id = x.record_id;
+    DROP INDEX payloads_by_subject;
+    ALTER TABLE payloads ALTER COLUMN tenant SET NOT NULL,
+        DROP CONSTRAINT payloads_pkey, ADD PRIMARY KEY (tenant, record_id),
+        ADD FOREIGN KEY (tenant, record_id) REFERENCES records (tenant, record_id);
+    CREATE INDEX payloads_by_subject ON payloads (tenant, subject_ref);
+    ALTER TABLE idempotency_keys
+        ADD FOREIGN KEY (tenant, record_id) REFERENCES records (tenant, record_id);
+    """,
 ]
 
 

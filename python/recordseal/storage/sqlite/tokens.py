@@ -5,8 +5,8 @@ from __future__ import annotations
 import sqlite3
 
 from recordseal.storage.rows import TokenRow
-from recordseal.storage.sqlite_database import SQLiteDatabase
-from recordseal.storage.sqlite_writer import Batch
+from recordseal.storage.sqlite.database import SQLiteDatabase
+from recordseal.storage.sqlite.writer import Batch
 
 
 class SQLiteTokens:

@@ -1,5 +1,5 @@
 """One SQLite database as the store's parts share it: a reader connection, and the group
-commit writer through which every write goes (``sqlite_writer.py``)."""
+commit writer through which every write goes (``sqlite/writer.py``)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from recordseal.storage.sqlite_schema import connect, migrate
-from recordseal.storage.sqlite_writer import GroupCommitWriter
+from recordseal.storage.sqlite.schema import connect, migrate
+from recordseal.storage.sqlite.writer import GroupCommitWriter
 
 T = TypeVar("T")
 
@@ -60,3 +60,28 @@ def in_lists(values: list[T], size: int = 500) -> Iterator[tuple[list[T], str]]:
     for start in range(0, len(values), size):
         chunk = values[start : start + size]
         yield chunk, ", ".join("?" * len(chunk))
+
+
+def next_id(conn: sqlite3.Connection, table: str) -> int:
+    """The id the next row of ``table`` (``streams`` or ``logs``) takes: one above the largest
+    (read from its index on the id alone), as a rowid would have been. The tables' keys lead
+    with the tenant (docs/records.md, "Distributing by tenant"), so the id is no rowid; every
+    write holds the database's write lock, so no two transactions take the same one."""
+    assert table in ("streams", "logs")
+    (largest,) = conn.execute(f"SELECT max(id) FROM {table}").fetchone()
+    return int(largest or 0) + 1
+
+
+def open_log(conn: sqlite3.Connection, tenant: str, fleet: str, origin: str | None) -> int:
+    """The id of the live (``tenant``, ``fleet``) log, its row made now (named ``origin``, or
+    unnamed until its first seal) if it has none; ``tenant`` as ``tenancy.tenant_key``."""
+    conn.execute(
+        "INSERT OR IGNORE INTO logs (id, tenant, fleet, origin, size, root)"
+        " VALUES (?, ?, ?, ?, 0, x'')",
+        (next_id(conn, "logs"), tenant, fleet, origin),
+    )
+    (log_id,) = conn.execute(
+        "SELECT id FROM logs WHERE tenant = ? AND fleet = ? AND retired_at IS NULL",
+        (tenant, fleet),
+    ).fetchone()
+    return int(log_id)

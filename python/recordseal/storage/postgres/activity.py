@@ -16,10 +16,10 @@ from recordseal.storage.activity import (
     WitnessActivity,
     walk_back,
 )
-from recordseal.storage.postgres_database import PostgresDatabase
+from recordseal.storage.postgres.database import PostgresDatabase
 
 if TYPE_CHECKING:
-    from recordseal.storage.postgres_schema import Connection
+    from recordseal.storage.postgres.schema import Connection
 
 
 class PostgresActivity:
@@ -48,9 +48,10 @@ class PostgresActivity:
             logs = [
                 await _log(conn, row, since_minute)
                 for row in await conn.fetch(
-                    "SELECT l.id, l.origin, l.fleet, l.size,"
+                    "SELECT l.tenant, l.id, l.origin, l.fleet, l.size,"
                     " coalesce(p.next_index, greatest(l.size, 1)) AS next_index"
-                    " FROM logs l LEFT JOIN log_positions p ON p.log_id = l.id"
+                    " FROM logs l LEFT JOIN log_positions p ON p.tenant = l.tenant"
+                    " AND p.log_id = l.id"
                     ' WHERE l.tenant = $1 AND l.retired_at IS NULL ORDER BY l.fleet COLLATE "C"',
                     tenant,
                 )
@@ -85,13 +86,16 @@ class PostgresActivity:
             "   WHERE s.tenant = t.id),"
             " (SELECT max(s.last_ingest_at) FROM streams s WHERE s.tenant = t.id),"
             " (SELECT coalesce(sum(greatest(0, coalesce(p.next_index, 1) - greatest(l.size, 1))),"
-            "   0) FROM logs l LEFT JOIN log_positions p ON p.log_id = l.id"
+            "   0) FROM logs l LEFT JOIN log_positions p ON p.tenant = l.tenant AND p.log_id = l.id"
             "   WHERE l.tenant = t.id AND l.retired_at IS NULL),"
             " (SELECT coalesce(sum(m.records), 0) FROM logs l JOIN ingest_minutes m"
-            "   ON m.log_id = l.id AND m.minute >= $1 WHERE l.tenant = t.id),"
-            " (SELECT count(*) FROM logs l JOIN witness_health w ON w.log_id = l.id"
+            "   ON m.tenant = l.tenant AND m.log_id = l.id AND m.minute >= $1"
+            " WHERE l.tenant = t.id),"
+            " (SELECT count(*) FROM logs l JOIN witness_health w ON w.tenant = l.tenant"
+            " AND w.log_id = l.id"
             "   WHERE l.tenant = t.id AND l.retired_at IS NULL AND w.code IS NOT NULL),"
-            " (SELECT count(*) FROM logs l JOIN witness_health w ON w.log_id = l.id"
+            " (SELECT count(*) FROM logs l JOIN witness_health w ON w.tenant = l.tenant"
+            " AND w.log_id = l.id"
             "   WHERE l.tenant = t.id AND l.retired_at IS NULL AND w.reason = $2)"
             ' FROM tenants t ORDER BY t.id COLLATE "C"',
             since_minute,
@@ -104,27 +108,33 @@ class PostgresActivity:
 
 
 async def _log(conn: Connection, row: Any, since: int) -> LogActivity:
-    log_id, size, next_index = row["id"], row["size"], row["next_index"]
+    tenant, log_id = row["tenant"], row["id"]
+    size, next_index = row["size"], row["next_index"]
     start = minute_start(since)
     latest = await conn.fetchrow(
-        "SELECT size, created_at FROM checkpoints WHERE log_id = $1 ORDER BY size DESC LIMIT 1",
+        "SELECT size, created_at FROM checkpoints WHERE tenant = $1 AND log_id = $2"
+        " ORDER BY size DESC LIMIT 1",
+        tenant,
         log_id,
     )
     before = await conn.fetchval(
-        "SELECT size FROM checkpoints WHERE log_id = $1 AND created_at < $2"
+        "SELECT size FROM checkpoints WHERE tenant = $1 AND log_id = $2 AND created_at < $3"
         " ORDER BY created_at DESC LIMIT 1",
+        tenant,
         log_id,
         start,
     )
     checkpoints = await conn.fetch(
-        "SELECT created_at, size FROM checkpoints WHERE log_id = $1 AND created_at >= $2"
-        " ORDER BY created_at",
+        "SELECT created_at, size FROM checkpoints"
+        " WHERE tenant = $1 AND log_id = $2 AND created_at >= $3 ORDER BY created_at",
+        tenant,
         log_id,
         start,
     )
     minutes = await conn.fetch(
-        "SELECT minute, records FROM ingest_minutes WHERE log_id = $1 AND minute >= $2"
-        " ORDER BY minute",
+        "SELECT minute, records FROM ingest_minutes"
+        " WHERE tenant = $1 AND log_id = $2 AND minute >= $3 ORDER BY minute",
+        tenant,
         log_id,
         since,
     )
@@ -132,7 +142,8 @@ async def _log(conn: Connection, row: Any, since: int) -> LogActivity:
         WitnessActivity(*w)
         for w in await conn.fetch(
             "SELECT witness, cosigned_size, cosigned_at, failures::int, code, reason, failed_at"
-            ' FROM witness_health WHERE log_id = $1 ORDER BY witness COLLATE "C"',
+            ' FROM witness_health WHERE tenant = $1 AND log_id = $2 ORDER BY witness COLLATE "C"',
+            tenant,
             log_id,
         )
     ]
@@ -143,8 +154,10 @@ async def _log(conn: Connection, row: Any, since: int) -> LogActivity:
         chunk = [
             (m, n)
             for m, n in await conn.fetch(
-                "SELECT minute, records FROM ingest_minutes WHERE log_id = $1 AND minute < $2"
-                " ORDER BY minute DESC LIMIT $3",
+                "SELECT minute, records FROM ingest_minutes"
+                " WHERE tenant = $1 AND log_id = $2 AND minute < $3"
+                " ORDER BY minute DESC LIMIT $4",
+                tenant,
                 log_id,
                 before_minute,
                 WALK_CHUNK,

@@ -12,7 +12,7 @@ from typing import Any
 import asyncpg
 
 from recordseal.storage.hierarchy import FleetRow, OrganizationRow, TenantRow
-from recordseal.storage.postgres_database import PostgresDatabase
+from recordseal.storage.postgres.database import PostgresDatabase
 
 _TENANT = "id, display_name, contact_email, active, source, created_at"
 _ORGANIZATION = "tenant_id, id, display_name, sso_provider_ref, source, created_at"

@@ -1,7 +1,7 @@
 """WAL checkpoints beside the writers, off their cross-process lock.
 
 SQLite's automatic checkpoint runs inside the COMMIT that takes the WAL past its threshold:
-the writer that holds the cross-process write lock (``sqlite_writer.py``) then copies pages
+the writer that holds the cross-process write lock (``sqlite/writer.py``) then copies pages
 into the database file and fsyncs it while every other writer waits for the lock. Here a
 thread of each process runs PASSIVE checkpoints on a connection of its own instead (they never
 block writers or readers, and release the interpreter while they copy), at most every
@@ -17,7 +17,7 @@ import sqlite3
 import threading
 from pathlib import Path
 
-from recordseal.storage.sqlite_schema import connect
+from recordseal.storage.sqlite.schema import connect
 
 #: Seconds between two checkpoints of one process while it writes.
 INTERVAL = 0.25

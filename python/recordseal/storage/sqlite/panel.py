@@ -8,21 +8,22 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from recordseal.storage.panel import (
     AuditEntry,
-    CeremonyRow,
     LinkRow,
     LinkUse,
     ManifestStep,
     PasskeyRow,
-    PendingLoginRow,
     ProviderRow,
     RoleName,
 )
-from recordseal.storage.sqlite_database import SQLiteDatabase
-from recordseal.storage.sqlite_writer import Batch
+from recordseal.storage.single_use import SingleUse, SingleUseRows, sqlite_marks
+from recordseal.storage.sqlite.database import SQLiteDatabase
+from recordseal.storage.sqlite.writer import Batch
+
+R = TypeVar("R")
 
 _PASSKEY = "credential_id, user_id, public_key, sign_count, role, created_at"
 _PROVIDER = "id, tenant, organization, config, secret, registered_at"
@@ -64,7 +65,7 @@ def _provider(row: Sequence[Any]) -> ProviderRow:
     )
 
 
-class SQLitePanelStore:
+class SQLitePanelStore(SingleUseRows):
     """``PanelStore`` on the database of a ``SQLiteStore``, through its writer and reader."""
 
     def __init__(self, db: SQLiteDatabase) -> None:
@@ -170,89 +171,22 @@ class SQLitePanelStore:
         added: int = await self._submit(job)
         return added
 
-    async def put_ceremony(self, state_id: str, ceremony: CeremonyRow, now: float) -> None:
+    # -- ceremonies and pending sso sign-ins (``SingleUseRows``) ------------------------
+
+    async def _put(self, kind: SingleUse[R], key: object, row: R, now: float) -> None:
         def job(conn: sqlite3.Connection) -> None:
-            conn.execute("DELETE FROM panel_ceremonies WHERE expires_at <= ?", (now,))
-            conn.execute(
-                "INSERT OR IGNORE INTO panel_ceremonies"
-                " (state_id, kind, challenge, user_id, token_hash, expires_at)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    state_id,
-                    ceremony.kind,
-                    ceremony.challenge,
-                    ceremony.user_id,
-                    ceremony.token_hash,
-                    ceremony.expires_at,
-                ),
-            )
+            conn.execute(kind.purge(sqlite_marks), (now,))
+            conn.execute(kind.put(sqlite_marks), kind.values(key, row))
 
         await self._submit(job)
 
-    async def take_ceremony(self, state_id: str) -> CeremonyRow | None:
-        def job(conn: sqlite3.Connection) -> CeremonyRow | None:
-            row = conn.execute(
-                "DELETE FROM panel_ceremonies WHERE state_id = ?"
-                " RETURNING kind, challenge, user_id, token_hash, expires_at",
-                (state_id,),
-            ).fetchone()
-            if row is None:
-                return None
-            kind, challenge, user_id, token_hash, expires_at = row
-            return CeremonyRow(
-                kind,
-                bytes(challenge),
-                user_id,
-                bytes(token_hash) if token_hash is not None else None,
-                expires_at,
-            )
+    async def _take(self, kind: SingleUse[R], key: object) -> R | None:
+        def job(conn: sqlite3.Connection) -> R | None:
+            row = conn.execute(kind.take(sqlite_marks), (key,)).fetchone()
+            return None if row is None else kind.read(row)
 
-        ceremony: CeremonyRow | None = await self._submit(job)
-        return ceremony
-
-    # -- pending sso sign-ins ------------------------------------------------------------
-
-    async def put_pending_login(
-        self, nonce_hash: bytes, login: PendingLoginRow, now: float
-    ) -> None:
-        def job(conn: sqlite3.Connection) -> None:
-            conn.execute("DELETE FROM panel_pending_logins WHERE expires_at <= ?", (now,))
-            conn.execute(
-                "INSERT OR IGNORE INTO panel_pending_logins"
-                " (nonce_hash, provider_ref, return_url, stash, binding, expires_at)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    nonce_hash,
-                    login.provider_ref,
-                    login.return_url,
-                    login.stash,
-                    login.binding,
-                    login.expires_at,
-                ),
-            )
-
-        await self._submit(job)
-
-    async def take_pending_login(self, nonce_hash: bytes) -> PendingLoginRow | None:
-        def job(conn: sqlite3.Connection) -> PendingLoginRow | None:
-            row = conn.execute(
-                "DELETE FROM panel_pending_logins WHERE nonce_hash = ?"
-                " RETURNING provider_ref, return_url, stash, binding, expires_at",
-                (nonce_hash,),
-            ).fetchone()
-            if row is None:
-                return None
-            provider_ref, return_url, stash, binding, expires_at = row
-            return PendingLoginRow(
-                provider_ref,
-                return_url,
-                bytes(stash) if stash is not None else None,
-                bytes(binding) if binding is not None else None,
-                expires_at,
-            )
-
-        login: PendingLoginRow | None = await self._submit(job)
-        return login
+        taken: R | None = await self._submit(job)
+        return taken
 
     async def pending_login_count(self) -> int:
         count: int = self._read("SELECT count(*) FROM panel_pending_logins", ())[0][0]

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from recordseal.storage.sqlite_activity import SQLiteActivity
-from recordseal.storage.sqlite_database import SQLiteDatabase
-from recordseal.storage.sqlite_hierarchy import SQLiteHierarchy
-from recordseal.storage.sqlite_logs import SQLiteLogs
-from recordseal.storage.sqlite_panel import SQLitePanelStore
-from recordseal.storage.sqlite_records import SQLiteRecords
-from recordseal.storage.sqlite_tokens import SQLiteTokens
+from recordseal.storage.sqlite.activity import SQLiteActivity
+from recordseal.storage.sqlite.database import SQLiteDatabase
+from recordseal.storage.sqlite.hierarchy import SQLiteHierarchy
+from recordseal.storage.sqlite.logs import SQLiteLogs
+from recordseal.storage.sqlite.panel import SQLitePanelStore
+from recordseal.storage.sqlite.records import SQLiteRecords
+from recordseal.storage.sqlite.tokens import SQLiteTokens
 
 
 class SQLiteStore:

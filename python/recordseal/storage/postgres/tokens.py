@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from recordseal.storage.postgres_database import PostgresDatabase
+from recordseal.storage.postgres.database import PostgresDatabase
 from recordseal.storage.rows import TokenRow
 
 

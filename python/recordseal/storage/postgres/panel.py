@@ -7,22 +7,23 @@ process on the database sees each write as soon as it commits.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import asyncpg
 
 from recordseal.storage.panel import (
     AuditEntry,
-    CeremonyRow,
     LinkRow,
     LinkUse,
     ManifestStep,
     PasskeyRow,
-    PendingLoginRow,
     ProviderRow,
     RoleName,
 )
-from recordseal.storage.postgres_database import PostgresDatabase
+from recordseal.storage.postgres.database import PostgresDatabase
+from recordseal.storage.single_use import SingleUse, SingleUseRows, postgres_marks
+
+R = TypeVar("R")
 
 _PASSKEY = "credential_id, user_id, public_key, sign_count, role, created_at"
 _PROVIDER = "id, tenant, organization, config, secret, registered_at"
@@ -50,7 +51,7 @@ def _provider(row: asyncpg.Record) -> ProviderRow:
     return ProviderRow(*row)
 
 
-class PostgresPanelStore:
+class PostgresPanelStore(SingleUseRows):
     """``PanelStore`` on the database of a ``PostgresStore``, through its pool."""
 
     def __init__(self, db: PostgresDatabase) -> None:
@@ -150,53 +151,16 @@ class PostgresPanelStore:
                 added += status == "INSERT 0 1"
             return added
 
-    async def put_ceremony(self, state_id: str, ceremony: CeremonyRow, now: float) -> None:
+    # -- ceremonies and pending sso sign-ins (``SingleUseRows``) ------------------------
+
+    async def _put(self, kind: SingleUse[R], key: object, row: R, now: float) -> None:
         async with self._pool().acquire() as conn, conn.transaction():
-            await conn.execute("DELETE FROM panel_ceremonies WHERE expires_at <= $1", now)
-            await conn.execute(
-                "INSERT INTO panel_ceremonies (state_id, kind, challenge, user_id, token_hash,"
-                " expires_at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
-                state_id,
-                ceremony.kind,
-                ceremony.challenge,
-                ceremony.user_id,
-                ceremony.token_hash,
-                ceremony.expires_at,
-            )
+            await conn.execute(kind.purge(postgres_marks), now)
+            await conn.execute(kind.put(postgres_marks), *kind.values(key, row))
 
-    async def take_ceremony(self, state_id: str) -> CeremonyRow | None:
-        row = await self._pool().fetchrow(
-            "DELETE FROM panel_ceremonies WHERE state_id = $1"
-            " RETURNING kind, challenge, user_id, token_hash, expires_at",
-            state_id,
-        )
-        return CeremonyRow(*row) if row else None
-
-    # -- pending sso sign-ins ------------------------------------------------------------
-
-    async def put_pending_login(
-        self, nonce_hash: bytes, login: PendingLoginRow, now: float
-    ) -> None:
-        async with self._pool().acquire() as conn, conn.transaction():
-            await conn.execute("DELETE FROM panel_pending_logins WHERE expires_at <= $1", now)
-            await conn.execute(
-                "INSERT INTO panel_pending_logins (nonce_hash, provider_ref, return_url, stash,"
-                " binding, expires_at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
-                nonce_hash,
-                login.provider_ref,
-                login.return_url,
-                login.stash,
-                login.binding,
-                login.expires_at,
-            )
-
-    async def take_pending_login(self, nonce_hash: bytes) -> PendingLoginRow | None:
-        row = await self._pool().fetchrow(
-            "DELETE FROM panel_pending_logins WHERE nonce_hash = $1"
-            " RETURNING provider_ref, return_url, stash, binding, expires_at",
-            nonce_hash,
-        )
-        return PendingLoginRow(*row) if row else None
+    async def _take(self, kind: SingleUse[R], key: object) -> R | None:
+        row = await self._pool().fetchrow(kind.take(postgres_marks), key)
+        return None if row is None else kind.read(row)
 
     async def pending_login_count(self) -> int:
         count: int = await self._pool().fetchval("SELECT count(*) FROM panel_pending_logins")

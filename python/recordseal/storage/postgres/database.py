@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncpg
 
-from recordseal.storage.postgres_schema import migrate
+from recordseal.storage.postgres.schema import migrate
 
 #: Ends a ``LATERAL`` subquery that reads one row by its whole primary key, once per element
 #: of an array parameter: ``FROM unnest($2) AS u(k), LATERAL (SELECT … WHERE tenant = $1 AND

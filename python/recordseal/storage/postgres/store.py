@@ -1,7 +1,7 @@
 """PostgreSQL backend (asyncpg): for production, and for several service processes sharing
 one database.
 
-Appends are committed in groups by one writer task per process (``postgres_writer.py``);
+Appends are committed in groups by one writer task per process (``postgres/writer.py``);
 every other write is its own transaction from the connection pool. Processes coordinate
 through the database only: stream rows are locked while sequence numbers are assigned, each
 log row while it is sealed, and the sealer leadership is a session advisory lock (released
@@ -10,13 +10,13 @@ by the server when its holder's connection dies, so another process takes over).
 
 from __future__ import annotations
 
-from recordseal.storage.postgres_activity import PostgresActivity
-from recordseal.storage.postgres_database import PostgresDatabase
-from recordseal.storage.postgres_hierarchy import PostgresHierarchy
-from recordseal.storage.postgres_logs import PostgresLogs
-from recordseal.storage.postgres_panel import PostgresPanelStore
-from recordseal.storage.postgres_records import PostgresRecords
-from recordseal.storage.postgres_tokens import PostgresTokens
+from recordseal.storage.postgres.activity import PostgresActivity
+from recordseal.storage.postgres.database import PostgresDatabase
+from recordseal.storage.postgres.hierarchy import PostgresHierarchy
+from recordseal.storage.postgres.logs import PostgresLogs
+from recordseal.storage.postgres.panel import PostgresPanelStore
+from recordseal.storage.postgres.records import PostgresRecords
+from recordseal.storage.postgres.tokens import PostgresTokens
 
 
 class PostgresStore:

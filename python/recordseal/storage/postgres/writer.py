@@ -24,9 +24,9 @@ import asyncpg
 
 from recordseal.clock import utc_minute
 from recordseal.storage.placing import new_subjects, place
-from recordseal.storage.postgres_database import ONE_ROW_BY_KEY
+from recordseal.storage.postgres.database import ONE_ROW_BY_KEY
 from recordseal.storage.records import AppendOutcome
-from recordseal.storage.rows import Append, BatchBuilder, Call, NewRecord, SubjectClaim
+from recordseal.storage.requests import Append, BatchBuilder, Call, NewRecord, SubjectClaim
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +36,7 @@ _RETRYABLE = (asyncpg.DeadlockDetectedError, asyncpg.SerializationError)
 _ATTEMPTS = 5
 
 if TYPE_CHECKING:
-    from recordseal.storage.postgres_schema import Connection
+    from recordseal.storage.postgres.schema import Connection
 
 
 @dataclass(slots=True)
@@ -191,13 +191,18 @@ class AppendWriter:
             return True  # every append was refused: nothing to store either way
         conn = await self._connection()
         async with conn.transaction():
-            await conn.execute(
-                "SELECT 1 FROM streams WHERE id = ANY($1::bigint[]) ORDER BY id FOR SHARE",
-                sorted({a.stream_id for p in batch for a in p.appends}),
+            streams = sorted({(p.tenant, a.stream_id) for p in batch for a in p.appends})
+            await conn.execute(  # in the order appends lock them (LOCK_ROWS)
+                "SELECT 1 FROM unnest($1::text[], $2::bigint[]) AS u(t, i), LATERAL (SELECT 1"
+                f" FROM streams WHERE tenant = u.t AND id = u.i {ONE_ROW_BY_KEY} FOR SHARE) s",
+                [t for t, _ in streams],
+                [i for _, i in streams],
             )
             stored = await conn.fetchval(
-                "SELECT count(*) FROM records WHERE record_id = ANY($1::text[])",
-                unknown.record_ids,
+                "SELECT count(*) FROM unnest($1::text[], $2::text[]) AS u(t, r)"
+                " JOIN records ON tenant = u.t AND record_id = u.r",
+                [tenant for tenant, _ in unknown.record_ids],
+                [record_id for _, record_id in unknown.record_ids],
             )
         if stored not in (0, len(unknown.record_ids)):
             raise AssertionError(f"{stored} of {len(unknown.record_ids)} records of one commit")
@@ -223,9 +228,9 @@ class AppendWriter:
 
     async def _write(
         self, conn: asyncpg.Connection, batch: list[Pending]
-    ) -> tuple[list[tuple[bool, Any]], list[str]]:
+    ) -> tuple[list[tuple[bool, Any]], list[tuple[str, str]]]:
         """Lock, place and write the batch inside the open transaction; the outcomes of each
-        submit and the ids of the records written."""
+        submit and the (tenant, record id) of the records written."""
         known_keys = await _lock_keys(conn, batch)
         await _insert_new_subjects(conn, batch, known_keys)
         # Streams last (in the same round trip as the subjects): from this lock to COMMIT
@@ -245,11 +250,13 @@ class AppendWriter:
         records: list[tuple[Any, ...]] = []
         payloads: list[tuple[Any, ...]] = []
         keys: list[tuple[Any, ...]] = []
-        taken: dict[int, int] = {}  # log id -> positions taken in this transaction
+        # (tenant, log id) -> positions taken in this transaction
+        taken: dict[tuple[str, int], int] = {}
         # the live view's rows (storage/activity.py): stream id -> when a record last
-        # arrived; (log id, UTC minute) -> records appended in it
+        # arrived; (tenant, log id, UTC minute) -> records appended in it
         ingested: dict[int, str] = {}
-        minutes: dict[tuple[int, int], int] = {}
+        minutes: dict[tuple[str, int, int], int] = {}
+        tenants = {a.stream_id: p.tenant for p in batch for a in p.appends}
         minute = utc_minute()  # when the rows are written
         at = 0
         for pending in batch:
@@ -261,26 +268,26 @@ class AppendWriter:
                 if not isinstance(record, NewRecord):
                     continue  # refused: nothing written for it
                 log_id = stream_logs[append.stream_id]
-                subject_ref = append.subject.subject_ref
+                log = (tenant, log_id)
                 records.append(
                     (
                         record.record_id,
                         tenant,
                         append.stream_id,
                         record.seq,
-                        subject_ref,
+                        append.subject.subject_ref,
                         record.header,
                         record.signature,
                         record.chain_leaf,
                         log_id,
-                        taken.get(log_id, 0),  # its position: the log's next index + this
+                        taken.get(log, 0),  # its position: the log's next index + this
                     )
                 )
-                taken[log_id] = taken.get(log_id, 0) + 1
+                taken[log] = taken.get(log, 0) + 1
                 ingested[append.stream_id] = pending.now
-                counted = (log_id, minute)
+                counted = (*log, minute)
                 minutes[counted] = minutes.get(counted, 0) + 1
-                payloads.append((record.record_id, subject_ref, record.sealed_payload))
+                payloads.append((record.record_id, record.sealed_payload))
                 if append.idempotency is not None:
                     claim = append.idempotency
                     keys.append((tenant, claim.key, claim.request_hash, record.record_id,
@@ -294,26 +301,29 @@ class AppendWriter:
             await conn.execute(
                 _WRITE,
                 *_columns(records, 10),
-                [sealed for _, _, sealed in payloads],
+                [sealed for _, sealed in payloads],
                 ids,
                 [heads[i][0] for i in ids],
                 [heads[i][1] for i in ids],
                 *(_columns(keys, 5) if keys else [[]] * 5),
-                logs,
-                [taken[log_id] for log_id in logs],
+                [log_id for _, log_id in logs],
+                [taken[log] for log in logs],
                 list(ingested),
                 list(ingested.values()),
-                [log_id for log_id, _ in minutes],
-                [minute for _, minute in minutes],
+                [log_id for _, log_id, _ in minutes],
+                [minute for _, _, minute in minutes],
                 list(minutes.values()),
+                [tenants[i] for i in ids],
+                [tenant for tenant, _ in logs],
+                [tenant for tenant, _, _ in minutes],
             )
-        return outcomes, [row[0] for row in records]
+        return outcomes, [(row[1], row[0]) for row in records]
 
 
 class _CommitUnknown(Exception):
     """The connection was lost while COMMIT was under way: it may or may not have happened."""
 
-    def __init__(self, outcomes: list[tuple[bool, Any]], record_ids: list[str]) -> None:
+    def __init__(self, outcomes: list[tuple[bool, Any]], record_ids: list[tuple[str, str]]) -> None:
         super().__init__("connection lost during COMMIT")
         self.outcomes = outcomes
         self.record_ids = record_ids
@@ -325,9 +335,9 @@ class _CommitUnknown(Exception):
 _WRITE = """
 WITH positions AS (
     UPDATE log_positions p SET next_index = p.next_index + u.n
-    FROM unnest($20::bigint[], $21::bigint[]) AS u(log_id, n)
-    WHERE p.log_id = u.log_id
-    RETURNING p.log_id, p.next_index - u.n AS first
+    FROM unnest($28::text[], $20::bigint[], $21::bigint[]) AS u(tenant, log_id, n)
+    WHERE p.tenant = u.tenant AND p.log_id = u.log_id
+    RETURNING p.tenant, p.log_id, p.next_index - u.n AS first
 ), new_records AS (
     INSERT INTO records (record_id, tenant, stream_id, seq, subject_ref, header, signature,
                          chain_leaf, log_id, log_index)
@@ -337,20 +347,22 @@ WITH positions AS (
                 $6::bytea[], $7::bytea[], $8::bytea[], $9::bigint[], $10::bigint[])
          AS r(record_id, tenant, stream_id, seq, subject_ref, header, signature, chain_leaf,
               log_id, offset_)
-    JOIN positions p ON p.log_id = r.log_id
+    JOIN positions p ON p.tenant = r.tenant AND p.log_id = r.log_id
 ), new_payloads AS (
-    INSERT INTO payloads (record_id, subject_ref, sealed)
-    SELECT * FROM unnest($1::text[], $5::text[], $11::bytea[])
+    INSERT INTO payloads (tenant, record_id, subject_ref, sealed)
+    SELECT * FROM unnest($2::text[], $1::text[], $5::text[], $11::bytea[])
 ), heads AS (
     UPDATE streams s SET next_seq = u.next_seq, head = u.head,
         last_ingest_at = coalesce(i.at, s.last_ingest_at)
-    FROM unnest($12::bigint[], $13::bigint[], $14::bytea[]) AS u(id, next_seq, head)
+    FROM unnest($27::text[], $12::bigint[], $13::bigint[], $14::bytea[])
+         AS u(tenant, id, next_seq, head)
     LEFT JOIN unnest($22::bigint[], $23::text[]) AS i(id, at) ON i.id = u.id
-    WHERE s.id = u.id
+    WHERE s.tenant = u.tenant AND s.id = u.id
 ), minutes AS (
-    INSERT INTO ingest_minutes (log_id, minute, records)
-    SELECT * FROM unnest($24::bigint[], $25::bigint[], $26::bigint[])
-    ON CONFLICT (log_id, minute) DO UPDATE SET records = ingest_minutes.records + excluded.records
+    INSERT INTO ingest_minutes (tenant, log_id, minute, records)
+    SELECT * FROM unnest($29::text[], $24::bigint[], $25::bigint[], $26::bigint[])
+    ON CONFLICT (tenant, log_id, minute)
+    DO UPDATE SET records = ingest_minutes.records + excluded.records
 )
 INSERT INTO idempotency_keys (tenant, key, request_hash, record_id, created_at)
 SELECT * FROM unnest($15::text[], $16::text[], $17::bytea[], $18::text[], $19::text[])
@@ -399,9 +411,9 @@ async def _lock_keys(
 
 
 #: One round trip: share-lock the batch's subjects (sorted), then lock its streams (sorted)
-#: ``FOR UPDATE``; the subjects' rows, then the streams' (heads and logs). The subjects come
-#: sorted, and the ``LATERAL`` lookup (one per subject, see ``ONE_ROW_BY_KEY``) locks them in
-#: that order.
+#: ``FOR UPDATE``; the subjects' rows, then the streams' (heads and logs). Both come sorted
+#: (by tenant, then index or id: every writer locks in that order), and the ``LATERAL`` lookup
+#: (one per key on its whole key, see ``ONE_ROW_BY_KEY``) locks them in that order.
 LOCK_ROWS = f"""
 WITH locked_subjects AS MATERIALIZED (
     SELECT s.tenant, s.subject_index, s.subject_ref, s.wrapped_key IS NOT NULL AS live
@@ -409,8 +421,10 @@ WITH locked_subjects AS MATERIALIZED (
          LATERAL (SELECT * FROM subjects WHERE tenant = u.t AND subject_index = u.i
                   {ONE_ROW_BY_KEY} FOR SHARE) s
 ), locked_streams AS MATERIALIZED (
-    SELECT id, next_seq, head, log_id FROM streams WHERE id = ANY($3::bigint[])
-    ORDER BY id FOR UPDATE
+    SELECT s.id, s.next_seq, s.head, s.log_id
+    FROM unnest($3::text[], $4::bigint[]) AS u(t, i),
+         LATERAL (SELECT * FROM streams WHERE tenant = u.t AND id = u.i
+                  {ONE_ROW_BY_KEY} FOR UPDATE) s
 )
 SELECT tenant, subject_index, subject_ref, live,
        NULL::bigint, NULL::bigint, NULL::bytea, NULL::bigint FROM locked_subjects
@@ -426,11 +440,13 @@ async def _lock_rows(
     for an erasure under way) and then its streams, in one round trip; the subjects, the
     stream heads and each stream's log."""
     wanted = sorted({(p.tenant, a.subject.index) for p in batch for a in p.appends})
+    streams = sorted({(p.tenant, a.stream_id) for p in batch for a in p.appends})
     rows = await conn.fetch(
         LOCK_ROWS,
         [t for t, _ in wanted],
         [i for _, i in wanted],
-        sorted({a.stream_id for p in batch for a in p.appends}),
+        [t for t, _ in streams],
+        [i for _, i in streams],
     )
     subjects: dict[tuple[str, bytes], tuple[str, bool]] = {}
     heads: dict[int, tuple[int, bytes]] = {}

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from recordseal.storage.sqlite_checkpoint import BACKSTOP_PAGES, WalCheckpointer
-from recordseal.storage.sqlite_schema import connect
+from recordseal.storage.sqlite.checkpoint import BACKSTOP_PAGES, WalCheckpointer
+from recordseal.storage.sqlite.schema import connect
 
 T = TypeVar("T")
 
@@ -33,23 +33,26 @@ class Batch:
         "payloads",
         "records",
         "stream_logs",
+        "stream_tenants",
         "subjects",
     )
 
     def __init__(self) -> None:
         self.heads: dict[int, tuple[int, bytes]] = {}
-        #: stream id -> its log's id; log id -> the log's next position
+        #: stream id -> its tenant (every key of a stream, log or record leads with it)
+        self.stream_tenants: dict[int, str] = {}
+        #: stream id -> its log's id; (tenant, log id) -> the log's next position
         self.stream_logs: dict[int, int] = {}
-        self.log_next: dict[int, int] = {}
+        self.log_next: dict[tuple[str, int], int] = {}
         self.subjects: dict[tuple[str, bytes], tuple[str, bool]] = {}
         self.records: list[tuple[Any, ...]] = []
         self.payloads: list[tuple[Any, ...]] = []
         #: idempotency rows: (tenant, key) -> (request_hash, record_id, created_at)
         self.keys: dict[tuple[str, str], tuple[bytes, str, str]] = {}
         #: the live view's rows (storage/activity.py): stream id -> when a record last
-        #: arrived; (log id, UTC minute) -> records appended in it
+        #: arrived; (tenant, log id, UTC minute) -> records appended in it
         self.ingested: dict[int, str] = {}
-        self.log_minutes: dict[tuple[int, int], int] = {}
+        self.log_minutes: dict[tuple[str, int, int], int] = {}
 
     def flush_rows(self, conn: sqlite3.Connection) -> None:
         if self.records:
@@ -59,7 +62,7 @@ class Batch:
                 self.records,
             )
             conn.executemany(
-                "INSERT INTO payloads (record_id, subject_ref, sealed) VALUES (?, ?, ?)",
+                "INSERT INTO payloads (tenant, record_id, subject_ref, sealed) VALUES (?, ?, ?, ?)",
                 self.payloads,
             )
             self.records.clear()
@@ -74,53 +77,63 @@ class Batch:
         # Whatever the next job is, it may change subjects: check them again after it.
         self.subjects.clear()
 
-    def head(self, conn: sqlite3.Connection, stream_id: int) -> tuple[int, bytes]:
+    def head(self, conn: sqlite3.Connection, tenant: str, stream_id: int) -> tuple[int, bytes]:
         head = self.heads.get(stream_id)
         if head is None:
             row = conn.execute(
-                "SELECT next_seq, head, log_id FROM streams WHERE id = ?", (stream_id,)
+                "SELECT next_seq, head, log_id FROM streams WHERE tenant = ? AND id = ?",
+                (tenant, stream_id),
             ).fetchone()
             head = (row[0], row[1])
             self.stream_logs[stream_id] = row[2]
+            self.stream_tenants[stream_id] = tenant
         return head
 
-    def log_position(self, conn: sqlite3.Connection, stream_id: int) -> tuple[int, int]:
+    def log_position(
+        self, conn: sqlite3.Connection, tenant: str, stream_id: int
+    ) -> tuple[int, int]:
         """The stream's log and the next position in it, which the caller takes."""
         log_id = self.stream_logs.get(stream_id)
         if log_id is None:
             (log_id,) = conn.execute(
-                "SELECT log_id FROM streams WHERE id = ?", (stream_id,)
+                "SELECT log_id FROM streams WHERE tenant = ? AND id = ?", (tenant, stream_id)
             ).fetchone()
             self.stream_logs[stream_id] = log_id
-        position = self.log_next.get(log_id)
+            self.stream_tenants[stream_id] = tenant
+        position = self.log_next.get((tenant, log_id))
         if position is None:
             (position,) = conn.execute(
-                "SELECT next_index FROM log_positions WHERE log_id = ?", (log_id,)
+                "SELECT next_index FROM log_positions WHERE tenant = ? AND log_id = ?",
+                (tenant, log_id),
             ).fetchone()
-        self.log_next[log_id] = position + 1
+        self.log_next[(tenant, log_id)] = position + 1
         return log_id, position
 
     def flush(self, conn: sqlite3.Connection) -> None:
         self.flush_rows(conn)
         if self.heads:
             conn.executemany(
-                "UPDATE streams SET next_seq = ?, head = ? WHERE id = ?",
-                [(seq, head, stream_id) for stream_id, (seq, head) in self.heads.items()],
+                "UPDATE streams SET next_seq = ?, head = ? WHERE tenant = ? AND id = ?",
+                [
+                    (seq, head, self.stream_tenants[stream_id], stream_id)
+                    for stream_id, (seq, head) in self.heads.items()
+                ],
             )
         if self.log_next:
             conn.executemany(
-                "UPDATE log_positions SET next_index = ? WHERE log_id = ?",
-                [(position, log_id) for log_id, position in self.log_next.items()],
+                "UPDATE log_positions SET next_index = ? WHERE tenant = ? AND log_id = ?",
+                [(position, *log) for log, position in self.log_next.items()],
             )
         if self.ingested:
             conn.executemany(
-                "UPDATE streams SET last_ingest_at = ? WHERE id = ?",
-                [(at, stream_id) for stream_id, at in self.ingested.items()],
+                "UPDATE streams SET last_ingest_at = ? WHERE tenant = ? AND id = ?",
+                [(at, self.stream_tenants[sid], sid) for sid, at in self.ingested.items()],
             )
             conn.executemany(
-                "INSERT INTO ingest_minutes (log_id, minute, records) VALUES (?, ?, ?)"
-                " ON CONFLICT (log_id, minute) DO UPDATE SET records = records + excluded.records",
-                [(log_id, minute, n) for (log_id, minute), n in self.log_minutes.items()],
+                "INSERT INTO ingest_minutes (tenant, log_id, minute, records) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (tenant, log_id, minute)"
+                " DO UPDATE SET records = records + excluded.records",
+                [(*minute, n) for minute, n in self.log_minutes.items()],
             )
 
 

@@ -12,7 +12,7 @@ from recordseal.storage.activity import (
     WitnessActivity,
     walk_back,
 )
-from recordseal.storage.sqlite_database import SQLiteDatabase
+from recordseal.storage.sqlite.database import SQLiteDatabase
 
 
 class SQLiteActivity:
@@ -30,10 +30,10 @@ class SQLiteActivity:
             )
         ]
         logs = [
-            self._log(row, since_minute)
+            self._log(tenant, row, since_minute)
             for row in read(
                 "SELECT l.id, l.origin, l.fleet, l.size, ifnull(p.next_index, max(l.size, 1))"
-                " FROM logs l LEFT JOIN log_positions p ON p.log_id = l.id"
+                " FROM logs l LEFT JOIN log_positions p ON p.tenant = l.tenant AND p.log_id = l.id"
                 " WHERE l.tenant = ? AND l.retired_at IS NULL ORDER BY l.fleet",
                 (tenant,),
             )
@@ -52,35 +52,40 @@ class SQLiteActivity:
             tenant, since_minute, streams, logs, erasures, last_erasure, tokens, last_used
         )
 
-    def _log(self, row: tuple[int, str | None, str, int, int], since: int) -> LogActivity:
+    def _log(
+        self, tenant: str, row: tuple[int, str | None, str, int, int], since: int
+    ) -> LogActivity:
         log_id, origin, fleet, size, next_index = row
         read = self._db.read
         latest = read(
-            "SELECT size, created_at FROM checkpoints WHERE log_id = ? ORDER BY size DESC LIMIT 1",
-            (log_id,),
+            "SELECT size, created_at FROM checkpoints WHERE tenant = ? AND log_id = ?"
+            " ORDER BY size DESC LIMIT 1",
+            (tenant, log_id),
         )
         start = minute_start(since)
         before = read(
-            "SELECT size FROM checkpoints WHERE log_id = ? AND created_at < ?"
+            "SELECT size FROM checkpoints WHERE tenant = ? AND log_id = ? AND created_at < ?"
             " ORDER BY created_at DESC LIMIT 1",
-            (log_id, start),
+            (tenant, log_id, start),
         )
         checkpoints = read(
-            "SELECT created_at, size FROM checkpoints WHERE log_id = ? AND created_at >= ?"
+            "SELECT created_at, size FROM checkpoints WHERE tenant = ? AND log_id = ?"
+            " AND created_at >= ?"
             " ORDER BY created_at",
-            (log_id, start),
+            (tenant, log_id, start),
         )
         minutes = read(
-            "SELECT minute, records FROM ingest_minutes WHERE log_id = ? AND minute >= ?"
+            "SELECT minute, records FROM ingest_minutes WHERE tenant = ? AND log_id = ?"
+            " AND minute >= ?"
             " ORDER BY minute",
-            (log_id, since),
+            (tenant, log_id, since),
         )
         witnesses = [
             WitnessActivity(*w)
             for w in read(
                 "SELECT witness, cosigned_size, cosigned_at, failures, code, reason, failed_at"
-                " FROM witness_health WHERE log_id = ? ORDER BY witness",
-                (log_id,),
+                " FROM witness_health WHERE tenant = ? AND log_id = ? ORDER BY witness",
+                (tenant, log_id),
             )
         ]
         oldest = None
@@ -88,9 +93,10 @@ class SQLiteActivity:
         before_minute: int | None = None
         while remaining > 0:
             chunk = read(
-                "SELECT minute, records FROM ingest_minutes WHERE log_id = ? AND minute < ?"
+                "SELECT minute, records FROM ingest_minutes WHERE tenant = ? AND log_id = ?"
+                " AND minute < ?"
                 " ORDER BY minute DESC LIMIT ?",
-                (log_id, before_minute if before_minute is not None else 2**62, WALK_CHUNK),
+                (tenant, log_id, before_minute if before_minute is not None else 2**62, WALK_CHUNK),
             )
             oldest, remaining = walk_back(chunk, remaining)
             if oldest is not None or len(chunk) < WALK_CHUNK:
@@ -118,13 +124,16 @@ class SQLiteActivity:
             "   WHERE s.tenant = t.id),"
             " (SELECT max(s.last_ingest_at) FROM streams s WHERE s.tenant = t.id),"
             " (SELECT ifnull(sum(max(0, ifnull(p.next_index, 1) - max(l.size, 1))), 0)"
-            "   FROM logs l LEFT JOIN log_positions p ON p.log_id = l.id"
+            "   FROM logs l LEFT JOIN log_positions p ON p.tenant = l.tenant AND p.log_id = l.id"
             "   WHERE l.tenant = t.id AND l.retired_at IS NULL),"
             " (SELECT ifnull(sum(m.records), 0) FROM logs l JOIN ingest_minutes m"
-            "   ON m.log_id = l.id AND m.minute >= ? WHERE l.tenant = t.id),"
-            " (SELECT count(*) FROM logs l JOIN witness_health w ON w.log_id = l.id"
+            "   ON m.tenant = l.tenant AND m.log_id = l.id AND m.minute >= ?"
+            " WHERE l.tenant = t.id),"
+            " (SELECT count(*) FROM logs l JOIN witness_health w ON w.tenant = l.tenant"
+            " AND w.log_id = l.id"
             "   WHERE l.tenant = t.id AND l.retired_at IS NULL AND w.code IS NOT NULL),"
-            " (SELECT count(*) FROM logs l JOIN witness_health w ON w.log_id = l.id"
+            " (SELECT count(*) FROM logs l JOIN witness_health w ON w.tenant = l.tenant"
+            " AND w.log_id = l.id"
             "   WHERE l.tenant = t.id AND l.retired_at IS NULL AND w.reason = 'witness.two_roots')"
             " FROM tenants t ORDER BY t.id",
             (since_minute,),

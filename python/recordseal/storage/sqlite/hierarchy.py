@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from recordseal.storage.hierarchy import FleetRow, OrganizationRow, TenantRow
-from recordseal.storage.sqlite_database import SQLiteDatabase
-from recordseal.storage.sqlite_writer import Batch
+from recordseal.storage.sqlite.database import SQLiteDatabase
+from recordseal.storage.sqlite.writer import Batch
 
 T = TypeVar("T")
 

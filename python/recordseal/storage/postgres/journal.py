@@ -33,7 +33,7 @@ from recordseal.storage.journal import (
 )
 
 if TYPE_CHECKING:
-    from recordseal.storage.postgres_schema import Connection
+    from recordseal.storage.postgres.schema import Connection
 
 #: Held shared by every writer of a journal database ("journal").
 WRITER_LOCK = 0x6A6F75726E616C

@@ -11,25 +11,21 @@ from recordseal.clock import utc_minute
 from recordseal.identifiers import DEFAULT_FLEET
 from recordseal.storage.placing import new_subjects, place
 from recordseal.storage.records import AppendOutcome
+from recordseal.storage.requests import Append, BatchBuilder, Call, NewRecord, SubjectClaim
 from recordseal.storage.rows import (
     LISTED_COLUMNS,
     STREAM_COLUMNS,
-    Append,
-    BatchBuilder,
-    Call,
     Erasure,
     ListedRecord,
-    NewRecord,
     RecordRow,
     SigningKeyRow,
     StreamRow,
-    SubjectClaim,
     SubjectRow,
     listed_record,
     stream_row,
 )
-from recordseal.storage.sqlite_database import SQLiteDatabase, in_lists
-from recordseal.storage.sqlite_writer import Batch
+from recordseal.storage.sqlite.database import SQLiteDatabase, in_lists, next_id, open_log
+from recordseal.storage.sqlite.writer import Batch
 
 #: A page of a tenant's streams after a name (the index of ``UNIQUE (tenant, name)``).
 LIST_STREAMS = (
@@ -39,7 +35,8 @@ LIST_STREAMS = (
 #: ``UNIQUE (stream_id, seq)``, read in its order (the stream is looked up first: a join
 #: from the stream's name would leave the planner a sort of every record after ``seq``).
 LIST_RECORDS = (
-    f"SELECT {LISTED_COLUMNS} FROM records r LEFT JOIN logs l ON l.id = r.log_id"
+    f"SELECT {LISTED_COLUMNS} FROM records r"
+    " LEFT JOIN logs l ON l.tenant = r.tenant AND l.id = r.log_id"
     " WHERE r.stream_id = ? AND r.tenant = ? AND r.seq >= ?"
     " ORDER BY r.seq LIMIT ?"
 )
@@ -121,15 +118,16 @@ class SQLiteRecords:
             ).fetchone():
                 return None
             log_id = _log_of(conn, tenant, fleet)
-            cursor = conn.execute(
-                "INSERT INTO streams (tenant, name, declarations, strict, next_seq, head,"
-                " created_at, fleet, log_id) VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?)",
-                (tenant, name, json.dumps(declarations), int(strict), genesis, now, fleet, log_id),
-            )
-            assert cursor.lastrowid is not None
-            return StreamRow(
-                cursor.lastrowid, tenant, name, declarations, strict, 1, now, fleet, log_id
-            )
+            stream_id = next_id(conn, "streams")
+            conn.execute(
+                "INSERT INTO streams (id, tenant, name, declarations, strict, next_seq, head,"
+                " created_at, fleet, log_id) VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?)",
+                (
+                    stream_id, tenant, name, json.dumps(declarations), int(strict), genesis,
+                    now, fleet, log_id,
+                ),
+            )  # fmt: skip
+            return StreamRow(stream_id, tenant, name, declarations, strict, 1, now, fleet, log_id)
 
         return await self._db.writer.submit(job)
 
@@ -207,7 +205,7 @@ class SQLiteRecords:
                     [(*subject, now) for subject in created],
                 )
             _check_subjects(conn, batch, tenant, appends)
-            placed = place(calls, _JobLookups(conn, batch, keys), build)
+            placed = place(calls, _JobLookups(conn, batch, tenant, keys), build)
             batch.heads.update(placed.heads)
             for (tenant_, key), (request_hash, record_id) in placed.keys.items():
                 batch.keys[(tenant_, key)] = (request_hash, record_id, now)
@@ -243,15 +241,17 @@ class SQLiteRecords:
 
     async def get_record(self, tenant: str, record_id: str) -> RecordRow | None:
         rows = self._db.read(
-            f"SELECT {self._RECORD_COLUMNS} FROM records r JOIN streams s ON s.id = r.stream_id"
-            " WHERE r.record_id = ? AND r.tenant = ?",
-            (record_id, tenant),
+            f"SELECT {self._RECORD_COLUMNS} FROM records r"
+            " JOIN streams s ON s.tenant = r.tenant AND s.id = r.stream_id"
+            " WHERE r.tenant = ? AND r.record_id = ?",
+            (tenant, record_id),
         )
         return RecordRow(*rows[0]) if rows else None
 
     async def stream_records(self, tenant: str, stream: str) -> list[RecordRow]:
         rows = self._db.read(
-            f"SELECT {self._RECORD_COLUMNS} FROM records r JOIN streams s ON s.id = r.stream_id"
+            f"SELECT {self._RECORD_COLUMNS} FROM records r"
+            " JOIN streams s ON s.tenant = r.tenant AND s.id = r.stream_id"
             " WHERE s.tenant = ? AND s.name = ? ORDER BY r.seq",
             (tenant, stream),
         )
@@ -265,9 +265,8 @@ class SQLiteRecords:
 
     async def get_sealed_payload(self, tenant: str, record_id: str) -> bytes | None:
         rows = self._db.read(
-            "SELECT p.sealed FROM payloads p JOIN records r ON r.record_id = p.record_id"
-            " WHERE p.record_id = ? AND r.tenant = ?",
-            (record_id, tenant),
+            "SELECT sealed FROM payloads WHERE tenant = ? AND record_id = ?",
+            (tenant, record_id),
         )
         return rows[0][0] if rows else None
 
@@ -277,7 +276,8 @@ class SQLiteRecords:
 
     async def chain_leaf_at(self, tenant: str, stream: str, seq: int) -> bytes | None:
         rows = self._db.read(
-            "SELECT r.chain_leaf FROM records r JOIN streams s ON s.id = r.stream_id"
+            "SELECT r.chain_leaf FROM records r"
+            " JOIN streams s ON s.tenant = r.tenant AND s.id = r.stream_id"
             " WHERE s.tenant = ? AND s.name = ? AND r.seq = ?",
             (tenant, stream, seq),
         )
@@ -304,7 +304,10 @@ class SQLiteRecords:
                         " WHERE tenant = ? AND subject_index = ?",
                         (erased_at, tenant, index),
                     )
-                    conn.execute("DELETE FROM payloads WHERE subject_ref = ?", (row[0],))
+                    conn.execute(
+                        "DELETE FROM payloads WHERE tenant = ? AND subject_ref = ?",
+                        (tenant, row[0]),
+                    )
                 else:
                     continue
                 changed += 1
@@ -323,11 +326,12 @@ class SQLiteRecords:
             if erased_at is not None:
                 return Erasure(False, erased_at, 0)
             conn.execute(
-                "UPDATE subjects SET wrapped_key = NULL, erased_at = ? WHERE subject_ref = ?",
-                (now, subject_ref),
+                "UPDATE subjects SET wrapped_key = NULL, erased_at = ?"
+                " WHERE tenant = ? AND subject_ref = ?",
+                (now, tenant, subject_ref),
             )
             deleted = conn.execute(
-                "DELETE FROM payloads WHERE subject_ref = ?", (subject_ref,)
+                "DELETE FROM payloads WHERE tenant = ? AND subject_ref = ?", (tenant, subject_ref)
             ).rowcount
             self._db.writer.request_checkpoint()
             return Erasure(True, now, deleted)
@@ -377,10 +381,14 @@ class _JobLookups:
     """The placement rules' view of one SQLite transaction (``storage.placing``)."""
 
     def __init__(
-        self, conn: sqlite3.Connection, batch: Batch, keys: dict[str, tuple[bytes, str]]
+        self,
+        conn: sqlite3.Connection,
+        batch: Batch,
+        tenant: str,
+        keys: dict[str, tuple[bytes, str]],
     ) -> None:
-        """``keys``: the call's stored idempotency keys (a job is one tenant's call)."""
-        self._conn, self._batch, self._keys = conn, batch, keys
+        """``keys``: the call's stored idempotency keys (a job is one ``tenant``'s call)."""
+        self._conn, self._batch, self._tenant, self._keys = conn, batch, tenant, keys
 
     def stored_key(self, tenant: str, key: str) -> tuple[bytes, str] | None:
         return self._keys.get(key)
@@ -389,7 +397,7 @@ class _JobLookups:
         return self._batch.subjects.get((tenant, subject.index))
 
     def head(self, stream_id: int) -> tuple[int, bytes]:
-        return self._batch.head(self._conn, stream_id)
+        return self._batch.head(self._conn, self._tenant, stream_id)
 
 
 def _add_rows(
@@ -410,7 +418,7 @@ def _add_rows(
     for append, record in zip(appends, outcomes, strict=True):
         if not isinstance(record, NewRecord):
             continue
-        log_id, position = batch.log_position(conn, append.stream_id)
+        log_id, position = batch.log_position(conn, tenant, append.stream_id)
         subject_ref = append.subject.subject_ref
         records.append(
             (
@@ -426,26 +434,19 @@ def _add_rows(
                 position,
             )
         )
-        payloads.append((record.record_id, subject_ref, record.sealed_payload))
+        payloads.append((tenant, record.record_id, subject_ref, record.sealed_payload))
         ingested[append.stream_id] = now
-        counted = (log_id, minute)
+        counted = (tenant, log_id, minute)
         minutes[counted] = minutes.get(counted, 0) + 1
 
 
 def _log_of(conn: sqlite3.Connection, tenant: str, fleet: str) -> int:
     """The id of the (tenant, fleet) log, its row made now if it has none yet (unnamed until
     the sealer seals it first), with its position counter."""
-    conn.execute(
-        "INSERT OR IGNORE INTO logs (tenant, fleet, origin, size, root) VALUES (?, ?, NULL, 0, ?)",
-        (tenant, fleet, b""),
-    )
-    (log_id,) = conn.execute(
-        "SELECT id FROM logs WHERE tenant IS ? AND fleet = ? AND retired_at IS NULL",
-        (tenant, fleet),
-    ).fetchone()
+    log_id = open_log(conn, tenant, fleet, None)
     conn.execute(  # a log the sealer opened first (a fleet's genesis) has no counter yet
-        "INSERT OR IGNORE INTO log_positions (log_id, next_index)"
-        " SELECT id, max(size, 1) FROM logs WHERE id = ?",
-        (log_id,),
+        "INSERT OR IGNORE INTO log_positions (tenant, log_id, next_index)"
+        " SELECT tenant, id, max(size, 1) FROM logs WHERE tenant = ? AND id = ?",
+        (tenant, log_id),
     )
-    return int(log_id)
+    return log_id

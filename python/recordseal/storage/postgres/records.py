@@ -1,5 +1,5 @@
 """The records part of the PostgreSQL store: signing keys, streams, subjects, appends
-(committed in groups by ``postgres_writer.py``), records, payloads and erasure."""
+(committed in groups by ``postgres/writer.py``), records, payloads and erasure."""
 
 from __future__ import annotations
 
@@ -12,14 +12,13 @@ from typing import TYPE_CHECKING
 import asyncpg
 
 from recordseal.identifiers import DEFAULT_FLEET
-from recordseal.storage.postgres_database import ONE_ROW_BY_KEY, PostgresDatabase
-from recordseal.storage.postgres_writer import AppendWriter
+from recordseal.storage.postgres.database import ONE_ROW_BY_KEY, PostgresDatabase
+from recordseal.storage.postgres.writer import AppendWriter
 from recordseal.storage.records import AppendOutcome
+from recordseal.storage.requests import Append, BatchBuilder
 from recordseal.storage.rows import (
     LISTED_COLUMNS,
     STREAM_COLUMNS,
-    Append,
-    BatchBuilder,
     Erasure,
     ListedRecord,
     RecordRow,
@@ -31,7 +30,7 @@ from recordseal.storage.rows import (
 )
 
 if TYPE_CHECKING:
-    from recordseal.storage.postgres_schema import Connection
+    from recordseal.storage.postgres.schema import Connection
 
 #: A page of a tenant's streams after a name, in byte order of the names as on SQLite (the
 #: index ``streams_by_name``).
@@ -43,7 +42,8 @@ LIST_STREAMS = (
 #: ``UNIQUE (stream_id, seq)``, read in its order (the stream is looked up first: a join
 #: from the stream's name would leave the planner a sort of every record after ``seq``).
 LIST_RECORDS = (
-    f"SELECT {LISTED_COLUMNS} FROM records r LEFT JOIN logs l ON l.id = r.log_id"
+    f"SELECT {LISTED_COLUMNS} FROM records r"
+    " LEFT JOIN logs l ON l.tenant = r.tenant AND l.id = r.log_id"
     " WHERE r.stream_id = $1 AND r.tenant = $2 AND r.seq >= $3"
     " ORDER BY r.seq LIMIT $4"
 )
@@ -257,7 +257,8 @@ class PostgresRecords:
 
     async def get_record(self, tenant: str, record_id: str) -> RecordRow | None:
         row = await self._db.pool.fetchrow(
-            f"SELECT {self._RECORD_COLUMNS} FROM records r JOIN streams s ON s.id = r.stream_id"
+            f"SELECT {self._RECORD_COLUMNS} FROM records r"
+            " JOIN streams s ON s.tenant = r.tenant AND s.id = r.stream_id"
             " WHERE r.record_id = $1 AND r.tenant = $2",
             record_id,
             tenant,
@@ -266,7 +267,8 @@ class PostgresRecords:
 
     async def stream_records(self, tenant: str, stream: str) -> list[RecordRow]:
         rows = await self._db.pool.fetch(
-            f"SELECT {self._RECORD_COLUMNS} FROM records r JOIN streams s ON s.id = r.stream_id"
+            f"SELECT {self._RECORD_COLUMNS} FROM records r"
+            " JOIN streams s ON s.tenant = r.tenant AND s.id = r.stream_id"
             " WHERE s.tenant = $1 AND s.name = $2 ORDER BY r.seq",
             tenant,
             stream,
@@ -281,8 +283,7 @@ class PostgresRecords:
 
     async def get_sealed_payload(self, tenant: str, record_id: str) -> bytes | None:
         sealed: bytes | None = await self._db.pool.fetchval(
-            "SELECT p.sealed FROM payloads p JOIN records r ON r.record_id = p.record_id"
-            " WHERE p.record_id = $1 AND r.tenant = $2",
+            "SELECT sealed FROM payloads WHERE record_id = $1 AND tenant = $2",
             record_id,
             tenant,
         )
@@ -294,7 +295,8 @@ class PostgresRecords:
 
     async def chain_leaf_at(self, tenant: str, stream: str, seq: int) -> bytes | None:
         leaf = await self._db.pool.fetchval(
-            "SELECT r.chain_leaf FROM records r JOIN streams s ON s.id = r.stream_id"
+            "SELECT r.chain_leaf FROM records r"
+            " JOIN streams s ON s.tenant = r.tenant AND s.id = r.stream_id"
             " WHERE s.tenant = $1 AND s.name = $2 AND r.seq = $3",
             tenant,
             stream,
@@ -330,7 +332,9 @@ class PostgresRecords:
                         index,
                     )
                     await conn.execute(
-                        "DELETE FROM payloads WHERE subject_ref = $1", row["subject_ref"]
+                        "DELETE FROM payloads WHERE tenant = $1 AND subject_ref = $2",
+                        tenant,
+                        row["subject_ref"],
                     )
                 else:
                     continue
@@ -361,7 +365,9 @@ class PostgresRecords:
                 tenant,
                 subject_ref,
             )
-            status = await conn.execute("DELETE FROM payloads WHERE subject_ref = $1", subject_ref)
+            status = await conn.execute(
+                "DELETE FROM payloads WHERE tenant = $1 AND subject_ref = $2", tenant, subject_ref
+            )
         self._reclaim()
         return Erasure(True, now, int(status.split()[-1]))
 
@@ -399,8 +405,10 @@ async def _log_of(conn: Connection, tenant: str, fleet: str) -> int:
         fleet,
     )
     await conn.execute(  # a log the sealer opened first (a fleet's genesis) has no counter yet
-        "INSERT INTO log_positions (log_id, next_index)"
-        " SELECT id, greatest(size, 1) FROM logs WHERE id = $1 ON CONFLICT DO NOTHING",
+        "INSERT INTO log_positions (tenant, log_id, next_index)"
+        " SELECT tenant, id, greatest(size, 1) FROM logs WHERE tenant = $1 AND id = $2"
+        " ON CONFLICT DO NOTHING",
+        tenant,
         log_id,
     )
     return log_id
