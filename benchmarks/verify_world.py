@@ -32,8 +32,8 @@ from recordseal.services.records import RecordService
 from recordseal.storage.rows import SigningKeyRow
 from recordseal.storage.sqlite import SQLiteStore
 from recordseal.tlog import CosignatureSigner, MLDSA44CosignatureSigner
-from recordseal.tlog.witness import Witness
 from recordseal.verify import encode_bundle
+from recordseal.witness.witness import Witness
 
 WITNESS = "witness.bench"
 
@@ -113,7 +113,7 @@ async def _make(
 
 
 def _paths(payload: bytes) -> list[str]:
-    from recordseal.verify import leaf_values
+    from recordseal.services.bundles import leaf_values
 
     return list(leaf_values(json.loads(payload)))
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from recordseal.core import canonicalize, leaf_hash
+from recordseal.core import CommitError, canonicalize, leaf_hash
 
 HEADER_FORMAT = "recordseal/header/v1"
 GAP_FORMAT = "recordseal/gap/v1"
@@ -151,8 +151,16 @@ def chain_leaf(canonical: bytes) -> bytes:
     return leaf_hash(canonical)
 
 
-class ChainError(ValueError):
-    """A stream's headers do not form one dense, linked chain; the message says where."""
+class ChainError(CommitError):
+    """A stream's headers do not form one dense, linked chain (code ``chain_broken``); the
+    message says where. A :class:`~recordseal.core.CommitError`: the chain rules are the
+    commitment core's, under its one exception root."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("chain_broken", message)
+
+    def __reduce__(self) -> tuple[type[ChainError], tuple[str]]:  # type: ignore[override]
+        return (ChainError, (str(self),))
 
 
 def verify_links(tenant: str, stream: str, headers: Sequence[bytes]) -> None:

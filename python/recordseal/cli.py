@@ -54,8 +54,8 @@ from recordseal.settings import (
 )
 from recordseal.storage.backends import BackendError, open_journal, open_store, schema_status
 from recordseal.storage.schema_version import SchemaStatus, SchemaTooNew
-from recordseal.tlog.witness_cli import add_witness_parser
 from recordseal.verify.cli import UsageParser, add_verify_parser, add_verify_receipt_parser
+from recordseal.witness.cli import add_witness_parser
 
 #: Modes of the files ``keys export`` writes: public material, readable by anyone.
 EXPORT_MODE = 0o644

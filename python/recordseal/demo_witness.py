@@ -36,7 +36,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from recordseal.tlog.witness import write_family_file
+from recordseal.witness.families import write_family_file
 
 #: The witness's key name, and its name in the service's witness list and trust stores.
 KEY_NAME = "demo-witness.localhost"

@@ -1,4 +1,4 @@
-//! The per-record work of an ingest batch (docs/DESIGN §4, "Ingest"), in two steps:
+//! The per-record work of an ingest batch (docs/records.md, "The ingest pipeline"), in two steps:
 //!
 //! 1. `prepare_batch`: commit each payload (as `leaves::commit_declared`) and seal its
 //!    canonical bytes with AES-256-GCM under the subject's payload key;

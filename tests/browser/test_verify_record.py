@@ -24,7 +24,11 @@ import pytest
 # `make test` installs both (Makefile SYSTEM_TOOLS, pyproject dev extras): a missing one fails.
 from playwright import sync_api
 
-from recordseal.verify import load_key_directory, load_trust_store, verify_bundle
+from recordseal.verify import (
+    load_key_directory,
+    load_trust_store,
+    verify_bundle,
+)
 from tests.servers import asgi_server, chromium, screenshot_dir
 
 from ..verify.factory import World

@@ -14,7 +14,12 @@ from litestar import Litestar, Response, get
 
 from recordseal.services.verification import OnlineVerifier
 from recordseal.settings import Settings
-from recordseal.verify import KeyDirectory, TrustStore, load_key_directory, load_trust_store
+from recordseal.verify import (
+    KeyDirectory,
+    TrustStore,
+    load_key_directory,
+    load_trust_store,
+)
 from recordseal.web.problems import EXCEPTION_HANDLERS
 from recordseal.web.verify import static_files, verify_controller
 

@@ -217,3 +217,18 @@ def test_messages_never_contain_payload_values(
     assert value not in str(error)
     assert value not in repr(error)
     assert all(value not in str(arg) for arg in error.args)
+
+
+def test_the_chain_rules_refuse_under_the_core_root() -> None:
+    """A broken chain (``chain.verify_links``) is a CommitError with its code, as every refusal
+    of the commitment core; it survives pickling as itself."""
+    from recordseal import chain
+
+    header = chain.canonical_header({"tenant": "acme", "stream": "s", "seq": 2, "prev": "00"})
+    with pytest.raises(CommitError) as refused_chain:
+        chain.verify_links("acme", "s", [header])
+    error = refused_chain.value
+    assert isinstance(error, chain.ChainError)
+    assert (error.code, str(error)) == ("chain_broken", "expected seq 1, found 2")
+    again = pickle.loads(pickle.dumps(error))
+    assert type(again) is chain.ChainError and (again.code, str(again)) == (error.code, str(error))

@@ -28,6 +28,7 @@ from recordseal.crypto.signing import HeaderSigner
 from recordseal.crypto.vault import KeyWrapper
 from recordseal.ledger.log_keys import LogKeyring
 from recordseal.ledger.sealer import Sealer
+from recordseal.services.bundles import tlog_proof_text as format_tlog_proof
 from recordseal.services.disclosure import DisclosureService
 from recordseal.services.proofs import ProofService
 from recordseal.services.records import RecordService, header_members
@@ -44,7 +45,7 @@ from recordseal.tlog import (
 )
 from recordseal.verify import encode_bundle
 from recordseal.verify.sealing import open_seal
-from recordseal.verify.tlogproof import format_tlog_proof, parse_tlog_proof
+from recordseal.verify.tlogproof import parse_tlog_proof
 from tests.continuity_support import fresh_continuity
 from tests.ingesting import ingest
 from tests.interop.golang import build_go

@@ -14,7 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
-CONTRACTS = ("layers", "offline-verifier", "store-interface", "acyclic")
+CONTRACTS = ("layers", "offline-verifier", "formats-only", "store-interface", "acyclic")
 
 
 def lint_imports(python_path: Path, *contracts: str) -> subprocess.CompletedProcess[str]:
@@ -42,6 +42,15 @@ def test_the_code_keeps_every_contract() -> None:
     [
         # The verifier would need an HTTP client.
         ("verify/encoding.py", "import httpx", "offline-verifier", "recordseal.verify.encoding"),
+        # ... nor the witness server, nor a network client.
+        (
+            "verify/encoding.py",
+            "import recordseal.network.witness_client",
+            "offline-verifier",
+            "recordseal.verify.encoding -> recordseal.network.witness_client",
+        ),
+        # The formats would need an HTTP client.
+        ("tlog/note.py", "import httpx", "formats-only", "recordseal.tlog.note -> httpx"),
         # A lower layer would import a higher one (storage -> services).
         (
             "storage/rows.py",

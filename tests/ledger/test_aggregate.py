@@ -25,6 +25,7 @@ from recordseal.identifiers import DEFAULT_FLEET as DEFAULT
 from recordseal.ledger.log_keys import RELOAD_SECONDS, LogKeyring, complete, log_keys, rotate
 from recordseal.ledger.sealer import AGGREGATE_INTERVAL, Sealer, Witness
 from recordseal.merkle.aggregate import aggregate_entry
+from recordseal.network.witness_client import WitnessClient
 from recordseal.services.errors import NotFound
 from recordseal.services.records import RecordService
 from recordseal.services.tiles import OPERATOR, TileService
@@ -41,7 +42,6 @@ from recordseal.tlog import (
     open_checkpoint,
     parse_note,
 )
-from recordseal.tlog.client import WitnessClient
 from recordseal.tlog.tiles import Tile, parse_entry_bundle
 from recordseal.verify.sealing import signed_algorithms
 from recordseal.web.app import create_app

@@ -11,12 +11,12 @@ import time
 from pathlib import Path
 
 from recordseal.ledger.sealer import Sealer, Witness
+from recordseal.network.witness_client import WitnessClient
 from recordseal.settings import Settings
 from recordseal.storage.activity import TWO_ROOTS, WitnessActivity
 from recordseal.storage.backends import open_store
 from recordseal.storage.base import Store
 from recordseal.tlog import CosignatureVerifier
-from recordseal.tlog.client import WitnessClient
 from tests.backends import opened
 from tests.continuity_support import fresh_continuity
 from tests.ledger.test_witnessing import ORIGIN, SEED, SERVICE, WITNESS, ingest, witness_of

@@ -19,12 +19,12 @@ from recordseal.ledger.offering import Head, Offers
 from recordseal.ledger.sealer import Sealer, Witness
 from recordseal.ledger.witnessed import WitnessPolicy, newest_witnessed
 from recordseal.logs import fields_of
+from recordseal.network.witness_client import WitnessClient
 from recordseal.services.records import RecordService
 from recordseal.storage import rows
 from recordseal.storage.base import Store
 from recordseal.storage.rows import CheckpointRow, LatestCheckpoint
 from recordseal.tlog import CosignatureVerifier
-from recordseal.tlog.client import WitnessClient
 from tests.backends import opened
 from tests.continuity_support import fresh_continuity
 from tests.ingesting import ingest as post

@@ -18,7 +18,11 @@ import httpx
 
 from recordseal.crypto.hsm import ModuleUri
 from recordseal.ledger.log_keys import log_keys
-from recordseal.verify import load_key_directory, load_trust_store, verify_bundle
+from recordseal.verify import (
+    load_key_directory,
+    load_trust_store,
+    verify_bundle,
+)
 from tests.hsm import softhsm, unique
 from tests.pg_cluster import Cluster
 from tests.servers import (

@@ -15,7 +15,11 @@ from pathlib import Path
 
 import httpx
 
-from recordseal.verify import load_key_directory, load_trust_store, verify_bundle
+from recordseal.verify import (
+    load_key_directory,
+    load_trust_store,
+    verify_bundle,
+)
 from tests.servers import Posting, create_token, free_port, kill_service, start_service
 
 RECORD = {"stream": "s", "record_type": "t", "occurred_at": "2026-11-26T08:00:00Z"}

@@ -20,7 +20,7 @@ from pathlib import Path
 from tests.servers import free_port, kill_service, start_service
 
 #: Modules the command line itself must not load: each is a command's own.
-HEAVY = ("litestar", "httpx", "recordseal.client.session", "recordseal.tlog.witness_app")
+HEAVY = ("litestar", "httpx", "recordseal.client.session", "recordseal.witness.app")
 
 
 def test_the_command_line_loads_no_command_s_heavy_modules() -> None:
@@ -61,4 +61,4 @@ def test_serve_imports_the_applications_once_and_forks_the_workers_with_them(
     # Each worker imports its entry point, whose application modules it already has.
     assert imported(log, "recordseal.web.asgi") == 2
     assert imported(log, "recordseal.web.app", nested=True) == 0
-    assert imported(log, "recordseal.tlog.witness_app") == 1  # witness serve's, not its worker's
+    assert imported(log, "recordseal.witness.app") == 1  # witness serve's, not its worker's

@@ -19,6 +19,7 @@ from litestar.testing import TestClient
 from recordseal.cli import _create_token
 from recordseal.core import verify_consistency
 from recordseal.crypto.keyfiles import read_or_create_secret
+from recordseal.services.bundles import tlog_proof_text as format_tlog_proof
 from recordseal.settings import Settings, WitnessSetting
 from recordseal.tlog import Checkpoint, Ed25519Signer, sign_checkpoint
 from recordseal.verify import (
@@ -30,7 +31,7 @@ from recordseal.verify import (
     verify_bundle,
 )
 from recordseal.verify.sealing import open_seal
-from recordseal.verify.tlogproof import format_tlog_proof, parse_tlog_proof
+from recordseal.verify.tlogproof import parse_tlog_proof
 from recordseal.web.app import create_app
 from tests.servers import witness_key, witness_server
 

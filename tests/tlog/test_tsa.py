@@ -14,9 +14,9 @@ import httpx
 import pytest
 from asn1crypto import tsp  # type: ignore[import-untyped]
 
+from recordseal.network.tsa_client import timestamp_root
 from recordseal.tlog import TlogError
 from recordseal.tlog.tsa import Timestamp, build_request, verify_response, verify_token
-from recordseal.tlog.tsa_client import timestamp_root
 
 from .tsa_support import POLICY, Authority, make_authority, openssl_reply, serve
 

@@ -32,7 +32,11 @@ from tests.verify.factory import ORIGIN, WITNESS, World  # noqa: E402
 from recordseal.chain import canonical_header, chain_leaf  # noqa: E402
 from recordseal.crypto.signing import HeaderSigner  # noqa: E402
 from recordseal.tlog import CosignatureSigner, Ed25519Signer  # noqa: E402
-from recordseal.verify import load_key_directory, load_trust_store, verify_bundle  # noqa: E402
+from recordseal.verify import (  # noqa: E402
+    load_key_directory,
+    load_trust_store,
+    verify_bundle,
+)
 
 #: The header-signing key's RFC 8032 seed: the bytes 00 01 02 ... 1f.
 HEADER_SEED = bytes(range(32))

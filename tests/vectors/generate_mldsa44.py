@@ -55,7 +55,11 @@ from recordseal.tlog import (  # noqa: E402
     sign_note,
     subtree_message,
 )
-from recordseal.verify import load_key_directory, load_trust_store, verify_bundle  # noqa: E402
+from recordseal.verify import (  # noqa: E402
+    load_key_directory,
+    load_trust_store,
+    verify_bundle,
+)
 
 OUT = Path(__file__).with_name("mldsa44.json")
 P, F, U = "passed", "failed", "unchecked"

@@ -8,7 +8,10 @@ from typing import Any
 
 import pytest
 
-from recordseal.verify import TimeBracket, VerificationResult
+from recordseal.verify import (
+    TimeBracket,
+    VerificationResult,
+)
 from recordseal.verify.encoding import parse_instant
 
 from .factory import World

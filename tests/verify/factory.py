@@ -41,6 +41,14 @@ from recordseal.core import (
 )
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.merkle.aggregate import aggregate_entry
+from recordseal.services.bundles import (
+    build_bundle,
+    coverage_of,
+    field_disclosures,
+    leaf_values,
+    seal_of,
+    tlog_proof_text,
+)
 from recordseal.tlog import (
     Checkpoint,
     CosignatureSigner,
@@ -52,15 +60,9 @@ from recordseal.tlog import (
 from recordseal.verify import (
     KeyDirectory,
     TrustStore,
-    build_bundle,
-    coverage_of,
     encode_bundle,
-    field_disclosures,
-    leaf_values,
     load_key_directory,
     load_trust_store,
-    seal_of,
-    tlog_proof_text,
 )
 from recordseal.verify.encoding import format_instant
 

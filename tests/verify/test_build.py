@@ -9,20 +9,22 @@ from typing import Any
 import pytest
 
 from recordseal.core import commit_record
-from recordseal.tlog import CosignatureSigner, Ed25519Signer
-from recordseal.verify import (
-    BundleError,
+from recordseal.services.bundles import (
     DisclosureError,
     DuplicateField,
     UnknownField,
     build_bundle,
-    decode_bundle,
-    encode_bundle,
     field_disclosures,
     leaf_values,
+    tlog_proof_text,
+)
+from recordseal.tlog import CosignatureSigner, Ed25519Signer
+from recordseal.verify import (
+    BundleError,
+    decode_bundle,
+    encode_bundle,
     load_key_directory,
     load_trust_store,
-    tlog_proof_text,
 )
 from recordseal.verify.tlogproof import parse_tlog_proof
 
@@ -211,7 +213,7 @@ def test_trust_store_errors(world: World, edit: Any) -> None:
 
 def test_the_record_tree_gives_every_audit_path_of_the_core() -> None:
     from recordseal.core import inclusion_proof
-    from recordseal.verify.build import RecordTree
+    from recordseal.services.bundles import RecordTree
 
     for size in range(1, 70):
         leaves = [bytes([i % 256, size]) * 16 for i in range(size)]

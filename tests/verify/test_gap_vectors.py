@@ -19,7 +19,11 @@ from recordseal.chain import (
     gap_signing_message,
 )
 from recordseal.crypto.signing import HeaderSigner, verify_signature
-from recordseal.verify import load_key_directory, load_trust_store, verify_bundle
+from recordseal.verify import (
+    load_key_directory,
+    load_trust_store,
+    verify_bundle,
+)
 from recordseal.verify.checks import _gaps
 
 VECTORS: dict[str, Any] = json.loads(

@@ -7,7 +7,11 @@ from typing import Any
 
 import pytest
 
-from recordseal.verify import BundleError, decode_bundle, verify_bundle
+from recordseal.verify import (
+    BundleError,
+    decode_bundle,
+    verify_bundle,
+)
 
 from .conftest import statuses
 from .factory import World

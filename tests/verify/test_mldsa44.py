@@ -12,7 +12,12 @@ from typing import Any
 import pytest
 
 from recordseal.tlog import MLDSA44CosignatureSigner
-from recordseal.verify import BundleError, load_key_directory, load_trust_store, verify_bundle
+from recordseal.verify import (
+    BundleError,
+    load_key_directory,
+    load_trust_store,
+    verify_bundle,
+)
 
 from .factory import ORIGIN, WITNESS, World
 

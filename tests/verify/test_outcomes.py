@@ -24,6 +24,7 @@ import pytest
 
 from recordseal.chain import GAP_FORMAT, canonical_header, chain_leaf
 from recordseal.core import inclusion_proof, merkle_root
+from recordseal.services.bundles import tlog_proof_text
 from recordseal.tlog import Checkpoint, Ed25519Signer, MLDSA44CosignatureSigner, sign_checkpoint
 from recordseal.verify import (
     KeyDirectory,
@@ -32,7 +33,6 @@ from recordseal.verify import (
     load_trust_store,
     verify_bundle,
 )
-from recordseal.verify.build import tlog_proof_text
 from recordseal.verify.encoding import format_instant
 from recordseal.verify.sealing import end_of_second
 

@@ -19,7 +19,10 @@ from recordseal.chain import (
     gap_signing_message,
 )
 from recordseal.crypto.signing import HEADER_CONTEXT, HeaderSigner
-from recordseal.verify import load_key_directory, verify_erasure_receipt
+from recordseal.verify import (
+    load_key_directory,
+    verify_erasure_receipt,
+)
 
 from .factory import write_documents
 

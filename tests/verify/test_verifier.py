@@ -8,8 +8,11 @@ from datetime import UTC, datetime
 
 import msgspec
 
-from recordseal.verify import Verifier, verify_bundle
-from recordseal.verify.memo import Memo
+from recordseal.verify import (
+    Verifier,
+    verify_bundle,
+)
+from recordseal.verify.outcome_cache import OutcomeCache
 
 from .conftest import tampered
 from .factory import World
@@ -50,10 +53,10 @@ def test_a_future_cosignature_is_refused_even_when_it_was_remembered(world: Worl
     assert verifier.verify(bundle).verdict == "VERIFIED"
 
 
-def test_the_memo_remembers_refusals_and_forgets_the_oldest() -> None:
+def test_the_outcome_cache_remembers_refusals_and_forgets_the_oldest() -> None:
     from recordseal.tlog import TlogError
 
-    memo = Memo(size=2)
+    cache = OutcomeCache(size=2)
     calls: list[str] = []
 
     def compute(value: str) -> str:
@@ -62,14 +65,14 @@ def test_the_memo_remembers_refusals_and_forgets_the_oldest() -> None:
             raise TlogError("note_malformed", "bad")
         return value.upper()
 
-    assert memo("kind", "a", lambda: compute("a")) == "A"
-    assert memo("kind", "a", lambda: compute("a")) == "A"
+    assert cache("kind", "a", lambda: compute("a")) == "A"
+    assert cache("kind", "a", lambda: compute("a")) == "A"
     for _ in range(2):
         try:
-            memo("kind", "bad", lambda: compute("bad"))
+            cache("kind", "bad", lambda: compute("bad"))
         except TlogError as error:
             assert error.code == "note_malformed"
     assert calls == ["a", "bad"]
-    memo("kind", "c", lambda: compute("c"))  # the table is full: "a" goes
-    memo("kind", "a", lambda: compute("a"))
+    cache("kind", "c", lambda: compute("c"))  # the table is full: "a" goes
+    cache("kind", "a", lambda: compute("a"))
     assert calls == ["a", "bad", "c", "a"]

@@ -15,7 +15,11 @@ from litestar import Litestar
 from litestar.testing import TestClient
 
 from recordseal.services.verification import OnlineVerifier
-from recordseal.verify import KeyDirectory, TrustStore, verify_bundle
+from recordseal.verify import (
+    KeyDirectory,
+    TrustStore,
+    verify_bundle,
+)
 from recordseal.verify.encoding import format_instant
 from recordseal.verify.sealing import end_of_second
 from recordseal.web.problems import EXCEPTION_HANDLERS

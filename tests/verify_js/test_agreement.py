@@ -21,7 +21,12 @@ from typing import Any
 import msgspec
 
 from recordseal.tlog import CosignatureSigner, Ed25519Signer
-from recordseal.verify import TimeBracket, load_key_directory, load_trust_store, verify_bundle
+from recordseal.verify import (
+    TimeBracket,
+    load_key_directory,
+    load_trust_store,
+    verify_bundle,
+)
 from recordseal.verify.encoding import format_instant
 from recordseal.verify.sealing import end_of_second
 from tests.verify.conftest import in_order, tampered

@@ -16,8 +16,14 @@ import pytest
 from cryptography.hazmat.primitives.serialization import Encoding
 
 from recordseal.tlog.tsa import build_request, verify_response
-from recordseal.verify import VerificationResult, load_key_directory, load_trust_store
-from recordseal.verify import verify_bundle as verify_offline
+from recordseal.verify import (
+    VerificationResult,
+    load_key_directory,
+    load_trust_store,
+)
+from recordseal.verify import (
+    verify_bundle as verify_offline,
+)
 from recordseal.verify.encoding import format_instant
 from tests.tlog.tsa_support import Authority, make_authority, openssl_reply
 from tests.verify.conftest import tampered

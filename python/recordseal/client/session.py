@@ -30,8 +30,14 @@ from recordseal.client.models import (
     StreamRecord,
     Unavailable,
 )
-from recordseal.verify import VerificationResult, load_key_directory, load_trust_store
-from recordseal.verify import verify_bundle as _verify_bundle
+from recordseal.verify import (
+    VerificationResult,
+    load_key_directory,
+    load_trust_store,
+)
+from recordseal.verify import (
+    verify_bundle as _verify_bundle,
+)
 from recordseal.verify.refresh import CONSISTENCY_HEADER, check_refresh
 
 T = TypeVar("T")

@@ -20,7 +20,12 @@ import asyncio
 import sys
 from urllib.parse import urlsplit
 
-from recordseal.verify import KeyDirectory, TrustStore, load_key_directory, load_trust_store
+from recordseal.verify import (
+    KeyDirectory,
+    TrustStore,
+    load_key_directory,
+    load_trust_store,
+)
 from recordseal.verify.cli import EXIT_DATA, EXIT_USAGE
 from recordseal.verify.cli import run as run_offline
 from recordseal.verify.errors import BundleError

@@ -18,9 +18,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import date, datetime, timedelta
 from pathlib import Path
+
+import msgspec
 
 from recordseal.clock import utc_datetime
 from recordseal.ledger.witnessed import with_cosignatures
@@ -34,10 +36,15 @@ from recordseal.verify.transparency import (
     Predecessor,
     PreviousAnchor,
     b64,
-    encode_log_file,
 )
 
 log = logging.getLogger("recordseal.transparency")
+
+
+def encode_log_file(header: Header, anchors: Sequence[AnchorLine]) -> bytes:
+    """A day's file: the header line, then one line per anchor (``verify.transparency``
+    reads it)."""
+    return b"".join(msgspec.json.encode(item) + b"\n" for item in (header, *anchors))
 
 
 def log_file_path(root: Path, day: date, tenant: str | None, fleet: str) -> Path:

@@ -38,14 +38,14 @@ from recordseal.merkle import log as merkle_log
 from recordseal.merkle import tree
 from recordseal.merkle.aggregate import AGGREGATE_LIMIT
 from recordseal.merkle.genesis import log_origin, tenant_genesis
+from recordseal.network.tsa_client import timestamp_root
+from recordseal.network.witness_client import WitnessClient
 from recordseal.settings import AuthoritySetting, WitnessSetting
 from recordseal.storage.activity import TWO_ROOTS
 from recordseal.storage.logs import LogStore, WitnessNote
 from recordseal.storage.requests import SEAL_LIMIT, LogBehind, SealRequest
 from recordseal.storage.rows import AGGREGATE_FLEET, AnchorLog, SealedBatch
 from recordseal.tlog import Ed25519Signer, TlogError, cosigner_verifier
-from recordseal.tlog.client import WitnessClient
-from recordseal.tlog.tsa_client import timestamp_root
 
 log = logging.getLogger("recordseal.sealer")
 

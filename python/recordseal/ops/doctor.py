@@ -157,7 +157,7 @@ async def _witness(
 async def _authorities(
     settings: Settings, client: httpx.AsyncClient, skews: list[float]
 ) -> list[Check]:
-    from recordseal.tlog.tsa_client import timestamp_root
+    from recordseal.network.tsa_client import timestamp_root
 
     found = []
     for authority in settings.timestamp_authorities:

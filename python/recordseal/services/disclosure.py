@@ -13,15 +13,13 @@ from dataclasses import dataclass
 import orjson
 
 from recordseal.core import commit_record
-from recordseal.services import path_hints
+from recordseal.services import bundles, path_hints
 from recordseal.services.errors import Invalid
 from recordseal.services.proofs import ProofService
 from recordseal.services.records import RecordService, header_members
 from recordseal.storage.base import Store
 from recordseal.storage.rows import RecordRow
-from recordseal.verify import build
 from recordseal.verify.bundle import Bundle, Coverage
-from recordseal.verify.paths import leaf_values
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,18 +55,20 @@ class DisclosureService:
         if committed.root.hex() != header["root"]:
             raise RuntimeError("stored payload does not reproduce the signed root")
         try:
-            fields = build.field_disclosures(committed, leaf_values(orjson.loads(payload)), wanted)
-        except build.UnknownField as unknown:
+            fields = bundles.field_disclosures(
+                committed, bundles.leaf_values(orjson.loads(payload)), wanted
+            )
+        except bundles.UnknownField as unknown:
             known = [leaf.path for leaf in committed.leaves]
             detail = path_hints.unknown_field(unknown.path, known)
             raise Invalid("unknown_field", detail, unknown.path) from None
-        except build.DuplicateField as repeated:
+        except bundles.DuplicateField as repeated:
             raise Invalid(
                 "field_repeated", "each field may be asked for once", repeated.path
             ) from None
         coverage = await self._coverage(tenant, row, window) if window else None
         proof = await self._proofs.of_record(tenant, record_id, wait)
-        return build.build_bundle(header, row.signature, fields, proof.seal, coverage)
+        return bundles.build_bundle(header, row.signature, fields, proof.seal, coverage)
 
     async def _coverage(self, tenant: str, row: RecordRow, window: Window) -> Coverage:
         if not 1 <= window.from_seq <= row.seq <= window.to_seq:
@@ -82,7 +82,7 @@ class DisclosureService:
             raise Invalid("coverage_invalid", "coverage reaches past the stream's end", "coverage")
         # By seq, not position: after a declared gap (docs/records.md, "Gap declarations") the
         # stream has no record at the numbers it declares lost.
-        return build.coverage_of(
+        return bundles.coverage_of(
             window.from_seq,
             window.to_seq,
             [

@@ -1,4 +1,4 @@
-"""The per-record work of ingest, in three calls (docs/DESIGN §4, "Ingest").
+"""The per-record work of ingest, in three calls (docs/records.md, "The ingest pipeline").
 
 ``read`` reads a request's body once into its records (``services/reading.py``); ``prepare``
 commits each payload and seals its canonical bytes under the subject's payload key; ``sign``

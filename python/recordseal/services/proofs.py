@@ -19,11 +19,11 @@ from recordseal.core import CommitError, verify_consistency
 from recordseal.ledger.sealer import Sealer
 from recordseal.ledger.witnessed import newest_witnessed, with_cosignatures
 from recordseal.merkle import tree
+from recordseal.services import bundles
 from recordseal.services.errors import Inconsistent, Invalid, NotFound
 from recordseal.storage.base import Store
 from recordseal.storage.rows import CheckpointRow
 from recordseal.tlog import TlogError, open_checkpoint
-from recordseal.verify import build
 from recordseal.verify.bundle import Bundle, Seal
 from recordseal.verify.errors import BundleError
 from recordseal.verify.refresh import Consistency
@@ -141,10 +141,10 @@ class ProofService:
             checkpoint, position = aggregate
             path = await self._inclusion(checkpoint.origin, position, checkpoint.size)
             cosigned = await self._cosigned(checkpoint.origin, checkpoint)
-            through = build.tlog_proof_text(position, path, cosigned)
-        return build.seal_of(
+            through = bundles.tlog_proof_text(position, path, cosigned)
+        return bundles.seal_of(
             origin,
-            build.tlog_proof_text(index, proof, await self._cosigned(origin, sealing)),
+            bundles.tlog_proof_text(index, proof, await self._cosigned(origin, sealing)),
             previous=await self._cosigned(origin, previous) if previous else None,
             previous_consistency=(
                 await self._sealer.consistency(origin, previous.size, sealing.size)

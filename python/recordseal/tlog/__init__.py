@@ -9,10 +9,10 @@ This package's top level holds the formats a verifier needs (no web layer, no st
 - :mod:`.subtree` — c2sp.org/tlog-cosignature v1.1 (``subtree/v1``, ML-DSA-44);
 - :mod:`.vkeys` — verifiers of either algorithm from vkeys.
 
-RFC 3161 tokens (:mod:`.tsa`, offline verification) and the network parts — the witness
-(:mod:`.witness`, :mod:`.witness_app`, :mod:`.witness_cli`), the witness client (:mod:`.client`)
-and the RFC 3161 client (:mod:`.tsa_client`) — are imported from their modules; the verifier
-imports none of the network parts (the import contract in ``pyproject.toml``).
+RFC 3161 tokens (:mod:`.tsa`, offline verification) and the witness wire format
+(:mod:`.protocol`) are imported from their modules. The package holds formats only: the
+witness server is :mod:`recordseal.witness`, the HTTP clients of witnesses and time-stamping
+authorities :mod:`recordseal.network` (the import contracts in ``pyproject.toml``).
 Every failure is a :class:`TlogError` (docs/tlog.md).
 """
 

@@ -1,5 +1,5 @@
 """RFC 3161 time-stamps of a 32-byte root: the request, and the verification of a response
-or a stored token (offline: the HTTP exchange is ``tsa_client.py``'s).
+or a stored token (offline: the HTTP exchange is ``recordseal.network.tsa_client``'s).
 
 The request's messageImprint is (SHA-256, root): the root is already a SHA-256-based hash,
 so the TSA sees it unchanged and learns nothing else. Verification requires status

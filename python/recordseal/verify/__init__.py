@@ -1,11 +1,14 @@
 """The offline verifier of disclosure bundles (docs/bundle.md).
 
 It needs neither the server nor the database: the commitment core, the chain rules and the
-transparency-log formats only. It imports neither the web layer nor storage.
+transparency-log formats only. It imports neither the web layer, nor storage, nor an HTTP
+client; it builds nothing (the service builds bundles: ``recordseal.services.bundles``).
 
-``verify_bundle(bundle_bytes, keys, trust)`` runs the seven checks and returns a
-:class:`VerificationResult`; it never raises on a bad bundle (the verdict is then ``FAILED``
-with the reason in check 1). The parse functions raise :class:`BundleError`.
+``verify_bundle(bundle_bytes, keys, trust)`` (or a :class:`Verifier` kept for many bundles)
+runs the seven checks and returns a :class:`VerificationResult`; it never raises on a bad
+bundle (the verdict is then ``FAILED`` with the reason in check 1). The documents are read
+with ``decode_bundle``, ``load_key_directory`` and ``load_trust_store``, which raise
+:class:`BundleError`; the parts of a document are the structs of :mod:`.bundle`.
 
 ``verify_erasure_receipt(document, keys)`` checks an erasure receipt (docs/records.md,
 "Erasure receipts") and returns a :class:`ReceiptResult`; it never raises on its input.
@@ -13,40 +16,11 @@ with the reason in check 1). The parse functions raise :class:`BundleError`.
 ``replay_log_file(data, expected=LogFileName.parse(name))`` replays a daily transparency log
 file of a (tenant, fleet) log back to its genesis root, and checks it is the file of that name
 (docs/fleets.md); it raises :class:`TransparencyLogError`.
+
+Every error the package raises is a :class:`VerificationError` (:mod:`.errors`).
 """
 
-from .build import (
-    DisclosureError,
-    DuplicateField,
-    UnknownField,
-    build_bundle,
-    coverage_of,
-    field_disclosures,
-    leaf_values,
-    seal_of,
-    tlog_proof_text,
-)
-from .bundle import (
-    Bundle,
-    Coverage,
-    DirectoryKey,
-    DisclosedField,
-    ErasureReceipt,
-    GapHeader,
-    Header,
-    KeyDirectory,
-    LogKey,
-    Seal,
-    SignedHeader,
-    SignedReceipt,
-    TimestampReceipt,
-    TrustedAuthority,
-    TrustedWitness,
-    TrustStore,
-    decode_bundle,
-    decode_erasure_receipt,
-    encode_bundle,
-)
+from .bundle import Bundle, KeyDirectory, TrustStore, decode_bundle, encode_bundle
 from .context import load_key_directory, load_trust_store
 from .errors import BundleError, VerificationError
 from .receipt import ReceiptResult, verify_erasure_receipt
@@ -75,46 +49,23 @@ __all__ = [
     "Bundle",
     "BundleError",
     "CheckResult",
-    "Coverage",
-    "DirectoryKey",
-    "DisclosedField",
-    "DisclosureError",
-    "DuplicateField",
-    "ErasureReceipt",
-    "GapHeader",
-    "Header",
     "KeyDirectory",
     "LogFileName",
-    "LogKey",
     "ReceiptResult",
     "RecordRef",
     "ReplayedLog",
-    "Seal",
-    "SignedHeader",
-    "SignedReceipt",
     "TimeBracket",
-    "TimestampReceipt",
     "TransparencyLogError",
     "TrustStore",
-    "TrustedAuthority",
-    "TrustedWitness",
-    "UnknownField",
     "VerificationError",
     "VerificationResult",
     "Verifier",
-    "build_bundle",
     "check_days_link",
-    "coverage_of",
     "decode_bundle",
-    "decode_erasure_receipt",
     "encode_bundle",
-    "field_disclosures",
-    "leaf_values",
     "load_key_directory",
     "load_trust_store",
     "replay_log_file",
-    "seal_of",
-    "tlog_proof_text",
     "verify_bundle",
     "verify_erasure_receipt",
 ]

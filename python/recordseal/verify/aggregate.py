@@ -12,18 +12,19 @@ checkpoint it includes: their times count as witness times on the sealing checkp
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 import msgspec
 
-from recordseal.core import CommitError, verify_inclusion
+from recordseal.core import verify_inclusion
 from recordseal.merkle.aggregate import aggregate_entry
-from recordseal.tlog import TlogError, verify_note
+from recordseal.tlog import verify_note
 
 from .bundle import Seal
 from .compromise import Witnessed, checkpoint_problem
 from .context import Keyring, Policy
-from .errors import BundleError
-from .memo import Memo, remembered
+from .errors import BundleError, Refused, attempt
+from .outcome_cache import OutcomeCache, remembered
 from .sealing import (
     STALE_DIRECTORY,
     OpenedSeal,
@@ -55,13 +56,13 @@ def aggregate_times(
     keyring: Keyring | None,
     policy: Policy,
     max_timestamp: int,
-    memo: Memo | None = None,
+    cache: OutcomeCache | None = None,
 ) -> AggregateTimes:
     """Rules 5.7 to 5.14 over ``seal.aggregate`` (nothing when the seal has none)."""
     if seal.aggregate is msgspec.UNSET:
         return AggregateTimes()
     try:
-        path = open_tlog_proof(seal.aggregate.proof, memo)
+        path = open_tlog_proof(seal.aggregate.proof, cache)
     except BundleError as error:
         reason = str(error).removeprefix(f"{error.what}: ")
         return AggregateTimes(problems=[f"the aggregate proof is malformed: {reason}"])
@@ -77,25 +78,36 @@ def aggregate_times(
             f" {STALE_DIRECTORY}"
         )
     note = path.note
-    try:
-        verified = remembered(
-            memo, "sealing", (origin, path.proof.checkpoint), lambda: verify_note(note, verifiers)
-        )
-    except TlogError as error:
-        refused = f"the aggregate checkpoint's log signature is refused ({error.code}): {error}"
-        return AggregateTimes(problems=[refused])
+    verified = attempt(
+        partial(
+            remembered,
+            cache,
+            "sealing",
+            (origin, path.proof.checkpoint),
+            lambda: verify_note(note, verifiers),
+        ),
+        "the aggregate checkpoint's log signature is refused ({code}): {error}",
+    )
+    if isinstance(verified, Refused):
+        return AggregateTimes(problems=[str(verified)])
     sealing, aggregate = opened.checkpoint, path.checkpoint
     entry = aggregate_entry(sealing.origin, sealing.size, sealing.root_hash)
     index = path.proof.index
-    try:
-        verify_inclusion(entry, index, aggregate.size, list(path.proof.hashes), aggregate.root_hash)
-    except CommitError as error:
-        return AggregateTimes(
-            problems=[
-                f"the sealing checkpoint is not entry {index} of the aggregate checkpoint: {error}"
-            ]
-        )
-    times, problems = cosignature_times(note.text, note.signatures, policy, max_timestamp, memo)
+    included = attempt(
+        partial(
+            verify_inclusion,
+            entry,
+            index,
+            aggregate.size,
+            list(path.proof.hashes),
+            aggregate.root_hash,
+        ),
+        "the sealing checkpoint is not entry {index} of the aggregate checkpoint: {error}",
+        index=index,
+    )
+    if isinstance(included, Refused):
+        return AggregateTimes(problems=[str(included)])
+    times, problems = cosignature_times(note.text, note.signatures, policy, max_timestamp, cache)
     times = [replace(time, how=HOW) for time in times]
     if problems:
         return AggregateTimes(problems=[f"on the aggregate checkpoint, {p}" for p in problems])

@@ -24,7 +24,7 @@ from .checks import CLOCK_SKEW, guarded
 from .context import Keyring, Policy
 from .encoding import format_instant, parse_instant
 from .errors import BundleError
-from .memo import Memo
+from .outcome_cache import OutcomeCache
 from .result import CheckResult, TimeBracket, passed, unchecked
 from .sealing import OpenedSeal, WitnessTime, end_of_second, previous_times
 
@@ -93,7 +93,7 @@ def previous_bound(
     keyring: Keyring | None,
     policy: Policy | None,
     now: datetime,
-    memo: Memo | None = None,
+    cache: OutcomeCache | None = None,
 ) -> tuple[list[WitnessTime], str]:
     """Trusted times on ``seal.previous`` (see :func:`sealing.previous_times`).
 
@@ -106,4 +106,4 @@ def previous_bound(
     if not verifiers:
         return [], "no log key to check the previous checkpoint"
     latest = int((now + CLOCK_SKEW).timestamp())
-    return previous_times(seal, opened, verifiers, policy, latest, memo)
+    return previous_times(seal, opened, verifiers, policy, latest, cache)

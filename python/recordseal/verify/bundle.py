@@ -30,7 +30,7 @@ from .encoding import (
     b64decode,
     parse_instant,
 )
-from .errors import BundleError
+from .errors import Below, BundleError, refused
 from .result import RESULT_FORMAT
 
 BUNDLE_FORMAT = "recordseal/bundle/v1"
@@ -366,19 +366,23 @@ class _Formatted(Struct):
 
 def _decode(data: bytes | str, kind: type[T], what: str) -> T:
     raw = data.encode() if isinstance(data, str) else bytes(data)
-    try:
-        # The core's parser refuses what msgspec would let through: duplicate members, lone
-        # surrogates, invalid UTF-8, numbers beyond the double range.
+    # The core's parser refuses what msgspec would let through: duplicate members, lone
+    # surrogates, invalid UTF-8, numbers beyond the double range.
+    with refused(_not_json, document=what):
         canonicalize(raw)
-    except CommitError as error:
-        where = f" - at `{_json_path(error.field)}`" if error.field else ""
-        raise BundleError(what, f"not valid JSON ({error.code}: {error}){where}") from None
     try:
         return msgspec.json.decode(raw, type=kind, strict=True)
     except msgspec.ValidationError as error:
         raise _other_document(raw, what) or BundleError(what, _named(str(error))) from None
     except msgspec.DecodeError as error:
         raise BundleError(what, f"not valid JSON: {error}") from None
+
+
+def _not_json(error: Below) -> str:
+    """The core's refusal of a document's JSON, at the member it names as msgspec would."""
+    field = error.field if isinstance(error, CommitError) else None
+    where = f" - at `{_json_path(field)}`" if field else ""
+    return f"not valid JSON ({error.code}: {error}){where}"
 
 
 def _other_document(raw: bytes, what: str) -> BundleError | None:

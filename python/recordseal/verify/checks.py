@@ -1,8 +1,11 @@
 """Checks 1 to 6 of docs/bundle.md section 3, one small function each (check 7, the time
 bracket, is ``bracket.py``'s).
 
-Each returns a :class:`CheckResult` and never raises: a fault is a ``failed`` result naming it.
-What several checks read (the trusted receipts) is gathered once by the helpers next to them.
+Each returns a :class:`CheckResult`: a fault is a ``failed`` result naming it. What the layers
+below refuse reaches a check as a :class:`~.errors.Refused` (``errors.refused``, the one
+translation): a check reports it among its problems, or lets it end the check, and
+:func:`guarded` turns it into the check's ``failed`` result. What several checks read (the
+trusted receipts) is gathered once by the helpers next to them.
 """
 
 from __future__ import annotations
@@ -14,9 +17,9 @@ from datetime import datetime, timedelta
 from typing import ParamSpec
 
 from recordseal.chain import chain_leaf, gap_signing_message, stream_genesis
-from recordseal.core import CommitError, commit_field, encode_value, verify_inclusion
+from recordseal.core import commit_field, encode_value, verify_inclusion
 from recordseal.crypto.signing import HEADER_CONTEXT, verify_signature
-from recordseal.tlog import TlogError, verify_note
+from recordseal.tlog import verify_note
 
 from .aggregate import aggregate_times
 from .bundle import Coverage, DisclosedField, GapHeader, Header, Seal
@@ -30,8 +33,8 @@ from .compromise import (
 )
 from .context import Keyring, Policy
 from .encoding import parse_instant
-from .errors import BundleError
-from .memo import Memo, remembered
+from .errors import BundleError, Refused, attempt, refused
+from .outcome_cache import OutcomeCache, remembered
 from .paths import path_problem
 from .result import CheckResult, failed, passed, unchecked
 from .sealing import (
@@ -56,15 +59,18 @@ P = ParamSpec("P")
 
 
 def guarded(number: int) -> Callable[[Callable[P, CheckResult]], Callable[P, CheckResult]]:
-    """A check that meets an unexpected exception reports it as failed instead of raising."""
+    """The one place a refusal becomes a check's failure: a check that ends in a
+    :class:`~.errors.Refused` (what a layer below refused, in the rule's words) reports it as
+    ``failed``. Anything else it raises is a fault of the verifier, which the public entry
+    points answer (``boundary.py``)."""
 
     def wrap(check: Callable[P, CheckResult]) -> Callable[P, CheckResult]:
         @functools.wraps(check)
         def run(*args: P.args, **kwargs: P.kwargs) -> CheckResult:
             try:
                 return check(*args, **kwargs)
-            except Exception as error:  # a verifier reports; it never crashes on its input
-                return failed(number, f"internal error: {type(error).__name__}: {error}")
+            except Refused as refusal:
+                return failed(number, str(refusal))
 
         return run
 
@@ -100,10 +106,14 @@ def recompute(fields: Sequence[DisclosedField]) -> tuple[list[bytes], list[str]]
         if len(salt) != SALT_SIZE:
             problems.append(f"{label}: the salt has {len(salt)} bytes, not {SALT_SIZE}")
             continue
-        try:
-            encoded = encode_value(disclosed.kind, disclosed.value)
-        except CommitError as error:
-            problems.append(f"{label}: the value is refused as {disclosed.kind!r} ({error.code})")
+        encoded = attempt(
+            functools.partial(encode_value, disclosed.kind, disclosed.value),
+            "{label}: the value is refused as {kind!r} ({code})",
+            label=label,
+            kind=disclosed.kind,
+        )
+        if isinstance(encoded, Refused):
+            problems.append(str(encoded))
             continue
         commitments.append(commit_field(disclosed.path, salt, encoded))
     return commitments, problems
@@ -138,11 +148,16 @@ def check_record_tree(
     root = bytes.fromhex(header.root)
     for disclosed, commitment in zip(fields, commitments, strict=True):
         proof = [bytes.fromhex(node) for node in disclosed.proof]
-        try:
-            verify_inclusion(commitment, disclosed.index, header.field_count, proof, root)
-        except CommitError as error:
-            where = f"{disclosed.path!r} at index {disclosed.index}"
-            problems.append(f"{where}: {error.code} ({error})")
+        where = f"{disclosed.path!r} at index {disclosed.index}"
+        included = attempt(
+            functools.partial(
+                verify_inclusion, commitment, disclosed.index, header.field_count, proof, root
+            ),
+            "{where}: {code} ({error})",
+            where=where,
+        )
+        if isinstance(included, Refused):
+            problems.append(str(included))
     if problems:
         return failed(2, _joined(problems))
     where = f"root {header.root[:16]}… of {header.field_count} fields"
@@ -220,7 +235,7 @@ def check_sealed_batch(
     opened: OpenedSeal | BundleError | None,
     keyring: Keyring | None,
     witnessed: Witnessed,
-    memo: Memo | None = None,
+    cache: OutcomeCache | None = None,
     required: Sequence[str] = ("Ed25519",),
 ) -> CheckResult:
     """``witnessed``: the trusted witness time on the sealing checkpoint (rule 4.8);
@@ -237,24 +252,20 @@ def check_sealed_batch(
     if checkpoint.origin != seal.log:
         return failed(4, f"the checkpoint is of {checkpoint.origin!r}, not of {seal.log!r}")
     note = opened.note
-    try:
+    with refused("the checkpoint's log signature is refused ({code}): {error}"):
         verified = remembered(
-            memo,
+            cache,
             "sealing",
             (seal.log, opened.proof.checkpoint),
             lambda: verify_note(note, verifiers),
         )
-    except TlogError as error:
-        return failed(4, f"the checkpoint's log signature is refused ({error.code}): {error}")
     index = opened.proof.index
     if index < 1:
         return failed(4, "index 0 of a log is its tenant genesis root, never a record")
-    try:
+    with refused("the header is not entry {index} of the checkpoint: {error}", index=index):
         verify_inclusion(
             canonical, index, checkpoint.size, list(opened.proof.hashes), checkpoint.root_hash
         )
-    except CommitError as error:
-        return failed(4, f"the header is not entry {index} of the checkpoint: {error}")
     if (problem := checkpoint_problem(seal.log, verified.verified, keyring, witnessed)) is not None:
         return failed(4, problem)
     signed = signed_algorithms(verified.verified, verifiers)
@@ -292,7 +303,7 @@ def gather_receipts(
     opened: OpenedSeal | BundleError | None,
     policy: Policy | None,
     now: datetime,
-    memo: Memo | None = None,
+    cache: OutcomeCache | None = None,
     keyring: Keyring | None = None,
 ) -> Receipts | None:
     """None when there is nothing to check (no seal, no parsed proof, or no trust store)."""
@@ -301,10 +312,10 @@ def gather_receipts(
     latest = now + CLOCK_SKEW
     text, root = opened.note.text, opened.checkpoint.root_hash
     cosigned, problems = cosignature_times(
-        text, opened.note.signatures, policy, int(latest.timestamp()), memo
+        text, opened.note.signatures, policy, int(latest.timestamp()), cache
     )
-    stamped, token_problems = timestamp_times(seal.timestamps, root, policy, latest, memo)
-    through = aggregate_times(seal, opened, keyring, policy, int(latest.timestamp()), memo)
+    stamped, token_problems = timestamp_times(seal.timestamps, root, policy, latest, cache)
+    through = aggregate_times(seal, opened, keyring, policy, int(latest.timestamp()), cache)
     return Receipts(
         cosigned + stamped + through.times,
         problems + token_problems + through.problems,

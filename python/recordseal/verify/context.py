@@ -8,11 +8,11 @@ from datetime import datetime
 from cryptography import x509
 
 from recordseal.crypto.signing import key_id_of
-from recordseal.tlog import CosignerKey, LogVerifier, TlogError, cosigner_verifier, log_verifier
+from recordseal.tlog import CosignerKey, LogVerifier, cosigner_verifier, log_verifier
 
 from .bundle import KeyDirectory, TrustStore, decode_key_directory, decode_trust_store
 from .encoding import format_instant, parse_instant
-from .errors import BundleError
+from .errors import BundleError, refused
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,10 +79,8 @@ class Keyring:
         logs: dict[str, list[LogVerifier]] = {}
         compromised: dict[tuple[str, str, int], datetime] = {}
         for position, log in enumerate(directory.logs):
-            try:
+            with refused("logs[{at}]: {error}", document="key directory", at=position):
                 verifier = log_verifier(log.vkey)
-            except TlogError as error:
-                raise BundleError("key directory", f"logs[{position}]: {error}") from None
             logs.setdefault(log.origin, []).append(verifier)
             if (moment := _optional_instant(log.compromised_at)) is not None:
                 # a key listed twice for one log counts as compromised from the earlier time
@@ -113,10 +111,8 @@ class Policy:
     def of(cls, store: TrustStore) -> Policy:
         witnesses = []
         for position, witness in enumerate(store.witnesses):
-            try:
+            with refused("witnesses[{at}]: {error}", document="trust store", at=position):
                 witnesses.append((witness.name, cosigner_verifier(witness.vkey)))
-            except TlogError as error:
-                raise BundleError("trust store", f"witnesses[{position}]: {error}") from None
         authorities: dict[str, Authority] = {}
         for position, authority in enumerate(store.timestamp_authorities):
             where = f"timestamp_authorities[{position}]"

@@ -1,7 +1,7 @@
-"""Committed paths ``<vector>:<pointer>`` (docs/spec.md section 2): check one, or list a payload's.
+"""Committed paths ``<vector>:<pointer>`` (docs/spec.md section 2): is a path one?
 
 The verifier needs only the syntax: a disclosed ``path`` must be one the commitment core can
-have produced. The builder needs the leaves of a parsed payload, keyed by their paths.
+have produced. (The builder lists a payload's leaves by path: ``services.bundles.leaf_values``.)
 """
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Iterator
 
 #: The longest committed path, in UTF-8 bytes (docs/spec.md section 8).
 MAX_PATH_BYTES = 512
@@ -45,28 +44,3 @@ def path_problem(path: str) -> str | None:
         if any(unicodedata.category(char) == "Cc" for char in step):
             return "has a control character in a member name"
     return None
-
-
-def escape_token(name: str) -> str:
-    """RFC 6901: ``~`` is written ``~0`` and ``/`` is written ``~1``."""
-    return name.replace("~", "~0").replace("/", "~1")
-
-
-def leaf_values(payload: object) -> dict[str, object]:
-    """Every leaf of a parsed payload by committed path: scalars, ``{}`` and ``[]``.
-
-    ``payload`` is JSON as Python holds it (``dict``, ``list``, ``str``, numbers, ``bool``,
-    ``None``), typically ``json.loads`` of the stored canonical payload.
-    """
-    return dict(_walk(payload, "", ""))
-
-
-def _walk(value: object, vector: str, pointer: str) -> Iterator[tuple[str, object]]:
-    if isinstance(value, dict) and value:
-        for name, child in value.items():
-            yield from _walk(child, vector + "o", f"{pointer}/{escape_token(name)}")
-    elif isinstance(value, list) and value:
-        for index, child in enumerate(value):
-            yield from _walk(child, vector + "a", f"{pointer}/{index}")
-    elif vector:
-        yield f"{vector}:{pointer}", value

@@ -16,6 +16,7 @@ from msgspec import Struct
 from recordseal.chain import erasure_receipt_message
 from recordseal.crypto.signing import verify_signature
 
+from .boundary import outermost
 from .bundle import ErasureReceipt, KeyDirectory, decode_erasure_receipt
 from .checks import NO_PUBLIC_KEY
 from .context import Keyring
@@ -32,15 +33,9 @@ class ReceiptResult(Struct, frozen=True):
     receipt: ErasureReceipt | None = None
 
 
+@outermost(lambda reason: ReceiptResult(False, reason))
 def verify_erasure_receipt(document: bytes | str, keys: KeyDirectory) -> ReceiptResult:
     """Verify ``{"receipt", "signature"}`` or a whole erase answer (``erasure_receipt``)."""
-    try:
-        return _verify(document, keys)
-    except Exception as error:  # a verifier reports; it never crashes on its input
-        return ReceiptResult(False, f"internal error: {type(error).__name__}: {error}")
-
-
-def _verify(document: bytes | str, keys: KeyDirectory) -> ReceiptResult:
     try:
         signed = decode_erasure_receipt(document)
         keyring = Keyring.of(keys)

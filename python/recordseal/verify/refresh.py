@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from recordseal.core import CommitError, verify_consistency
+from recordseal.core import verify_consistency
 
 from .bundle import Bundle, decode_bundle
 from .encoding import b64decode, b64encode
-from .errors import BundleError
+from .errors import BundleError, refused
 from .sealing import open_seal
 
 #: The HTTP header of ``POST /v1/proofs:refresh`` that carries the consistency proof.
@@ -88,8 +88,6 @@ def check_refresh(old: bytes, new: bytes, consistency: str | None) -> RefreshChe
     )
     if (proof.from_size, proof.to_size) != (small[0], large[0]):
         raise BundleError("refresh", "the consistency proof is not between the two checkpoints")
-    try:
+    with refused("the two checkpoints are not consistent: {error}", document="refresh"):
         verify_consistency(small[0], large[0], small[1], large[1], list(proof.proof))
-    except CommitError as error:
-        raise BundleError("refresh", f"the two checkpoints are not consistent: {error}") from None
     return RefreshCheck(after, old_seal.checkpoint.size, new_seal.checkpoint.size)

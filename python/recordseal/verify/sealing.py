@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
 
-from recordseal.core import CommitError, verify_consistency
+from recordseal.core import verify_consistency
 from recordseal.tlog import (
     Checkpoint,
     Cosignature,
@@ -21,7 +21,6 @@ from recordseal.tlog import (
     LogVerifier,
     Note,
     NoteSignature,
-    TlogError,
     algorithm_of,
     open_checkpoint,
     parse_note,
@@ -31,8 +30,8 @@ from recordseal.tlog.tsa import verify_token
 from .bundle import Seal, TimestampReceipt
 from .context import Policy
 from .encoding import b64decode
-from .errors import BundleError
-from .memo import Memo, remembered
+from .errors import Refused, attempt, refused
+from .outcome_cache import OutcomeCache, remembered
 from .tlogproof import TlogProof, parse_tlog_proof
 
 #: Said of a key or log the directory lacks: the usual cause is a directory older than it.
@@ -66,27 +65,25 @@ class OpenedSeal:
     checkpoint: Checkpoint
 
 
-def open_seal(seal: Seal, memo: Memo | None = None) -> OpenedSeal:
+def open_seal(seal: Seal, cache: OutcomeCache | None = None) -> OpenedSeal:
     """Parse ``seal.proof`` and the checkpoint inside; :class:`BundleError` when malformed."""
-    return open_tlog_proof(seal.proof, memo)
+    return open_tlog_proof(seal.proof, cache)
 
 
-def open_tlog_proof(text: str, memo: Memo | None = None) -> OpenedSeal:
+def open_tlog_proof(text: str, cache: OutcomeCache | None = None) -> OpenedSeal:
     """Parse a tlog proof and the checkpoint inside (the seal's, or its path into the
     aggregate log); :class:`BundleError` when malformed."""
     proof = parse_tlog_proof(text)
     note, checkpoint = remembered(
-        memo, "checkpoint", proof.checkpoint, lambda: _checkpoint_of(proof.checkpoint)
+        cache, "checkpoint", proof.checkpoint, lambda: _checkpoint_of(proof.checkpoint)
     )
     return OpenedSeal(proof, note, checkpoint)
 
 
 def _checkpoint_of(signed: str) -> tuple[Note, Checkpoint]:
-    try:
+    with refused("the checkpoint is malformed: {error}", document="tlog proof"):
         note = parse_note(signed)
         return note, Checkpoint.parse(note.text)
-    except TlogError as error:
-        raise BundleError("tlog proof", f"the checkpoint is malformed: {error}") from None
 
 
 def signed_algorithms(
@@ -117,7 +114,7 @@ def cosignature_times(
     signatures: Iterable[NoteSignature],
     policy: Policy,
     max_timestamp: int,
-    memo: Memo | None = None,
+    cache: OutcomeCache | None = None,
 ) -> tuple[list[WitnessTime], list[str]]:
     """Valid trusted cosignatures on a checkpoint, and what is wrong with the invalid ones."""
     known = policy.witness_names()
@@ -129,35 +126,40 @@ def cosignature_times(
             continue  # the log's own signature, or a witness nobody trusts here
         name, verifier = found
         key = (checkpoint_text, signature.name, signature.key_id, signature.signature)
-        try:
-            cosignature, invalid = remembered(
-                memo, "cosignature", key, partial(_checked, verifier, checkpoint_text, signature)
-            )
-            if cosignature.timestamp > max_timestamp:  # refused as in the future, as ever
-                verifier.verify_cosignature(
-                    checkpoint_text, cosignature, max_timestamp=max_timestamp
-                )
-            if invalid is not None:
-                raise invalid
-        except TlogError as error:
-            problems.append(f"the cosignature of {name} does not verify ({error.code}): {error}")
-        else:
-            if cosignature.timestamp != 0:  # dated 0: no statement of time, no receipt
-                times.append(WitnessTime(name, cosignature.time, "cosigned"))
+        cosigned = attempt(
+            partial(_cosignature, cache, key, verifier, checkpoint_text, signature, max_timestamp),
+            "the cosignature of {name} does not verify ({code}): {error}",
+            name=name,
+        )
+        if isinstance(cosigned, Refused):
+            problems.append(str(cosigned))
+        elif cosigned.timestamp != 0:  # dated 0: no statement of time, no receipt
+            times.append(WitnessTime(name, cosigned.time, "cosigned"))
     return times, problems
 
 
-def _checked(
-    verifier: CosignerKey, checkpoint_text: str, signature: NoteSignature
-) -> tuple[Cosignature, TlogError | None]:
-    """The cosignature (TlogError when malformed) and why it does not verify, if it does not,
-    whatever the clock says."""
-    cosignature = Cosignature.from_note_signature(signature)
-    try:
-        verifier.verify_cosignature(checkpoint_text, cosignature)
-    except TlogError as error:
-        return cosignature, error
-    return cosignature, None
+def _cosignature(
+    cache: OutcomeCache | None,
+    key: tuple[str, str, int, bytes],
+    verifier: CosignerKey,
+    checkpoint_text: str,
+    signature: NoteSignature,
+    max_timestamp: int,
+) -> Cosignature:
+    """The cosignature, once it verifies and is not dated in the future (``TlogError``
+    otherwise). Whether it parses and verifies is remembered; the clock is read every time."""
+    cosignature = remembered(
+        cache, "cosignature", key, partial(Cosignature.from_note_signature, signature)
+    )
+    if cosignature.timestamp > max_timestamp:  # refused as in the future, as ever
+        verifier.verify_cosignature(checkpoint_text, cosignature, max_timestamp=max_timestamp)
+    remembered(
+        cache,
+        "cosigned",
+        key,
+        partial(verifier.verify_cosignature, checkpoint_text, cosignature),
+    )
+    return cosignature
 
 
 def timestamp_times(
@@ -165,7 +167,7 @@ def timestamp_times(
     root: bytes,
     policy: Policy,
     latest: datetime,
-    memo: Memo | None = None,
+    cache: OutcomeCache | None = None,
 ) -> tuple[list[WitnessTime], list[str]]:
     """Valid tokens from listed authorities over ``root``, and the problems of the others."""
     times: list[WitnessTime] = []
@@ -178,16 +180,19 @@ def timestamp_times(
         if token is None:  # the struct's own check makes this unreachable after decoding
             problems.append(f"the token of {authority.name} is not base64")
             continue
-        try:
-            stamp = remembered(
-                memo,
+        stamp = attempt(
+            partial(
+                remembered,
+                cache,
                 "token",
                 (authority.name, token, root),
                 partial(verify_token, token, root, authority.roots, authority.intermediates),
-            )
-        except TlogError as error:
-            reason = f"does not verify ({error.code}): {error}"
-            problems.append(f"the token of {authority.name} {reason}")
+            ),
+            "the token of {name} does not verify ({code}): {error}",
+            name=authority.name,
+        )
+        if isinstance(stamp, Refused):
+            problems.append(str(stamp))
             continue
         if stamp.gen_time > latest:
             problems.append(f"the token of {authority.name} is dated in the future")
@@ -202,7 +207,7 @@ def previous_times(
     verifiers: tuple[LogVerifier, ...],
     policy: Policy | None,
     max_timestamp: int,
-    memo: Memo | None = None,
+    cache: OutcomeCache | None = None,
 ) -> tuple[list[WitnessTime], str]:
     """Trusted witness times on ``seal.previous``, or none and the reason it cannot be used.
 
@@ -214,28 +219,39 @@ def previous_times(
     if policy is None:
         return [], "no trust store for the previous checkpoint's witnesses"
     signed = seal.previous
-    try:
-        previous, note = remembered(
-            memo,
+    opened_previous = attempt(
+        partial(
+            remembered,
+            cache,
             "previous",
             (seal.log, signed),
             lambda: (open_checkpoint(signed, verifiers)[0], parse_note(signed)),
-        )
-    except TlogError as error:
-        return [], f"the previous checkpoint is not usable ({error.code}): {error}"
+        ),
+        "the previous checkpoint is not usable ({code}): {error}",
+    )
+    if isinstance(opened_previous, Refused):
+        return [], str(opened_previous)
+    previous, note = opened_previous
     sealing = opened.checkpoint
     if previous.origin != sealing.origin:
         return [], "the previous checkpoint is of another log"
     if previous.size > opened.proof.index:
         return [], "the previous checkpoint already includes the entry"
     consistency = [b64decode(node) or b"" for node in seal.previous_consistency]
-    try:
-        verify_consistency(
-            previous.size, sealing.size, previous.root_hash, sealing.root_hash, consistency
-        )
-    except CommitError as error:
-        return [], f"the previous checkpoint is not consistent with the sealing one: {error}"
-    times, _ = cosignature_times(note.text, note.signatures, policy, max_timestamp, memo)
+    consistent = attempt(
+        partial(
+            verify_consistency,
+            previous.size,
+            sealing.size,
+            previous.root_hash,
+            sealing.root_hash,
+            consistency,
+        ),
+        "the previous checkpoint is not consistent with the sealing one: {error}",
+    )
+    if isinstance(consistent, Refused):
+        return [], str(consistent)
+    times, _ = cosignature_times(note.text, note.signatures, policy, max_timestamp, cache)
     if not times:
         return [], "no trusted witness time on the previous checkpoint"
     return times, ""

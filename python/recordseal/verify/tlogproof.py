@@ -9,22 +9,22 @@
     <empty line>
     <signed checkpoint note, verbatim>
 
-The ``extra`` line is unauthenticated; it is kept but never trusted.
+The ``extra`` line is unauthenticated; it is kept but never trusted. The service writes the
+format (``services.bundles.tlog_proof_text``); the verifier only reads it.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .encoding import b64decode, b64encode
-from .errors import BundleError, VerificationError
+from .encoding import b64decode
+from .errors import BundleError
 
 HEADER = "c2sp.org/tlog-proof@v1"
 _INDEX = re.compile("index (0|[1-9][0-9]{0,18})")
-_MAX_INDEX = 2**63 - 1
-_HASH_SIZE = 32
+MAX_INDEX = 2**63 - 1
+HASH_SIZE = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,30 +55,12 @@ def parse_tlog_proof(text: str) -> TlogProof:
             raise _malformed("the extra line is not canonical base64")
         position += 1
     match = _INDEX.fullmatch(lines[position]) if len(lines) > position else None
-    if match is None or int(match.group(1)) > _MAX_INDEX:
+    if match is None or int(match.group(1)) > MAX_INDEX:
         raise _malformed("no 'index' line with a decimal below 2^63 without leading zeros")
     hashes = []
     for number, line in enumerate(lines[position + 1 :], start=1):
         node = b64decode(line)
-        if node is None or len(node) != _HASH_SIZE:
+        if node is None or len(node) != HASH_SIZE:
             raise _malformed(f"proof line {number} is not the base64 of 32 bytes")
         hashes.append(node)
     return TlogProof(int(match.group(1)), tuple(hashes), checkpoint, extra)
-
-
-def format_tlog_proof(
-    index: int, hashes: Sequence[bytes], checkpoint: str, extra: bytes | None = None
-) -> str:
-    """The proof text; ``checkpoint`` is the signed checkpoint note, ending in a newline."""
-    if not 0 <= index <= _MAX_INDEX:
-        raise VerificationError(f"index {index} is outside 0..2^63-1")
-    if any(len(node) != _HASH_SIZE for node in hashes):
-        raise VerificationError("every proof hash must be 32 bytes")
-    if not checkpoint.endswith("\n") or checkpoint.startswith("\n"):
-        raise VerificationError("the checkpoint must be a signed note ending in a newline")
-    lines = [HEADER]
-    if extra is not None:
-        lines.append(f"extra {b64encode(extra)}")
-    lines.append(f"index {index}")
-    lines.extend(b64encode(node) for node in hashes)
-    return "\n".join(lines) + "\n\n" + checkpoint

@@ -1,9 +1,9 @@
 """Daily transparency log files of a (tenant, fleet) log, and their offline replay.
 
-This module is the whole format (docs/fleets.md): the service writes files with
-:func:`encode_log_file`, and anyone replays one with :func:`replay_log_file` — no server, no
-storage, no web layer; only the core's RFC 6962 verifier, the C2SP note formats and the
-genesis derivation.
+This module is the whole format (docs/fleets.md), read: its lines as structs, and
+:func:`replay_log_file`, with which anyone replays a file — no server, no storage, no web
+layer; only the core's RFC 6962 verifier, the C2SP note formats and the genesis derivation.
+The service writes files from the same structs (``fleet/transparency.py``).
 
 A file is UTF-8 JSON Lines (one JSON object per line, each ending in ``\\n``):
 
@@ -33,28 +33,29 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date as Date
+from functools import partial
 from pathlib import PurePath
 from typing import TypeVar
 
 import msgspec
 
-from recordseal.core import CommitError, leaf_hash, verify_consistency
+from recordseal.core import leaf_hash, verify_consistency
 from recordseal.identifiers import IDENTIFIER
 from recordseal.merkle.genesis import successor_genesis, tenant_genesis
 from recordseal.tlog import (
     Checkpoint,
+    Cosignature,
     CosignerKey,
     NoteVerifier,
-    TlogError,
     parse_note,
     verify_cosignatures,
     verify_note,
 )
 
-from .errors import VerificationError
+from .errors import Refused, VerificationError, attempt
 
 T = TypeVar("T")
 
@@ -183,11 +184,6 @@ class LogFileName:
 
 def b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
-
-
-def encode_log_file(header: Header, anchors: Sequence[AnchorLine]) -> bytes:
-    """The file's bytes: the header line, then one line per anchor."""
-    return b"".join(msgspec.json.encode(item) + b"\n" for item in (header, *anchors))
 
 
 def replay_log_file(
@@ -392,14 +388,14 @@ def _consistent(
         raise TransparencyLogError(
             "size_not_increasing", f"{what} (size {new_size}) is below size {old_size}", number
         )
-    try:
-        verify_consistency(old_size, new_size, old_root, new_root, hashes)
-    except CommitError as error:
-        raise TransparencyLogError(
-            "proof_invalid",
-            f"{what} is not proven consistent with size {old_size}: {error}",
-            number,
-        ) from None
+    consistent = attempt(
+        partial(verify_consistency, old_size, new_size, old_root, new_root, hashes),
+        "{what} is not proven consistent with size {old_size}: {error}",
+        what=what,
+        old_size=old_size,
+    )
+    if isinstance(consistent, Refused):
+        raise TransparencyLogError("proof_invalid", str(consistent), number) from None
 
 
 def _check_checkpoint(
@@ -410,16 +406,13 @@ def _check_checkpoint(
     log_keys: list[NoteVerifier],
     witness_keys: list[CosignerKey],
 ) -> tuple[str, ...]:
-    try:
-        note = parse_note(line.checkpoint)
-        checkpoint = Checkpoint.parse(note.text)
-        if log_keys:
-            verify_note(note, log_keys)
-        cosignatures = verify_cosignatures(note.text, note.signatures, witness_keys)
-    except TlogError as error:
-        raise TransparencyLogError(
-            "checkpoint_invalid", f"checkpoint: {error.code}: {error}", number
-        ) from None
+    opened = attempt(
+        partial(_open_checkpoint, line.checkpoint, log_keys, witness_keys),
+        "checkpoint: {code}: {error}",
+    )
+    if isinstance(opened, Refused):
+        raise TransparencyLogError("checkpoint_invalid", str(opened), number) from None
+    checkpoint, cosignatures = opened
     if (checkpoint.origin, checkpoint.size, checkpoint.root_hash) != (
         header.origin,
         line.size,
@@ -431,3 +424,15 @@ def _check_checkpoint(
             number,
         )
     return tuple(cosignature.name for cosignature in cosignatures)
+
+
+def _open_checkpoint(
+    signed: str, log_keys: list[NoteVerifier], witness_keys: list[CosignerKey]
+) -> tuple[Checkpoint, list[Cosignature]]:
+    """A line's checkpoint, its log signature verified (with ``log_keys``) and the valid
+    cosignatures of ``witness_keys``; ``TlogError`` otherwise."""
+    note = parse_note(signed)
+    checkpoint = Checkpoint.parse(note.text)
+    if log_keys:
+        verify_note(note, log_keys)
+    return checkpoint, verify_cosignatures(note.text, note.signatures, witness_keys)

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 
 import msgspec
 
+from .boundary import outermost
 from .bracket import bracket_of, check_time_bracket, previous_bound
 from .bundle import Bundle, KeyDirectory, Seal, TrustStore, decode_bundle
 from .checks import (
@@ -26,7 +27,7 @@ from .checks import (
 from .compromise import Witnessed
 from .context import Keyring, Policy
 from .errors import BundleError
-from .memo import Memo
+from .outcome_cache import OutcomeCache
 from .result import RecordRef, TimeBracket, VerificationResult, failed, unchecked, verdict_of
 from .sealing import OpenedSeal, WitnessTime, open_seal, open_tlog_proof
 
@@ -37,13 +38,13 @@ class Verifier:
     ``keys`` enables checks 3 and 4 (and the signatures of check 6), ``trust`` check 5 and the
     witness-backed time bracket. Both are built into their usable form once, here; the
     checkpoints, cosignatures and time-stamp tokens that bundles of one log share are parsed
-    and verified once, and remembered by their exact bytes (``verify.memo``).
+    and verified once, and remembered by their exact bytes (``verify.outcome_cache``).
     """
 
     def __init__(self, keys: KeyDirectory | None = None, trust: TrustStore | None = None) -> None:
         self._keyring, self._no_keys = _keyring(keys)
         self._policy = _policy(trust)
-        self._memo = Memo()
+        self._cache = OutcomeCache()
 
     def knows(self, bundle: Bundle) -> bool:
         """Whether the key directory lists the bundle's header key and, when it is sealed,
@@ -61,11 +62,12 @@ class Verifier:
         if seal.aggregate is msgspec.UNSET or self._keyring is None:
             return True
         try:
-            origin = open_tlog_proof(seal.aggregate.proof, self._memo).checkpoint.origin
+            origin = open_tlog_proof(seal.aggregate.proof, self._cache).checkpoint.origin
         except BundleError:
             return True  # malformed: no directory would help (check 5 fails it)
         return origin in self._keyring.logs
 
+    @outermost(lambda reason: faulty(reason))
     def verify(self, bundle_bytes: bytes, *, now: datetime | None = None) -> VerificationResult:
         """Verify a bundle; never raises on input (a malformed one is ``FAILED``).
 
@@ -78,9 +80,10 @@ class Verifier:
             return malformed(str(error))
         return self.verify_decoded(bundle, now=now)
 
+    @outermost(lambda reason: faulty(reason))
     def verify_decoded(self, bundle: Bundle, *, now: datetime | None = None) -> VerificationResult:
         """The seven checks over a bundle that :func:`decode_bundle` produced."""
-        return _verify(bundle, self._keyring, self._no_keys, self._policy, now, self._memo)
+        return _verify(bundle, self._keyring, self._no_keys, self._policy, now, self._cache)
 
 
 def verify_bundle(
@@ -106,6 +109,16 @@ def malformed(reason: str) -> VerificationResult:
     )
 
 
+def faulty(reason: str) -> VerificationResult:
+    """The result when the verifier itself fails (``boundary.py``): ``FAILED``, the fault
+    named in check 1, the others not run."""
+    checks = [failed(1, reason)]
+    checks += [unchecked(number, "not run: the verifier failed") for number in range(2, 8)]
+    return VerificationResult(
+        verdict="FAILED", checks=checks, time_bracket=TimeBracket(), record=None, disclosed={}
+    )
+
+
 def _keyring(keys: KeyDirectory | None) -> tuple[Keyring | None, str]:
     if keys is None:
         return None, "no key directory supplied"
@@ -122,11 +135,11 @@ def _policy(trust: TrustStore | None) -> Policy | None:
         return None
 
 
-def _open(bundle: Bundle, memo: Memo) -> OpenedSeal | BundleError | None:
+def _open(bundle: Bundle, cache: OutcomeCache) -> OpenedSeal | BundleError | None:
     if bundle.seal is None:
         return None
     try:
-        return open_seal(bundle.seal, memo)
+        return open_seal(bundle.seal, cache)
     except BundleError as error:
         return error
 
@@ -159,32 +172,26 @@ def _verify(
     no_keys: str,
     policy: Policy | None,
     now: datetime | None,
-    memo: Memo,
+    cache: OutcomeCache,
 ) -> VerificationResult:
     now = datetime.now(UTC) if now is None else now
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)
     header, seal = bundle.header, bundle.seal
     canonical = header.canonical()
-    opened = _open(bundle, memo)
-    try:
-        receipts = gather_receipts(seal, opened, policy, now, memo, keyring)
-    except Exception as error:  # reported by check 5; the verifier never raises on input
-        receipts = Receipts(problems=[f"internal error: {type(error).__name__}: {error}"])
+    opened = _open(bundle, cache)
+    receipts = gather_receipts(seal, opened, policy, now, cache, keyring)
 
     witnessed = _witnessed(seal, policy, receipts)
     required = policy.checkpoint_signatures if policy is not None else ("Ed25519",)
-    sealed = check_sealed_batch(canonical, seal, opened, keyring, witnessed, memo, required)
+    sealed = check_sealed_batch(canonical, seal, opened, keyring, witnessed, cache, required)
     included = sealed.status == "passed"
     if not included and witnessed.until is not None:
         witnessed = Witnessed(missing="the seal is not verified (check 4)")
     previous: list[WitnessTime] = []
     previous_reason = ""
     if included:
-        try:
-            previous, previous_reason = previous_bound(seal, opened, keyring, policy, now, memo)
-        except Exception as error:  # the lower bound then falls back to ingested_at
-            previous_reason = f"the previous checkpoint could not be read: {error}"
+        previous, previous_reason = previous_bound(seal, opened, keyring, policy, now, cache)
     sealing_times = receipts.times if receipts is not None else []
     bracket = bracket_of(header, included, sealing_times, previous)
 

@@ -33,7 +33,10 @@ from litestar.exceptions import HTTPException
 from litestar.static_files import create_static_files_router
 
 from recordseal.services.verification import OnlineVerifier
-from recordseal.verify import Bundle, VerificationResult
+from recordseal.verify import (
+    Bundle,
+    VerificationResult,
+)
 from recordseal.web import examples
 from recordseal.web.bodies import require_json
 from recordseal.web.controller import DomainController

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 import httpx
 from cryptography import x509
 
-from .errors import TlogError
-from .tsa import Timestamp, build_request, verify_response
+from recordseal.tlog.errors import TlogError
+from recordseal.tlog.tsa import Timestamp, build_request, verify_response
 
 QUERY_MEDIA_TYPE = "application/timestamp-query"
 REPLY_MEDIA_TYPES = frozenset({"application/timestamp-reply", "application/timestamp-response"})

@@ -15,18 +15,17 @@ from pathlib import Path
 
 import httpx
 
+from recordseal.network.witness_client import WitnessClient
 from recordseal.tlog import CosignatureVerifier, TlogError
-from recordseal.tlog.client import WitnessClient
 from recordseal.tlog.protocol import encode_add_checkpoint
 from tests.servers import free_port
-
-from .conftest import WITNESS_NAME, Log
+from tests.tlog.support import WITNESS_NAME, Log
 
 SOURCE = str(Path(__file__).resolve().parents[2] / "python")
 # The CLI as recordseal/cli.py mounts it: one top-level parser with the witness commands.
 ENTRY = (
     "import argparse, sys\n"
-    "from recordseal.tlog.witness_cli import add_witness_parser\n"
+    "from recordseal.witness.cli import add_witness_parser\n"
     "top = argparse.ArgumentParser(prog='recordseal')\n"
     "add_witness_parser(top.add_subparsers(required=True))\n"
     "args = top.parse_args()\n"

@@ -24,10 +24,17 @@ import msgspec
 from litestar import Litestar, Request, Response, get, post
 from litestar.params import FromPath
 
-from .errors import TlogError
-from .protocol import ADD_CHECKPOINT_PATH, SIZE_MEDIA_TYPE, encode_size, parse_add_checkpoint
-from .witness import STATUS_OF, Cosigner, FamilyFile, Witness, family_verifiers, log_verifiers
-from .witness_keys import ALGORITHM_CHOICES, load_signers
+from recordseal.tlog.errors import TlogError
+from recordseal.tlog.protocol import (
+    ADD_CHECKPOINT_PATH,
+    SIZE_MEDIA_TYPE,
+    encode_size,
+    parse_add_checkpoint,
+)
+
+from .families import FamilyFile, family_verifiers
+from .keys import ALGORITHM_CHOICES, load_signers
+from .witness import STATUS_OF, Cosigner, Witness, log_verifiers
 
 #: The variable through which ``witness serve`` hands its configuration to server workers.
 CONFIG_ENV = "RECORDSEAL_WITNESS_CONFIG"
@@ -43,7 +50,7 @@ PROBLEM_TYPE = "https://recordseal.dev/problems/"
 class WitnessConfig(msgspec.Struct, frozen=True):
     state_dir: str
     name: str
-    #: the data directory holding the key files (``witness_keys``)
+    #: the data directory holding the key files (``witness.keys``)
     key_dir: str
     logs: dict[str, list[str]]
     #: vkeys of log families (docs/tlog.md, "Log families").

@@ -17,9 +17,8 @@ from recordseal.tlog import (
     open_note,
     sign_checkpoint,
 )
-from recordseal.tlog.witness import STATUS_OF, Witness
-
-from .conftest import Log
+from recordseal.witness.witness import STATUS_OF, Witness
+from tests.tlog.support import Log
 
 
 def make_witness(path: Path, signer: CosignatureSigner, log: Log) -> Witness:
@@ -219,7 +218,7 @@ def test_a_family_file_is_followed_as_it_changes(
     """``witness serve --logs-under-file``: the witness reads the file again whenever it
     changes, so a log key added there is trusted without a restart; a file that cannot be
     read at start is refused, and one that goes away later leaves the families as they were."""
-    from recordseal.tlog.witness import FamilyFile, write_family_file
+    from recordseal.witness.families import FamilyFile, write_family_file
 
     first = Ed25519Signer.generate("service.example")
     second = Ed25519Signer.generate("service.example")

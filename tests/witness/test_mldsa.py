@@ -13,6 +13,7 @@ import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
 
+from recordseal.network.witness_client import WitnessClient
 from recordseal.tlog import (
     MLDSA44,
     Checkpoint,
@@ -29,11 +30,9 @@ from recordseal.tlog import (
     sign_note,
     verify_cosignatures,
 )
-from recordseal.tlog.client import WitnessClient
 from recordseal.tlog.protocol import encode_add_checkpoint
-from recordseal.tlog.witness_app import create_witness_app
-
-from .conftest import WITNESS_NAME, Log
+from recordseal.witness.app import create_witness_app
+from tests.tlog.support import WITNESS_NAME, Log
 
 NOW = 1767225600
 SERVICE = "svc.example"

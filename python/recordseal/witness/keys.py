@@ -12,9 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from recordseal.crypto.keyfiles import read_or_create_secret
-
-from .cosignature import CosignatureSigner
-from .subtree import MLDSA44CosignatureSigner
+from recordseal.tlog.cosignature import CosignatureSigner
+from recordseal.tlog.subtree import MLDSA44CosignatureSigner
 
 ED25519_KEY_FILE = "witness-key.ed25519"
 MLDSA44_KEY_FILE = "witness-key.ml-dsa-44"

@@ -18,10 +18,11 @@ from typing import Any
 import msgspec
 
 from recordseal import logs as logging_setup
+from recordseal.tlog.errors import TlogError
 
-from .errors import TlogError
-from .witness import FamilyFile, family_verifiers, log_verifiers
-from .witness_keys import ALGORITHM_CHOICES, load_signers
+from .families import FamilyFile, family_verifiers
+from .keys import ALGORITHM_CHOICES, load_signers
+from .witness import log_verifiers
 
 STATE_DIR = "state"
 log = logging.getLogger("recordseal.witness")
@@ -124,7 +125,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     # Imported here, not by every command: the application (Litestar) is loaded once, before
     # granian forks the worker, which then starts with it.
-    from .witness_app import CONFIG_ENV, WitnessConfig
+    from .app import CONFIG_ENV, WitnessConfig
 
     log_format = args.log_format or os.environ.get("RECORDSEAL_LOG_FORMAT") or "text"
     log_config = logging_setup.dict_config(log_format, server=log.name)  # type: ignore[arg-type]
@@ -175,7 +176,7 @@ def _serve(args: argparse.Namespace) -> int:
     log.info("witness.listening", extra={"url": f"http://{args.host}:{args.port}"})
     log.info("witness.monitoring", extra={"url": f"http://{args.host}:{args.port}/monitor/"})
     Server(
-        "recordseal.tlog.witness_app:app_from_env",
+        "recordseal.witness.app:app_from_env",
         address=args.host,
         port=args.port,
         interface=Interfaces.ASGI,

@@ -12,9 +12,8 @@ from litestar.testing import TestClient
 
 from recordseal.tlog import CosignatureVerifier, Ed25519Signer, open_note, sign_checkpoint
 from recordseal.tlog.protocol import encode_add_checkpoint
-from recordseal.tlog.witness_app import create_witness_app
-
-from .conftest import WITNESS_NAME, Log
+from recordseal.witness.app import create_witness_app
+from tests.tlog.support import WITNESS_NAME, Log
 
 
 def make_app(tmp_path: Path, log: Log) -> Litestar:

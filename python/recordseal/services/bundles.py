@@ -1,4 +1,5 @@
-"""Building bundles: pure functions the service calls (and the tests), no I/O.
+"""Building bundles: pure functions the disclosure and proof services call (and the tests),
+no I/O. The verifier (:mod:`recordseal.verify`) reads what these write; it builds nothing.
 
 The service holds a record's committed leaves, its payload values, its signed header, and the
 seal and coverage material; these functions put them in the bundle format of
@@ -9,14 +10,14 @@ served (an unknown or repeated path), naming the path.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import msgspec
 
 from recordseal.core import CommitError, CommittedRecord, encode_value, inclusion_proof, leaf_hash
-
-from .bundle import (
+from recordseal.ledger.errors import RecordServiceError
+from recordseal.verify.bundle import (
     AggregateSeal,
     Bundle,
     Coverage,
@@ -27,14 +28,14 @@ from .bundle import (
     covered_header_of,
     header_of,
 )
-from .encoding import b64encode
-from .errors import VerificationError
-from .paths import leaf_values
-from .tlogproof import format_tlog_proof
+from recordseal.verify.encoding import b64encode
+from recordseal.verify.tlogproof import HASH_SIZE, HEADER, MAX_INDEX
 
 
-class DisclosureError(VerificationError):
-    """A disclosure that cannot be built; ``path`` names the field."""
+class DisclosureError(RecordServiceError, ValueError):
+    """A disclosure that cannot be built; ``path`` names the field (the disclosure service
+    answers the request's refusal from it). Under the service's root, as the service builds
+    bundles (the verifier builds none)."""
 
     def __init__(self, path: str, message: str) -> None:
         super().__init__(message)
@@ -53,6 +54,31 @@ class DuplicateField(DisclosureError):
 
     def __init__(self, path: str) -> None:
         super().__init__(path, f"{path!r} is asked for twice")
+
+
+def escape_token(name: str) -> str:
+    """RFC 6901: ``~`` is written ``~0`` and ``/`` is written ``~1``."""
+    return name.replace("~", "~0").replace("/", "~1")
+
+
+def leaf_values(payload: object) -> dict[str, object]:
+    """Every leaf of a parsed payload by committed path: scalars, ``{}`` and ``[]``.
+
+    ``payload`` is JSON as Python holds it (``dict``, ``list``, ``str``, numbers, ``bool``,
+    ``None``), typically ``json.loads`` of the stored canonical payload.
+    """
+    return dict(_walk(payload, "", ""))
+
+
+def _walk(value: object, vector: str, pointer: str) -> Iterator[tuple[str, object]]:
+    if isinstance(value, dict) and value:
+        for name, child in value.items():
+            yield from _walk(child, vector + "o", f"{pointer}/{escape_token(name)}")
+    elif isinstance(value, list) and value:
+        for index, child in enumerate(value):
+            yield from _walk(child, vector + "a", f"{pointer}/{index}")
+    elif vector:
+        yield f"{vector}:{pointer}", value
 
 
 def field_disclosures(
@@ -130,9 +156,7 @@ class RecordTree:
     def path(self, index: int) -> list[bytes]:
         """PATH(index, D[n]) of RFC 6962 2.1.1, from the leaf upwards."""
         if not 0 <= index < len(self._leaves):
-            raise VerificationError(
-                f"index {index} is outside a tree of {len(self._leaves)} leaves"
-            )
+            raise ValueError(f"index {index} is outside a tree of {len(self._leaves)} leaves")
         siblings = []
         begin, end = 0, len(self._leaves)
         while end - begin > 1:
@@ -151,9 +175,23 @@ def _split(n: int) -> int:
     return 1 << ((n - 1).bit_length() - 1)
 
 
-def tlog_proof_text(index: int, proof_hashes: Sequence[bytes], signed_checkpoint: str) -> str:
-    """A c2sp.org/tlog-proof@v1 of log entry ``index`` (with its cosigned checkpoint note)."""
-    return format_tlog_proof(index, proof_hashes, signed_checkpoint)
+def tlog_proof_text(
+    index: int, proof_hashes: Sequence[bytes], signed_checkpoint: str, extra: bytes | None = None
+) -> str:
+    """A c2sp.org/tlog-proof@v1 of log entry ``index`` (with its cosigned checkpoint note,
+    ending in a newline), as :func:`recordseal.verify.tlogproof.parse_tlog_proof` reads it."""
+    if not 0 <= index <= MAX_INDEX:
+        raise ValueError(f"index {index} is outside 0..2^63-1")
+    if any(len(node) != HASH_SIZE for node in proof_hashes):
+        raise ValueError("every proof hash must be 32 bytes")
+    if not signed_checkpoint.endswith("\n") or signed_checkpoint.startswith("\n"):
+        raise ValueError("the checkpoint must be a signed note ending in a newline")
+    lines = [HEADER]
+    if extra is not None:
+        lines.append(f"extra {b64encode(extra)}")
+    lines.append(f"index {index}")
+    lines.extend(b64encode(node) for node in proof_hashes)
+    return "\n".join(lines) + "\n\n" + signed_checkpoint
 
 
 def seal_of(

@@ -11,11 +11,10 @@ import httpx
 import pytest
 from litestar import Litestar
 
+from recordseal.network.witness_client import WitnessClient
 from recordseal.tlog import CosignatureSigner, CosignatureVerifier, TlogError
-from recordseal.tlog.client import WitnessClient
-from recordseal.tlog.witness_app import create_witness_app
-
-from .conftest import WITNESS_NAME, Log
+from recordseal.witness.app import create_witness_app
+from tests.tlog.support import WITNESS_NAME, Log
 
 
 @pytest.fixture

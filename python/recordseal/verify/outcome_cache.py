@@ -7,7 +7,7 @@ verifier's keys, fixed for its life), so each is done once and its outcome, succ
 refusal, remembered by those bytes. Anything that depends on the clock (a witness time in the
 future) is decided after, on every bundle.
 
-A memo holds at most ``size`` outcomes per kind; the oldest goes first.
+A cache holds at most ``size`` outcomes per kind; the oldest goes first.
 """
 
 from __future__ import annotations
@@ -15,9 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import TypeVar
 
-from recordseal.tlog import TlogError
-
-from .errors import BundleError
+from .errors import BELOW, Below, VerificationError
 
 T = TypeVar("T")
 
@@ -27,25 +25,26 @@ class _Raised:
 
     __slots__ = ("error",)
 
-    def __init__(self, error: TlogError | BundleError) -> None:
+    def __init__(self, error: Below | VerificationError) -> None:
         self.error = error
 
 
-class Memo:
+class OutcomeCache:
     def __init__(self, size: int = 4096) -> None:
         self._size = size
         self._tables: dict[str, dict[Hashable, object]] = {}
 
     def __call__(self, kind: str, key: Hashable, compute: Callable[[], T]) -> T:
         """``compute()``'s outcome for ``key``: computed once, then remembered; a
-        :class:`TlogError` or :class:`BundleError` it raises is remembered and raised again."""
+        refusal it raises (an error of the layers below, or the verifier's own) is remembered
+        and raised again."""
         table = self._tables.setdefault(kind, {})
         try:
             found = table[key]
         except KeyError:
             try:
                 found = compute()
-            except (TlogError, BundleError) as error:
+            except (*BELOW, VerificationError) as error:  # remembered, not translated
                 found = _Raised(error)
             if len(table) >= self._size:
                 del table[next(iter(table))]
@@ -55,6 +54,6 @@ class Memo:
         return found  # type: ignore[return-value]
 
 
-def remembered(memo: Memo | None, kind: str, key: Hashable, compute: Callable[[], T]) -> T:
-    """``compute()`` through ``memo``, or directly without one."""
-    return compute() if memo is None else memo(kind, key, compute)
+def remembered(cache: OutcomeCache | None, kind: str, key: Hashable, compute: Callable[[], T]) -> T:
+    """``compute()`` through ``cache``, or directly without one."""
+    return compute() if cache is None else cache(kind, key, compute)

@@ -16,11 +16,16 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import httpx
 
-from .checkpoint import Checkpoint
-from .cosignature import Cosignature, CosignerKey, verify_cosignatures
-from .errors import TlogError
-from .note import NoteSignature, parse_note
-from .protocol import ADD_CHECKPOINT_PATH, SIZE_MEDIA_TYPE, encode_add_checkpoint, parse_size_reply
+from recordseal.tlog.checkpoint import Checkpoint
+from recordseal.tlog.cosignature import Cosignature, CosignerKey, verify_cosignatures
+from recordseal.tlog.errors import TlogError
+from recordseal.tlog.note import NoteSignature, parse_note
+from recordseal.tlog.protocol import (
+    ADD_CHECKPOINT_PATH,
+    SIZE_MEDIA_TYPE,
+    encode_add_checkpoint,
+    parse_size_reply,
+)
 
 #: ``proof_for(old_size)``: the log's consistency proof from ``old_size`` to the checkpoint.
 ProofSource = Callable[[int], Sequence[bytes] | Awaitable[Sequence[bytes]]]

@@ -19,10 +19,9 @@ from pathlib import Path
 import msgspec
 
 from recordseal.crypto.keyfiles import sync_directory
-
-from . import _base64
-from .checkpoint import HASH_SIZE
-from .errors import TlogError
+from recordseal.tlog import _base64
+from recordseal.tlog.checkpoint import HASH_SIZE
+from recordseal.tlog.errors import TlogError
 
 FORMAT = "recordseal/witness-state/v1"
 
