@@ -149,8 +149,10 @@ def test_a_backup_taken_during_ingest_is_consistent_whole_and_restores(tmp_path:
         ).fetchall()
         stored = dict(db.execute("SELECT record_id, seq FROM records").fetchall())
         keys = dict(db.execute("SELECT key_id, public_key FROM signing_keys").fetchall())
+        # A log of no tenant (the aggregate) is stored under '' and named null in the manifest.
         logs = db.execute(
-            "SELECT tenant, fleet, origin, size FROM logs ORDER BY ifnull(tenant, ''), fleet"
+            "SELECT nullif(tenant, ''), fleet, origin, size FROM logs"
+            " ORDER BY ifnull(tenant, ''), fleet"
         ).fetchall()
         version = db.execute("SELECT max(version) FROM schema_version").fetchone()[0]
         # Every stream dense from 1 to next_seq - 1, every link and signature verifies, and
