@@ -137,12 +137,16 @@ fn module(opened: &mut Opened, path: &str) -> HsmResult<Pkcs11> {
         return Ok(found.clone());
     }
     let pkcs11 = Pkcs11::new(path).map_err(|e| fail(&format!("loading module {path}"), e))?;
-    match pkcs11.initialize(CInitializeArgs::new(CInitializeFlags::OS_LOCKING_OK)) {
-        Ok(()) | Err(CkError::Pkcs11(RvError::CryptokiAlreadyInitialized, _)) => {}
-        Err(e) => return Err(fail(&format!("initialising module {path}"), e)),
-    }
+    initialise(&pkcs11, path)?;
     opened.modules.insert(path.to_owned(), pkcs11.clone());
     Ok(pkcs11)
+}
+
+fn initialise(pkcs11: &Pkcs11, path: &str) -> HsmResult<()> {
+    match pkcs11.initialize(CInitializeArgs::new(CInitializeFlags::OS_LOCKING_OK)) {
+        Ok(()) | Err(CkError::Pkcs11(RvError::CryptokiAlreadyInitialized, _)) => Ok(()),
+        Err(e) => Err(fail(&format!("initialising module {path}"), e)),
+    }
 }
 
 /// One token of a module, logged in as its user.
@@ -166,14 +170,24 @@ impl Token {
             return Ok(token.clone());
         }
         let pkcs11 = module(&mut opened, module_path)?;
-        let slot = find_slot(&pkcs11, selector)?;
-        let session = pkcs11
-            .open_rw_session(slot)
-            .map_err(|e| fail("opening a session", e))?;
-        match session.login(UserType::User, Some(&AuthPin::from(pin))) {
-            Ok(()) | Err(CkError::Pkcs11(RvError::UserAlreadyLoggedIn, _)) => {}
-            Err(e) => return Err(fail("logging in to the token", e)),
-        }
+        let mut attempt = 1;
+        let (slot, session) = loop {
+            match log_in(&pkcs11, selector, pin) {
+                Ok(opened) => break opened,
+                Err(failure) if failure.passing && attempt < OPEN_ATTEMPTS => {
+                    std::thread::sleep(std::time::Duration::from_millis(20 << attempt.min(4)));
+                    // SoftHSM reads its tokens at C_Initialize, and one it read half-written
+                    // stays missing until the module starts again: restart it, unless another
+                    // token of it is open in this process (its sessions would end).
+                    if !opened.tokens.keys().any(|(path, _)| path == module_path) {
+                        let _ = pkcs11.clone().finalize();
+                        initialise(&pkcs11, module_path)?;
+                    }
+                    attempt += 1;
+                }
+                Err(failure) => return Err(failure.error),
+            }
+        };
         let token = Arc::new(Token {
             pkcs11,
             slot,
@@ -331,10 +345,54 @@ impl Token {
     }
 }
 
-fn find_slot(pkcs11: &Pkcs11, selector: &TokenSelector) -> HsmResult<Slot> {
+/// How many times opening a token is tried while the module's answer may be passing. SoftHSM
+/// (a store of files) rewrites its token file at every login, and another process reading the
+/// token meanwhile meets `CKR_GENERAL_ERROR`, or a token that looks uninitialised: a server's
+/// workers, starting together, did one time in six (tests/crypto/test_hsm.py). Eight attempts
+/// wait 1.6 s at most in all; a wrong PIN is never tried again (each try counts against it).
+const OPEN_ATTEMPTS: u32 = 8;
+
+/// Why opening a token failed, and whether trying again may pass.
+struct OpenFailure {
+    error: HsmError,
+    passing: bool,
+}
+
+impl OpenFailure {
+    fn module(what: &str, error: CkError) -> Self {
+        let passing = matches!(
+            error,
+            CkError::Pkcs11(RvError::GeneralError | RvError::DeviceError, _)
+        );
+        OpenFailure {
+            error: fail(what, error),
+            passing,
+        }
+    }
+}
+
+/// One try at the token `selector` names: its slot and a session logged in with `pin`.
+fn log_in(
+    pkcs11: &Pkcs11,
+    selector: &TokenSelector,
+    pin: &str,
+) -> std::result::Result<(Slot, Session), OpenFailure> {
+    let slot = find_slot(pkcs11, selector)?;
+    let session = pkcs11
+        .open_rw_session(slot)
+        .map_err(|e| OpenFailure::module("opening a session", e))?;
+    match session.login(UserType::User, Some(&AuthPin::from(pin))) {
+        Ok(()) | Err(CkError::Pkcs11(RvError::UserAlreadyLoggedIn, _)) => Ok((slot, session)),
+        Err(e) => Err(OpenFailure::module("logging in to the token", e)),
+    }
+}
+
+/// The one initialised token `selector` matches. None matching may be passing too (a token
+/// read while another process rewrites it looks uninitialised); several matching is not.
+fn find_slot(pkcs11: &Pkcs11, selector: &TokenSelector) -> std::result::Result<Slot, OpenFailure> {
     let slots = pkcs11
         .get_slots_with_initialized_token()
-        .map_err(|e| fail("listing the module's tokens", e))?;
+        .map_err(|e| OpenFailure::module("listing the module's tokens", e))?;
     let mut matching = Vec::new();
     for slot in slots {
         if selector.slot_id.is_some_and(|id| id != slot.id()) {
@@ -342,7 +400,7 @@ fn find_slot(pkcs11: &Pkcs11, selector: &TokenSelector) -> HsmResult<Slot> {
         }
         let info = pkcs11
             .get_token_info(slot)
-            .map_err(|e| fail("reading a token's information", e))?;
+            .map_err(|e| OpenFailure::module("reading a token's information", e))?;
         let label_ok = selector.label.as_deref().is_none_or(|l| info.label() == l);
         let serial_ok = selector
             .serial
@@ -354,15 +412,21 @@ fn find_slot(pkcs11: &Pkcs11, selector: &TokenSelector) -> HsmResult<Slot> {
     }
     match matching.as_slice() {
         [one] => Ok(*one),
-        [] => Err(HsmError(format!(
-            "no initialised token of the module matches {}",
-            describe(selector)
-        ))),
-        _ => Err(HsmError(format!(
-            "{} tokens match {}: name one by token, serial or slot-id",
-            matching.len(),
-            describe(selector)
-        ))),
+        [] => Err(OpenFailure {
+            error: HsmError(format!(
+                "no initialised token of the module matches {}",
+                describe(selector)
+            )),
+            passing: true,
+        }),
+        _ => Err(OpenFailure {
+            error: HsmError(format!(
+                "{} tokens match {}: name one by token, serial or slot-id",
+                matching.len(),
+                describe(selector)
+            )),
+            passing: false,
+        }),
     }
 }
 

@@ -11,6 +11,7 @@ Needs ``apt-get install chromium`` and ``pip install playwright`` (Playwright dr
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -173,6 +174,26 @@ def test_a_tampered_bundle_fails(verifier: VerifierPage, world: World) -> None:
     assert verifier.statuses() == _python_statuses(world, bundle, keys=True, trust=True)
     assert verifier.statuses()[1] == "failed"
     assert verifier.page.locator("#disclosed").count() == 0
+
+
+def test_a_new_verification_takes_the_previous_verdict_away_at_once(
+    verifier: VerifierPage, world: World
+) -> None:
+    """Verifying again clears the last verdict in the same task as the click, before any
+    signature is checked: a verdict never stands beside inputs it was not about (and a test
+    waiting for ``#verdict`` never reads the one before)."""
+    verifier.files(world.keys_document(), world.trust_document())
+    assert verifier.verify(world.bundle()) == "VERIFIED"
+    verifier.page.fill("#bundle", '{"format": "recordseal/bundle/v2"}')
+    shown = verifier.page.evaluate(
+        "() => { document.querySelector('#verify-form button[type=submit]').click();"
+        " return [document.querySelector('#verdict')?.textContent ?? null,"
+        " document.querySelector('#verifying')?.textContent ?? null]; }"
+    )
+    assert shown == [None, "Verifying…"]
+    verifier.page.wait_for_selector("#result[data-verified-in=browser] #verdict")
+    assert verifier.page.inner_text("#verdict") == "FAILED"
+    assert verifier.page.locator("#verifying").count() == 0
 
 
 def test_a_malformed_bundle_fails_in_check_1(verifier: VerifierPage) -> None:
@@ -360,7 +381,11 @@ def test_ml_dsa_44_signatures_verify_in_the_page(verifier: VerifierPage) -> None
         assert verifier.verify(bundle) == "VERIFIED", (required, verifier.statuses())
         assert "ML-DSA-44" in page.locator("#checks tbody tr").nth(3).inner_text()
     # An old key directory (Ed25519 alone) and a policy requiring ML-DSA-44: rule 4.9.
-    old = {**pq.keys_document(), "logs": pq.keys_document()["logs"][:1]}
+    # (its Ed25519 entry by its key's length: the entries' order follows their random vkeys)
+    ed25519 = [entry for entry in pq.keys_document()["logs"]
+               if len(base64.b64decode(entry["vkey"].split("+", 2)[2])) == 1 + 32]  # fmt: skip
+    assert len(ed25519) == 1
+    old = {**pq.keys_document(), "logs": ed25519}
     trust = pq.trust_document(checkpoint_signatures=["ML-DSA-44"])
     verifier.files(old, trust)
     assert verifier.verify(bundle) == "VERIFICATION INCOMPLETE"
@@ -375,6 +400,13 @@ def test_ml_dsa_44_signatures_verify_in_the_page(verifier: VerifierPage) -> None
     lines[at] = lines[at][:-40] + ("A" if lines[at][-40] != "A" else "B") + lines[at][-39:]
     document["seal"]["proof"] = "\n".join(lines)
     verifier.files(pq.keys_document(), pq.trust_document())
-    assert verifier.verify(json.dumps(document).encode()) == "FAILED"
+    tampered = json.dumps(document).encode()
+    assert verifier.verify(tampered) == "FAILED"
     assert verifier.statuses()[4] == "failed"
+    expected = verify_bundle(
+        tampered,
+        load_key_directory(json.dumps(pq.keys_document())),
+        load_trust_store(json.dumps(pq.trust_document())),
+    )
+    assert verifier.statuses() == [check.status for check in expected.checks]
     assert verifier.requests == []

@@ -41,7 +41,9 @@ def test_writers_of_a_journal_database_merge_by_maximum(journal_server: Cluster)
         await two.append([Erased("acme", b"i" * 32, "ref", early)])
         await one.append([Retired("o", 4, b"r" * 32, "o/2")])
         await two.append([Retired("o", 9, b"w" * 32, "o/3")])  # the first retirement stays
-        state = await PostgresJournal(url).read()
+        reader = PostgresJournal(url)
+        state = await reader.read()
+        await reader.aclose()
         assert state.heads[("acme", "s")] == Head("acme", "s", 5, leaf)
         assert state.heads[("acme", "t")].seq == 1
         assert state.checkpoints["o"] == Signed("o", 4, b"r" * 32, "acme", "f")

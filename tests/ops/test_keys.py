@@ -276,6 +276,11 @@ def test_the_log_key_rotates_and_the_log_is_witnessed_throughout(tmp_path: Path)
     ]
 
 
+def _aggregated(answer: httpx.Response) -> bool:
+    """The aggregate's checkpoint (c2sp.org/tlog-tiles) answers and holds an entry."""
+    return answer.status_code == 200 and int(answer.text.splitlines()[1]) >= 1
+
+
 def test_a_compromised_log_key_is_retired_for_a_new_one_and_named_in_the_directory(
     tmp_path: Path,
 ) -> None:
@@ -292,6 +297,12 @@ def test_a_compromised_log_key_is_retired_for_a_new_one_and_named_in_the_directo
             bundle = http.post(
                 f"/v1/records/{record['record_id']}/disclosure?wait=10", json={"fields": []}
             ).content
+            # The aggregate log takes the tenant's checkpoint in its own round (at most once a
+            # second): wait for it, so both logs are in the store before the key is revoked.
+            deadline = time.monotonic() + 120
+            while not _aggregated(http.get("/logs/recordseal.local/checkpoint")):
+                assert time.monotonic() < deadline, "the aggregate never took the checkpoint"
+                time.sleep(0.2)
     finally:
         kill_service(server)
     listed = json.loads(cli(["keys", "list", "--data-dir", str(data), "--json"]).stdout)

@@ -105,6 +105,8 @@ function provenance() {
 
 async function verify(event) {
   event.preventDefault();
+  // The previous verdict goes at once: it must never stand beside inputs it was not about.
+  $("result-area").replaceChildren(element("p", { id: "verifying", role: "status" }, "Verifying…"));
   const text = $("bundle").value;
   if (!text.trim()) return showError("Paste a bundle into the text area, drop a file on it, or pick one first.");
   let keys, trust;
