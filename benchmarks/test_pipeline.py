@@ -2,6 +2,9 @@
 floor: the same records' ``commit_record`` and Ed25519 header signatures alone, one after the
 other. The ratio pipeline / floor is printed at the end (target: at most 1.3).
 
+The read of a batch request is measured too (group "read of a batch request"): the native
+one-pass read, read and prepare, and the steps the service took before issue 29.
+
 Run with ``pytest benchmarks/test_pipeline.py --benchmark-only``. The pipeline spreads each
 call over rayon's pool (every core) with the interpreter released; the floor is one thread.
 """
@@ -158,3 +161,86 @@ def test_python_path_100(benchmark: Any) -> None:
 
     benchmark(python_path)
     record_times("python path", benchmark)
+
+
+# --- the read of a request (issue 29) -----------------------------------------------------
+
+BATCH_BODY = (
+    b'{"records":['
+    + b",".join(
+        b'{"stream":"orders-%d","record_type":"order.placed","occurred_at":'
+        b'"2026-11-21T08:20:26.123456+01:00","subject_id":"customer-%d","payload":%s}'
+        % (n % STREAMS, n, record_1k())
+        for n in range(RECORDS)
+    )
+    + b"]}"
+)
+
+
+def test_read_native_100(benchmark: Any) -> None:
+    """The read stage: one native pass over a batch of 100 (services/reading.py)."""
+    benchmark.group = "read of a batch request, 100 records of 1 KB"
+    benchmark(PIPELINE.read, BATCH_BODY, "retry-key", True)
+
+
+def test_read_then_prepare_100(benchmark: Any) -> None:
+    """Read and prepare: the payloads committed from the trees the read parsed."""
+    benchmark.group = "read of a batch request, 100 records of 1 KB"
+    keys = SUBJECTS[0]
+
+    def read_and_prepare() -> None:
+        reads = PIPELINE.read(BATCH_BODY, "retry-key", True)
+        PIPELINE.prepare(
+            [
+                (r, "acme", "sr", DECLARATIONS_1K, False, keys.salt_key, keys.payload_key)
+                for r in reads
+            ]
+        )
+
+    benchmark(read_and_prepare)
+
+
+def test_read_as_before_100(benchmark: Any) -> None:
+    """The read before issue 29: the whole body through the core's reader as a check,
+    msgspec for the batch and for each record, the key's hash and the envelope's checks in
+    Python, then prepare parses every payload again (services/reading.py's reference read
+    keeps those steps; its reference core is swapped for the native one here, as before)."""
+    benchmark.group = "read of a batch request, 100 records of 1 KB"
+    import hashlib
+
+    import msgspec
+
+    from recordseal.core import canonicalize, encode_value
+    from recordseal.services.reading import BatchBody, RecordBody, label_refusal
+
+    batch_decoder = msgspec.json.Decoder(BatchBody, strict=True)
+    record_decoder = msgspec.json.Decoder(RecordBody, strict=True)
+    keys = SUBJECTS[0]
+
+    def read_as_before() -> None:
+        canonicalize(BATCH_BODY)
+        items = []
+        for index, text in enumerate(batch_decoder.decode(BATCH_BODY).records):
+            hashlib.sha256(text).digest()
+            record = record_decoder.decode(text)
+            label_refusal(record.record_type, "record_type", 128)
+            label_refusal(record.subject_id, "subject_id", 256)
+            occurred_at = encode_value("timestamp", record.occurred_at)[5:].decode()
+            items.append(
+                RecordInput(
+                    "acme",
+                    record.stream,
+                    record.record_type,
+                    occurred_at,
+                    "sr",
+                    f"r{index}",
+                    bytes(record.payload),
+                    DECLARATIONS_1K,
+                    False,
+                    keys.salt_key,
+                    keys.payload_key,
+                )
+            )
+        PIPELINE.prepare(items)
+
+    benchmark(read_as_before)

@@ -7,7 +7,7 @@ second per process. Four cases, each one round on the same event loop:
 - ``frozen_check``: the frozen-tenant check as ingest makes it (cached);
 - ``frozen_read``: the same with no cache (one indexed SQLite read each time: what a
   process pays once a second per tenant);
-- ``ingest_one``: one record through ``RecordService.ingest`` on SQLite (check included).
+- ``ingest_one``: one record through ``RecordService.post_record`` on SQLite (check included).
 
 Report the medians as ratios against ``token_check`` (and ``frozen_check`` against
 ``ingest_one``) measured in the same run.
@@ -23,10 +23,11 @@ from typing import Any
 
 import pytest
 from tests.continuity_support import fresh_continuity
+from tests.ingesting import record_body
 
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.crypto.vault import KeyWrapper
-from recordseal.services.records import RecordIn, RecordService
+from recordseal.services.records import RecordService
 from recordseal.services.tenant_states import TenantStates
 from recordseal.services.tokens import TokenService
 from recordseal.storage.base import Store
@@ -79,8 +80,8 @@ def test_ingest_one(benchmark: Any, loop: asyncio.AbstractEventLoop, store: Any)
 
     def one() -> object:
         n = next(count)
-        record = RecordIn("orders", "order.placed", "2026-11-21T08:00:00Z", f"c-{n % 50}",
-                          b'{"amount": %d}' % n)  # fmt: skip
-        return loop.run_until_complete(records.ingest("acme", record))
+        body = record_body("orders", "order.placed", "2026-11-21T08:00:00Z", f"c-{n % 50}",
+                           b'{"amount": %d}' % n)  # fmt: skip
+        return loop.run_until_complete(records.post_record("acme", body))
 
     benchmark(one)

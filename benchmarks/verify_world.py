@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.continuity_support import fresh_continuity
+from tests.ingesting import ingest
 
 from recordseal.clock import utc_now
 from recordseal.crypto.signing import HeaderSigner
@@ -27,7 +28,7 @@ from recordseal.ledger.sealer import Sealer
 from recordseal.services.disclosure import DisclosureService
 from recordseal.services.keys import key_directory
 from recordseal.services.proofs import ProofService
-from recordseal.services.records import RecordIn, RecordService
+from recordseal.services.records import RecordService
 from recordseal.storage.rows import SigningKeyRow
 from recordseal.storage.sqlite import SQLiteStore
 from recordseal.tlog import CosignatureSigner, MLDSA44CosignatureSigner
@@ -75,9 +76,8 @@ async def _make(
             for _ in range(count // rounds + (round_ < count % rounds)):
                 subject = f"c{len(posted) % 7}"
                 posted.append(
-                    await records.ingest(
-                        "acme",
-                        RecordIn("orders", "order", "2026-11-21T08:00:00Z", subject, payload),
+                    await ingest(
+                        records, "acme", "orders", "order", "2026-11-21T08:00:00Z", subject, payload
                     )
                 )
             for batch in await sealer.seal_pending():

@@ -13,11 +13,12 @@ from recordseal.crypto.signing import HeaderSigner
 from recordseal.crypto.vault import KeyWrapper
 from recordseal.ledger.continuity import Continuity
 from recordseal.ledger.sealer import Sealer, Witness
-from recordseal.services.records import RecordIn, RecordService
+from recordseal.services.records import RecordService
 from recordseal.settings import Settings
 from recordseal.storage.backends import open_journal, open_store
 from recordseal.storage.base import Store
 from recordseal.storage.journal import DirectoryJournal
+from tests.ingesting import ingest
 
 
 def fresh_continuity(directory: Path | None = None) -> Continuity:
@@ -63,8 +64,8 @@ class Service:
         await self.continuity.close()
 
     async def post(self, tenant: str, stream: str, subject: str, n: int):  # type: ignore[no-untyped-def]
-        return await self.records.ingest(
-            tenant, RecordIn(stream, "t", "2026-11-26T08:00:00Z", subject, b'{"n":%d}' % n)
+        return await ingest(
+            self.records, tenant, stream, "t", "2026-11-26T08:00:00Z", subject, b'{"n":%d}' % n
         )
 
 

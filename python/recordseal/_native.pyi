@@ -128,6 +128,48 @@ class PreparedRecord:
     def sealed_payload(self) -> bytes:
         """``nonce(12) ‖ AES-256-GCM(canonical payload) ‖ tag``, the record id as AAD."""
 
+@final
+class RecordRead:
+    """One record of an ingest request as :func:`read_request` read it: its envelope, and its
+    payload as a parsed tree that :func:`prepare_records` commits without parsing again."""
+
+    @property
+    def stream(self) -> str: ...
+    @property
+    def record_type(self) -> str: ...
+    @property
+    def occurred_at(self) -> str:
+        """In UTC, as the kind ``timestamp`` writes it (empty when ``refusal`` refuses it)."""
+    @property
+    def subject_id(self) -> str: ...
+    @property
+    def payload_len(self) -> int | None:
+        """Bytes of the payload's text as sent; None when the body is no longer than a payload
+        may be (no payload in it can be too large)."""
+    @property
+    def idempotency(self) -> tuple[str, bytes] | None:
+        """``(key, SHA-256 of the record's text as sent)`` with an ``Idempotency-Key``; a
+        batch's item ``i`` is keyed ``<key>#<i>``."""
+    @property
+    def refusal(self) -> CommitError | None:
+        """The first envelope rule broken (``record_type``, ``subject_id``, ``occurred_at``)."""
+    def canonical_payload(self) -> bytes:
+        """The payload's RFC 8785 form."""
+
+def read_request(
+    body: bytes, idempotency_key: str | None, batch: bool
+) -> list[RecordRead | CommitError]:
+    """Read an ingest request's body once (``batch``: ``{"records": [...]}``): a RecordRead
+    or the CommitError (``request_invalid``) of each record. Raises the CommitError of a body
+    the core's reader refuses, of a batch's envelope or size, or of a malformed key."""
+
+def encode_answers(
+    results: Sequence[tuple[bytes, bytes, bytes, bool] | tuple[int, bytes]], batch: bool
+) -> bytes:
+    """The JSON answer of an ingest route (``RecordOut``, or ``BatchOut`` when ``batch``) from
+    each record's result: ``(header, signature, chain_leaf, replayed)`` of a stored record,
+    ``(status, problem JSON)`` of a refused one (``web/ingest.py``)."""
+
 def canonicalize(data: bytes) -> bytes:
     """JSON text in, RFC 8785 canonical bytes out."""
 
@@ -155,10 +197,12 @@ def commit_record(
 def prepare_records(
     items: Iterable[
         tuple[str, str, str, str, str, str, bytes, Mapping[str, str] | None, bool, bytes, bytes]
+        | tuple[RecordRead, str, str, Mapping[str, str] | None, bool, bytes, bytes]
     ],
 ) -> list[PreparedRecord | CommitError]:
-    """Commit and seal a batch of ``RecordInput`` tuples (``services/pipeline.py``), the
-    interpreter released: a refused payload gives its CommitError in its place."""
+    """Commit and seal a batch of ``RecordInput`` or ``ReadInput`` tuples
+    (``services/pipeline.py``), the interpreter released: a refused payload gives its
+    CommitError in its place. A ``ReadInput``'s record gets a new UUIDv7 record id."""
 
 def leaf_hash(data: bytes) -> bytes:
     """RFC 6962 leaf hash: SHA-256(0x00 || data)."""

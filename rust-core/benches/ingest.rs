@@ -8,7 +8,7 @@ use std::hint::black_box;
 use common::time;
 use ed25519_dalek::SigningKey;
 use recordseal_core::declarations::Declarations;
-use recordseal_core::ingest::{self, Head, HeaderFields, Input};
+use recordseal_core::ingest::{self, Head, HeaderFields, Input, Payload};
 use recordseal_core::leaves;
 
 const RECORD_1K: &[u8] = br#"{"order_id":"ORD-2026-000123456-WEB-EU-WEST-CHECKOUT-PRIMARY","customer":{"name":"Augusta Ada King, Countess of Lovelace","email":"ada.augusta.lovelace@analytical-engine.example.org","address":{"street":"12 Analytical Engine Road, Flat 4, Dorset House, Marylebone","city":"London","country":"GB"}},"amount_minor":1234567,"currency":"EUR","placed_at":"2026-11-21T08:20:26.123456+01:00","delivery_date":"2026-12-01","items":[{"sku":"SKU-00012-BLUE-XL","qty":3,"unit_minor":19999},{"sku":"SKU-00077-RED-M","qty":1,"unit_minor":1174570}],"location":{"lat":51.5237629,"lon":-0.1584743},"notes":"Leave the parcel with the concierge; ring twice. Fragile: contains glassware. Customer asked for a paper invoice and no plastic packaging whatsoever; deliveries before nine in the morning are refused by the building, and the loading bay at the back is closed on Sundays and public holidays. Call the mobile number on file first.","document":"sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}"#;
@@ -34,7 +34,7 @@ fn main() {
             occurred_at: "2026-11-21T07:20:26.123456Z",
             subject_ref: "sr_0f9d8e7c6b5a",
             record_id,
-            payload: RECORD_1K,
+            payload: Payload::Text(RECORD_1K),
             declarations: &declarations,
             strict: false,
             salt_key: &salt_key,

@@ -37,6 +37,12 @@ pub enum Code {
     SizeInvalid,
     ProofInvalid,
     RootMismatch,
+    RequestInvalid,
+    BatchSizeInvalid,
+    IdempotencyKeyInvalid,
+    RecordTypeInvalid,
+    SubjectIdInvalid,
+    OccurredAtInvalid,
 }
 
 impl Code {
@@ -73,6 +79,12 @@ impl Code {
             Code::SizeInvalid => "size_invalid",
             Code::ProofInvalid => "proof_invalid",
             Code::RootMismatch => "root_mismatch",
+            Code::RequestInvalid => "request_invalid",
+            Code::BatchSizeInvalid => "batch_size_invalid",
+            Code::IdempotencyKeyInvalid => "idempotency_key_invalid",
+            Code::RecordTypeInvalid => "record_type_invalid",
+            Code::SubjectIdInvalid => "subject_id_invalid",
+            Code::OccurredAtInvalid => "occurred_at_invalid",
         }
     }
 }

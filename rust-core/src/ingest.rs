@@ -19,6 +19,7 @@ use rayon::prelude::*;
 use crate::commitment::Hash;
 use crate::declarations::Declarations;
 use crate::error::Result;
+use crate::json::Node;
 use crate::{jcs, leaves, member_order, merkle, number};
 
 /// `format` of every header.
@@ -43,11 +44,19 @@ pub struct Input<'a> {
     pub occurred_at: &'a str,
     pub subject_ref: &'a str,
     pub record_id: &'a str,
-    pub payload: &'a [u8],
+    pub payload: Payload<'a>,
     pub declarations: &'a Declarations<'a>,
     pub strict: bool,
     pub salt_key: &'a [u8],
     pub payload_key: &'a [u8; 32],
+}
+
+/// A record's payload: its JSON text as received, or the tree the request's reader parsed
+/// it into (src/request.rs) with the size of its text when that was measured.
+#[derive(Clone, Copy)]
+pub enum Payload<'a> {
+    Text(&'a [u8]),
+    Tree(&'a Node<'a>, Option<usize>),
 }
 
 /// What a record's header says besides its place in the stream and the signing context.
@@ -73,13 +82,23 @@ pub struct Prepared {
 
 /// Commits and seals one record; a refused payload is the commitment's error.
 pub fn prepare(input: &Input<'_>) -> Result<Prepared> {
-    let record = leaves::commit_declared(
-        input.payload,
-        input.declarations,
-        input.strict,
-        input.salt_key,
-        input.record_id,
-    )?;
+    let record = match input.payload {
+        Payload::Text(text) => leaves::commit_declared(
+            text,
+            input.declarations,
+            input.strict,
+            input.salt_key,
+            input.record_id,
+        ),
+        Payload::Tree(tree, len) => leaves::commit_tree(
+            tree,
+            len,
+            input.declarations,
+            input.strict,
+            input.salt_key,
+            input.record_id,
+        ),
+    }?;
     let sealed_payload = seal_payload(input.payload_key, input.record_id, &record.canonical);
     Ok(Prepared {
         fields: HeaderFields {

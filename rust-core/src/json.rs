@@ -38,6 +38,14 @@ pub struct Member<'a> {
     position: u32,
 }
 
+impl Member<'_> {
+    /// Where the member stood in its object (0 for the first), which its RFC 8785 place in
+    /// `Node::Obj` does not keep.
+    pub fn position(&self) -> u32 {
+        self.position
+    }
+}
+
 impl Node<'_> {
     /// Scalars and empty containers are leaves (spec section 2).
     pub fn is_leaf(&self) -> bool {

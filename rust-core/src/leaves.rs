@@ -93,7 +93,40 @@ pub fn commit_declared(
     // Checks the salt key, then the record id.
     let hasher = FieldHasher::new(salt_key, record_id)?;
     let payload_tree = json::parse(payload)?;
-    match &payload_tree {
+    let (walker, canonical) = walk(&payload_tree, declarations, strict, payload.len())?;
+    // The tree is done with: its memory serves the hashing that follows.
+    drop(payload_tree);
+    Ok(walker.finish(canonical, &hasher))
+}
+
+/// `commit_declared` of a payload parsed already (by the request's reader, src/request.rs):
+/// the same checks in the same order, the text's size given as `payload_len` when it was
+/// measured (`None`: it cannot exceed the limit).
+pub fn commit_tree(
+    payload: &Node<'_>,
+    payload_len: Option<usize>,
+    declarations: &Declarations<'_>,
+    strict: bool,
+    salt_key: &[u8],
+    record_id: &str,
+) -> Result<CommittedRecord> {
+    if let Some(len) = payload_len {
+        check_payload_len(len)?;
+    }
+    let hasher = FieldHasher::new(salt_key, record_id)?;
+    let capacity = payload_len.unwrap_or(1024);
+    let (walker, canonical) = walk(payload, declarations, strict, capacity)?;
+    Ok(walker.finish(canonical, &hasher))
+}
+
+/// The payload's object checks and its walk (spec 6.2 steps 4 and 5), and its canonical form.
+fn walk<'d>(
+    payload_tree: &Node<'_>,
+    declarations: &'d Declarations<'d>,
+    strict: bool,
+    capacity: usize,
+) -> Result<(Walker<'d>, Vec<u8>)> {
+    match payload_tree {
         Node::Obj(members) if members.is_empty() => {
             return Err(Error::new(
                 Code::PayloadEmpty,
@@ -108,13 +141,11 @@ pub fn commit_declared(
             ))
         }
     }
-    let mut walker = Walker::new(declarations, strict, payload.len());
-    walker.walk(&payload_tree, Some(Declarations::ROOT), false)?;
-    let mut canonical = Vec::with_capacity(payload.len() + 16);
-    jcs::write(&payload_tree, &mut canonical);
-    // The tree is done with: its memory serves the hashing that follows.
-    drop(payload_tree);
-    Ok(walker.finish(canonical, &hasher))
+    let mut walker = Walker::new(declarations, strict, capacity);
+    walker.walk(payload_tree, Some(Declarations::ROOT), false)?;
+    let mut canonical = Vec::with_capacity(capacity + 16);
+    jcs::write(payload_tree, &mut canonical);
+    Ok((walker, canonical))
 }
 
 pub fn check_payload_len(len: usize) -> Result<()> {

@@ -1,6 +1,7 @@
 //! recordseal commitment core: RFC 8785 canonical JSON, field kinds, salted commitments and
 //! RFC 6962 Merkle trees, exactly as docs/spec.md describes them.
 
+pub mod answer;
 pub mod commitment;
 pub mod datetime;
 pub mod declarations;
@@ -18,6 +19,8 @@ pub mod number;
 pub mod path;
 #[cfg(feature = "python")]
 mod python;
+pub mod record_id;
+pub mod request;
 pub mod sha256;
 pub mod subject_keys;
 

@@ -1,14 +1,16 @@
-//! The Python module `recordseal._native`: this module and its submodules (`args`, `ingest`,
-//! `log`, `signing`, `subject_keys`) hold every PyO3 item of the crate.
+//! The Python module `recordseal._native`: this module and its submodules (`answer`, `args`,
+//! `ingest`, `log`, `request`, `signing`, `subject_keys`) hold every PyO3 item of the crate.
 //!
 //! Arguments are borrowed from Python objects (no copies of payloads or leaves), large inputs
 //! are processed with the interpreter detached, and `commit_record` returns one object whose
 //! getters convert on access.
 
+mod answer;
 mod args;
 mod hsm;
 mod ingest;
 mod log;
+mod request;
 mod signing;
 mod subject_keys;
 
@@ -304,6 +306,7 @@ fn native_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<PyCommittedRecord>()?;
     module.add_class::<signing::PyEd25519Signer>()?;
     module.add_class::<ingest::PyPreparedRecord>()?;
+    module.add_class::<request::PyRecordRead>()?;
     module.add_class::<hsm::PyModuleToken>()?;
     module.add_class::<hsm::PyModuleKey>()?;
     module.add(
@@ -317,6 +320,8 @@ fn native_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(commit_field, module)?)?;
     module.add_function(wrap_pyfunction!(commit_record, module)?)?;
     module.add_function(wrap_pyfunction!(ingest::prepare_records, module)?)?;
+    module.add_function(wrap_pyfunction!(request::read_request, module)?)?;
+    module.add_function(wrap_pyfunction!(answer::encode_answers, module)?)?;
     module.add_function(wrap_pyfunction!(leaf_hash, module)?)?;
     module.add_function(wrap_pyfunction!(merkle_root, module)?)?;
     module.add_function(wrap_pyfunction!(inclusion_proof, module)?)?;

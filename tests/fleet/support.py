@@ -10,12 +10,13 @@ from typing import TypeVar
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.crypto.vault import KeyWrapper
 from recordseal.merkle.genesis import log_origin, tenant_genesis
-from recordseal.services.records import RecordIn, RecordService
+from recordseal.services.records import RecordService
 from recordseal.storage.base import Store
 from recordseal.storage.requests import SealRequest
 from recordseal.storage.rows import SealedBatch
 from recordseal.tlog import Checkpoint, Ed25519Signer, sign_checkpoint
 from tests.continuity_support import fresh_continuity
+from tests.ingesting import ingest as post
 
 T = TypeVar("T")
 
@@ -63,6 +64,4 @@ async def ingest(store: Store, tenant: str, count: int) -> None:
     if await store.records.get_stream(tenant, "s") is None:
         await records.create_stream(tenant, "s", None, False)
     for i in range(count):
-        await records.ingest(
-            tenant, RecordIn("s", "t", "2026-01-01T00:00:00Z", f"subject-{i}", b'{"i":1}')
-        )
+        await post(records, tenant, "s", "t", "2026-01-01T00:00:00Z", f"subject-{i}", b'{"i":1}')

@@ -31,7 +31,7 @@ from recordseal.ledger.sealer import Sealer
 from recordseal.services.bundles import tlog_proof_text as format_tlog_proof
 from recordseal.services.disclosure import DisclosureService
 from recordseal.services.proofs import ProofService
-from recordseal.services.records import RecordIn, RecordService, header_members
+from recordseal.services.records import RecordService, header_members
 from recordseal.settings import Settings
 from recordseal.storage.backends import open_store
 from recordseal.tlog import (
@@ -47,6 +47,7 @@ from recordseal.verify import encode_bundle
 from recordseal.verify.sealing import open_seal
 from recordseal.verify.tlogproof import parse_tlog_proof
 from tests.continuity_support import fresh_continuity
+from tests.ingesting import ingest
 from tests.interop.golang import build_go
 
 SOURCE = Path(__file__).parent / "sumdbcheck" / "main.go"
@@ -92,8 +93,8 @@ async def _make_log(data: Path) -> Log:
             for i in range(count):
                 payload = json.dumps({"amount": 100 * len(posted) + i, "note": "n"}).encode()
                 posted.append(
-                    await records.ingest(
-                        "acme", RecordIn("orders", "o", "2026-11-21T08:00:00Z", "c", payload)
+                    await ingest(
+                        records, "acme", "orders", "o", "2026-11-21T08:00:00Z", "c", payload
                     )
                 )
             await sealer.seal_pending()

@@ -27,7 +27,7 @@ from recordseal.ledger.sealer import AGGREGATE_INTERVAL, Sealer, Witness
 from recordseal.merkle.aggregate import aggregate_entry
 from recordseal.network.witness_client import WitnessClient
 from recordseal.services.errors import NotFound
-from recordseal.services.records import RecordIn, RecordService
+from recordseal.services.records import RecordService
 from recordseal.services.tiles import OPERATOR, TileService
 from recordseal.settings import Settings
 from recordseal.storage.base import Store
@@ -49,6 +49,7 @@ from recordseal.web.state import AppServices
 from tests import continuity_support
 from tests.backends import opened, query
 from tests.continuity_support import Backup, Service, fresh_continuity
+from tests.ingesting import ingest
 from tests.ledger.test_recovery import run_recover
 from tests.servers import free_port, witness_key, witness_server
 from tests.storage.schema_support import take_back
@@ -85,9 +86,7 @@ def test_the_entry_is_the_documented_hash() -> None:
 
 async def _ingest(records: RecordService, tenant: str, count: int) -> None:
     for n in range(count):
-        await records.ingest(
-            tenant, RecordIn("orders", "t", "2026-01-01T00:00:00Z", f"s{n}", b'{"n":1}')
-        )
+        await ingest(records, tenant, "orders", "t", "2026-01-01T00:00:00Z", f"s{n}", b'{"n":1}')
 
 
 def test_the_aggregate_takes_every_tenant_checkpoint_once_a_second_at_most(store: Store) -> None:

@@ -14,9 +14,9 @@ from recordseal.crypto.vault import KeyWrapper
 from recordseal.services.errors import Gone, Unavailable
 from recordseal.settings import Settings
 from recordseal.storage.journal import DirectoryJournal, Head, JournalState, Signed, read_segment
-from recordseal.storage.placing import Queued, place
+from recordseal.storage.placing import place
 from recordseal.storage.records import Fenced
-from recordseal.storage.requests import Append, SubjectClaim
+from recordseal.storage.requests import Append, Call, SubjectClaim
 from tests.continuity_support import SERVICE, Backup, Service
 from tests.pg_cluster import Cluster
 
@@ -141,12 +141,12 @@ def test_placement_refuses_every_append_of_a_stream_found_behind() -> None:
             return (3, b"x" * 32)
 
     claim = SubjectClaim(b"i", "ref", None)
-    items = [Queued("acme", Append(1, claim, f"r{n}", None, None, behind)) for n in range(3)]
+    calls = [Call("acme", [Append(1, claim, f"r{n}", None, None, behind) for n in range(3)])]
 
     def build(*args: object) -> list:  # type: ignore[type-arg]
         raise AssertionError("nothing may be built for a fenced stream")
 
-    outcomes = place(items, Rows(), build).outcomes
+    outcomes = place(calls, Rows(), build).outcomes
     assert outcomes == [Fenced(1)] * 3
     assert asked == [3]  # asked once per stream and transaction
 

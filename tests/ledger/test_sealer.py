@@ -14,11 +14,12 @@ from recordseal.crypto.vault import KeyWrapper
 from recordseal.ledger.sealer import Sealer
 from recordseal.merkle import tree
 from recordseal.merkle.genesis import tenant_genesis
-from recordseal.services.records import RecordIn, RecordService
+from recordseal.services.records import RecordService
 from recordseal.storage.base import Store
 from recordseal.storage.requests import SEAL_LIMIT
 from recordseal.tlog import open_checkpoint
 from tests.continuity_support import fresh_continuity
+from tests.ingesting import ingest
 
 SEED = bytes(range(32))
 
@@ -65,8 +66,8 @@ class Harness:
         if await self.store.records.get_stream(tenant, stream) is None:
             await self.records.create_stream(tenant, stream, None, False)
         return [
-            await self.records.ingest(
-                tenant, RecordIn(stream, "t", "2026-01-01T00:00:00Z", f"s{i % 3}", b'{"i":1}')
+            await ingest(
+                self.records, tenant, stream, "t", "2026-01-01T00:00:00Z", f"s{i % 3}", b'{"i":1}'
             )
             for i in range(count)
         ]

@@ -20,13 +20,14 @@ from recordseal.ledger.sealer import Sealer, Witness
 from recordseal.ledger.witnessed import WitnessPolicy, newest_witnessed
 from recordseal.logs import fields_of
 from recordseal.network.witness_client import WitnessClient
-from recordseal.services.records import RecordIn, RecordService
+from recordseal.services.records import RecordService
 from recordseal.storage import rows
 from recordseal.storage.base import Store
 from recordseal.storage.rows import CheckpointRow, LatestCheckpoint
 from recordseal.tlog import CosignatureVerifier
 from tests.backends import opened
 from tests.continuity_support import fresh_continuity
+from tests.ingesting import ingest as post
 from tests.servers import free_port, witness_key, witness_server
 
 SEED = bytes(range(32))
@@ -57,9 +58,7 @@ async def ingest(store: Store, count: int) -> None:
     if await store.records.get_stream("acme", "orders") is None:
         await records.create_stream("acme", "orders", None, False)
     for i in range(count):
-        await records.ingest(
-            "acme", RecordIn("orders", "t", "2026-01-01T00:00:00Z", f"s{i}", b'{"i":1}')
-        )
+        await post(records, "acme", "orders", "t", "2026-01-01T00:00:00Z", f"s{i}", b'{"i":1}')
 
 
 def test_a_quiet_logs_newest_checkpoint_is_cosigned_once_a_witness_is_configured(

@@ -7,13 +7,17 @@ import asyncio
 import pytest
 
 from recordseal import chain
+from recordseal.core.errors import CommitError
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.crypto.vault import KeyWrapper
 from recordseal.services.errors import AlreadyExists
-from recordseal.services.records import RACE_RETRIES, Ingested, RecordIn, RecordService
+from recordseal.services.reading import RecordRead
+from recordseal.services.records import RACE_RETRIES, RecordService
 from recordseal.storage.backends import open_store
+from recordseal.storage.requests import NewRecord
 from tests.backends import count, opened
 from tests.continuity_support import fresh_continuity
+from tests.ingesting import batch_body, ingest, record_body
 
 
 def item(payload, **envelope):
@@ -239,8 +243,17 @@ def test_openapi_documents_the_batch_route_and_the_idempotency_key(orders):
 WRAPPER, SIGNER = KeyWrapper(b"k" * 32), HeaderSigner.from_seed(b"s" * 32)
 
 
-def raced_record(subject: str, n: int, stream: str = "orders") -> RecordIn:
-    return RecordIn(stream, "t", "2026-11-21T08:00:00Z", subject, b'{"n":%d}' % n)
+def raced_record(subject: str, n: int, stream: str = "orders") -> bytes:
+    return record_body(stream, "t", "2026-11-21T08:00:00Z", subject, b'{"n":%d}' % n)
+
+
+def post(records: RecordService, subject: str, n: int) -> object:
+    return ingest(records, "acme", "orders", "t", "2026-11-21T08:00:00Z", subject, b'{"n":%d}' % n)
+
+
+def read(records: RecordService, items: list[bytes]) -> list[RecordRead | CommitError]:
+    """A batch of ``items`` as the service reads it."""
+    return records.read(batch_body(items), None, batch=True)
 
 
 def service(store) -> RecordService:
@@ -289,18 +302,18 @@ def test_a_batch_keeps_its_order_when_a_new_subject_races_another_writer(store):
         async with opened(store):
             other = service(store)
             await other.create_stream("acme", "orders", None, False)
-            await other.ingest("acme", raced_record("known", 0))
+            await post(other, "known", 0)
             # The other writer creates "racer" between this batch's lookup and its append.
             racer = WRAPPER.subject_index("acme", "racer")
             racing_store = LookupBeforeTheOtherWriter(store, racer)
             racing = service(racing_store)
-            await other.ingest("acme", raced_record("racer", 1))
+            await post(other, "racer", 1)
             items = [raced_record(s, n) for s, n in [("known", 2), ("racer", 3), ("known", 4),
                                                       ("known", 5)]]  # fmt: skip
-            results = await racing.ingest_batch("acme", list(items), [None] * 4)
-            assert all(isinstance(r, Ingested) for r in results)
+            results = await racing.ingest("acme", read(racing, items))
+            assert all(isinstance(r, NewRecord) for r in results)
             assert racing_store.records.appends == 2  # the race did happen
-            assert [r.seq for r in results if isinstance(r, Ingested)] == [3, 4, 5, 6]
+            assert [r.seq for r in results if isinstance(r, NewRecord)] == [3, 4, 5, 6]
             stored = await store.records.stream_records("acme", "orders")
             refs = {r.seq: r.subject_ref for r in stored}
             assert refs[4] == refs[2]  # the racer's record went in under the stored subject
@@ -319,11 +332,11 @@ def test_the_records_behind_a_raced_subject_are_prepared_again_together(store):
             racer = WRAPPER.subject_index("acme", "racer")
             seen_before = LookupBeforeTheOtherWriter(store, racer)
             racing = service(seen_before)
-            await other.ingest("acme", raced_record("racer", 0))
+            await post(other, "racer", 0)
             items = [raced_record("racer", 1)] + [raced_record(f"new-{n}", n) for n in range(2, 51)]
-            results = await racing.ingest_batch("acme", list(items), [None] * 50)
-            assert all(isinstance(r, Ingested) for r in results), results
-            assert [r.seq for r in results if isinstance(r, Ingested)] == list(range(2, 52))
+            results = await racing.ingest("acme", read(racing, items))
+            assert all(isinstance(r, NewRecord) for r in results), results
+            assert [r.seq for r in results if isinstance(r, NewRecord)] == list(range(2, 52))
             # the first try, then every raced record together
             assert seen_before.records.appends == 2
             stored = await store.records.stream_records("acme", "orders")
@@ -342,7 +355,7 @@ def test_records_whose_subject_keeps_racing_are_refused_as_subject_busy(store):
             other = service(store)
             await other.create_stream("acme", "orders", None, False)
             await other.create_stream("acme", "audit", None, False)
-            await other.ingest("acme", raced_record("racer", 0))
+            await post(other, "racer", 0)
             racer = WRAPPER.subject_index("acme", "racer")
             always = LookupBeforeTheOtherWriter(store, racer, every_time=True)
             racing = service(always)
@@ -352,8 +365,9 @@ def test_records_whose_subject_keeps_racing_are_refused_as_subject_busy(store):
                 raced_record("b", 3, "audit"),
                 raced_record("c", 4),
             ]
-            results = await racing.ingest_batch("acme", list(items), [None] * 4)
-            assert [type(r) for r in results] == [Ingested, AlreadyExists, Ingested, AlreadyExists]
+            results = await racing.ingest("acme", read(racing, items))
+            kinds = [type(r) for r in results]
+            assert kinds == [NewRecord, AlreadyExists, NewRecord, AlreadyExists]
             for refused in results[1::2]:
                 assert isinstance(refused, AlreadyExists)
                 assert (refused.code, refused.field) == ("subject_busy", "subject_id")

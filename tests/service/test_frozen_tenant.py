@@ -135,3 +135,31 @@ def _eventually(check: Any, seconds: float = 60) -> bool:
 async def _token(api: Api, tenant: str) -> str:
     tokens: TokenService = api.client.app.state.services.tokens
     return await tokens.create(tenant, "refused")
+
+
+def test_a_frozen_tenants_batch_is_refused_record_by_record_in_the_reads_order(api: Api) -> None:
+    """Each record of a batch to a frozen tenant in the order ingest refuses (docs/records.md,
+    "The ingest pipeline"): a record whose shape the read refuses keeps its 400; a retried
+    record gets its first answer; every other record, whatever its stream or envelope, is
+    refused 409 ``tenant_inactive`` before either is looked at; nothing is stored."""
+    assert api.stream().status_code == 201
+    keyed = {**api.headers, "Idempotency-Key": "batch-1"}
+    first = api.client.post("/v1/records:batch", json={"records": [RECORD]}, headers=keyed)
+    assert first.json()["accepted"] == 1
+    assert api.client.post("/tenants/acme/freeze", headers=_panel(api)).status_code == 200
+    stored = count(api.settings, "records"), count(api.settings, "subjects")
+
+    shapeless = {k: v for k, v in RECORD.items() if k != "stream"}
+    unknown = {**RECORD, "stream": "nowhere"}
+    bad_type = {**RECORD, "record_type": ""}
+    new = {**RECORD, "subject_id": "customer-9"}
+    batch = [RECORD, shapeless, unknown, bad_type, new]
+    answer = api.client.post("/v1/records:batch", json={"records": batch}, headers=keyed)
+    assert answer.status_code == 200, answer.text
+    results = answer.json()["results"]
+    assert results[0]["status"] == 201 and results[0]["record"]["replayed"] is True
+    assert results[0]["record"]["record_id"] == first.json()["results"][0]["record"]["record_id"]
+    assert (results[1]["status"], results[1]["problem"]["code"]) == (400, "request_invalid")
+    for result in results[2:]:
+        assert (result["status"], result["problem"]["code"]) == (409, "tenant_inactive")
+    assert (count(api.settings, "records"), count(api.settings, "subjects")) == stored

@@ -3,8 +3,8 @@ both backends): what each rule refuses, in which order, and what the builder is 
 
 from __future__ import annotations
 
-from recordseal.storage.placing import Queued, new_subjects, place
-from recordseal.storage.requests import Append, IdempotencyClaim, NewRecord, SubjectClaim
+from recordseal.storage.placing import new_subjects, place
+from recordseal.storage.requests import Append, Call, IdempotencyClaim, NewRecord, SubjectClaim
 
 
 class Rows:
@@ -50,16 +50,16 @@ def test_each_rule_refuses_alone_and_the_rest_are_built_in_one_call_in_order() -
         subjects={("t", b"a"): ("ref-a", True), ("t", b"e"): ("ref-e", False)},
         heads={1: (5, b"p1".ljust(32, b".")), 2: (9, b"p2".ljust(32, b"."))},
     )
-    items = [
-        Queued("t", Append(1, LIVE, "r1", None)),
-        Queued("t", Append(1, LIVE, "r2", None, IdempotencyClaim("old", b"h"))),  # replayed
-        Queued("t", Append(2, LIVE, "r3", None, IdempotencyClaim("reused", b"h"))),  # reused
-        Queued("t", Append(2, SubjectClaim(b"e", "ref-e", None), "r4", None)),  # erased
-        Queued("t", Append(2, LIVE, "r5", None, IdempotencyClaim("new", b"h"))),
-        Queued("t", Append(1, LIVE, "r6", None, IdempotencyClaim("new", b"h"))),  # placed above
-        Queued("t", Append(1, LIVE, "r7", None)),
+    appends = [
+        Append(1, LIVE, "r1", None),
+        Append(1, LIVE, "r2", None, IdempotencyClaim("old", b"h")),  # replayed
+        Append(2, LIVE, "r3", None, IdempotencyClaim("reused", b"h")),  # reused
+        Append(2, SubjectClaim(b"e", "ref-e", None), "r4", None),  # erased
+        Append(2, LIVE, "r5", None, IdempotencyClaim("new", b"h")),
+        Append(1, LIVE, "r6", None, IdempotencyClaim("new", b"h")),  # placed above
+        Append(1, LIVE, "r7", None),
     ]
-    placed = place(items, rows, build)
+    placed = place([Call("t", appends)], rows, build)
     kinds = [type(o).__name__ for o in placed.outcomes]
     assert kinds == [
         "NewRecord", "Replayed", "KeyReused", "SubjectErased", "NewRecord", "Replayed", "NewRecord"
@@ -83,13 +83,18 @@ def test_a_raced_subject_defers_the_rest_of_its_stream_in_that_call_only() -> No
         heads={1: (1, bytes(32)), 2: (1, bytes(32))},
     )
     raced = SubjectClaim(b"n", "mine", b"wrapped")
-    items = [
-        Queued("t", Append(1, raced, "r1", None), call=0),
-        Queued("t", Append(1, LIVE, "r2", None), call=0),  # same call and stream: deferred
-        Queued("t", Append(2, LIVE, "r3", None), call=0),  # another stream: placed
-        Queued("t", Append(1, LIVE, "r4", None), call=1),  # another call: placed
+    calls = [
+        Call(
+            "t",
+            [
+                Append(1, raced, "r1", None),
+                Append(1, LIVE, "r2", None),  # same call and stream: deferred
+                Append(2, LIVE, "r3", None),  # another stream: placed
+            ],
+        ),
+        Call("t", [Append(1, LIVE, "r4", None)]),  # another call: placed
     ]
-    kinds = [type(o).__name__ for o in place(items, rows, build).outcomes]
+    kinds = [type(o).__name__ for o in place(calls, rows, build).outcomes]
     assert kinds == ["SubjectRace", "Deferred", "NewRecord", "NewRecord"]
     assert built[0][0] == ["r3", "r4"]
 
@@ -97,8 +102,8 @@ def test_a_raced_subject_defers_the_rest_of_its_stream_in_that_call_only() -> No
 def test_nothing_placed_builds_nothing() -> None:
     built.clear()
     rows = Rows(keys={("t", "k"): (b"h", "r0")})
-    items = [Queued("t", Append(1, LIVE, "r1", None, IdempotencyClaim("k", b"h")))]
-    assert [type(o).__name__ for o in place(items, rows, build).outcomes] == ["Replayed"]
+    calls = [Call("t", [Append(1, LIVE, "r1", None, IdempotencyClaim("k", b"h"))])]
+    assert [type(o).__name__ for o in place(calls, rows, build).outcomes] == ["Replayed"]
     assert built == []
 
 
@@ -106,18 +111,20 @@ def test_new_subjects_first_claim_wins_sorted_and_none_for_a_refused_key() -> No
     first, second = SubjectClaim(b"z", "ref-1", b"w1"), SubjectClaim(b"z", "ref-2", b"w2")
     keyed = SubjectClaim(b"k", "ref-k", b"wk")
     again = SubjectClaim(b"j", "ref-j", b"wj")
-    items = [
-        Queued("t", Append(1, first, "r1", None)),
-        Queued("t", Append(1, second, "r2", None)),  # later claim of z: a race, not created
-        Queued("t", Append(1, keyed, "r3", None, IdempotencyClaim("stored", b"h"))),
-        Queued("t", Append(1, again, "r4", None, IdempotencyClaim("twice", b"h"))),
-        Queued("t", Append(1, SubjectClaim(b"y", "ref-y", b"wy"), "r5", None,
-                           IdempotencyClaim("twice", b"h"))),  # key used above: refused
-        Queued("u", Append(2, SubjectClaim(b"a", "ref-u", b"wu"), "r6", None)),
-        Queued("t", Append(1, LIVE, "r7", None)),  # stored already: nothing to create
+    calls = [
+        Call("t", [
+            Append(1, first, "r1", None),
+            Append(1, second, "r2", None),  # later claim of z: a race, not created
+            Append(1, keyed, "r3", None, IdempotencyClaim("stored", b"h")),
+            Append(1, again, "r4", None, IdempotencyClaim("twice", b"h")),
+            Append(1, SubjectClaim(b"y", "ref-y", b"wy"), "r5", None,
+                   IdempotencyClaim("twice", b"h")),  # key used above: refused
+        ]),
+        Call("u", [Append(2, SubjectClaim(b"a", "ref-u", b"wu"), "r6", None)]),
+        Call("t", [Append(1, LIVE, "r7", None)]),  # stored already: nothing to create
     ]  # fmt: skip
     stored = {("t", "stored"): (b"h", "r0")}
-    assert new_subjects(items, lambda t, k: stored.get((t, k))) == [
+    assert new_subjects(calls, lambda t, k: stored.get((t, k))) == [
         ("t", b"j", "ref-j", b"wj"),
         ("t", b"z", "ref-1", b"w1"),
         ("u", b"a", "ref-u", b"wu"),

@@ -28,7 +28,7 @@ from recordseal.merkle.genesis import successor_genesis, tenant_genesis
 from recordseal.panel.cookies import COOKIE_NAME
 from recordseal.panel.sessions import LegacySession, TenantSession
 from recordseal.services.errors import Forbidden, NotFound
-from recordseal.services.records import RecordIn, RecordService
+from recordseal.services.records import RecordService
 from recordseal.services.tiles import Reader, TileService
 from recordseal.settings import Settings
 from recordseal.storage.base import Store
@@ -44,6 +44,7 @@ from recordseal.tlog.tiles import Tile, parse_entry_bundle, tiles_of
 from recordseal.web.app import create_app
 from tests.backends import opened
 from tests.continuity_support import fresh_continuity
+from tests.ingesting import ingest
 
 ORIGIN = "tiles.test"
 LOG = f"{ORIGIN}/acme/default"
@@ -308,9 +309,7 @@ def test_a_retired_log_and_its_successor_stay_readable(store: Store) -> None:
             await records.create_stream("acme", "orders", {}, False)
             for n in range(5):
                 payload = json.dumps({"n": n}).encode()
-                await records.ingest(
-                    "acme", RecordIn("orders", "o", "2026-11-21T08:00:00Z", "c", payload)
-                )
+                await ingest(records, "acme", "orders", "o", "2026-11-21T08:00:00Z", "c", payload)
                 if n == 2:
                     await sealer.seal_pending()  # size 4; records 4 and 5 stay pending
             last = await store.logs.newest_checkpoint(LOG)

@@ -1,13 +1,14 @@
-"""The per-record cryptography of an ingest batch, in two calls (docs/records.md, "The ingest
-pipeline").
+"""The per-record work of ingest, in three calls (docs/records.md, "The ingest pipeline").
 
-``prepare`` commits each payload and seals its canonical bytes under the subject's payload
-key; ``sign`` gives each accepted record its place in its stream, builds its RFC 8785 header,
-signs it and hashes it into the record's chain leaf. :class:`NativePipeline` does each call
-in the Rust core, the interpreter released, on every core; :class:`ReferencePipeline` composes
-the Python pieces (the reference core, ``cryptography``, :mod:`recordseal.chain`) and is the
-oracle the native one is tested against. Both give the same bytes, except the payload
-nonces, which are random.
+``read`` reads a request's body once into its records (``services/reading.py``); ``prepare``
+commits each payload and seals its canonical bytes under the subject's payload key; ``sign``
+gives each accepted record its place in its stream, builds its RFC 8785 header, signs it and
+hashes it into the record's chain leaf. :class:`NativePipeline` does each call in the Rust
+core (``prepare`` and ``sign`` with the interpreter released, on every core);
+:class:`ReferencePipeline` composes the Python pieces (the reference core, msgspec,
+``cryptography``, :mod:`recordseal.chain`) and is the oracle the native one is tested against.
+Both give the same bytes, except the payload nonces and the record ids made for read records,
+which are random.
 """
 
 from __future__ import annotations
@@ -20,10 +21,13 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from recordseal import chain
+from recordseal.clock import new_record_id
 from recordseal.core import reference
 from recordseal.core.errors import CommitError
 from recordseal.crypto.signing import HEADER_CONTEXT, HeaderSigner, key_id_of
 from recordseal.crypto.vault import SubjectKeys
+from recordseal.services import reading
+from recordseal.services.reading import RecordRead, ReferenceRead
 
 if TYPE_CHECKING:
     from recordseal._native import ModuleKey, PreparedRecord
@@ -46,6 +50,13 @@ class RecordInput(NamedTuple):
     #: The subject's keys (``SubjectKeys.salt_key`` and ``.payload_key``), 32 bytes each.
     salt_key: bytes
     payload_key: bytes
+
+
+#: One record to prepare from a request read (``Pipeline.read``): ``(read, tenant,
+#: subject_ref, declarations, strict, salt_key, payload_key)``. Its stream, record type and
+#: UTC ``occurred_at`` are the read's; its record id is made by ``prepare``. A plain tuple, the
+#: cheapest for Python to build and for the native core to read.
+ReadInput = tuple[RecordRead, str, str, Mapping[str, str] | None, bool, bytes, bytes]
 
 
 class Prepared(Protocol):
@@ -77,9 +88,16 @@ class Pipeline(Protocol):
     key_id: str
     public_key: bytes
 
-    def prepare(self, items: Sequence[RecordInput]) -> list[Prepared | CommitError]:
-        """Commit and seal each item; a refused payload gives its CommitError in its place
-        (never raised)."""
+    def read(
+        self, body: bytes, idempotency_key: str | None, batch: bool
+    ) -> list[RecordRead | CommitError]:
+        """Read a request's body (``services/reading.py``): a record or the refusal of each
+        item; a fault of the whole request raises its CommitError."""
+        ...
+
+    def prepare(self, items: Sequence[RecordInput | ReadInput]) -> list[Prepared | CommitError]:
+        """Commit and seal each item (the reads of a ``ReadInput`` from this pipeline's
+        ``read``); a refused payload gives its CommitError in its place (never raised)."""
         ...
 
     def sign(
@@ -100,20 +118,26 @@ class NativePipeline:
     released and the batch spread over rayon's pool (``RAYON_NUM_THREADS`` threads, by
     default one per core)."""
 
-    __slots__ = ("_prepare", "_signer", "key_id", "public_key")
+    __slots__ = ("_prepare", "_read", "_signer", "key_id", "public_key")
 
     def __init__(self, key: bytes | ModuleKey) -> None:
         """``key``: the 32-byte Ed25519 seed of the header-signing key, or the key in a
         hardware module (``recordseal.crypto.hsm``), which then signs every header."""
-        from recordseal._native import Ed25519Signer, prepare_records
+        from recordseal._native import Ed25519Signer, prepare_records, read_request
 
         self._signer = Ed25519Signer(key) if isinstance(key, bytes) else key
         self._prepare = prepare_records
+        self._read = read_request
         self.public_key = self._signer.public_key
         self.key_id = key_id_of(self.public_key)
 
-    def prepare(self, items: Sequence[RecordInput]) -> list[Prepared | CommitError]:
-        return cast("list[Prepared | CommitError]", self._prepare(items))
+    def read(
+        self, body: bytes, idempotency_key: str | None, batch: bool
+    ) -> list[RecordRead | CommitError]:
+        return cast("list[RecordRead | CommitError]", self._read(body, idempotency_key, batch))
+
+    def prepare(self, items: Sequence[RecordInput | ReadInput]) -> list[Prepared | CommitError]:
+        return cast("list[Prepared | CommitError]", self._prepare(items))  # type: ignore[arg-type]
 
     def sign(
         self,
@@ -154,9 +178,15 @@ class ReferencePipeline:
         self.public_key = self._private.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
         self.key_id = key_id_of(self.public_key)
 
-    def prepare(self, items: Sequence[RecordInput]) -> list[Prepared | CommitError]:
+    def read(
+        self, body: bytes, idempotency_key: str | None, batch: bool
+    ) -> list[RecordRead | CommitError]:
+        return list(reading.read_request(body, idempotency_key, batch))
+
+    def prepare(self, items: Sequence[RecordInput | ReadInput]) -> list[Prepared | CommitError]:
         results: list[Prepared | CommitError] = []
-        for item in items:
+        for given in items:
+            item = given if isinstance(given, RecordInput) else _text_input(given)
             try:
                 committed = reference.commit_record(
                     item.payload, item.declarations, item.strict, item.salt_key, item.record_id
@@ -212,6 +242,27 @@ class ReferencePipeline:
             signed.append(Signed(seq, header, self._private.sign(HEADER_CONTEXT + header), leaf))
             heads[slot] = (seq + 1, leaf)
         return signed
+
+
+def _text_input(item: ReadInput) -> RecordInput:
+    """The ``RecordInput`` of a reference read (its payload's text as sent), with a new
+    record id."""
+    read, tenant, subject_ref, declarations, strict, salt_key, payload_key = item
+    if not isinstance(read, ReferenceRead):
+        raise TypeError("ReferencePipeline prepares the records it read")
+    return RecordInput(
+        tenant,
+        read.stream,
+        read.record_type,
+        read.occurred_at,
+        subject_ref,
+        new_record_id(),
+        read.payload,
+        declarations,
+        strict,
+        salt_key,
+        payload_key,
+    )
 
 
 def pipeline_for(signer: HeaderSigner) -> Pipeline:

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, assert_never, cast
+from typing import Any, assert_never
 
 import orjson
 
 from recordseal import chain
-from recordseal.clock import new_record_id, new_subject_ref, utc_now
-from recordseal.core import CommitError, canonicalize, encode_value, validate_declarations
+from recordseal.clock import new_subject_ref, utc_now
+from recordseal.core import CommitError, canonicalize, validate_declarations
 from recordseal.crypto.hsm import ModuleFailure
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.crypto.vault import KeyWrapper, SubjectKeys
@@ -25,6 +24,7 @@ from recordseal.services.errors import (
     AlreadyExists,
     Gone,
     Invalid,
+    Malformed,
     NotFound,
     ServiceError,
     TooLarge,
@@ -32,7 +32,8 @@ from recordseal.services.errors import (
     tenant_inactive,
 )
 from recordseal.services.header_keys import HeaderKeys
-from recordseal.services.pipeline import Pipeline, Prepared, RecordInput
+from recordseal.services.pipeline import Pipeline, Prepared, ReadInput
+from recordseal.services.reading import MAX_SUBJECT_ID, RecordRead, label_refusal
 from recordseal.services.streams import check_stream_fleet
 from recordseal.services.subject_cache import SubjectKeyCache
 from recordseal.services.tenant_states import TenantStates
@@ -46,124 +47,42 @@ from recordseal.storage.records import (
     SubjectErased,
     SubjectRace,
 )
-from recordseal.storage.requests import Append, IdempotencyClaim, NewRecord, SubjectClaim
+from recordseal.storage.requests import (
+    Append,
+    HeadCheck,
+    IdempotencyClaim,
+    NewRecord,
+    SubjectClaim,
+)
 from recordseal.storage.rows import Erasure, RecordRow, StreamRow, SubjectRow
 
 log = logging.getLogger("recordseal.keys")
 
 STREAM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
-MAX_RECORD_TYPE = 128
-MAX_SUBJECT_ID = 256
-#: Records of one ``POST /v1/records:batch``.
-MAX_BATCH = 1000
-IDEMPOTENCY_KEY = re.compile(r"[A-Za-z0-9._:-]{1,255}")
+
+#: What the ingest of one record gave: the record stored now (``NewRecord``), the record an
+#: ``Idempotency-Key`` named, stored before (``RecordRow``: a replay), or the refusal.
+Ingested = NewRecord | RecordRow | ServiceError
 
 
-@dataclass(frozen=True, slots=True)
-class RecordIn:
-    stream: str
-    record_type: str
-    occurred_at: str
-    subject_id: str
-    payload: bytes  # the payload's JSON text as received
-
-
-@dataclass(frozen=True, slots=True)
-class Ingested:
-    record_id: str
-    stream: str
-    seq: int
-    root: bytes
-    chain_leaf: bytes
-    header: bytes
-    signature: bytes
-    key_id: str
-    field_count: int
-    #: True when an idempotency key named an earlier request: this is that request's record.
-    replayed: bool = False
-
-    @classmethod
-    def of(cls, row: RecordRow, replayed: bool) -> Ingested:
-        header = header_members(row.header)
-        return cls(
-            record_id=row.record_id,
-            stream=row.stream,
-            seq=row.seq,
-            root=bytes.fromhex(header["root"]),
-            chain_leaf=row.chain_leaf,
-            header=row.header,
-            signature=row.signature,
-            key_id=header["key_id"],
-            field_count=header["field_count"],
-            replayed=replayed,
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class Retry:
-    """An ``Idempotency-Key`` with the hash of the request it came with (of one batch item)."""
-
-    key: str
-    request_hash: bytes
-
-    @classmethod
-    def of(cls, key: str | None, request: bytes, item: int | None = None) -> Retry | None:
-        """The key of a request (or of item ``item`` of a batch); None without a key."""
-        if key is None:
-            return None
-        if not IDEMPOTENCY_KEY.fullmatch(key):
-            raise Invalid(
-                "idempotency_key_invalid",
-                "an Idempotency-Key is 1 to 255 letters, digits, '.', '_', ':' or '-'",
-                "Idempotency-Key",
-            )
-        # Items of a batch are keyed apart from single posts ('#' never occurs in a key).
-        return cls(key if item is None else f"{key}#{item}", hashlib.sha256(request).digest())
-
-
-@dataclass(frozen=True, slots=True)
-class _BatchSubjects:
-    """What a batch's items refer to, looked up once for the batch: its streams by name (or
-    the refusal of a name that is none), its subject indexes by subject id, and its stored
-    subjects by index (those not cached when the batch began)."""
-
-    streams: dict[str, StreamRow | NotFound]
-    indexes: dict[str, bytes]
-    stored: dict[bytes, SubjectRow]
-
-
-@dataclass(frozen=True, slots=True)
-class _Staged:
-    """A record checked and given its subject and id, waiting for the pipeline."""
-
-    position: int  # in the call's items
-    stream: StreamRow
-    subject: SubjectClaim
-    retry: Retry | None
-    input: RecordInput
-
-
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
-
-
-def _has_control_character(text: str) -> bool:
-    """True if ``text`` has a C0 or C1 control character or DEL (Unicode category Cc)."""
-    return _CONTROL.search(text) is not None
-
-
-def _check_label(value: str, field: str, limit: int) -> None:
-    if not value or len(value) > limit or _has_control_character(value):
-        raise Invalid(
-            f"{field}_invalid",
-            f"{field} must be 1 to {limit} characters without control characters",
-            field,
-        )
-
-
-def _refusal(error: CommitError) -> Invalid | TooLarge:
+def refusal_of(error: CommitError) -> ServiceError:
+    """A refusal of the core (a record's read or its payload) as the API reports it: the
+    request's schema is 400, a payload too large 413, every other rule 422."""
+    if error.code == "request_invalid":
+        return Malformed(error.code, str(error), error.field)
     if error.code == "payload_too_large":
         return TooLarge(error.code, str(error), error.field)
     return Invalid(error.code, str(error), error.field)
+
+
+@dataclass(frozen=True, slots=True)
+class _Context:
+    """What a call's records refer to, looked up once for the call: each stream by name (or
+    why it takes no record: unknown, fenced) with its head check, and each subject by id
+    (its claim and keys, or its erasure)."""
+
+    streams: dict[str, tuple[StreamRow, HeadCheck] | ServiceError]
+    subjects: dict[str, tuple[SubjectClaim, SubjectKeys] | Gone]
 
 
 class RecordService:
@@ -182,8 +101,9 @@ class RecordService:
     ) -> None:
         """``signer``: the header keys as the store names them (``HeaderKeys``, re-read so a
         rotation reaches this process), or one fixed key; ``manifest`` answers the fleet
-        manifest in force (which fleets a stream may join); ``pipeline`` does the per-record
-        cryptography of a batch under a fixed key (by default the native one);
+        manifest in force (which fleets a stream may join); ``pipeline`` reads requests and
+        does the per-record cryptography of a batch under a fixed key (by default the native
+        one);
         ``continuity`` journals what is signed and erased, and fences streams the store lost
         (docs/continuity.md); ``tenant_states`` says which tenants are frozen read-only (no
         new stream or record; by default read from the store's tenant rows)."""
@@ -279,205 +199,185 @@ class RecordService:
             self._streams[(tenant, name)] = stream
         return stream
 
-    # --- subjects -----------------------------------------------------------------------
+    # --- ingest -------------------------------------------------------------------------
 
-    def _subject(
-        self,
-        tenant: str,
-        subject_id: str,
-        fresh: dict[bytes, tuple[SubjectClaim, SubjectKeys]],
-        batch: _BatchSubjects,
-    ) -> tuple[SubjectClaim, SubjectKeys]:
-        """The subject's claim and keys; a new subject gets a key that is stored only with
-        its first record, so a refused post leaves nothing behind. ``fresh`` holds the new
-        subjects of one batch, so a subject new in it gets one key however often it occurs."""
-        index = batch.indexes[subject_id]
-        cached = self._subjects.get(tenant, index) or fresh.get(index)
-        if cached is not None:
-            return cached
-        subject = batch.stored.get(index)
-        if subject is None:
-            subject_ref = new_subject_ref()
-            key, wrapped = self._wrapper.new_subject_key(tenant, subject_ref)
-            fresh[index] = (SubjectClaim(index, subject_ref, wrapped), SubjectKeys.derive(key))
-            return fresh[index]
-        if subject.wrapped_key is None:
-            raise Gone("subject_erased", "the subject was erased", "subject_id")
-        claim, keys = SubjectClaim(index, subject.subject_ref, None), self._keys(subject)
-        self._subjects.put(tenant, index, claim, keys)
-        return claim, keys
+    def read(
+        self, body: bytes, idempotency_key: str | None, batch: bool
+    ) -> list[RecordRead | CommitError]:
+        """Read a request's body once (``Pipeline.read``): a record or the refusal of each
+        item. A fault of the request as a whole raises its ``CommitError``."""
+        return self._header_keys.active.pipeline.read(body, idempotency_key, batch)
 
-    async def _batch_subjects(
-        self, tenant: str, items: Sequence[RecordIn | ServiceError]
-    ) -> _BatchSubjects:
-        """The streams and subject indexes of a batch's items, and the stored subjects among
-        those this process has not cached: one query instead of one per item."""
-        streams: dict[str, StreamRow | NotFound] = {}
-        indexes: dict[str, bytes] = {}
-        wanted = []
-        for item in items:
-            if not isinstance(item, RecordIn):
+    async def post_record(
+        self, tenant: str, body: bytes, idempotency_key: str | None = None
+    ) -> NewRecord | RecordRow:
+        """``POST /v1/records``: read the body and ingest its record; a refusal raises (the
+        core's ``CommitError`` for the request, a ``ServiceError`` for the record)."""
+        (result,) = await self.ingest(tenant, self.read(body, idempotency_key, batch=False))
+        if isinstance(result, ServiceError):
+            raise result
+        return result
+
+    async def ingest(
+        self, tenant: str, reads: Sequence[RecordRead | CommitError]
+    ) -> list[Ingested]:
+        """Ingest each record read on its own; the results in order. Nothing is stored for a
+        refused record.
+
+        With an idempotency key, a record seen before gives its first record (and stores
+        nothing); the same key with another request is refused. The records are committed and
+        encrypted by one pipeline call, then appended in one store call, in order: they share
+        a transaction, and the records of one stream get increasing sequence numbers.
+
+        A record whose new subject another writer created first (and the later records of its
+        stream) is prepared again under the stored subject's key, with the other such records
+        in one more call, in order: up to ``RACE_RETRIES`` times, then refused as
+        ``subject_busy``.
+        """
+        results = await self._ingest(tenant, reads)
+        for _ in range(RACE_RETRIES):
+            raced = [n for n, result in enumerate(results) if result is _RACE]
+            if not raced:
+                break
+            again = await self._ingest(tenant, [reads[n] for n in raced])
+            for n, result in zip(raced, again, strict=True):
+                results[n] = result
+        return [_subject_busy() if r is _RACE else r for r in results]  # type: ignore[misc]
+
+    async def _ingest(
+        self, tenant: str, reads: Sequence[RecordRead | CommitError]
+    ) -> list[Ingested | _Race]:
+        """Replays, checks, one pipeline call, one append: each record's result in order."""
+        await self._header_keys.current()  # a rotation reaches this process here
+        records = [read for read in reads if not isinstance(read, CommitError)]
+        keyed = [read.idempotency[0] for read in records if read.idempotency is not None]
+        known = await self._store.records.idempotent_records(tenant, keyed) if keyed else {}
+        # A frozen tenant's records are refused one by one: a retry of a record stored before
+        # the freeze still gets its first result. Its records need no stream or subject.
+        frozen = not await self._tenant_states.active(tenant)
+        context = await self._context(tenant, [] if frozen else records)
+        results: list[Ingested | _Race] = [_RACE] * len(reads)
+        # The records to prepare: their places, streams, subjects, keys and reads.
+        staged: list[tuple[int, StreamRow, HeadCheck, SubjectClaim, tuple[str, bytes] | None]] = []
+        inputs: list[ReadInput] = []
+        for position, read in enumerate(reads):
+            if isinstance(read, CommitError):
+                results[position] = refusal_of(read)
                 continue
-            if item.stream not in streams:
-                try:
-                    streams[item.stream] = await self._stream(tenant, item.stream)
-                except NotFound as unknown:
-                    streams[item.stream] = unknown
-            if item.subject_id not in indexes:
-                index = indexes[item.subject_id] = self._wrapper.subject_index(
-                    tenant, item.subject_id
+            idempotency = read.idempotency
+            if idempotency is not None and idempotency[0] in known:
+                results[position] = await self._replay(tenant, idempotency, known[idempotency[0]])
+                continue
+            if frozen:
+                results[position] = tenant_inactive("no new records")
+                continue
+            stream = context.streams[read.stream]
+            if isinstance(stream, ServiceError):
+                results[position] = stream
+                continue
+            if read.refusal is not None:
+                results[position] = refusal_of(read.refusal)
+                continue
+            subject = context.subjects[read.subject_id]
+            if isinstance(subject, Gone):
+                results[position] = subject
+                continue
+            (row, behind), (claim, keys) = stream, subject
+            staged.append((position, row, behind, claim, idempotency))
+            inputs.append(
+                (read, tenant, claim.subject_ref, row.declarations, row.strict, keys.salt_key,
+                 keys.payload_key)
+            )  # fmt: skip
+        if not inputs:
+            return results
+        prepared = self._header_keys.active.pipeline.prepare(inputs)
+        appends: list[Append] = []
+        appended: list[int] = []  # the index into ``staged`` of each append
+        for n, ((position, row, behind, claim, idempotency), record) in enumerate(
+            zip(staged, prepared, strict=True)
+        ):
+            if isinstance(record, CommitError):
+                results[position] = refusal_of(record)
+                continue
+            claimed = None if idempotency is None else IdempotencyClaim(*idempotency)
+            appends.append(Append(row.id, claim, record.record_id, record, claimed, behind))
+            appended.append(n)
+        if appends:
+            await self._append(tenant, appends, [staged[n] for n in appended], reads, results)
+        return results
+
+    async def _context(self, tenant: str, records: Sequence[RecordRead]) -> _Context:
+        """The streams and subjects of a call's records: the stored subjects this process has
+        not cached are read with one query. A new subject gets a key that is stored only with
+        its first record, so a refused post leaves nothing behind; it gets one key however
+        often it occurs."""
+        streams: dict[str, tuple[StreamRow, HeadCheck] | ServiceError] = {}
+        subjects: dict[str, tuple[SubjectClaim, SubjectKeys] | Gone] = {}
+        wanted: dict[bytes, str] = {}  # subject index -> subject id, of those not cached
+        for read in records:
+            name, subject_id = read.stream, read.subject_id
+            if name not in streams:
+                streams[name] = await self._stream_for_records(tenant, name)
+            if subject_id not in subjects:
+                cached = self._subjects.get(tenant, subject_id)
+                if cached is None:
+                    wanted[self._wrapper.subject_index(tenant, subject_id)] = subject_id
+                    continue
+                subjects[subject_id] = cached
+        stored = await self._store.records.get_subjects(tenant, list(wanted)) if wanted else {}
+        for index, subject_id in wanted.items():
+            subject = stored.get(index)
+            if subject is None:
+                subject_ref = new_subject_ref()
+                key, wrapped = self._wrapper.new_subject_key(tenant, subject_ref)
+                subjects[subject_id] = (
+                    SubjectClaim(index, subject_ref, wrapped),
+                    SubjectKeys.derive(key),
                 )
-                if self._subjects.get(tenant, index) is None:
-                    wanted.append(index)
-        stored = await self._store.records.get_subjects(tenant, wanted) if wanted else {}
-        return _BatchSubjects(streams, indexes, stored)
+            elif subject.wrapped_key is None:
+                subjects[subject_id] = Gone(
+                    "subject_erased", "the subject was erased", "subject_id"
+                )
+            else:
+                claim, keys = SubjectClaim(index, subject.subject_ref, None), self._keys(subject)
+                subjects[subject_id] = (claim, keys)
+                self._subjects.put(tenant, subject_id, claim, keys)
+        return _Context(streams, subjects)
+
+    async def _stream_for_records(
+        self, tenant: str, name: str
+    ) -> tuple[StreamRow, HeadCheck] | ServiceError:
+        """The stream records name, with its head check; or why it takes none now."""
+        try:
+            stream = await self._stream(tenant, name)
+        except NotFound as unknown:
+            return unknown
+        fence = self._continuity.stream_fence(tenant, stream.name) or self._continuity.log_fence(
+            tenant, stream.fleet
+        )
+        if fence is not None:
+            return _fenced(fence, "stream")
+        return stream, self._continuity.head_check(tenant, stream.name)
 
     def _keys(self, subject: SubjectRow) -> SubjectKeys:
         assert subject.wrapped_key is not None
         key = self._wrapper.unwrap(subject.tenant, subject.subject_ref, subject.wrapped_key)
         return SubjectKeys.derive(key)
 
-    # --- records ------------------------------------------------------------------------
-
-    async def ingest(self, tenant: str, record: RecordIn, retry: Retry | None = None) -> Ingested:
-        """Validate, commit, encrypt and append one record; nothing is stored on refusal.
-
-        With an idempotency key, a request seen before returns its first record (and stores
-        nothing); the same key with another request is refused. The same pipeline as a
-        batch's, with a batch of one.
-        """
-        (result,) = await self.ingest_batch(tenant, [record], [retry])
-        if isinstance(result, ServiceError):
-            raise result
-        return result
-
-    async def ingest_batch(
-        self, tenant: str, items: list[RecordIn | ServiceError], retries: list[Retry | None]
-    ) -> list[Ingested | ServiceError]:
-        """Ingest each item on its own; the results (a record or a refusal) in order.
-
-        Items are checked one after the other (a new subject that appears twice gets one
-        key), committed and encrypted by one pipeline call, then appended in one store call,
-        in order: they share a transaction, and the items of one stream get increasing
-        sequence numbers.
-
-        An item whose new subject another writer created first (and the later items of its
-        stream) is prepared again under the stored subject's key, with the other such items
-        in one more call, in order: up to ``RACE_RETRIES`` times, then refused as
-        ``subject_busy``.
-        """
-        results = await self._ingest(tenant, items, retries)
-        for _ in range(RACE_RETRIES):
-            raced = [n for n, result in enumerate(results) if isinstance(result, _Race)]
-            if not raced:
-                break
-            again = await self._ingest(
-                tenant, [items[n] for n in raced], [retries[n] for n in raced]
-            )
-            for n, result in zip(raced, again, strict=True):
-                results[n] = result
-        return [_subject_busy() if isinstance(r, _Race) else r for r in results]
-
-    async def _ingest(
-        self, tenant: str, items: Sequence[RecordIn | ServiceError], retries: Sequence[Retry | None]
-    ) -> list[Ingested | ServiceError | _Race]:
-        """Replays, checks, one pipeline call, one append: each item's result in order."""
-        await self._header_keys.current()  # a rotation reaches this process here
-        keys = [retry.key for retry in retries if retry is not None]
-        known = await self._store.records.idempotent_records(tenant, keys) if keys else {}
-        subjects = await self._batch_subjects(tenant, items)
-        # A frozen tenant's records are refused one by one: a retry of a record stored before
-        # the freeze still gets its first result.
-        frozen = not await self._tenant_states.active(tenant)
-        fresh: dict[bytes, tuple[SubjectClaim, SubjectKeys]] = {}
-        results: list[Ingested | ServiceError | _Race] = [_RACE] * len(items)
-        staged: list[_Staged] = []
-        for position, (item, retry) in enumerate(zip(items, retries, strict=True)):
-            try:
-                if isinstance(item, ServiceError):
-                    raise item
-                if retry is not None and retry.key in known:
-                    results[position] = await self._replay(tenant, retry, known[retry.key])
-                    continue
-                if frozen:
-                    raise tenant_inactive("no new records")
-                staged.append(self._stage(tenant, position, item, retry, fresh, subjects))
-            except ServiceError as refusal:
-                results[position] = refusal
-        pipeline = self._header_keys.active.pipeline
-        prepared = pipeline.prepare([s.input for s in staged]) if staged else []
-        appendable: list[tuple[_Staged, Prepared]] = []
-        for stage, committed in zip(staged, prepared, strict=True):
-            if isinstance(committed, CommitError):
-                results[stage.position] = _refusal(committed)
-            else:
-                appendable.append((stage, committed))
-        if appendable:
-            appended = await self._append(tenant, appendable)
-            for (stage, _), result in zip(appendable, appended, strict=True):
-                results[stage.position] = result
-        return results
-
-    async def _replay(self, tenant: str, retry: Retry, known: tuple[bytes, str]) -> Ingested:
+    async def _replay(
+        self, tenant: str, idempotency: tuple[str, bytes], known: tuple[bytes, str]
+    ) -> RecordRow | ServiceError:
         request_hash, record_id = known
-        if request_hash != retry.request_hash:
-            raise _key_reused()
-        return Ingested.of(await self.record(tenant, record_id), replayed=True)
-
-    def _stage(
-        self,
-        tenant: str,
-        position: int,
-        record: RecordIn,
-        retry: Retry | None,
-        fresh: dict[bytes, tuple[SubjectClaim, SubjectKeys]],
-        batch: _BatchSubjects,
-    ) -> _Staged:
-        """Everything before the pipeline: the envelope's checks, the subject and a record id
-        (refusals raise)."""
-        stream = batch.streams[record.stream]
-        if isinstance(stream, NotFound):
-            raise stream
-        fence = self._continuity.stream_fence(tenant, stream.name) or self._continuity.log_fence(
-            tenant, stream.fleet
-        )
-        if fence is not None:
-            raise _fenced(fence, "stream")
-        _check_label(record.record_type, "record_type", MAX_RECORD_TYPE)
-        _check_label(record.subject_id, "subject_id", MAX_SUBJECT_ID)
-        try:
-            occurred_at = encode_value("timestamp", record.occurred_at)[len(b"time:") :].decode()
-        except CommitError:
-            raise Invalid(
-                "occurred_at_invalid", "occurred_at must be an RFC 3339 timestamp", "occurred_at"
-            ) from None
-        subject, keys = self._subject(tenant, record.subject_id, fresh, batch)
-        return _Staged(
-            position,
-            stream,
-            subject,
-            retry,
-            RecordInput(
-                tenant,
-                stream.name,
-                record.record_type,
-                occurred_at,
-                subject.subject_ref,
-                new_record_id(),
-                record.payload,
-                stream.declarations,
-                stream.strict,
-                keys.salt_key,
-                keys.payload_key,
-            ),
-        )
+        if request_hash != idempotency[1]:
+            return _key_reused()
+        return await self.record(tenant, record_id)
 
     def _build(
         self, appends: Sequence[Append], slots: Sequence[int], heads: list[tuple[int, bytes]]
     ) -> list[NewRecord]:
         """The store's builder: header, signature and chain leaf of every placed record, in
         one pipeline call (under the stream locks)."""
-        prepared = [cast(Prepared, append.prepared) for append in appends]
+        prepared: list[Prepared] = [append.prepared for append in appends]  # type: ignore[misc]
         now = utc_now()
         try:
             signed = self._header_keys.signing_at(now).pipeline.sign(prepared, slots, heads, now)
@@ -490,72 +390,52 @@ class RecordService:
                 None,
             ) from None
         return [
-            NewRecord(p.record_id, s.seq, s.header, s.signature, s.chain_leaf, p.sealed_payload)
-            for p, s in zip(prepared, signed, strict=True)
+            NewRecord(p.record_id, seq, header, signature, leaf, p.sealed_payload)
+            for p, (seq, header, signature, leaf) in zip(prepared, signed, strict=True)
         ]
 
     async def _append(
-        self, tenant: str, prepared: list[tuple[_Staged, Prepared]]
-    ) -> list[Ingested | ServiceError | _Race]:
-        """Append prepared records in one store call; each outcome as the API reports it
-        (``_Race``: a new subject was created elsewhere first, prepare again)."""
-        appends = [
-            Append(
-                stage.stream.id,
-                stage.subject,
-                record.record_id,
-                record,
-                None
-                if stage.retry is None
-                else IdempotencyClaim(stage.retry.key, stage.retry.request_hash),
-                self._continuity.head_check(tenant, stage.stream.name),
-            )
-            for stage, record in prepared
-        ]
+        self,
+        tenant: str,
+        appends: list[Append],
+        staged: list[tuple[int, StreamRow, HeadCheck, SubjectClaim, tuple[str, bytes] | None]],
+        reads: Sequence[RecordRead | CommitError],
+        results: list[Ingested | _Race],
+    ) -> None:
+        """Append prepared records in one store call; each outcome into ``results`` as the API
+        reports it (``_RACE``: a new subject was created elsewhere first, prepare again)."""
         outcomes = await self._store.records.append_records(
             tenant, appends, utc_now(), self._builder
         )
-        results: list[Ingested | ServiceError | _Race] = []
-        heads: dict[str, Head] = {}  # each stream's last record placed
-        for (stage, record), outcome in zip(prepared, outcomes, strict=True):
-            match outcome:
-                case NewRecord():
-                    name = stage.stream.name
-                    heads[name] = Head(tenant, name, outcome.seq, outcome.chain_leaf)
-                    results.append(
-                        Ingested(
-                            record_id=record.record_id,
-                            stream=stage.stream.name,
-                            seq=outcome.seq,
-                            root=record.root,
-                            chain_leaf=outcome.chain_leaf,
-                            header=outcome.header,
-                            signature=outcome.signature,
-                            key_id=_key_id_of(outcome.header),
-                            field_count=record.field_count,
-                        )
-                    )
-                case SubjectErased():
-                    self._subjects.forget(tenant, stage.subject.index)
-                    results.append(Gone("subject_erased", "the subject was erased", "subject_id"))
-                case SubjectRace() | Deferred():
-                    results.append(_RACE)
-                case Replayed(record_id=record_id):
-                    # Only an append with a key is replayed: its key is the retry's.
-                    assert stage.retry is not None
-                    known = (stage.retry.request_hash, record_id)
-                    results.append(await self._replay(tenant, stage.retry, known))
-                case KeyReused():
-                    results.append(_key_reused())
-                case Fenced():
-                    fence = self._continuity.stream_fence(tenant, stage.stream.name)
-                    assert fence is not None  # head_check fenced it
-                    results.append(_fenced(fence, "stream"))
-                case _:
-                    assert_never(outcome)
+        heads: dict[str, NewRecord] = {}  # each stream's last record placed
+        for (position, row, _, _, idempotency), outcome in zip(staged, outcomes, strict=True):
+            if isinstance(outcome, NewRecord):
+                heads[row.name] = outcome
+                results[position] = outcome
+            elif isinstance(outcome, SubjectRace | Deferred):
+                results[position] = _RACE
+            elif isinstance(outcome, SubjectErased):
+                read = reads[position]
+                assert not isinstance(read, CommitError)
+                self._subjects.forget(tenant, read.subject_id)
+                results[position] = Gone("subject_erased", "the subject was erased", "subject_id")
+            elif isinstance(outcome, Replayed):
+                # Only an append with a key is replayed: its key is the read's.
+                assert idempotency is not None
+                known = (idempotency[1], outcome.record_id)
+                results[position] = await self._replay(tenant, idempotency, known)
+            elif isinstance(outcome, KeyReused):
+                results[position] = _key_reused()
+            elif isinstance(outcome, Fenced):
+                fence = self._continuity.stream_fence(tenant, row.name)
+                assert fence is not None  # head_check fenced it
+                results[position] = _fenced(fence, "stream")
+            else:
+                assert_never(outcome)
         # What was signed is journaled before anyone is told of it (docs/continuity.md).
-        await self._continuity.signed_heads(heads.values())
-        return results
+        await self._continuity.signed_heads(
+            Head(tenant, name, record.seq, record.chain_leaf) for name, record in heads.items()
+        )
 
     async def record(self, tenant: str, record_id: str) -> RecordRow:
         row = await self._store.records.get_record(tenant, record_id)
@@ -580,12 +460,14 @@ class RecordService:
 
     async def erase(self, tenant: str, subject_id: str) -> SignedErasure:
         """Erase the subject (a repeat is a no-op), with a signed receipt of the erasure."""
-        _check_label(subject_id, "subject_id", MAX_SUBJECT_ID)
+        refusal = label_refusal(subject_id, "subject_id", MAX_SUBJECT_ID)
+        if refusal is not None:
+            raise refusal_of(refusal)
         index = self._wrapper.subject_index(tenant, subject_id)
         subject = (await self._store.records.get_subjects(tenant, [index])).get(index)
         if subject is None:
             raise NotFound("subject_not_found", "no records for this subject", "subject_id")
-        self._subjects.forget(tenant, index)
+        self._subjects.forget(tenant, subject_id)
         now = utc_now()
         signer = (await self._header_keys.current()).signer
         # Journaled first: an erasure outlives any restore of the store (docs/continuity.md).
@@ -631,7 +513,7 @@ def _key_reused() -> Invalid:
 
 
 #: How often the items of a post whose new subject another writer created first are prepared
-#: again (``RecordService.ingest_batch``) before they are refused as ``subject_busy``.
+#: again (``RecordService.ingest``) before they are refused as ``subject_busy``.
 RACE_RETRIES = 2
 
 
@@ -654,12 +536,3 @@ def header_members(header: bytes) -> dict[str, Any]:
     """The header as a JSON object (it is RFC 8785 text)."""
     members: dict[str, Any] = orjson.loads(header)
     return members
-
-
-_KEY_ID = b'"key_id":"'
-
-
-def _key_id_of(header: bytes) -> str:
-    """The ``key_id`` member of a canonical header (16 hex digits after its name)."""
-    start = header.index(_KEY_ID) + len(_KEY_ID)
-    return header[start : start + 16].decode()

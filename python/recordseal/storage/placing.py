@@ -22,7 +22,7 @@ The rules, for each append in order:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -36,7 +36,7 @@ from recordseal.storage.records import (
     SubjectErased,
     SubjectRace,
 )
-from recordseal.storage.requests import Append, BatchBuilder, SubjectClaim
+from recordseal.storage.requests import Append, BatchBuilder, Call, SubjectClaim
 
 
 class Lookups(Protocol):
@@ -56,16 +56,6 @@ class Lookups(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
-class Queued:
-    """An append as a transaction sees it: its tenant, and the call it came with (the
-    appends of one call keep their order)."""
-
-    tenant: str
-    append: Append
-    call: Hashable = 0
-
-
 @dataclass(slots=True)
 class Placed:
     """The outcome of :func:`place`: one record or refusal per append, the new stream heads,
@@ -77,34 +67,36 @@ class Placed:
 
 
 def new_subjects(
-    items: Sequence[Queued], stored_key: Callable[[str, str], tuple[bytes, str] | None]
+    calls: Sequence[Call], stored_key: Callable[[str, str], tuple[bytes, str] | None]
 ) -> list[tuple[str, bytes, str, bytes]]:
-    """The subjects these appends create, as (tenant, index, handle, wrapped key), sorted (the
-    order every backend inserts them in): the first claim of each new subject wins, later
-    ones see a race (rule 2). An append whose idempotency key is stored, or used earlier in
-    the call, is refused (rule 1) and creates nothing."""
+    """The subjects these calls' appends create, as (tenant, index, handle, wrapped key),
+    sorted (the order every backend inserts them in): the first claim of each new subject
+    wins, later ones see a race (rule 2). An append whose idempotency key is stored, or used
+    earlier in the call, is refused (rule 1) and creates nothing."""
     first_claims: dict[tuple[str, bytes], tuple[str, bytes]] = {}
     keys_used: set[tuple[str, str]] = set()
-    for queued in items:
-        append = queued.append
-        if append.idempotency is not None:
-            key = (queued.tenant, append.idempotency.key)
-            if key in keys_used or stored_key(*key) is not None:
-                continue
-            keys_used.add(key)
-        wrapped = append.subject.new_wrapped_key
-        if wrapped is not None:
-            first_claims.setdefault(
-                (queued.tenant, append.subject.index), (append.subject.subject_ref, wrapped)
-            )
+    for tenant, appends in calls:
+        for append in appends:
+            if append.idempotency is not None:
+                key = (tenant, append.idempotency.key)
+                if key in keys_used or stored_key(*key) is not None:
+                    continue
+                keys_used.add(key)
+            wrapped = append.subject.new_wrapped_key
+            if wrapped is not None:
+                first_claims.setdefault(
+                    (tenant, append.subject.index), (append.subject.subject_ref, wrapped)
+                )
     return [(t, i, ref, wrapped) for (t, i), (ref, wrapped) in sorted(first_claims.items())]
 
 
 def check(
-    queued: Queued, lookups: Lookups, placed_keys: dict[tuple[str, str], tuple[bytes, str]]
+    tenant: str,
+    append: Append,
+    lookups: Lookups,
+    placed_keys: dict[tuple[str, str], tuple[bytes, str]],
 ) -> Refusal | None:
     """The refusal of one append by rules 1-3, or None if it may be placed."""
-    tenant, append = queued.tenant, queued.append
     claim = append.idempotency
     if claim is not None:
         known = placed_keys.get((tenant, claim.key)) or lookups.stored_key(tenant, claim.key)
@@ -112,17 +104,18 @@ def check(
             if known[0] != claim.request_hash:
                 return KeyReused(claim.key)
             return Replayed(known[1])
-    stored = lookups.stored_subject(tenant, append.subject)
-    if stored is None or stored[0] != append.subject.subject_ref:
-        return SubjectRace(append.subject.subject_ref)
+    subject = append.subject
+    stored = lookups.stored_subject(tenant, subject)
+    if stored is None or stored[0] != subject.subject_ref:
+        return SubjectRace(subject.subject_ref)
     if not stored[1]:
-        return SubjectErased(append.subject.subject_ref)
+        return SubjectErased(subject.subject_ref)
     return None
 
 
-def place(items: Sequence[Queued], lookups: Lookups, build: BatchBuilder) -> Placed:
-    """Decide every append in order, then build the placed ones in one ``build`` call."""
-    raced: set[Hashable] = set()
+def place(calls: Sequence[Call], lookups: Lookups, build: BatchBuilder) -> Placed:
+    """Decide every append of the calls in order, then build the placed ones in one
+    ``build`` call. The outcomes are in the order of the calls' appends."""
     decided: list[int | Refusal] = []  # an index into ``placed``, or the refusal
     placed: list[Append] = []
     slots: list[int] = []
@@ -130,25 +123,27 @@ def place(items: Sequence[Queued], lookups: Lookups, build: BatchBuilder) -> Pla
     heads: list[tuple[int, bytes]] = []
     fenced: set[int] = set()
     keys: dict[tuple[str, str], tuple[bytes, str]] = {}
-    for queued in items:
-        append = queued.append
-        if (queued.call, append.stream_id) in raced:
-            decided.append(Deferred())
-            continue
-        refusal = check(queued, lookups, keys)
-        if refusal is None:
-            refusal = _fence(append, lookups, slot_of, heads, fenced)
-        if refusal is not None:
-            if isinstance(refusal, SubjectRace):
-                raced.add((queued.call, append.stream_id))
-            decided.append(refusal)
-            continue
-        if append.idempotency is not None:
-            claim = append.idempotency
-            keys[(queued.tenant, claim.key)] = (claim.request_hash, append.record_id)
-        decided.append(len(placed))
-        placed.append(append)
-        slots.append(slot_of[append.stream_id])
+    for tenant, appends in calls:
+        raced: set[int] = set()  # streams of this call behind a raced subject
+        for append in appends:
+            stream_id = append.stream_id
+            if stream_id in raced:
+                decided.append(Deferred())
+                continue
+            refusal = check(tenant, append, lookups, keys)
+            if refusal is None and stream_id not in slot_of:
+                refusal = _fence(append, lookups, slot_of, heads, fenced)
+            if refusal is not None:
+                if isinstance(refusal, SubjectRace):
+                    raced.add(stream_id)
+                decided.append(refusal)
+                continue
+            if append.idempotency is not None:
+                claim = append.idempotency
+                keys[(tenant, claim.key)] = (claim.request_hash, append.record_id)
+            decided.append(len(placed))
+            placed.append(append)
+            slots.append(slot_of[stream_id])
     records = build(placed, slots, heads) if placed else []
     if len(records) != len(placed):
         raise AssertionError(f"the builder made {len(records)} records for {len(placed)}")
@@ -166,16 +161,15 @@ def _fence(
     heads: list[tuple[int, bytes]],
     fenced: set[int],
 ) -> Fenced | None:
-    """Rule 4: read the stream's head once per transaction (its slot), and ask the append's
-    ``behind`` whether the store is behind what was signed."""
+    """Rule 4, for a stream without a slot yet: read its head once per transaction (its slot),
+    and ask the append's ``behind`` whether the store is behind what was signed."""
     stream_id = append.stream_id
     if stream_id in fenced:
         return Fenced(stream_id)
-    if stream_id not in slot_of:
-        head = lookups.head(stream_id)
-        if append.behind is not None and append.behind(*head):
-            fenced.add(stream_id)
-            return Fenced(stream_id)
-        slot_of[stream_id] = len(heads)
-        heads.append(head)
+    head = lookups.head(stream_id)
+    if append.behind is not None and append.behind(*head):
+        fenced.add(stream_id)
+        return Fenced(stream_id)
+    slot_of[stream_id] = len(heads)
+    heads.append(head)
     return None

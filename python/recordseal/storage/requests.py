@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class IdempotencyClaim:
-    """An ``Idempotency-Key`` and the SHA-256 of the request it came with."""
+class IdempotencyClaim(NamedTuple):
+    """An ``Idempotency-Key`` (a batch's item ``i``: ``<key>#<i>``) and the SHA-256 of the
+    request it came with (of the item's text as sent): what a record's read gives
+    (``services/reading.py``), what the store keeps. A tuple, cheap to make per record."""
 
     key: str
     request_hash: bytes
@@ -25,9 +27,9 @@ class SubjectClaim:
     new_wrapped_key: bytes | None
 
 
-@dataclass(frozen=True, slots=True)
-class NewRecord:
-    """What the service builds once the store has given it a sequence number and link."""
+class NewRecord(NamedTuple):
+    """What the service builds once the store has given it a sequence number and link (a
+    tuple: one is made per record, under the stream locks)."""
 
     record_id: str
     seq: int
@@ -84,10 +86,10 @@ class LogBehind(Exception):
         self.reason = reason
 
 
-@dataclass(frozen=True, slots=True)
-class Append:
+class Append(NamedTuple):
     """One record to append: its stream, subject, id, the builder's input for it (the
-    service's prepared record, opaque to the store) and its idempotency key, if any."""
+    service's prepared record, opaque to the store) and its idempotency key, if any (a
+    tuple: one is made per record)."""
 
     stream_id: int
     subject: SubjectClaim
@@ -102,6 +104,15 @@ class Append:
 
 #: ``behind(next_seq, prev)`` of an :class:`Append`.
 HeadCheck = Callable[[int, bytes], bool]
+
+
+class Call(NamedTuple):
+    """The appends of one ``append_records`` call, in order, and their tenant: a
+    transaction takes whole calls, and a call's records keep their order."""
+
+    tenant: str
+    appends: Sequence[Append]
+
 
 #: Called once per transaction (or per call within it) under the stream locks, with the
 #: appends placed, in order: append ``i`` extends the stream head ``heads[slots[i]]`` (its

@@ -2,7 +2,9 @@
 
 Every route that takes a JSON body reads it here, in three steps (``POST /v1/verify`` only in
 the first: its body is a bundle, and a bundle that is not JSON text is malformed, a verdict,
-not a refusal; ``web/verify.py``):
+not a refusal; ``web/verify.py``). The two ingest routes take the first step here and give the
+body to the service's read stage, which takes the other two in one native pass
+(``services/reading.py``, ``web/ingest.py``) with the same refusals:
 
 1. ``Content-Type`` must be ``application/json`` or ``application/<something>+json``, with no
    ``charset`` or ``charset=utf-8`` (RFC 8259 section 8.1: JSON exchanged between systems is
@@ -70,10 +72,12 @@ def check_json_text(raw: bytes, payload_steps: int | None = None) -> None:
     try:
         canonicalize(raw)
     except CommitError as error:
-        raise _refusal(error, payload_steps) from None
+        raise body_refusal(error, payload_steps) from None
 
 
-def _refusal(error: CommitError, payload_steps: int | None) -> Malformed | Invalid:
+def body_refusal(error: CommitError, payload_steps: int | None) -> Malformed | Invalid:
+    """The refusal of a body whose JSON text the core's reader refused with ``error`` (the
+    ingest routes' read stage reports the same faults: ``web/ingest.py``)."""
     steps = _steps(error.field)
     if (
         payload_steps is not None

@@ -1,31 +1,57 @@
-"""What the ingest routes share (``POST /v1/records`` and ``POST /v1/records:batch``): the bearer
-token's tenant, the record in and out, the ``Idempotency-Key`` header, the ingest metrics.
+"""The ingest routes (docs/records.md, "Ingest"): ``POST /v1/records`` and
+``POST /v1/records:batch``, and what they share with the other record routes (the bearer
+token's tenant, the JSON media types).
 
-Both routes are the service's hot path: they take what they need straight from the request
-and the typed state (``web/state.py``), with no dependency injection and no guard.
+Both routes are the service's hot path: they take what they need straight from the request and
+the typed state (``web/state.py``), with no dependency injection and no guard. The body is
+read once by the service's read stage (``services/reading.py``: the core's reader, the schema,
+the key and each record's hash); the route maps a refusal of the request as a whole to its
+problem, and the answer is written from the signed records by the native core
+(``encode_answers``, rust-core/src/answer.rs), byte for byte the msgspec encoding of
+``RecordOut`` and ``BatchOut`` that :func:`reference_answer` makes (the oracle, and the answer
+when the extension is not built).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import msgspec
-from litestar import Request
+from litestar import Request, Response, post
 from litestar.enums import ParamType
 from litestar.openapi.spec import OpenAPIType, Parameter, Schema
 
 from recordseal import metrics
-from recordseal.services.errors import Unauthenticated
-from recordseal.services.records import Ingested, RecordIn
-from recordseal.web.bodies import decode_strict, strict_decoder
+from recordseal.core.errors import CommitError
+from recordseal.services.errors import ServiceError, Unauthenticated
+from recordseal.services.reading import MAX_BATCH
+from recordseal.services.records import Ingested, header_members, refusal_of
+from recordseal.storage.requests import NewRecord
+from recordseal.storage.rows import RecordRow
+from recordseal.web import examples
+from recordseal.web.bodies import body_refusal, require_json
+from recordseal.web.controller import DomainController
 from recordseal.web.observe import note_tenant
-from recordseal.web.openapi import refusal
+from recordseal.web.openapi import documented, inline_schema, refusal
+from recordseal.web.problems import service_problem
 from recordseal.web.ratelimit import enforce
-from recordseal.web.schemas import RecordBody, RecordOut
+from recordseal.web.schemas import (
+    BatchBody,
+    BatchOut,
+    BatchResult,
+    Problem,
+    RecordBody,
+    RecordOut,
+)
 from recordseal.web.state import services_of
 
-record_decoder = strict_decoder(RecordBody)
 JSON = "application/json"
 #: Payloads and bundles hold customer values: no cache keeps them.
 NO_STORE = {"Cache-Control": "no-store"}
+#: A batch may carry up to 1,000 records of up to 256 KiB each; bodies above this are refused
+#: (413) before they are read: send large records in smaller batches.
+MAX_BATCH_BYTES = 32 * 1024 * 1024
 
 IDEMPOTENCY_KEY = Parameter(
     name="Idempotency-Key",
@@ -63,6 +89,173 @@ RECORD_REFUSALS = [
     ),
 ]
 
+#: Refusals of a request as a whole by the read stage (the others are the reader's faults).
+_REQUEST_RULES = frozenset({"request_invalid", "batch_size_invalid", "idempotency_key_invalid"})
+
+_encode = msgspec.json.Encoder().encode
+
+
+def _batch_body() -> dict[str, Any]:
+    """``BatchBody`` with its records shaped as ``RecordBody`` (they are decoded one by one)."""
+    body: dict[str, Any] = inline_schema(BatchBody)
+    body["properties"]["records"] = {
+        "type": "array",
+        "minItems": 1,
+        "maxItems": MAX_BATCH,
+        "items": inline_schema(RecordBody),
+    }
+    return body
+
+
+class IngestController(DomainController):
+    """The two ingest routes of the record API."""
+
+    @post(
+        "/v1/records",
+        status_code=201,
+        tags=["records"],
+        **documented(
+            summary="Ingest a record",
+            bearer=True,
+            body=RecordBody,
+            examples={"an order": examples.RECORD},
+            parameters=[IDEMPOTENCY_KEY],
+            answers={201: (RecordOut, "the record was committed, chained and stored")},
+            refusals=RECORD_REFUSALS,
+        ),
+    )
+    async def post_record(self, request: Request[Any, Any, Any]) -> Response[bytes]:
+        """Commit one record: canonicalise, commit every field, sign, chain, encrypt, store."""
+        tenant = await authenticate(request)
+        records = services_of(request).records
+        body = await request.body()
+        require_json(request)
+        try:
+            result = await records.post_record(tenant, body, request.headers.get("idempotency-key"))
+        except CommitError as fault:
+            raise _refused(fault, payload_steps=1) from None
+        (answer,) = _answers([result])
+        return Response(encode_answers([answer], False), status_code=201, media_type=JSON)
+
+    @post(
+        "/v1/records:batch",
+        status_code=200,
+        tags=["records"],
+        request_max_body_size=MAX_BATCH_BYTES,
+        **documented(
+            summary="Ingest up to 1,000 records at once",
+            bearer=True,
+            body=_batch_body(),
+            examples={"two orders": examples.BATCH},
+            parameters=[IDEMPOTENCY_KEY],
+            answers={200: (BatchOut, "one result per record, in the order sent")},
+            refusals=[
+                refusal(
+                    422,
+                    "the batch holds no record or more than 1,000, the Idempotency-Key is"
+                    " malformed, or a record's payload is not JSON the core reads (`field`"
+                    " names the record)",
+                    "batch_size_invalid",
+                    "idempotency_key_invalid",
+                    core_rules=True,
+                )
+            ],
+        ),
+    )
+    async def post_batch(self, request: Request[Any, Any, Any]) -> Response[bytes]:
+        """Ingest up to 1,000 records: each is accepted (201) or refused (its problem) on its own,
+        and the results come back in the order sent. With an ``Idempotency-Key``, item ``i`` is
+        keyed ``<key>#<i>``: a retried batch returns the stored records and stores nothing new."""
+        tenant = await authenticate(request)
+        records = services_of(request).records
+        body = await request.body()
+        require_json(request)
+        try:
+            reads = records.read(body, request.headers.get("idempotency-key"), batch=True)
+        except CommitError as fault:
+            raise _refused(fault, payload_steps=3) from None
+        answers = _answers(await records.ingest(tenant, reads))
+        return Response(encode_answers(answers, True), status_code=200, media_type=JSON)
+
+
+def _refused(fault: CommitError, payload_steps: int) -> ServiceError:
+    """A request refused as a whole: by the read stage's rules, or a fault of its JSON text
+    (``web/bodies.py`` says where it lies)."""
+    if fault.code in _REQUEST_RULES:
+        return refusal_of(fault)
+    return body_refusal(fault, payload_steps)
+
+
+#: What the answer of a record is written from: ``(header, signature, chain_leaf, replayed)``
+#: of a stored record, ``(status, problem as JSON text)`` of a refused one.
+Answer = tuple[bytes, bytes, bytes, bool] | tuple[int, bytes]
+
+
+def _answers(results: list[Ingested]) -> list[Answer]:
+    """Each record's answer, and the ingest metrics of the request (one update per series)."""
+    answers: list[Answer] = []
+    fresh = replayed = 0
+    refused: dict[str, int] = {}
+    for result in results:
+        if isinstance(result, NewRecord):
+            fresh += 1
+            answers.append((result.header, result.signature, result.chain_leaf, False))
+        elif isinstance(result, RecordRow):
+            replayed += 1
+            answers.append((result.header, result.signature, result.chain_leaf, True))
+        else:
+            problem = service_problem(result)
+            refused[problem.code] = refused.get(problem.code, 0) + 1
+            answers.append((problem.status, _encode(problem)))
+    if fresh:
+        metrics.RECORDS_INGESTED.inc(fresh)
+    if replayed:
+        metrics.RECORDS_REPLAYED.inc(replayed)
+    for code, count in refused.items():
+        metrics.RECORDS_REFUSED.labels(code).inc(count)
+    return answers
+
+
+def reference_answer(results: Sequence[Answer], batch: bool) -> bytes:
+    """``encode_answers`` composed of the msgspec structs the answers are documented by."""
+    answers = [_result(index, result) for index, result in enumerate(results)]
+    if not batch:
+        (answer,) = answers
+        assert answer.record is not None
+        return _encode(answer.record)
+    accepted = sum(1 for answer in answers if answer.record is not None)
+    return _encode(BatchOut(accepted=accepted, refused=len(answers) - accepted, results=answers))
+
+
+def _result(index: int, answer: Answer) -> BatchResult:
+    if len(answer) == 2:
+        status, problem = answer
+        decoded = msgspec.json.decode(problem, type=Problem)
+        return BatchResult(index=index, status=status, problem=decoded)
+    header_text, signature, chain_leaf, replayed = answer
+    header = header_members(header_text)
+    record = RecordOut(
+        record_id=header["record_id"],
+        stream=header["stream"],
+        seq=header["seq"],
+        root=header["root"],
+        chain_leaf=chain_leaf.hex(),
+        header=msgspec.Raw(header_text),
+        signature=signature.hex(),
+        key_id=header["key_id"],
+        field_count=header["field_count"],
+        replayed=replayed,
+    )
+    return BatchResult(index=index, status=201, record=record)
+
+
+try:
+    from recordseal._native import encode_answers
+except ModuleNotFoundError as missing:  # only an absent extension falls back
+    if missing.name != "recordseal._native":
+        raise
+    encode_answers = reference_answer
+
 
 async def authenticate(request: Request) -> str:  # type: ignore[type-arg]
     """The tenant of the bearer token: 401 otherwise, 429 once this address has failed too
@@ -80,39 +273,3 @@ async def authenticate(request: Request) -> str:  # type: ignore[type-arg]
 async def tenant_of(request: Request) -> str:  # type: ignore[type-arg]
     """Dependency of the other record routes: :func:`authenticate`."""
     return await authenticate(request)
-
-
-def record_out(result: Ingested) -> RecordOut:
-    return RecordOut(
-        record_id=result.record_id,
-        stream=result.stream,
-        seq=result.seq,
-        root=result.root.hex(),
-        chain_leaf=result.chain_leaf.hex(),
-        header=msgspec.Raw(result.header),
-        signature=result.signature.hex(),
-        key_id=result.key_id,
-        field_count=result.field_count,
-        replayed=result.replayed,
-    )
-
-
-def count_ingested(result: Ingested) -> None:
-    """The ingest metrics: a stored record, or the replay of one stored before."""
-    (metrics.RECORDS_REPLAYED if result.replayed else metrics.RECORDS_INGESTED).inc()
-
-
-def decode_record(raw: bytes) -> RecordBody:
-    """One record of a batch whose body was checked as a whole (strict; 400 naming the
-    member of a wrong shape)."""
-    return decode_strict(raw, record_decoder)
-
-
-def record_in(body: RecordBody) -> RecordIn:
-    return RecordIn(
-        stream=body.stream,
-        record_type=body.record_type,
-        occurred_at=body.occurred_at,
-        subject_id=body.subject_id,
-        payload=bytes(body.payload),
-    )

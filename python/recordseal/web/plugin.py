@@ -24,6 +24,7 @@ from recordseal.panel.sso.settings import SsoSettings
 from recordseal.settings import Settings
 from recordseal.web.assembly import assemble
 from recordseal.web.headers import security_headers
+from recordseal.web.ingest import IngestController
 from recordseal.web.landing import LandingController
 from recordseal.web.openapi import DocumentedAsPlugin, JsonSchemaFormatPlugin, openapi_config
 from recordseal.web.ops import READY_STATE, ServiceController
@@ -60,7 +61,9 @@ class RecordServicePlugin(InitPluginProtocol):
             [
                 LandingController,
                 ServiceController,
+                # In this order, the OpenAPI document lists streams, ingest, then stored records.
                 StreamController,
+                IngestController,
                 RecordController,
                 verify_controller(settings.max_bundle_bytes),
                 static_files,

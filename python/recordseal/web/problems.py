@@ -14,7 +14,6 @@ are mapped below too; anything else is the outermost boundary's 500 ``internal_e
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -27,6 +26,7 @@ from recordseal.panel.sso.discovery import DiscoveryError
 from recordseal.panel.sso.errors import DuplicateProvider, RegistrationError
 from recordseal.panel.sso.login import UnknownProvider
 from recordseal.services.errors import ServiceError, TooManyRequests
+from recordseal.services.reading import schema_refusal
 from recordseal.web.observe import note_problem
 from recordseal.web.schemas import Problem
 
@@ -154,18 +154,9 @@ def service_error_handler(request: Request, error: ServiceError) -> Response[byt
     return problem_answer(error, headers=headers)
 
 
-_AT_PATH = re.compile(r" - at `\$\.?([^`]*)`$")
-_MISSING = re.compile(r"missing required field `([^`]*)`")
-
-
 def validation_problem(error: msgspec.ValidationError) -> Problem:
     """msgspec names the member (``- at `$.stream```); keep the rule, never the value."""
-    message = str(error)
-    match = _AT_PATH.search(message)
-    field = match.group(1) if match else None
-    if missing := _MISSING.search(message):
-        field = ".".join(part for part in (field, missing.group(1)) if part)
-    rule = _AT_PATH.sub("", message)
+    rule, field = schema_refusal(error)
     return problem(400, "request_invalid", rule, field)
 
 

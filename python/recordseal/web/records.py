@@ -1,10 +1,9 @@
-"""The record API (spec section 4, docs/records.md): ``RecordController``, every route scoped to
-the bearer token's tenant.
+"""The record API's reads and changes of stored records (spec section 4, docs/records.md):
+``RecordController``, every route scoped to the bearer token's tenant.
 
-Records (one, or a batch: ``web/batch.py``), a record's view and payload, a subject's erasure
-and a record's disclosure; streams are ``web/streams.py``'s. The two ingest routes are the
-hot path: they authenticate and take the services themselves (``web/ingest.py``); the others
-take the token's tenant (``tenant``) and their service as dependencies of the controller.
+A record's view and payload, a subject's erasure and a record's disclosure. Streams are
+declared by ``web/streams.py``, records ingested by ``web/ingest.py``; the routes here take the
+token's tenant (``tenant``) and their service as dependencies of the controller.
 """
 
 from __future__ import annotations
@@ -19,35 +18,17 @@ from litestar.exceptions import NotFoundException
 from litestar.params import FromPath, PathParameter
 
 from recordseal.services.disclosure import DisclosureService, Window
-from recordseal.services.records import RecordService, Retry, header_members
+from recordseal.services.records import RecordService, header_members
 from recordseal.storage.rows import RecordRow
 from recordseal.verify.bundle import Bundle, SignedReceipt, encode_bundle
-from recordseal.web import batch, examples
+from recordseal.web import examples
 from recordseal.web.bodies import read_json, strict_decoder
 from recordseal.web.controller import DomainController
-from recordseal.web.ingest import (
-    IDEMPOTENCY_KEY,
-    JSON,
-    NO_STORE,
-    RECORD_REFUSALS,
-    authenticate,
-    count_ingested,
-    record_decoder,
-    record_in,
-    record_out,
-    tenant_of,
-)
+from recordseal.web.ingest import JSON, NO_STORE, tenant_of
 from recordseal.web.observe import UNMATCHED
 from recordseal.web.openapi import documented, refusal
-from recordseal.web.schemas import (
-    DisclosureIn,
-    ErasureOut,
-    PayloadOut,
-    RecordBody,
-    RecordOut,
-    RecordView,
-)
-from recordseal.web.state import provide_disclosure, provide_records, services_of
+from recordseal.web.schemas import DisclosureIn, ErasureOut, PayloadOut, RecordView
+from recordseal.web.state import provide_disclosure, provide_records
 from recordseal.web.waiting import WAIT_PARAMETER, wait_of
 
 #: The erasure's route as OpenAPI names it, and as metrics and the access log name it.
@@ -87,49 +68,6 @@ class RecordController(DomainController):
         "records": Provide(provide_records, sync_to_thread=False),
         "disclosure": Provide(provide_disclosure, sync_to_thread=False),
     }
-
-    @post(
-        "/v1/records",
-        status_code=201,
-        tags=["records"],
-        **documented(
-            summary="Ingest a record",
-            bearer=True,
-            body=RecordBody,
-            examples={"an order": examples.RECORD},
-            parameters=[IDEMPOTENCY_KEY],
-            answers={201: (RecordOut, "the record was committed, chained and stored")},
-            refusals=RECORD_REFUSALS,
-        ),
-    )
-    async def post_record(self, request: Request[Any, Any, Any]) -> Response[bytes]:
-        """Commit one record: canonicalise, commit every field, sign, chain, encrypt, store.
-
-        The hot path of the service, so it skips the framework's argument machinery: the body is
-        decoded here (the payload kept as the exact bytes received, ``msgspec.Raw``, for the
-        core's checks) and the services come straight from the application state.
-        """
-        tenant = await authenticate(request)
-        records = services_of(request).records
-        raw = await request.body()
-        body = read_json(request, raw, record_decoder, payload_steps=1)
-        retry = Retry.of(request.headers.get("idempotency-key"), raw)
-        result = await records.ingest(tenant, record_in(body), retry)
-        count_ingested(result)
-        return Response(_encode(record_out(result)), status_code=201, media_type=JSON)
-
-    @post(
-        "/v1/records:batch",
-        status_code=200,
-        tags=["records"],
-        request_max_body_size=batch.MAX_BATCH_BYTES,
-        **batch.DOCUMENTED,
-    )
-    async def post_batch(self, request: Request[Any, Any, Any]) -> Response[bytes]:
-        """Ingest up to 1,000 records: each is accepted (201) or refused (its problem) on its own,
-        and the results come back in the order sent. With an ``Idempotency-Key``, item ``i`` is
-        keyed ``<key>#<i>``: a retried batch returns the stored records and stores nothing new."""
-        return await batch.ingest_batch(request)
 
     @get(
         "/v1/records/{record_id:str}",

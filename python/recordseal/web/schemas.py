@@ -1,4 +1,7 @@
-"""Request and response bodies of the record API (msgspec structs, documented in OpenAPI)."""
+"""Request and response bodies of the record API (msgspec structs, documented in OpenAPI).
+
+The bodies of the two ingest routes, ``RecordBody`` and ``BatchBody``, are defined by the read
+stage that reads them (``services/reading.py``) and documented from here."""
 
 from __future__ import annotations
 
@@ -8,6 +11,11 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from recordseal.identifiers import DEFAULT_FLEET
+
+# The request bodies of ingest are the read stage's schema (services/reading.py).
+from recordseal.services.reading import PAYLOAD
+from recordseal.services.reading import BatchBody as BatchBody
+from recordseal.services.reading import RecordBody as RecordBody
 from recordseal.verify.bundle import GapHeader, Header, SignedReceipt
 from recordseal.verify.encoding import Timestamp
 from recordseal.verify.result import VerificationResult
@@ -26,11 +34,6 @@ class DocumentedAs:
 
 #: A JSON object of any members (a payload).
 JsonObject = dict[str, Any]
-#: The schema of a payload: msgspec documents ``msgspec.Raw`` as any JSON value.
-PAYLOAD = msgspec.Meta(
-    extra_json_schema={"type": "object", "additionalProperties": True},
-    description="any JSON object; each member is committed as a field (docs/records.md)",
-)
 
 
 class StreamIn(msgspec.Struct, forbid_unknown_fields=True):
@@ -97,17 +100,6 @@ class RecordList(msgspec.Struct):
     #: The next page (the ``Link: rel="next"``), or null on the last page.
     next: str | None
     attestation: Attestation = "hosted-ingest"
-
-
-class RecordBody(msgspec.Struct, forbid_unknown_fields=True):
-    """``POST /v1/records``: all five members are required."""
-
-    stream: str
-    record_type: str
-    occurred_at: Timestamp
-    subject_id: str
-    #: Kept as received for exact checks.
-    payload: Annotated[msgspec.Raw, PAYLOAD]
 
 
 class RecordOut(msgspec.Struct):
@@ -195,12 +187,6 @@ class Problem(msgspec.Struct, omit_defaults=True):
         str | None,
         msgspec.Meta(description="the offending member, header or committed path"),
     ] = None
-
-
-class BatchBody(msgspec.Struct, forbid_unknown_fields=True):
-    """``POST /v1/records:batch``: up to 1,000 records, each shaped as ``RecordBody``."""
-
-    records: list[msgspec.Raw]
 
 
 class BatchResult(msgspec.Struct, omit_defaults=True):

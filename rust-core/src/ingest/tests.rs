@@ -170,7 +170,7 @@ fn prepare_commits_and_seals() {
         occurred_at: "2026-11-21T07:20:26Z",
         subject_ref: "sr_2f1c",
         record_id: RECORD_ID,
-        payload,
+        payload: Payload::Text(payload),
         declarations: &declarations,
         strict: false,
         salt_key: &salt_key,
@@ -185,6 +185,39 @@ fn prepare_commits_and_seals() {
     let opened = open_payload(&payload_key, RECORD_ID, &prepared.sealed_payload).unwrap();
     assert_eq!(opened, committed.canonical);
     assert_eq!(opened, br#"{"a":{"c":"x"},"b":[1,2],"d":1}"#);
+}
+
+#[test]
+fn a_tree_the_request_reader_parsed_prepares_as_its_text() {
+    let body = br#"{"stream":"orders","record_type":"t","occurred_at":"2026-11-21T07:20:26Z","subject_id":"s","payload":{"b":[1,2],"a":{"c":"x"},"d":1.0}}"#;
+    let read = crate::request::read_record(body, None).unwrap();
+    let declarations = Declarations::new(&[("o:/d", "integer")]).unwrap();
+    let (salt_key, payload_key) = ([3; 32], [4; 32]);
+    let input = |payload| Input {
+        tenant: "acme",
+        stream: "orders",
+        record_type: "t",
+        occurred_at: "2026-11-21T07:20:26Z",
+        subject_ref: "sr_2f1c",
+        record_id: RECORD_ID,
+        payload,
+        declarations: &declarations,
+        strict: false,
+        salt_key: &salt_key,
+        payload_key: &payload_key,
+    };
+    let text = prepare(&input(Payload::Text(
+        br#"{"b":[1,2],"a":{"c":"x"},"d":1.0}"#,
+    )))
+    .unwrap();
+    let tree = prepare(&input(Payload::Tree(&read.payload, None))).unwrap();
+    assert_eq!(tree.fields, text.fields);
+    let open =
+        |prepared: &Prepared| open_payload(&payload_key, RECORD_ID, &prepared.sealed_payload);
+    assert_eq!(open(&tree), open(&text));
+    // The measured size is checked first, as the text's is.
+    let error = prepare(&input(Payload::Tree(&read.payload, Some(262_145)))).unwrap_err();
+    assert_eq!(error.code, Code::PayloadTooLarge);
 }
 
 #[test]
@@ -210,7 +243,7 @@ fn prepare_batch_keeps_order_and_refusals() {
             occurred_at: "2026-11-21T07:20:26Z",
             subject_ref: "sr",
             record_id: id,
-            payload: payload.as_bytes(),
+            payload: Payload::Text(payload.as_bytes()),
             declarations: &none,
             strict: false,
             salt_key: &salt_key,

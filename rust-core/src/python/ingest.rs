@@ -1,6 +1,10 @@
 //! The ingest pipeline's two batch calls (src/ingest.rs): `prepare_records` and the
 //! `sign_headers` method of `Ed25519Signer`. Every argument is read first; the batch's work
 //! then runs with the interpreter detached, on every core.
+//!
+//! `prepare_records` takes each record as a `RecordInput` (its payload as JSON text) or as a
+//! `ReadInput` (a `RecordRead` of `read_request`: its payload parsed already, its envelope in
+//! it, its record id made here).
 
 use std::sync::Arc;
 
@@ -9,12 +13,14 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 
 use super::args::stream_declarations;
+use super::request::PyRecordRead;
 use super::CommitError;
 use crate::commitment::{check_salt_key, Hash};
 use crate::declarations::Declarations;
 use crate::error::{Code, Error};
-use crate::ingest::{self, Head, HeaderFields, HeaderKey, Input, PlaceError, Prepared};
+use crate::ingest::{self, Head, HeaderFields, HeaderKey, Input, Payload, PlaceError, Prepared};
 use crate::leaves;
+use crate::record_id::new_record_ids;
 
 /// An accepted record of `prepare_records`: its commitment and sealed payload, and the
 /// header members it was prepared with.
@@ -55,6 +61,9 @@ impl PyPreparedRecord {
 
 /// The members of a `RecordInput` tuple, in order.
 const INPUT_LEN: usize = 11;
+/// The members of a `ReadInput` tuple: `(read, tenant, subject_ref, declarations, strict,
+/// salt_key, payload_key)`.
+const READ_INPUT_LEN: usize = 7;
 
 /// The declarations of a batch's streams by the identity of their mapping: a stream's
 /// records share one mapping, and comparing pointers costs nothing.
@@ -109,23 +118,28 @@ fn record_id_of<'a>(item: Borrowed<'a, '_, PyAny>, salt_key: &[u8]) -> PyResult<
 struct Args<'a> {
     texts: [&'a str; 5],
     record_id: &'a str,
-    payload: &'a [u8],
+    payload: Payload<'a>,
     declarations: Option<usize>,
     strict: bool,
     salt_key: &'a [u8],
     payload_key: &'a [u8; 32],
 }
 
-/// Reads one `RecordInput`, in the order of checks of `commit_record`: the payload's size,
-/// the declarations, the record id.
+/// Reads one `RecordInput` or `ReadInput`, in the order of checks of `commit_record`: the
+/// payload's size, the declarations, the record id (`record_id`: the one made for a
+/// `ReadInput`).
 fn read<'a>(
     py: Python<'_>,
     tuple: &'a Bound<'_, PyTuple>,
+    record_id: Option<&'a str>,
     cache: &mut StreamCache,
 ) -> PyResult<Result<Args<'a>, PyErr>> {
+    if let Some(record_id) = record_id {
+        return read_input(py, tuple, record_id, cache);
+    }
     if tuple.len() != INPUT_LEN {
         return Err(PyValueError::new_err(format!(
-            "a RecordInput has {INPUT_LEN} members, not {}",
+            "a RecordInput has {INPUT_LEN} members and a ReadInput {READ_INPUT_LEN}, not {}",
             tuple.len()
         )));
     }
@@ -134,10 +148,7 @@ fn read<'a>(
     let payload = tuple.get_borrowed_item(6)?.extract::<&[u8]>()?;
     let strict = tuple.get_borrowed_item(8)?.extract::<bool>()?;
     let salt_key = tuple.get_borrowed_item(9)?.extract::<&[u8]>()?;
-    let payload_key = tuple.get_borrowed_item(10)?.extract::<&[u8]>()?;
-    let payload_key: &[u8; 32] = payload_key
-        .try_into()
-        .map_err(|_| PyValueError::new_err("a payload key is 32 bytes"))?;
+    let payload_key = payload_key_of(tuple, 10)?;
     if let Err(error) = leaves::check_payload_len(payload.len()) {
         return Ok(Err(error.into()));
     }
@@ -152,7 +163,7 @@ fn read<'a>(
     Ok(Ok(Args {
         texts,
         record_id,
-        payload,
+        payload: Payload::Text(payload),
         declarations,
         strict,
         salt_key,
@@ -160,8 +171,57 @@ fn read<'a>(
     }))
 }
 
-/// Commits and seals a batch of `RecordInput` tuples: a `PreparedRecord` or the
-/// `CommitError` of each, in order.
+fn payload_key_of<'a>(tuple: &'a Bound<'_, PyTuple>, index: usize) -> PyResult<&'a [u8; 32]> {
+    tuple
+        .get_borrowed_item(index)?
+        .extract::<&[u8]>()?
+        .try_into()
+        .map_err(|_| PyValueError::new_err("a payload key is 32 bytes"))
+}
+
+/// Reads one `ReadInput`: its record's envelope and payload come from the read.
+fn read_input<'a>(
+    py: Python<'_>,
+    tuple: &'a Bound<'_, PyTuple>,
+    record_id: &'a str,
+    cache: &mut StreamCache,
+) -> PyResult<Result<Args<'a>, PyErr>> {
+    let record = tuple
+        .get_borrowed_item(0)?
+        .cast::<PyRecordRead>()?
+        .get()
+        .get();
+    let tenant = tuple.get_borrowed_item(1)?.extract::<&str>()?;
+    let subject_ref = tuple.get_borrowed_item(2)?.extract::<&str>()?;
+    let strict = tuple.get_borrowed_item(4)?.extract::<bool>()?;
+    let salt_key = tuple.get_borrowed_item(5)?.extract::<&[u8]>()?;
+    let payload_key = payload_key_of(tuple, 6)?;
+    if let Some(Err(error)) = record.payload_len.map(leaves::check_payload_len) {
+        return Ok(Err(error.into()));
+    }
+    let declarations = match in_place(cache.get(&tuple.get_item(3)?), py)? {
+        Ok(declarations) => declarations,
+        Err(refusal) => return Ok(Err(refusal)),
+    };
+    Ok(Ok(Args {
+        texts: [
+            tenant,
+            &record.stream,
+            &record.record_type,
+            &record.occurred_at,
+            subject_ref,
+        ],
+        record_id,
+        payload: Payload::Tree(&record.payload, record.payload_len),
+        declarations,
+        strict,
+        salt_key,
+        payload_key,
+    }))
+}
+
+/// Commits and seals a batch of `RecordInput` or `ReadInput` tuples: a `PreparedRecord` or
+/// the `CommitError` of each, in order.
 #[pyfunction]
 pub fn prepare_records<'py>(
     py: Python<'py>,
@@ -175,9 +235,17 @@ pub fn prepare_records<'py>(
         none: Declarations::empty(),
         seen: Vec::new(),
     };
+    // A record id for each `ReadInput`, made together.
+    let reads = tuples.iter().filter(|t| t.len() == READ_INPUT_LEN).count();
+    let mut made = new_record_ids(reads).into_iter();
+    let ids: Vec<Option<String>> = tuples
+        .iter()
+        .map(|tuple| (tuple.len() == READ_INPUT_LEN).then(|| made.next().unwrap_or_default()))
+        .collect();
     let read: Vec<Result<Args<'_>, PyErr>> = tuples
         .iter()
-        .map(|tuple| read(py, tuple, &mut cache))
+        .zip(&ids)
+        .map(|(tuple, id)| read(py, tuple, id.as_deref(), &mut cache))
         .collect::<PyResult<_>>()?;
     // The refusal of each item (None when it is ready), and the ready items' inputs.
     let mut refusals = Vec::with_capacity(read.len());

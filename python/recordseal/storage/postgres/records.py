@@ -233,7 +233,7 @@ class PostgresRecords:
     ) -> list[AppendOutcome]:
         assert self._writer is not None, "store is not open"
         # A failed transaction raises here: nothing of it was acknowledged.
-        return list(await asyncio.gather(*self._writer.submit(tenant, appends, now, build)))
+        return await self._writer.submit(tenant, appends, now, build)
 
     async def idempotent_records(
         self, tenant: str, keys: list[str]

@@ -16,17 +16,17 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import asyncpg
 
 from recordseal.clock import utc_minute
-from recordseal.storage.placing import Queued, new_subjects, place
+from recordseal.storage.placing import new_subjects, place
 from recordseal.storage.postgres.database import ONE_ROW_BY_KEY
 from recordseal.storage.records import AppendOutcome
-from recordseal.storage.requests import Append, BatchBuilder, NewRecord, SubjectClaim
+from recordseal.storage.requests import Append, BatchBuilder, Call, NewRecord, SubjectClaim
 
 log = logging.getLogger(__name__)
 
@@ -41,20 +41,21 @@ if TYPE_CHECKING:
 
 @dataclass(slots=True)
 class Pending:
-    """An append waiting for the next transaction, and the future its caller awaits."""
+    """The appends of one ``submit`` waiting for the next transaction, and the future its
+    caller awaits (their outcomes, in order)."""
 
-    queued: Queued  # its tenant, the append, and which ``submit`` call it came from
+    call: Call
     build: BatchBuilder
     now: str
-    future: asyncio.Future[AppendOutcome]
+    future: asyncio.Future[list[AppendOutcome]]
 
     @property
     def tenant(self) -> str:
-        return self.queued.tenant
+        return self.call.tenant
 
     @property
-    def append(self) -> Append:
-        return self.queued.append
+    def appends(self) -> Sequence[Append]:
+        return self.call.appends
 
 
 class AppendWriter:
@@ -68,31 +69,26 @@ class AppendWriter:
         self._url = url
         self._reconnected = reconnected
         self._conn: asyncpg.Connection | None = None
-        #: The appends of each submit, in order: a transaction takes whole submits only.
-        self._pending: list[list[Pending]] = []
-        self._calls = itertools.count()
+        #: Each submit's appends, in order: a transaction takes whole submits only.
+        self._pending: list[Pending] = []
         self._wakeup = asyncio.Event()
         self._closing = False
         self._task = asyncio.get_running_loop().create_task(self._run())
 
     def submit(
         self, tenant: str, appends: list[Append], now: str, build: BatchBuilder
-    ) -> list[asyncio.Future[AppendOutcome]]:
-        """Queue ``appends`` (in order) for the next transaction; a future for each."""
+    ) -> asyncio.Future[list[AppendOutcome]]:
+        """Queue ``appends`` (in order) for the next transaction; the future of their
+        outcomes."""
         if self._closing:
             raise RuntimeError("the store is closed")
-        loop = asyncio.get_running_loop()
-        call = next(self._calls)
-        futures: list[asyncio.Future[AppendOutcome]] = []
-        group: list[Pending] = []
-        for append in appends:
-            future: asyncio.Future[AppendOutcome] = loop.create_future()
-            group.append(Pending(Queued(tenant, append, call), build, now, future))
-            futures.append(future)
-        if group:
-            self._pending.append(group)
-            self._wakeup.set()
-        return futures
+        future: asyncio.Future[list[AppendOutcome]] = asyncio.get_running_loop().create_future()
+        if not appends:
+            future.set_result([])
+            return future
+        self._pending.append(Pending(Call(tenant, appends), build, now, future))
+        self._wakeup.set()
+        return future
 
     async def stop(self) -> None:
         self._closing = True
@@ -128,27 +124,28 @@ class AppendWriter:
             # Whole submits, up to MAX_BATCH appends (one larger submit alone): the records
             # of one call (a batch request) commit together or not at all.
             batch: list[Pending] = []
-            taken = 0
-            for group in self._pending:
-                if batch and len(batch) + len(group) > self.MAX_BATCH:
+            size = 0
+            for pending in self._pending:
+                if batch and size + len(pending.appends) > self.MAX_BATCH:
                     break
-                batch.extend(group)
-                taken += 1
-            del self._pending[:taken]
+                batch.append(pending)
+                size += len(pending.appends)
+            del self._pending[: len(batch)]
             if self._pending:
                 self._wakeup.set()
             outcomes = await self._attempts(batch)
-            for append, (ok, value) in zip(batch, outcomes, strict=True):
-                if append.future.cancelled():
+            for pending, (ok, value) in zip(batch, outcomes, strict=True):
+                if pending.future.cancelled():
                     continue
                 if ok:
-                    append.future.set_result(value)
+                    pending.future.set_result(value)
                 else:
-                    append.future.set_exception(value)
+                    pending.future.set_exception(value)
             await asyncio.sleep(0)
 
     async def _attempts(self, batch: list[Pending]) -> list[tuple[bool, Any]]:
-        """Run the batch's transaction until it commits, retrying what certainly did not.
+        """Run the batch's transaction until it commits, retrying what certainly did not; for
+        each submit, whether it did and its outcomes (or the error).
 
         Retried: a deadlock or serialization failure, and a lost connection before COMMIT
         (the server rolls the transaction back). A connection lost during COMMIT leaves the
@@ -194,7 +191,7 @@ class AppendWriter:
             return True  # every append was refused: nothing to store either way
         conn = await self._connection()
         async with conn.transaction():
-            streams = sorted({(a.tenant, a.append.stream_id) for a in batch})
+            streams = sorted({(p.tenant, a.stream_id) for p in batch for a in p.appends})
             await conn.execute(  # in the order appends lock them (LOCK_ROWS)
                 "SELECT 1 FROM unnest($1::text[], $2::bigint[]) AS u(t, i), LATERAL (SELECT 1"
                 f" FROM streams WHERE tenant = u.t AND id = u.i {ONE_ROW_BY_KEY} FOR SHARE) s",
@@ -232,8 +229,8 @@ class AppendWriter:
     async def _write(
         self, conn: asyncpg.Connection, batch: list[Pending]
     ) -> tuple[list[tuple[bool, Any]], list[tuple[str, str]]]:
-        """Lock, place and write the batch inside the open transaction; the outcomes and
-        the (tenant, record id) of the records written."""
+        """Lock, place and write the batch inside the open transaction; the outcomes of each
+        submit and the (tenant, record id) of the records written."""
         known_keys = await _lock_keys(conn, batch)
         await _insert_new_subjects(conn, batch, known_keys)
         # Streams last (in the same round trip as the subjects): from this lock to COMMIT
@@ -245,7 +242,7 @@ class AppendWriter:
         # One build for the appends of one builder (every call of one service shares it).
         for _, run in itertools.groupby(batch, key=lambda pending: pending.build):
             pendings = list(run)
-            outcome = place([p.queued for p in pendings], lookups, pendings[0].build)
+            outcome = place([p.call for p in pendings], lookups, pendings[0].build)
             heads.update(outcome.heads)
             known_keys.update(outcome.keys)
             placed += outcome.outcomes
@@ -259,39 +256,42 @@ class AppendWriter:
         # arrived; (tenant, log id, UTC minute) -> records appended in it
         ingested: dict[int, str] = {}
         minutes: dict[tuple[str, int, int], int] = {}
-        tenants = {pending.append.stream_id: pending.tenant for pending in batch}
+        tenants = {a.stream_id: p.tenant for p in batch for a in p.appends}
         minute = utc_minute()  # when the rows are written
-        for pending, record in zip(batch, placed, strict=True):
-            outcomes.append((True, record))
-            if not isinstance(record, NewRecord):
-                continue  # refused: nothing written for it
-            append = pending.append
-            log_id = stream_logs[append.stream_id]
-            log = (pending.tenant, log_id)
-            records.append(
-                (
-                    record.record_id,
-                    pending.tenant,
-                    append.stream_id,
-                    record.seq,
-                    append.subject.subject_ref,
-                    record.header,
-                    record.signature,
-                    record.chain_leaf,
-                    log_id,
-                    taken.get(log, 0),  # its position: the log's next index + this
+        at = 0
+        for pending in batch:
+            tenant, appends = pending.call
+            results = placed[at : at + len(appends)]
+            at += len(appends)
+            outcomes.append((True, results))
+            for append, record in zip(appends, results, strict=True):
+                if not isinstance(record, NewRecord):
+                    continue  # refused: nothing written for it
+                log_id = stream_logs[append.stream_id]
+                log = (tenant, log_id)
+                records.append(
+                    (
+                        record.record_id,
+                        tenant,
+                        append.stream_id,
+                        record.seq,
+                        append.subject.subject_ref,
+                        record.header,
+                        record.signature,
+                        record.chain_leaf,
+                        log_id,
+                        taken.get(log, 0),  # its position: the log's next index + this
+                    )
                 )
-            )
-            taken[log] = taken.get(log, 0) + 1
-            ingested[append.stream_id] = pending.now
-            counted = (*log, minute)
-            minutes[counted] = minutes.get(counted, 0) + 1
-            payloads.append((record.record_id, record.sealed_payload))
-            if append.idempotency is not None:
-                claim = append.idempotency
-                keys.append(
-                    (pending.tenant, claim.key, claim.request_hash, record.record_id, pending.now)
-                )
+                taken[log] = taken.get(log, 0) + 1
+                ingested[append.stream_id] = pending.now
+                counted = (*log, minute)
+                minutes[counted] = minutes.get(counted, 0) + 1
+                payloads.append((record.record_id, record.sealed_payload))
+                if append.idempotency is not None:
+                    claim = append.idempotency
+                    keys.append((tenant, claim.key, claim.request_hash, record.record_id,
+                                 pending.now))  # fmt: skip
         if records:
             ids = list(heads)
             logs = sorted(taken)
@@ -386,7 +386,12 @@ async def _lock_keys(
 ) -> dict[tuple[str, str], tuple[bytes, str]]:
     """Lock the batch's idempotency keys (in sorted order) and read those already stored."""
     wanted = sorted(
-        {(p.tenant, p.append.idempotency.key) for p in batch if p.append.idempotency is not None}
+        {
+            (p.tenant, a.idempotency.key)
+            for p in batch
+            for a in p.appends
+            if a.idempotency is not None
+        }
     )
     if not wanted:
         return {}
@@ -434,8 +439,8 @@ async def _lock_rows(
     """Lock the batch's subjects (share: an erasure waits for this transaction, and this one
     for an erasure under way) and then its streams, in one round trip; the subjects, the
     stream heads and each stream's log."""
-    wanted = sorted({(p.tenant, p.append.subject.index) for p in batch})
-    streams = sorted({(p.tenant, p.append.stream_id) for p in batch})
+    wanted = sorted({(p.tenant, a.subject.index) for p in batch for a in p.appends})
+    streams = sorted({(p.tenant, a.stream_id) for p in batch for a in p.appends})
     rows = await conn.fetch(
         LOCK_ROWS,
         [t for t, _ in wanted],
@@ -483,7 +488,7 @@ async def _insert_new_subjects(
 ) -> None:
     """Create the batch's new subjects (``placing.new_subjects``: sorted, first claim wins,
     none for an append its idempotency key refuses)."""
-    new = new_subjects([p.queued for p in batch], lambda t, key: known_keys.get((t, key)))
+    new = new_subjects([p.call for p in batch], lambda t, key: known_keys.get((t, key)))
     if new:
         await conn.execute(
             "INSERT INTO subjects (tenant, subject_index, subject_ref, wrapped_key, created_at)"

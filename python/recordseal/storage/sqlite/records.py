@@ -9,9 +9,9 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from recordseal.clock import utc_minute
 from recordseal.identifiers import DEFAULT_FLEET
-from recordseal.storage.placing import Queued, new_subjects, place
+from recordseal.storage.placing import new_subjects, place
 from recordseal.storage.records import AppendOutcome
-from recordseal.storage.requests import Append, BatchBuilder, NewRecord, SubjectClaim
+from recordseal.storage.requests import Append, BatchBuilder, Call, NewRecord, SubjectClaim
 from recordseal.storage.rows import (
     LISTED_COLUMNS,
     STREAM_COLUMNS,
@@ -194,9 +194,9 @@ class SQLiteRecords:
         self, tenant: str, appends: list[Append], now: str, build: BatchBuilder
     ) -> list[AppendOutcome]:
         def job(conn: sqlite3.Connection, batch: Batch) -> list[AppendOutcome]:
-            queued = [Queued(tenant, append) for append in appends]  # a job is one call
+            calls = [Call(tenant, appends)]  # a job is one call
             keys = _stored_keys(conn, batch, tenant, appends)
-            created = new_subjects(queued, lambda _, key: keys.get(key))
+            created = new_subjects(calls, lambda _, key: keys.get(key))
             if created:
                 conn.executemany(
                     "INSERT OR IGNORE INTO subjects"
@@ -205,17 +205,11 @@ class SQLiteRecords:
                     [(*subject, now) for subject in created],
                 )
             _check_subjects(conn, batch, tenant, appends)
-            placed = place(queued, _JobLookups(conn, batch, tenant, keys), build)
+            placed = place(calls, _JobLookups(conn, batch, tenant, keys), build)
             batch.heads.update(placed.heads)
             for (tenant_, key), (request_hash, record_id) in placed.keys.items():
                 batch.keys[(tenant_, key)] = (request_hash, record_id, now)
-            minute = utc_minute()  # when the rows are written
-            for append, outcome in zip(appends, placed.outcomes, strict=True):
-                if isinstance(outcome, NewRecord):
-                    log_id = _add_rows(conn, batch, tenant, append, outcome)
-                    batch.ingested[append.stream_id] = now
-                    counted = (tenant, log_id, minute)
-                    batch.log_minutes[counted] = batch.log_minutes.get(counted, 0) + 1
+            _add_rows(conn, batch, tenant, appends, placed.outcomes, now)
             return placed.outcomes
 
         return await self._db.writer.submit_rows(job)
@@ -407,28 +401,43 @@ class _JobLookups:
 
 
 def _add_rows(
-    conn: sqlite3.Connection, batch: Batch, tenant: str, append: Append, record: NewRecord
-) -> int:
-    """Queue a placed record's rows, at the next position of its stream's log; the log's id."""
-    log_id, position = batch.log_position(conn, tenant, append.stream_id)
-    batch.records.append(
-        (
-            record.record_id,
-            tenant,
-            append.stream_id,
-            record.seq,
-            append.subject.subject_ref,
-            record.header,
-            record.signature,
-            record.chain_leaf,
-            log_id,
-            position,
+    conn: sqlite3.Connection,
+    batch: Batch,
+    tenant: str,
+    appends: list[Append],
+    outcomes: list[AppendOutcome],
+    now: str,
+) -> None:
+    """Queue the rows of a call's placed records, each at the next position of its stream's
+    log, and the live view's (storage/activity.py): when each stream last took a record, and
+    the records of each log in this UTC minute."""
+    records, payloads, ingested, minutes = (
+        batch.records, batch.payloads, batch.ingested, batch.log_minutes
+    )  # fmt: skip
+    minute = utc_minute()  # when the rows are written
+    for append, record in zip(appends, outcomes, strict=True):
+        if not isinstance(record, NewRecord):
+            continue
+        log_id, position = batch.log_position(conn, tenant, append.stream_id)
+        subject_ref = append.subject.subject_ref
+        records.append(
+            (
+                record.record_id,
+                tenant,
+                append.stream_id,
+                record.seq,
+                subject_ref,
+                record.header,
+                record.signature,
+                record.chain_leaf,
+                log_id,
+                position,
+            )
         )
-    )
-    batch.payloads.append(
-        (tenant, record.record_id, append.subject.subject_ref, record.sealed_payload)
-    )
-    return int(log_id)
+        payloads.append((tenant, record.record_id, subject_ref, record.sealed_payload))
+        ingested[append.stream_id] = now
+        counted = (tenant, log_id, minute)
+        minutes[counted] = minutes.get(counted, 0) + 1
 
 
 def _log_of(conn: sqlite3.Connection, tenant: str, fleet: str) -> int:
