@@ -28,9 +28,9 @@ from recordseal.panel.cookies import COOKIE_NAME, CookieKeyring, SigningKey
 from recordseal.panel.sessions import LegacySession
 from recordseal.storage.sqlite import SQLiteStore
 from tests.backends import opened
-from tests.panel_sso.conftest import BASIC_SECRET
-from tests.panel_sso.op_server import OpenIdProvider, client_entry, running_op
-from tests.panel_sso.tls import LocalTls
+from tests.panel.sso.conftest import BASIC_SECRET
+from tests.panel.sso.op_server import OpenIdProvider, client_entry, running_op
+from tests.panel.sso.tls import LocalTls
 from tests.panel_support import grant
 from tests.servers import asgi_server, chromium, screenshot_dir
 
@@ -57,7 +57,7 @@ class Service:
 
 @pytest.fixture(scope="module")
 def module_tls(tmp_path_factory: pytest.TempPathFactory) -> LocalTls:
-    from tests.panel_sso.tls import make_tls
+    from tests.panel.sso.tls import make_tls
 
     return make_tls(tmp_path_factory.mktemp("browser-tls"))
 

@@ -42,9 +42,9 @@ from playwright import sync_api
 from recordseal.panel.cookies import COOKIE_NAME, CookieKeyring, SigningKey
 from recordseal.panel.sessions import LegacySession, TenantSession
 from recordseal.web.panel.sso import BINDING_COOKIE
-from tests.panel_sso.conftest import BASIC_SECRET
-from tests.panel_sso.op_server import OpenIdProvider, client_entry, running_op
-from tests.panel_sso.tls import LocalTls, make_tls
+from tests.panel.sso.conftest import BASIC_SECRET
+from tests.panel.sso.op_server import OpenIdProvider, client_entry, running_op
+from tests.panel.sso.tls import LocalTls, make_tls
 from tests.pg_cluster import Cluster
 from tests.servers import (
     chromium,

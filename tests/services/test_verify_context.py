@@ -20,7 +20,7 @@ from recordseal.services.verification import OnlineVerifier
 from recordseal.settings import Settings
 from recordseal.web.state import provide_verifier
 from tests.pg_cluster import Cluster
-from tests.service.test_proofs import JSON, post_records, service, settings_of
+from tests.web.test_proofs import JSON, post_records, service, settings_of
 
 
 def _verifier(client: TestClient) -> OnlineVerifier:  # type: ignore[type-arg]

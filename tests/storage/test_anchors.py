@@ -16,9 +16,8 @@ from recordseal.merkle.genesis import tenant_genesis
 from recordseal.storage.base import Store
 from recordseal.storage.sqlite import SQLiteStore
 from recordseal.storage.sqlite.schema import MIGRATIONS, connect
+from tests.fleet.support import ingest, seal, using
 from tests.pg_cluster import Cluster
-
-from .support import ingest, seal, using
 
 DAY1 = "2026-11-20T10:00:00.000000Z"
 DAY2 = "2026-11-21T09:00:00.000000Z"

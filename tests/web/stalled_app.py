@@ -1,4 +1,4 @@
-"""An ASGI application whose startup never finishes, for tests/settings/test_supervision.py:
+"""An ASGI application whose startup never finishes, for tests/web/test_supervision.py:
 it arms supervision on import as ``recordseal.web.asgi`` does, and when granian has begun its
 lifespan startup it writes its pid to the file ``STALLED_MARKER`` names (whole, by rename)."""
 

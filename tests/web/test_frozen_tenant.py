@@ -21,7 +21,7 @@ from recordseal.services.tokens import TokenService
 from recordseal.storage.backends import open_store
 from tests.backends import count
 from tests.panel_support import grant_in
-from tests.service.conftest import Api
+from tests.web.conftest import Api
 
 RECORD = {
     "stream": "orders",

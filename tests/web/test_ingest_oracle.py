@@ -34,7 +34,7 @@ from tests.ingest_answers import (
     single_body,
     stored,
 )
-from tests.service.test_reading import requests as bodies
+from tests.services.test_reading import requests as bodies
 
 
 @pytest.fixture
@@ -65,7 +65,7 @@ def _reference_pipeline(signer: HeaderSigner) -> ReferencePipeline:
 
 @st.composite
 def scenarios(draw: st.DrawFn) -> list[Request]:
-    """A few requests: adversarial ones (tests/service/test_reading.py), whose records name
+    """A few requests: adversarial ones (tests/services/test_reading.py), whose records name
     the scenario's streams now and then, and ones as clients send them (the recorded
     scenario's generator, tests/ingest_answers.py), mostly accepted; some retried."""
     requests = []

@@ -25,7 +25,7 @@ from openapi_spec_validator import validate
 from recordseal.web.openapi import BEARER
 from recordseal.web.problems import MEDIA_TYPE as PROBLEM_JSON
 from tests.servers import create_token, free_port, kill_service, start_service
-from tests.service.openapi_checker import AnswerChecker, operations
+from tests.web.openapi_checker import AnswerChecker, operations
 
 MANIFEST = 'version = 1\n[[fleet]]\nid = "theirs"\ntenant_id = "globex"\n'
 #: Larger than the largest body any route takes (a batch: 32 MiB).

@@ -23,7 +23,7 @@ import pytest
 from recordseal.web.supervision import SUPERVISOR_VARIABLE
 from tests.processes import children, kill_all, process, wait_gone
 from tests.servers import ROOT, free_port
-from tests.settings.stalled_app import MARKER_VARIABLE
+from tests.web.stalled_app import MARKER_VARIABLE
 
 SUPERVISE = f"""
 import os, sys
@@ -39,7 +39,7 @@ def start_stalled(tmp_path: Path, port: int) -> tuple[subprocess.Popen[bytes], i
     with output.open("wb") as log:  # the child keeps its own descriptor
         supervisor = subprocess.Popen(
             [sys.executable, "-c", SUPERVISE, "--interface", "asgi", "--host", "127.0.0.1",
-             "--port", str(port), "--workers", "1", "tests.settings.stalled_app:app"],
+             "--port", str(port), "--workers", "1", "tests.web.stalled_app:app"],
             cwd=ROOT, env={**os.environ, MARKER_VARIABLE: str(marker)},
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip

@@ -42,8 +42,8 @@ from recordseal.web.panel.passkeys import PASSKEY_ROUTES, PasskeyConfig
 from recordseal.web.panel.routes import PANEL_ROUTES, panel_template_config
 from recordseal.web.panel.sso import SsoContext
 from recordseal.web.ratelimit import RateLimiter
-from tests.panel_sso.op_server import OpenIdProvider, client_entry, running_op
-from tests.panel_sso.tls import LocalTls, make_tls
+from tests.panel.sso.op_server import OpenIdProvider, client_entry, running_op
+from tests.panel.sso.tls import LocalTls, make_tls
 from tests.panel_support import grant
 
 T = TypeVar("T")

@@ -15,7 +15,7 @@ from typing import Any
 from joserfc import jwt
 from joserfc.jwk import ECKey, RSAKey
 
-from tests.panel_sso.tls import LocalTls
+from tests.panel.sso.tls import LocalTls
 
 
 class TokenIssuer:

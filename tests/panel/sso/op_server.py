@@ -46,7 +46,7 @@ from pyop.subject_identifier import HashBasedSubjectIdentifierFactory
 from pyop.userinfo import Userinfo
 from pyop.util import should_fragment_encode
 
-from tests.panel_sso.tls import LocalTls
+from tests.panel.sso.tls import LocalTls
 
 USERS: dict[str, dict[str, Any]] = {
     "alice": {

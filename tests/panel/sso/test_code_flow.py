@@ -13,7 +13,7 @@ from litestar.testing import TestClient
 from recordseal.panel.cookies import COOKIE_NAME
 from recordseal.panel.sessions import TenantSession
 from recordseal.panel.sso.nonces import open_stash
-from tests.panel_sso.conftest import (
+from tests.panel.sso.conftest import (
     BASIC_SECRET,
     POST_SECRET,
     RelyingParty,
@@ -21,7 +21,7 @@ from tests.panel_sso.conftest import (
     register_code,
     start,
 )
-from tests.panel_sso.op_server import OpenIdProvider
+from tests.panel.sso.op_server import OpenIdProvider
 
 
 @pytest.mark.parametrize(
@@ -151,7 +151,7 @@ def test_the_state_and_the_id_token_nonce_carry_the_panel_nonce(
 def test_the_post_callback_shape_signs_in_with_json(
     rp: RelyingParty, op: OpenIdProvider, client: TestClient[Litestar]
 ) -> None:
-    from tests.panel_sso.conftest import at_idp
+    from tests.panel.sso.conftest import at_idp
 
     register_code(rp, op)
     callback = at_idp(op, start(client, return_url="/tenants/acme").headers["location"])

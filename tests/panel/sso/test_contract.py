@@ -39,7 +39,7 @@ from recordseal.panel.sso.oidc import parse_callback
 from recordseal.panel.sso.saml import SAML_IMPLEMENTATION_AVAILABLE, register_saml_provider
 from recordseal.storage.sqlite import SQLiteStore
 from tests.backends import opened
-from tests.panel_sso.conftest import RelyingParty
+from tests.panel.sso.conftest import RelyingParty
 
 
 class ContractProvider:

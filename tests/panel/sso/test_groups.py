@@ -11,15 +11,15 @@ from litestar.testing import TestClient
 
 from recordseal.panel.sessions import TenantSession
 from recordseal.panel.sso.claims import groups_from, principal_from
-from tests.panel_sso.conftest import (
+from tests.panel.sso.conftest import (
     MakeRp,
     RelyingParty,
     login,
     loopback_policy,
     register_code,
 )
-from tests.panel_sso.op_server import OpenIdProvider
-from tests.panel_sso.tls import LocalTls
+from tests.panel.sso.op_server import OpenIdProvider
+from tests.panel.sso.tls import LocalTls
 
 
 @pytest.mark.parametrize(

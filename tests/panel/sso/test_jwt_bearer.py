@@ -17,9 +17,9 @@ from litestar.testing import TestClient
 from recordseal.logs import Formatter
 from recordseal.panel.sessions import TenantSession
 from recordseal.panel.sso.registration import RegistrationForm, register_provider
-from tests.panel_sso.conftest import RelyingParty
-from tests.panel_sso.jwks_server import TokenIssuer, running_issuer
-from tests.panel_sso.tls import LocalTls
+from tests.panel.sso.conftest import RelyingParty
+from tests.panel.sso.jwks_server import TokenIssuer, running_issuer
+from tests.panel.sso.tls import LocalTls
 
 TRACE = "recordseal.panel.sso.trace"
 

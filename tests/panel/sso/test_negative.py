@@ -16,7 +16,7 @@ from recordseal.panel.sso.nonces import NONCE_LIFETIME, seal_stash
 from recordseal.panel.sso.oidc import new_code_verifier
 from recordseal.panel.sso.provider_store import SecretBox
 from recordseal.web.panel.sso import BINDING_COOKIE
-from tests.panel_sso.conftest import (
+from tests.panel.sso.conftest import (
     RP_BASE,
     RelyingParty,
     at_idp,
@@ -24,7 +24,7 @@ from tests.panel_sso.conftest import (
     register_code,
     start,
 )
-from tests.panel_sso.op_server import OpenIdProvider
+from tests.panel.sso.op_server import OpenIdProvider
 
 AUDIT = "recordseal.panel.audit"
 TRACE = "recordseal.panel.sso.trace"

@@ -21,8 +21,8 @@ import pytest
 from recordseal.panel.sso.outbound import OutboundError, OutboundPolicy, fetch
 from recordseal.panel.sso.settings import SsoSettings
 from recordseal.settings import SettingsError, from_env
-from tests.panel_sso.op_server import OpenIdProvider
-from tests.panel_sso.tls import LocalTls
+from tests.panel.sso.op_server import OpenIdProvider
+from tests.panel.sso.tls import LocalTls
 
 LOOPBACK_ONLY = OutboundPolicy((ipaddress.ip_network("127.0.0.1/32"),), timeout=1.0,
                                max_bytes=64 * 1024)  # fmt: skip

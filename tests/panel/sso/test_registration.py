@@ -17,7 +17,7 @@ from recordseal.panel.sessions import TenantSession
 from recordseal.panel.sso.errors import DuplicateProvider
 from recordseal.panel.sso.outbound import OutboundPolicy
 from recordseal.panel.tenants import Organization, Tenant
-from tests.panel_sso.conftest import (
+from tests.panel.sso.conftest import (
     BASIC_SECRET,
     JSON,
     RP_BASE,
@@ -27,8 +27,8 @@ from tests.panel_sso.conftest import (
     loopback_policy,
     register_code,
 )
-from tests.panel_sso.op_server import OpenIdProvider
-from tests.panel_sso.tls import LocalTls
+from tests.panel.sso.op_server import OpenIdProvider
+from tests.panel.sso.tls import LocalTls
 
 PAGE = "/tenants/acme/orgs/eng/sso"
 
@@ -409,7 +409,7 @@ def test_a_frozen_tenants_providers_do_not_change(
 def test_a_provider_registered_at_process_start_is_not_removed_through_the_panel(
     rp: RelyingParty, client: TestClient[Litestar]
 ) -> None:
-    from tests.panel_sso.test_contract import ContractProvider
+    from tests.panel.sso.test_contract import ContractProvider
 
     rp.call(rp.registry.register, ContractProvider("acme-saml", "saml"))
     page = client.get(PAGE, headers=rp.legacy_operator_cookie())

@@ -26,8 +26,8 @@ from recordseal.storage.postgres.logs import LOCK_LOG
 from recordseal.storage.postgres.records import IDEMPOTENCY_KEYS_BY_KEY, SUBJECTS_BY_INDEX
 from recordseal.storage.postgres.writer import LOCK_ROWS, LOCKED_KEYS
 from tests.backends import opened
-from tests.ledger.test_log_positions import NOW, append
 from tests.pg_cluster import Cluster
+from tests.storage.test_log_positions import NOW, append
 
 #: Rows in the tables when the generic plans are made: enough that a scan of the tenant's rows
 #: looks as cheap as an index lookup per key.

@@ -8,7 +8,7 @@ from litestar import Litestar
 from litestar.testing import TestClient
 
 from recordseal.panel.cookies import COOKIE_NAME
-from tests.panel_web.conftest import HTML, JSON, NOW, Panel
+from tests.web.panel.conftest import HTML, JSON, NOW, Panel
 
 ROUTES = ["/tenants", "/tenants/acme", "/tenants/acme/orgs/eng"]
 
@@ -79,7 +79,7 @@ def test_panel_handlers_win_over_the_service_exception_handlers(tmp_path: Path) 
 
     from recordseal.web import problems
     from recordseal.web.panel.routes import PANEL_ROUTES, panel_template_config
-    from tests.panel_web.conftest import seeded_store
+    from tests.web.panel.conftest import seeded_store
 
     panel = Panel(seeded_store(), tmp_path)
     app = Litestar(

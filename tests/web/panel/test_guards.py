@@ -35,11 +35,11 @@ from recordseal.web.panel.routes import PANEL_ROUTES, panel_router, panel_templa
 from recordseal.web.panel.session import csrf_token_for
 from recordseal.web.problems import EXCEPTION_HANDLERS
 from recordseal.web.ratelimit import RateLimited
-from tests.panel_web.conftest import JSON, Panel, seeded_store
+from tests.web.panel.conftest import JSON, Panel, seeded_store
 
 #: Routes that are not the panel's: the record API, the service's own (its public landing page
 #: and icon among them), its documents, and the logs' tiles (read with a token or a session,
-#: each checked by the route itself: tests/service/test_tiles.py).
+#: each checked by the route itself: tests/web/test_tiles.py).
 NOT_PANEL_PREFIXES = ("/v1/", "/schema", "/static/", "/logs/")
 NOT_PANEL = {"/", "/favicon.ico", "/health", "/readyz", "/metrics", "/verify-record"}
 #: The panel's sign-on routes: they run before there is a session (docs/panel.md, docs/sso.md).

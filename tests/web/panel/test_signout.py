@@ -9,7 +9,7 @@ from litestar.testing import TestClient
 
 from recordseal.panel.cookies import COOKIE_NAME
 from recordseal.web.panel.session import csrf_token_for
-from tests.panel_web.conftest import HTML, JSON, Panel
+from tests.web.panel.conftest import HTML, JSON, Panel
 
 
 def _csrf(panel: Panel, token: str) -> str:

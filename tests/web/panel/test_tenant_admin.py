@@ -20,7 +20,7 @@ from recordseal.logs import Formatter
 from recordseal.panel.stored_tenants import StoredTenantStore
 from recordseal.panel.tenants import InMemoryTenantStore, Organization, Tenant
 from recordseal.web.panel.session import csrf_token_for
-from tests.panel_web.conftest import HTML, JSON, Panel
+from tests.web.panel.conftest import HTML, JSON, Panel
 
 AUDIT = "recordseal.panel.audit"
 

@@ -12,7 +12,7 @@ from litestar.testing import TestClient
 
 from recordseal.fleet.status import FleetStatus
 from recordseal.panel.tenants import FleetRef
-from tests.panel_web.conftest import HTML, JSON, Panel, seeded_store
+from tests.web.panel.conftest import HTML, JSON, Panel, seeded_store
 
 DAY = "2026-11-21"
 ACME = b'{"format":"acme file"}\n'

@@ -11,7 +11,7 @@ from litestar.testing import TestClient
 
 from recordseal.logs import Formatter
 from recordseal.panel.tenants import InMemoryTenantStore
-from tests.panel_web.conftest import HTML, JSON, Panel, SpyStore, seeded_store
+from tests.web.panel.conftest import HTML, JSON, Panel, SpyStore, seeded_store
 
 
 def test_legacy_session_sees_all_tenants(client: TestClient[Litestar], panel: Panel) -> None:
