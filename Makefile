@@ -79,7 +79,7 @@ bench: build ## benchmarks: pytest-benchmark (native against reference) and carg
 # names one (tests/servers.py), so `make test` leaves the tree clean; this target refreshes
 # the committed ones on purpose.
 screenshots: build system ## refresh docs/screenshots/ from the browser tests (Chromium)
-	RECORDSEAL_SCREENSHOTS=$(abspath docs/screenshots) $(BIN)/pytest -q tests/browser tests/panel_passkeys/test_browser.py tests/panel_sso/test_browser.py
+	RECORDSEAL_SCREENSHOTS=$(abspath docs/screenshots) $(BIN)/pytest -q tests/browser
 
 DATA_DIR    ?= data
 WITNESS_DIR ?= $(DATA_DIR)/demo-witness

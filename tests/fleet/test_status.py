@@ -14,7 +14,7 @@ from recordseal.fleet.status import FleetStatusReader
 from recordseal.panel.tenants import FleetRef
 from recordseal.storage.base import Store
 from recordseal.tlog import CosignatureSigner
-from tests.panel_web.conftest import seeded_store
+from tests.web.panel.conftest import seeded_store
 
 from .support import seal, using
 
@@ -84,7 +84,7 @@ def test_the_organization_page_shows_every_fleets_anchor_and_witnesses_from_the_
     fleet of the organization, in HTML and in JSON, with the tenant's own anchors only."""
     from litestar.testing import TestClient
 
-    from tests.panel_web.conftest import HTML, JSON, Panel
+    from tests.web.panel.conftest import HTML, JSON, Panel
 
     panel = Panel(seeded_store(), tmp_path)
     with TestClient(panel.app) as client:

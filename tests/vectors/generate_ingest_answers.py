@@ -6,7 +6,7 @@ msgspec, the Python envelope checks, the Python record path), on SQLite:
 
     PYTHONPATH=<983c5c9 tree>/python python tests/vectors/generate_ingest_answers.py
 
-tests/service/test_ingest_answers.py requires every later implementation, on both backends,
+tests/web/test_ingest_answers.py requires every later implementation, on both backends,
 to answer and store the same.
 """
 

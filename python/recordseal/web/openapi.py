@@ -21,7 +21,7 @@ facts about the route it declares, in the document:
 
 Every refusal is ``application/problem+json`` with the :class:`~recordseal.web.schemas.Problem`
 schema; its codes are the keys of the media type's ``examples``, one example problem each.
-``tests/service/test_openapi.py`` checks the document against these rules and real answers of
+``tests/web/test_openapi.py`` checks the document against these rules and real answers of
 a running service against the document.
 """
 

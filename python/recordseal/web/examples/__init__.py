@@ -4,7 +4,7 @@ They follow one another, as a client's first session would: the stream of ``STRE
 ``RECORD``; ``DISCLOSURE`` discloses a field of that record. ``bundle.json`` is a real
 disclosure of such a record, made by a running service (its keys are not yours: verified
 elsewhere it is not VERIFIED, refreshed elsewhere it is 404 ``record_not_found``).
-``tests/service/test_openapi.py`` posts every example to a running service.
+``tests/web/test_openapi.py`` posts every example to a running service.
 """
 
 from __future__ import annotations

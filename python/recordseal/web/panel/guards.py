@@ -17,7 +17,7 @@ A guard runs before the handler and before its dependencies; it refuses by raisi
   is no oracle for which tenants exist; :data:`tenantless` on a route of no tenant, which only
   a legacy session may read.
 
-``tests/panel_web/test_guards.py`` walks the application's route table: a panel route without
+``tests/web/panel/test_guards.py`` walks the application's route table: a panel route without
 these guards fails it.
 """
 
