@@ -80,8 +80,8 @@ def test_stub_lists_the_whole_api() -> None:
 #: In the native module but not in the commitment API: fast paths with fallbacks of their own,
 #: not the reference: the header signer (recordseal.crypto.signing) and the subject keys
 #: (recordseal.crypto.vault), through ``cryptography``; the ingest pipeline and its read of a
-#: request (recordseal.services.pipeline), through its ReferencePipeline; the ingest routes'
-#: answers (recordseal.web.ingest), through ``reference_answer``; log growth
+#: request (recordseal.services.pipeline), through recordseal.services.reference_pipeline; the
+#: ingest routes' answers (recordseal.web.ingest), through ``reference_answer``; log growth
 #: (recordseal.merkle.log), through ``merkle.log.grow_log``; keys in a hardware module
 #: (recordseal.crypto.hsm), which have no reference: they need the native core.
 NATIVE_ONLY = {
