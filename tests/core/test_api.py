@@ -125,6 +125,24 @@ def test_core_exposes_the_native_backend() -> None:
     assert recordseal.core.CommitError is CommitError
 
 
+def test_modules_import_only_the_api_from_the_core() -> None:
+    """mypy reads ``recordseal.core``'s names from the whole native stub (recordseal/_native.pyi),
+    which also types the extension's other parts: here, no module imports one of those (or
+    anything else the core does not export) from ``recordseal.core``."""
+    package = Path(recordseal.__file__).parent
+    submodules = {path.stem for path in (package / "core").iterdir()} - {"__init__"}
+    exported = set(recordseal.core.__all__) | submodules
+    imported = {
+        (path.relative_to(package).as_posix(), alias.name)
+        for path in package.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ImportFrom) and node.module == "recordseal.core"
+        for alias in node.names
+    }
+    assert len(imported) > 20
+    assert {(where, name) for where, name in imported if name not in exported} == set()
+
+
 def test_unicode_version() -> None:
     native, reference = both()
     assert native.UNICODE_VERSION == reference.UNICODE_VERSION == unicodedata.unidata_version
