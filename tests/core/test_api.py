@@ -80,8 +80,8 @@ def test_stub_lists_the_whole_api() -> None:
 #: In the native module but not in the commitment API: fast paths with fallbacks of their own,
 #: not the reference: the header signer (recordseal.crypto.signing) and the subject keys
 #: (recordseal.crypto.vault), through ``cryptography``; the ingest pipeline and its read of a
-#: request (recordseal.services.pipeline), through its ReferencePipeline; the ingest routes'
-#: answers (recordseal.web.ingest), through ``reference_answer``; log growth
+#: request (recordseal.services.pipeline), through recordseal.services.reference_pipeline; the
+#: ingest routes' answers (recordseal.web.ingest), through ``reference_answer``; log growth
 #: (recordseal.merkle.log), through ``merkle.log.grow_log``; keys in a hardware module
 #: (recordseal.crypto.hsm), which have no reference: they need the native core.
 NATIVE_ONLY = {
@@ -123,6 +123,24 @@ def test_core_exposes_the_native_backend() -> None:
     for name in commitment_names():
         assert getattr(recordseal.core, name) is getattr(native, name), name
     assert recordseal.core.CommitError is CommitError
+
+
+def test_modules_import_only_the_api_from_the_core() -> None:
+    """mypy reads ``recordseal.core``'s names from the whole native stub (recordseal/_native.pyi),
+    which also types the extension's other parts: here, no module imports one of those (or
+    anything else the core does not export) from ``recordseal.core``."""
+    package = Path(recordseal.__file__).parent
+    submodules = {path.stem for path in (package / "core").iterdir()} - {"__init__"}
+    exported = set(recordseal.core.__all__) | submodules
+    imported = {
+        (path.relative_to(package).as_posix(), alias.name)
+        for path in package.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ImportFrom) and node.module == "recordseal.core"
+        for alias in node.names
+    }
+    assert len(imported) > 20
+    assert {(where, name) for where, name in imported if name not in exported} == set()
 
 
 def test_unicode_version() -> None:

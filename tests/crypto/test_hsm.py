@@ -27,7 +27,8 @@ from recordseal.crypto.hsm import (
 )
 from recordseal.crypto.signing import HEADER_CONTEXT, HeaderSigner
 from recordseal.crypto.vault import KeyWrapper, VaultError
-from recordseal.services.pipeline import RecordInput, pipeline_for, pipeline_from_seed
+from recordseal.services.header_keys import pipeline_for, pipeline_from_seed
+from recordseal.services.pipeline import RecordInput
 from tests.hsm import MODULE, softhsm, unique
 
 PIN_FILE = "/run/recordseal/pin"

@@ -9,6 +9,8 @@ subject's keys, to the same canonical payload. Only the nonces differ: they are 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -22,15 +24,9 @@ from recordseal.core import commit_record, reference
 from recordseal.core.errors import CommitError
 from recordseal.crypto.signing import HeaderSigner, verify_header_signature
 from recordseal.crypto.vault import SubjectKeys
-from recordseal.services.pipeline import (
-    NativePipeline,
-    Pipeline,
-    Prepared,
-    RecordInput,
-    ReferencePipeline,
-    Signed,
-    pipeline_from_seed,
-)
+from recordseal.services.header_keys import pipeline_from_seed
+from recordseal.services.pipeline import NativePipeline, Pipeline, Prepared, RecordInput, Signed
+from recordseal.services.reference_pipeline import ReferencePipeline
 from tests.core.test_properties import declarations, json_texts, names, values
 
 SEED = bytes(range(100, 132))
@@ -231,6 +227,33 @@ def test_keys_are_those_of_the_header_signer() -> None:
     for pipeline in (NATIVE, REFERENCE, pipeline_from_seed(SEED)):
         assert (pipeline.key_id, pipeline.public_key) == (signer.key_id, signer.public_key)
     assert isinstance(pipeline_from_seed(SEED), NativePipeline)
+
+
+def test_without_the_extension_the_reference_pipeline_signs() -> None:
+    """Where the native extension is not built, the header key's pipeline is the reference
+    one (recordseal.core.backend decides), with the same key and the same header bytes."""
+    items = shop_items()[:2]
+    heads = [(1, bytes(32)), (1, bytes(32))]
+    expected = NATIVE.sign(NATIVE.prepare(items), [0, 1], list(heads), INGESTED_AT)
+    code = (
+        "import sys\n"
+        "sys.modules['recordseal._native'] = None  # as on a machine without the wheel\n"
+        "from recordseal.core import BACKEND\n"
+        "from recordseal.services.header_keys import pipeline_from_seed\n"
+        "from recordseal.services.pipeline import RecordInput\n"
+        "from recordseal.services.reference_pipeline import ReferencePipeline\n"
+        f"pipeline = pipeline_from_seed({SEED!r})\n"
+        "assert BACKEND == 'reference' and type(pipeline) is ReferencePipeline, pipeline\n"
+        f"items = [RecordInput(*item) for item in {[tuple(i) for i in items]!r}]\n"
+        f"signed = pipeline.sign(pipeline.prepare(items), [0, 1], {heads!r}, {INGESTED_AT!r})\n"
+        "print(pipeline.key_id)\n"
+        "for record in signed: print(record.header.hex(), record.signature.hex())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines() == [
+        NATIVE.key_id,
+        *(f"{record.header.hex()} {record.signature.hex()}" for record in expected),
+    ]
 
 
 def shop_items() -> list[RecordInput]:

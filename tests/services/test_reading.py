@@ -18,7 +18,8 @@ from recordseal.core import reference
 from recordseal.core.errors import CommitError
 from recordseal.crypto.vault import SubjectKeys
 from recordseal.services import reading
-from recordseal.services.pipeline import NativePipeline, RecordInput, ReferencePipeline
+from recordseal.services.pipeline import NativePipeline, RecordInput
+from recordseal.services.reference_pipeline import ReferencePipeline
 from tests.core.test_properties import names, values
 
 SETTINGS: dict[str, Any] = {

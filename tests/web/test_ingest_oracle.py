@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.services import header_keys
-from recordseal.services.pipeline import ReferencePipeline
+from recordseal.services.reference_pipeline import ReferencePipeline
 from recordseal.settings import Settings
 from tests.ingest_answers import (
     STREAMS,

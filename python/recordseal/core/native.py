@@ -1,42 +1,9 @@
-"""The native core, :mod:`recordseal._native` (``rust-core/``), under the public names.
+"""The native core, :mod:`recordseal._native` (``rust-core/``), under the public names: the
+names of the API, listed once, by the reference (``reference.__all__``).
 
-Importing this module raises :class:`ImportError` when the extension is not built.
+Importing this module raises :class:`ModuleNotFoundError` when the extension is not built.
 """
 
-from recordseal._native import (
-    KINDS,
-    UNICODE_VERSION,
-    CommittedRecord,
-    Leaf,
-    canonicalize,
-    commit_field,
-    commit_record,
-    consistency_proof,
-    derive_salt,
-    encode_value,
-    inclusion_proof,
-    leaf_hash,
-    merkle_root,
-    validate_declarations,
-    verify_consistency,
-    verify_inclusion,
-)
+from recordseal._native import *  # noqa: F403
 
-__all__ = [
-    "KINDS",
-    "UNICODE_VERSION",
-    "CommittedRecord",
-    "Leaf",
-    "canonicalize",
-    "commit_field",
-    "commit_record",
-    "consistency_proof",
-    "derive_salt",
-    "encode_value",
-    "inclusion_proof",
-    "leaf_hash",
-    "merkle_root",
-    "validate_declarations",
-    "verify_consistency",
-    "verify_inclusion",
-]
+from .reference import __all__  # noqa: F401

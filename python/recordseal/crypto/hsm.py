@@ -23,15 +23,15 @@ from urllib.parse import quote, unquote, urlsplit
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from recordseal.core.backend import extension
+
 if TYPE_CHECKING:
     from recordseal._native import ModuleKey, ModuleToken
 
-try:
+if extension is not None:
     from recordseal._native import KeyModuleError
-except ModuleNotFoundError as missing:  # no extension: no module keys either
-    if missing.name != "recordseal._native":
-        raise
-
+else:
+    # No extension: no module keys either.
     class KeyModuleError(RuntimeError):  # type: ignore[no-redef]
         """Never raised: without the native extension no key is in a module."""
 

@@ -12,6 +12,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
+from recordseal.core.backend import extension
 from recordseal.crypto.keyfiles import read_or_create_secret
 
 if TYPE_CHECKING:  # the verifier's wheel ships this module without the hardware-module one
@@ -50,10 +51,10 @@ class HeaderSigner:
     def from_seed(cls, seed: bytes) -> HeaderSigner:
         private = Ed25519PrivateKey.from_private_bytes(seed)
         public = private.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
-        try:
-            from recordseal._native import Ed25519Signer
-        except ImportError:
+        if extension is None:
             return cls(key_id_of(public), public, lambda m, p: private.sign(p + m), seed)
+        from recordseal._native import Ed25519Signer
+
         native = Ed25519Signer(seed)
         return cls(key_id_of(public), public, native.sign, seed, native)
 

@@ -18,6 +18,8 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from recordseal.core.backend import extension
+
 NONCE_BYTES = 12
 SALT_KEY_INFO = b"recordseal/salt-key/v1"
 PAYLOAD_KEY_INFO = b"recordseal/payload-key/v1"
@@ -40,13 +42,10 @@ def _derive_subject_keys(subject_key: bytes) -> tuple[bytes, bytes]:
     return _hkdf(subject_key, SALT_KEY_INFO), _hkdf(subject_key, PAYLOAD_KEY_INFO)
 
 
-try:
+if extension is not None:
     # The same bytes (tests/vectors/subject_keys.json), with one HKDF-Extract for both keys.
     from recordseal._native import derive_subject_keys
-except ModuleNotFoundError as missing:
-    # Only an absent extension falls back, as in recordseal.core.
-    if missing.name != "recordseal._native":
-        raise
+else:
     derive_subject_keys = _derive_subject_keys
 
 

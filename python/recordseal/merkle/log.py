@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from recordseal.core import leaf_hash
+from recordseal.core.backend import extension
 from recordseal.merkle import tree
 
 
@@ -63,12 +64,9 @@ def grow_log(
     return created, tree.root(size, node)
 
 
-try:
+if extension is not None:
     from recordseal._native import grow_log as _grow_log
-except ModuleNotFoundError as missing:
-    # Only an absent extension falls back, as in recordseal.core.
-    if missing.name != "recordseal._native":
-        raise
+else:
     _grow_log = grow_log
 
 #: :func:`grow_log`, native when the extension is built: what every seal grows a log with.

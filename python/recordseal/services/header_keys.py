@@ -27,7 +27,8 @@ from recordseal.crypto.keyfiles import read_or_create_secret
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.ledger.errors import RecordServiceError
 from recordseal.services.errors import Unavailable
-from recordseal.services.pipeline import Pipeline, pipeline_for
+from recordseal.services.pipeline import NativePipeline, Pipeline
+from recordseal.services.reference_pipeline import ReferencePipeline
 from recordseal.storage.records import RecordStore
 from recordseal.storage.rows import SigningKeyRow
 
@@ -205,3 +206,19 @@ def _load(keys_dir: Path, row: SigningKeyRow) -> ActiveKey:
     signer = load_signer(keys_dir, row)
     _in_use(row)
     return ActiveKey(row, signer, pipeline_for(signer))
+
+
+def pipeline_for(signer: HeaderSigner) -> Pipeline:
+    """The pipeline that signs with ``signer``'s key: the native one when the extension is
+    built (the only one for a key in a hardware module), else the reference one."""
+    if signer.native is not None:
+        return NativePipeline(signer.native)
+    if signer.seed is None:
+        raise RuntimeError("a header key in a hardware module needs the native extension")
+    return ReferencePipeline(signer.seed)
+
+
+def pipeline_from_seed(seed: bytes) -> Pipeline:
+    """The pipeline that signs with the file key ``seed``: the native one when the extension is
+    built, else the reference one."""
+    return pipeline_for(HeaderSigner.from_seed(seed))

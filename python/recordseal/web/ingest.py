@@ -23,6 +23,7 @@ from litestar.enums import ParamType
 from litestar.openapi.spec import OpenAPIType, Parameter, Schema
 
 from recordseal import metrics
+from recordseal.core.backend import extension
 from recordseal.core.errors import CommitError
 from recordseal.services.errors import ServiceError, Unauthenticated
 from recordseal.services.reading import MAX_BATCH
@@ -249,11 +250,9 @@ def _result(index: int, answer: Answer) -> BatchResult:
     return BatchResult(index=index, status=201, record=record)
 
 
-try:
+if extension is not None:
     from recordseal._native import encode_answers
-except ModuleNotFoundError as missing:  # only an absent extension falls back
-    if missing.name != "recordseal._native":
-        raise
+else:
     encode_answers = reference_answer
 
 
