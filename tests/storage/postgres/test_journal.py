@@ -7,6 +7,7 @@ directory. Two real clusters: the store's (``postgres``) and the journal's
 from __future__ import annotations
 
 import asyncio
+import gc
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,7 @@ import pytest
 
 from recordseal.settings import Settings
 from recordseal.storage.backends import BackendError, open_journal
-from recordseal.storage.journal import Erased, Head, Retired, Signed
+from recordseal.storage.journal import Erased, Head, JournalError, Retired, Signed
 from recordseal.storage.postgres.journal import PostgresJournal, redacted
 from tests.continuity_support import SERVICE, Backup, Service
 from tests.ledger.test_recovery import run_recover
@@ -113,3 +114,33 @@ def test_a_journal_url_is_named_without_its_password() -> None:
         == "postgresql://u:***@db.example:5433/j"
     )
     assert redacted("postgresql://db.example/j") == "postgresql://db.example/j"
+
+
+def test_a_journal_whose_server_went_away_closes_without_leaving_a_connection_open() -> None:
+    """``aclose`` after the journal's server stopped: no error, and neither the lock holder nor
+    the pool's connections are left open (each would be a ResourceWarning, an error here)."""
+    cluster = Cluster.start()
+    url = cluster.url()
+    journal = PostgresJournal(url)
+    stopped = False
+
+    async def scenario() -> None:
+        nonlocal stopped
+        await journal.load()
+        holder, pool = journal._holder, journal._pool
+        assert holder is not None and pool is not None
+        cluster.stop()
+        stopped = True
+        await journal.aclose()
+        assert holder.is_closed()
+        assert pool._closed  # asyncpg's own flag: close() or terminate() ran
+        assert journal._holder is None and journal._pool is None
+        with pytest.raises(JournalError):  # and one that cannot start holds nothing open
+            await PostgresJournal(url).load()
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        if not stopped:
+            cluster.stop()
+    gc.collect()  # an unclosed connection's ResourceWarning would surface now

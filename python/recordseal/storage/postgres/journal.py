@@ -96,10 +96,15 @@ class PostgresJournal:
 
     async def load(self) -> JournalState:
         try:
-            self._holder = await asyncpg.connect(self.url)
-            await self._holder.execute("SELECT pg_advisory_lock_shared($1)", WRITER_LOCK)
+            holder = await asyncpg.connect(self.url)
         except (OSError, asyncpg.PostgresError) as error:
             raise JournalError(f"journal {self.location}: {error}") from None
+        try:
+            await holder.execute("SELECT pg_advisory_lock_shared($1)", WRITER_LOCK)
+        except (OSError, asyncpg.PostgresError) as error:
+            holder.terminate()  # refused: nothing will close it later
+            raise JournalError(f"journal {self.location}: {error}") from None
+        self._holder = holder
         return await self.read()
 
     async def read(self) -> JournalState:
@@ -134,11 +139,16 @@ class PostgresJournal:
     async def _open_pool(self) -> asyncpg.Pool:
         if self._pool is None:
             try:
-                self._pool = await asyncpg.create_pool(self.url, min_size=1, max_size=4)
-                async with self._pool.acquire() as conn:
-                    await conn.execute(SCHEMA)
+                pool = await asyncpg.create_pool(self.url, min_size=1, max_size=4)
             except (OSError, asyncpg.PostgresError) as error:
                 raise JournalError(f"journal {self.location}: {error}") from None
+            try:
+                async with pool.acquire() as conn:
+                    await conn.execute(SCHEMA)
+            except (OSError, asyncpg.PostgresError) as error:
+                pool.terminate()
+                raise JournalError(f"journal {self.location}: {error}") from None
+            self._pool = pool
         return self._pool
 
     async def append(self, entries: Iterable[Entry]) -> None:
@@ -163,12 +173,22 @@ class PostgresJournal:
         return count
 
     async def aclose(self) -> None:
-        if self._holder is not None:
-            await self._holder.close()
-            self._holder = None
-        if self._pool is not None:
-            await self._pool.close()
-            self._pool = None
+        """Close the lock holder and the pool; each is dropped at once where its server is gone
+        (a close that fails must not leave the other open)."""
+        holder, self._holder = self._holder, None
+        pool, self._pool = self._pool, None
+        try:
+            if holder is not None:
+                try:
+                    await holder.close()
+                except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+                    holder.terminate()
+        finally:
+            if pool is not None:
+                try:
+                    await pool.close()
+                except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+                    pool.terminate()
 
 
 async def _upsert(conn: Connection, entry: Entry) -> None:
