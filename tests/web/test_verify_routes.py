@@ -1,5 +1,6 @@
-"""``POST /v1/verify`` and ``/verify-record`` on a minimal Litestar app with the verify routes,
-wired as ``create_app`` wires them (the controller, its static files, the problem handlers)."""
+"""``POST /v1/verify`` and ``/verify-record`` (``web/verify.py``) on a minimal Litestar app with
+the verify routes, wired as ``create_app`` wires them (the controller, its static files, the
+problem handlers). The verifier's worlds and tampering come from tests/verify."""
 
 from __future__ import annotations
 
@@ -24,11 +25,10 @@ from recordseal.verify.encoding import format_instant
 from recordseal.verify.sealing import end_of_second
 from recordseal.web.problems import EXCEPTION_HANDLERS
 from recordseal.web.verify import static_files, verify_controller
-
-from .conftest import tampered
-from .factory import World
-from .test_malformed import RAW
-from .test_outcomes import GAP_SEQ, LAST_SEQ, gap_world
+from tests.verify.conftest import tampered
+from tests.verify.factory import World
+from tests.verify.test_malformed import RAW
+from tests.verify.test_outcomes import GAP_SEQ, LAST_SEQ, gap_world
 
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 
@@ -45,6 +45,12 @@ def _verify_app() -> Litestar:
         route_handlers=[verify_controller(MAX_BUNDLE_BYTES), static_files],
         exception_handlers=dict(EXCEPTION_HANDLERS),
     )
+
+
+@pytest.fixture(scope="module")
+def world() -> World:
+    """A stream, its log and its witness (tests/verify's session world, made here once)."""
+    return World()
 
 
 def _app(world: World | None) -> Litestar:
