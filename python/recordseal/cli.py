@@ -67,8 +67,8 @@ def _print_json(value: Any) -> None:
 
 def _serve(args: argparse.Namespace) -> int:
     from recordseal.serve import serve
+    from recordseal.web.orphan_guard import SUPERVISOR_VARIABLE
     from recordseal.web.preflight import preflight
-    from recordseal.web.supervision import SUPERVISOR_VARIABLE
 
     settings = from_env(
         data_dir=args.data_dir, port=args.port, host=args.host, database_url=args.database_url

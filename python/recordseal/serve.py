@@ -155,7 +155,7 @@ def serve(settings: Settings, workers: int, demo_witness_dir: Path | None) -> in
             # A worker still starting when the stop signal comes can miss it (granian 2.8: a
             # signal that comes while it imports reaches the handler it inherited from this
             # process by fork, and a second one before it serves blocks it for good, see
-            # web/supervision.py): after this many seconds it is killed. In-flight writes are
+            # web/orphan_guard.py): after this many seconds it is killed. In-flight writes are
             # never acknowledged before their commit, so nothing acknowledged is lost.
             workers_kill_timeout=WORKERS_KILL_TIMEOUT,
         ).serve()

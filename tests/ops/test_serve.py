@@ -108,7 +108,7 @@ def test_a_second_serve_on_a_busy_port_exits_and_the_first_keeps_serving(
 
 def test_workers_exit_when_the_supervisor_is_killed(tmp_path: Path) -> None:
     """No process of the service outlives its supervisor: the kernel sends each worker one
-    SIGTERM, and its watchdog (web/supervision.py) kills it GRACE (5) s later should it
+    SIGTERM, and its watchdog (web/orphan_guard.py) kills it GRACE (5) s later should it
     still run; a worker still importing when the supervisor dies exits when its import
     reaches web/asgi.py, before it could answer anything."""
     port = free_port()

@@ -1,4 +1,4 @@
-"""An ASGI application whose startup never finishes, for tests/web/test_supervision.py:
+"""An ASGI application whose startup never finishes, for tests/web/test_orphan_guard.py:
 it arms supervision on import as ``recordseal.web.asgi`` does, and when granian has begun its
 lifespan startup it writes its pid to the file ``STALLED_MARKER`` names (whole, by rename)."""
 
@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from recordseal.web.supervision import exit_with_supervisor
+from recordseal.web.orphan_guard import exit_with_supervisor
 
 MARKER_VARIABLE = "STALLED_MARKER"
 

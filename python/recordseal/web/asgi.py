@@ -2,7 +2,7 @@
 
 from recordseal.web.app import create_app
 from recordseal.web.gc_tuning import tune_collector
-from recordseal.web.supervision import exit_with_supervisor
+from recordseal.web.orphan_guard import exit_with_supervisor
 
 exit_with_supervisor()
 tune_collector()

@@ -1,6 +1,7 @@
-"""Workers end with their supervisor: when ``recordseal serve`` dies (SIGKILL, the OOM killer),
-its worker processes must not live on as orphans still holding its port, where a restart
-would run old and new workers side by side.
+"""The orphan guard: workers end with their supervisor. When ``recordseal serve`` dies
+(SIGKILL, the OOM killer), its worker processes must not live on as orphans still holding its
+port, where a restart would run old and new workers side by side. (Not to be confused with
+``web/background.py``'s ``TaskSupervisor``, which runs a worker's background tasks.)
 
 On Linux the kernel sends the worker one SIGTERM when its parent dies
 (``prctl(PR_SET_PDEATHSIG)``), which lets it finish its requests; and a watchdog process

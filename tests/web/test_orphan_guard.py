@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from recordseal.web.supervision import SUPERVISOR_VARIABLE
+from recordseal.web.orphan_guard import SUPERVISOR_VARIABLE
 from tests.processes import children, kill_all, process, wait_gone
 from tests.servers import ROOT, free_port
 from tests.web.stalled_app import MARKER_VARIABLE
