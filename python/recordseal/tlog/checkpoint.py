@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from . import _base64
+from . import strict_base64
 from .errors import TlogError
 from .keys import NoteSigner, NoteVerifier
 from .note import VerifiedNote, check_text, open_note, sign_note
@@ -56,7 +56,12 @@ class Checkpoint:
 
     def text(self) -> str:
         """The note text (the checkpoint body), final newline included."""
-        lines = [self.origin, str(self.size), _base64.encode(self.root_hash), *self.extensions]
+        lines = [
+            self.origin,
+            str(self.size),
+            strict_base64.encode(self.root_hash),
+            *self.extensions,
+        ]
         return "".join(line + "\n" for line in lines)
 
     @classmethod
@@ -72,7 +77,7 @@ class Checkpoint:
         if size is None:
             message = "the tree size is not a decimal in 0..2^64-1 without leading zeros"
             raise _malformed(message, "size")
-        root_hash = _base64.decode(root_line)
+        root_hash = strict_base64.decode(root_line)
         if root_hash is None or len(root_hash) != HASH_SIZE:
             raise _malformed("the root hash is not the base64 of 32 bytes", "root_hash")
         return cls(origin, size, root_hash, tuple(extensions))

@@ -18,7 +18,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from . import _base64
+from . import strict_base64
 from .errors import TlogError
 
 #: Signature type of plain Ed25519 note signatures (signed-note, "Signature types").
@@ -99,7 +99,7 @@ class VerifierKey:
         return key_id(self.name, self.signature_type, self.public_key)
 
     def __str__(self) -> str:
-        material = _base64.encode(bytes([self.signature_type]) + self.public_key)
+        material = strict_base64.encode(bytes([self.signature_type]) + self.public_key)
         return f"{self.name}+{self.key_id:08x}+{material}"
 
 
@@ -123,7 +123,7 @@ def parse_vkey(text: str) -> VerifierKey:
         raise TlogError("key_malformed", "vkey name is empty or has a space or '+'", evidence)
     if not _HEX8.fullmatch(id_hex):
         raise TlogError("key_malformed", "vkey key ID is not 8 hex digits", evidence)
-    material = _base64.decode(material_b64)
+    material = strict_base64.decode(material_b64)
     if not material:
         raise TlogError("key_malformed", "vkey key material is not canonical base64", evidence)
     signature_type, public_key = material[0], material[1:]

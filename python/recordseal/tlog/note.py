@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from . import _base64
+from . import strict_base64
 from .errors import TlogError
 from .keys import CONTROL, KEY_ID_SIZE, NoteSigner, NoteVerifier, is_valid_name
 
@@ -31,7 +31,7 @@ class NoteSignature:
     @property
     def line(self) -> str:
         """The signature line, newline included."""
-        encoded = _base64.encode(self.key_id.to_bytes(KEY_ID_SIZE, "big") + self.signature)
+        encoded = strict_base64.encode(self.key_id.to_bytes(KEY_ID_SIZE, "big") + self.signature)
         return f"{SIGNATURE_PREFIX}{self.name} {encoded}\n"
 
     @classmethod
@@ -47,7 +47,7 @@ class NoteSignature:
             message = f"signature line {number} has no valid key name followed by a space"
             raise TlogError("signature_malformed", message, evidence)
         evidence["name"] = name
-        raw = _base64.decode(encoded)
+        raw = strict_base64.decode(encoded)
         if raw is None:
             message = f"signature line {number} ({name}) is not canonical base64"
             raise TlogError("signature_malformed", message, evidence)

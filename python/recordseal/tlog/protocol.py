@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from . import _base64
+from . import strict_base64
 from .checkpoint import HASH_SIZE, parse_size
 from .errors import TlogError
 
@@ -42,7 +42,7 @@ def encode_add_checkpoint(old_size: int, proof: Sequence[bytes], signed_checkpoi
     if len(proof) > MAX_PROOF_LINES:
         message = f"consistency proof has {len(proof)} hashes, more than {MAX_PROOF_LINES}"
         raise TlogError("request_malformed", message, {"count": len(proof)})
-    lines = [f"old {old_size}", *(_base64.encode(node) for node in proof), ""]
+    lines = [f"old {old_size}", *(strict_base64.encode(node) for node in proof), ""]
     return ("".join(line + "\n" for line in lines) + signed_checkpoint).encode()
 
 
@@ -65,7 +65,7 @@ def parse_add_checkpoint(body: bytes) -> AddCheckpointRequest:
         raise _malformed(message, 2 + MAX_PROOF_LINES)
     proof: list[bytes] = []
     for number, line in enumerate(proof_lines, 2):
-        node = _base64.decode(line)
+        node = strict_base64.decode(line)
         if node is None or len(node) != HASH_SIZE:
             raise _malformed(f"proof line {number} is not the base64 of a 32-byte hash", number)
         proof.append(node)

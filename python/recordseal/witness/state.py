@@ -19,7 +19,7 @@ from pathlib import Path
 import msgspec
 
 from recordseal.crypto.keyfiles import sync_directory
-from recordseal.tlog import _base64
+from recordseal.tlog import strict_base64
 from recordseal.tlog.checkpoint import HASH_SIZE
 from recordseal.tlog.errors import TlogError
 
@@ -87,7 +87,7 @@ class StateStore:
             stored = msgspec.json.decode(raw, type=_StateFile)
         except msgspec.DecodeError as error:
             raise _corrupt(path, f"is not a witness state file ({error})") from error
-        root_hash = _base64.decode(stored.root_hash)
+        root_hash = strict_base64.decode(stored.root_hash)
         if stored.format != FORMAT or stored.origin != (origin or stored.origin):
             raise _corrupt(path, f"does not hold the state of {origin!r} in {FORMAT}")
         if root_hash is None or len(root_hash) != HASH_SIZE or stored.size < 0:
@@ -97,7 +97,11 @@ class StateStore:
     def save(self, state: LogState) -> None:
         """Replace the origin's state atomically and durably."""
         stored = _StateFile(
-            FORMAT, state.origin, state.size, _base64.encode(state.root_hash), state.checkpoint
+            FORMAT,
+            state.origin,
+            state.size,
+            strict_base64.encode(state.root_hash),
+            state.checkpoint,
         )
         path = self.path_for(state.origin)
         fd, temporary = tempfile.mkstemp(dir=self.directory, prefix=".state-", suffix=".tmp")
