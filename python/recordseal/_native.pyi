@@ -71,9 +71,6 @@ class Ed25519Signer:
         final heads. Gives ``(seq, header, signature, chain_leaf)`` of each record.
         """
 
-class KeyModuleError(RuntimeError):
-    """A hardware security module refused or failed an operation."""
-
 @final
 class ModuleToken:
     """A token of a PKCS#11 module, logged in (``cryptoki``)."""

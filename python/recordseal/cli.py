@@ -282,12 +282,13 @@ def _keys_rotate(args: argparse.Namespace) -> int:
     if args.purpose == "kek":
         return _rotate_kek(args, settings)
     if args.complete:
-        raise KeyRefused("--complete applies to the log key only")
+        raise KeyRefused("--complete", "applies to the log key only")
     if args.purpose == "cookie":
         from recordseal.panel import cookie_keys
 
         if args.hsm is not None:
-            raise KeyRefused("--hsm: the panel cookie key is a file (docs/operations.md, Keys)")
+            rule = "the panel cookie key is a file (docs/operations.md, Keys)"
+            raise KeyRefused("--hsm", rule, message=f"--hsm: {rule}")
         key_id = cookie_keys.rotate(_keys_dir(settings))
         if args.json:
             _print_json({"new": {"key_id": key_id}})
@@ -316,7 +317,7 @@ def _rotate_kek(args: argparse.Namespace, settings: Settings) -> int:
     from recordseal.services.kek_rotation import rotate_kek
 
     if args.batch < 1:
-        raise KeyRefused("--batch must be 1 or more")
+        raise KeyRefused("--batch", "must be 1 or more")
     location = _hsm(args)
     done = asyncio.run(
         _with_records(
@@ -344,10 +345,16 @@ def _rotate_log(args: argparse.Namespace, settings: Settings) -> int:
     keys_dir = _keys_dir(settings)
     if args.complete:
         if args.hsm is not None:
-            raise KeyRefused("--complete makes no key: --hsm does not apply")
+            raise KeyRefused(
+                "--hsm", "does not apply", message="--complete makes no key: --hsm does not apply"
+            )
         retired = log_keys.complete(keys_dir)
         if not retired:
-            raise KeyRefused("only one log key signs: nothing to complete")
+            raise KeyRefused(
+                "--complete",
+                "needs a second log key signing",
+                message="only one log key signs: nothing to complete",
+            )
         names = [k.path.name for k in retired]
         if args.json:
             _print_json({"retired": names})
@@ -428,7 +435,7 @@ def _hsm(args: argparse.Namespace) -> Any:
     try:
         return ModuleUri.parse(args.hsm)
     except KeyLocationError as error:
-        raise KeyRefused(f"--hsm: {error}") from None
+        raise KeyRefused("--hsm", str(error), message=f"--hsm: {error}") from None
 
 
 def _keys_init(args: argparse.Namespace) -> int:
@@ -445,7 +452,7 @@ def _keys_init(args: argparse.Namespace) -> int:
             )
         )
     except KeyLocationError as error:
-        raise KeyRefused(str(error)) from None
+        raise KeyRefused(f"{args.purpose} key", str(error), message=str(error)) from None
     if args.json:
         _print_json({"purpose": args.purpose, "made": made})
         return 0

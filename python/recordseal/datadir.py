@@ -40,7 +40,14 @@ class ServiceRecord(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class DataDirError(RuntimeError):
-    """A data directory that cannot be created or used; the message names it."""
+    """A data directory that cannot be created or used: ``path``, and ``reason`` (the
+    system's answer, e.g. ``Permission denied``). The root of this module's errors: the data
+    directory sits in the lowest layer, below every other root (docs/layers.md)."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: cannot be used as a directory ({reason})")
+        self.path = path
+        self.reason = reason
 
 
 def owner_only() -> None:
@@ -62,7 +69,7 @@ def secure(data_dir: Path) -> Path:
                 _tighten(Path(root, name), FILE_MODE)
     except OSError as error:
         reason = error.strerror or type(error).__name__
-        raise DataDirError(f"{data_dir}: cannot be used as a directory ({reason})") from None
+        raise DataDirError(data_dir, reason) from None
     return data_dir.resolve()
 
 

@@ -36,6 +36,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from recordseal.ledger.errors import RecordServiceError
 from recordseal.witness.families import write_family_file
 
 #: The witness's key name, and its name in the service's witness list and trust stores.
@@ -53,8 +54,8 @@ _PR_SET_PDEATHSIG = 1
 log = logging.getLogger("recordseal.demo_witness")
 
 
-class DemoWitnessError(RuntimeError):
-    """The demo witness did not start."""
+class DemoWitnessError(RecordServiceError, RuntimeError):
+    """The demo witness did not start (a start of ``serve`` stops on it)."""
 
 
 def _free_port() -> int:

@@ -309,10 +309,6 @@ fn native_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<request::PyRecordRead>()?;
     module.add_class::<hsm::PyModuleToken>()?;
     module.add_class::<hsm::PyModuleKey>()?;
-    module.add(
-        "KeyModuleError",
-        module.py().get_type::<hsm::KeyModuleError>(),
-    )?;
     module.add_function(wrap_pyfunction!(canonicalize, module)?)?;
     module.add_function(wrap_pyfunction!(encode_value, module)?)?;
     module.add_function(wrap_pyfunction!(validate_declarations, module)?)?;

@@ -13,9 +13,9 @@ import pytest
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from recordseal._native import KeyModuleError
 from recordseal.core.errors import CommitError
 from recordseal.crypto import keks
+from recordseal.crypto.errors import KeyModuleError
 from recordseal.crypto.hsm import (
     AES256,
     ED25519,

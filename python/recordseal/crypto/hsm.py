@@ -23,17 +23,10 @@ from urllib.parse import quote, unquote, urlsplit
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from recordseal.core.backend import extension
+from recordseal.crypto.errors import CryptoError, KeyModuleError
 
 if TYPE_CHECKING:
     from recordseal._native import ModuleKey, ModuleToken
-
-if extension is not None:
-    from recordseal._native import KeyModuleError
-else:
-    # No extension: no module keys either.
-    class KeyModuleError(RuntimeError):  # type: ignore[no-redef]
-        """Never raised: without the native extension no key is in a module."""
 
 
 #: What a module raises when it refuses or fails an operation (a signature, a decryption).
@@ -47,7 +40,7 @@ _PATH_ATTRIBUTES = {"token", "serial", "slot-id", "object", "type"}
 _QUERY_ATTRIBUTES = {"module-path", "pin-source"}
 
 
-class KeyLocationError(ValueError):
+class KeyLocationError(CryptoError, ValueError):
     """A ``pkcs11:`` URI that recordseal cannot use, or a module that refused it; the text
     names the attribute or the module's answer, never a PIN."""
 

@@ -19,6 +19,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from recordseal.core.backend import extension
+from recordseal.crypto.errors import CryptoError
 
 NONCE_BYTES = 12
 SALT_KEY_INFO = b"recordseal/salt-key/v1"
@@ -27,7 +28,7 @@ SUBJECT_INDEX_INFO = b"recordseal/subject-index/v1"
 WRAP_CONTEXT = b"recordseal/subject-key/v1"
 
 
-class VaultError(Exception):
+class VaultError(CryptoError):
     """A wrapped key or ciphertext failed to authenticate (wrong KEK or tampered data)."""
 
 

@@ -46,11 +46,16 @@ class Seeding(Protocol[Row_contra]):
 
 
 class BootstrapError(PanelError):
-    """Start must abort: the seed file is unreadable, malformed or inconsistent."""
+    """Start must abort: the seed file is unreadable, malformed or inconsistent. ``path`` names
+    the file, ``row`` the row refused (``organizations[2]``; None when the file as a whole is),
+    ``problem`` what is wrong with it (naming the identifier)."""
 
-    def __init__(self, path: Path, message: str) -> None:
-        super().__init__(f"tenant seed {path}: {message}")
+    def __init__(self, path: Path, problem: str, row: str | None = None) -> None:
+        where = f"tenant seed {path}" if row is None else f"tenant seed {path}: {row}"
+        super().__init__(f"{where}: {problem}")
         self.path = path
+        self.row = row
+        self.problem = problem
 
 
 class Seed(msgspec.Struct, forbid_unknown_fields=True):
@@ -131,7 +136,7 @@ def _insert(
         try:
             insert(row)
         except PanelStoreError as exc:
-            raise BootstrapError(path, f"{member}[{index}]: {problem(row, exc)}") from exc
+            raise BootstrapError(path, problem(row, exc), f"{member}[{index}]") from exc
 
 
 async def _apply(
@@ -143,9 +148,9 @@ async def _apply(
             added += await seed(row, dry_run=dry_run)
         except SeedConflict as exc:
             advice = "make the seed say what the database holds, or remove the row from the seed"
-            raise BootstrapError(path, f"{member}[{index}]: {exc}: {advice}") from exc
+            raise BootstrapError(path, f"{exc}: {advice}", f"{member}[{index}]") from exc
         except PanelStoreError as exc:  # CrossTenantAccess
-            raise BootstrapError(path, f"{member}[{index}]: {exc}") from exc
+            raise BootstrapError(path, str(exc), f"{member}[{index}]") from exc
     return added
 
 

@@ -21,7 +21,7 @@ from typing import Literal, TypeAlias, get_args
 
 import msgspec
 
-from recordseal.identifiers import check_identifier
+from recordseal.identifiers import IDENTIFIER_RULE, check_identifier
 from recordseal.panel.errors import PanelError
 
 Role: TypeAlias = Literal["operator", "viewer"]
@@ -33,7 +33,21 @@ _NUMBER = re.compile(r"0|[1-9][0-9]{0,18}")
 
 
 class PayloadError(PanelError, ValueError):
-    """A payload that cannot be issued or read; the message names the field and the rule."""
+    """A payload that cannot be issued or read: ``field`` names the field (a tag as ``g=`` or
+    ``r=``; ``fields`` for the payload's shape), ``rule`` the rule it breaks, ``shown`` what
+    was found as the message shows it (a number, a role, an identifier; None where the message
+    shows none: a subject is never repeated). The message is ``field [shown] rule`` unless a
+    sentence of its own is given."""
+
+    def __init__(
+        self, field: str, rule: str, shown: str | None = None, *, message: str | None = None
+    ) -> None:
+        if message is None:
+            message = " ".join(part for part in (field, shown, rule) if part is not None)
+        super().__init__(message)
+        self.field = field
+        self.rule = rule
+        self.shown = shown
 
 
 class LegacySession(msgspec.Struct, frozen=True):
@@ -61,13 +75,13 @@ Session: TypeAlias = LegacySession | TenantSession
 def check_subject(field: str, value: str) -> str:
     """Spec 2.7: non-empty, at most 256 characters; ``|`` would split the cookie, so refused."""
     if not value:
-        raise PayloadError(f"{field} is empty; it must be 1 to {SUBJECT_MAX_CHARS} characters")
+        raise PayloadError(field, f"is empty; it must be 1 to {SUBJECT_MAX_CHARS} characters")
     if len(value) > SUBJECT_MAX_CHARS:
-        raise PayloadError(f"{field} is {len(value)} characters; the limit is {SUBJECT_MAX_CHARS}")
+        raise PayloadError(field, f"is {len(value)} characters; the limit is {SUBJECT_MAX_CHARS}")
     if SEPARATOR in value:
-        raise PayloadError(f"{field} contains '|', the cookie field separator")
+        raise PayloadError(field, "contains '|', the cookie field separator")
     if any(0xD800 <= ord(char) <= 0xDFFF for char in value):
-        raise PayloadError(f"{field} contains a lone surrogate, which UTF-8 cannot carry")
+        raise PayloadError(field, "contains a lone surrogate, which UTF-8 cannot carry")
     return value
 
 
@@ -78,7 +92,7 @@ def encode_payload(session: Session) -> str:
         fields = [check_subject("user_id", session.user_id), str(session.exp)]
     else:
         if session.role not in ROLES:
-            raise PayloadError(f"role {session.role!r} is not one of {', '.join(ROLES)}")
+            raise PayloadError("role", f"is not one of {', '.join(ROLES)}", repr(session.role))
         fields = [
             check_subject("subject", session.subject),
             _identifier("tenant_id", session.tenant_id),
@@ -99,7 +113,9 @@ def decode_payload(payload: str) -> Session:
     while fields and fields[-1][:2] in ("g=", "r="):
         name, value = fields.pop().split("=", 1)
         if name in tags:
-            raise PayloadError(f"the {name}= tag appears twice")
+            raise PayloadError(
+                f"{name}=", "appears twice", message=f"the {name}= tag appears twice"
+            )
         tags[name] = value
     return _shape(fields, tags)
 
@@ -108,7 +124,11 @@ def _shape(fields: list[str], tags: dict[str, str]) -> Session:
     epoch = _parse_number("g", tags["g"]) if "g" in tags else None
     if len(fields) == 2:
         if "r" in tags:
-            raise PayloadError("a legacy (2-field) payload carries no r= tag")
+            raise PayloadError(
+                "r=",
+                "is carried by a tenant (4-field) payload only",
+                message="a legacy (2-field) payload carries no r= tag",
+            )
         return LegacySession(
             check_subject("user_id", fields[0]), _parse_number("exp", fields[1]), epoch
         )
@@ -123,22 +143,28 @@ def _shape(fields: list[str], tags: dict[str, str]) -> Session:
             role,
             epoch,
         )
-    raise PayloadError(f"a payload has 2 or 4 fields before its tags, not {len(fields)}")
+    raise PayloadError(
+        "fields",
+        "are 2 or 4 before the tags",
+        str(len(fields)),
+        message=f"a payload has 2 or 4 fields before its tags, not {len(fields)}",
+    )
 
 
 def _identifier(field: str, value: str) -> str:
     try:
         return check_identifier(field, value)
     except ValueError as exc:
-        raise PayloadError(str(exc)) from None
+        rule = f"is not an identifier: {IDENTIFIER_RULE}"
+        raise PayloadError(field, rule, repr(value), message=str(exc)) from None
 
 
 def _parse_number(field: str, text: str) -> int:
     if not _NUMBER.fullmatch(text):
-        raise PayloadError(f"{field} {text!r} is not a non-negative integer in ASCII digits")
+        raise PayloadError(field, "is not a non-negative integer in ASCII digits", repr(text))
     return int(text)
 
 
 def _check_number(field: str, value: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 10**19:
-        raise PayloadError(f"{field} {value!r} is not an integer from 0 to 10**19 - 1")
+        raise PayloadError(field, "is not an integer from 0 to 10**19 - 1", repr(value))

@@ -25,7 +25,24 @@ from recordseal.storage.rows import SigningKeyRow
 
 
 class KeyRefused(RecordServiceError, ValueError):
-    """The command cannot be done as asked; nothing was changed."""
+    """The command cannot be done as asked; nothing was changed. ``refused`` names what was
+    refused (an option such as ``--hsm``, or the key, ``key <id>``), ``rule`` the rule it
+    breaks, ``shown`` the value given where the message shows it. The message is
+    ``refused [shown] rule`` unless a sentence of its own is given."""
+
+    def __init__(
+        self, refused: str, rule: str, shown: str | None = None, *, message: str | None = None
+    ) -> None:
+        if message is None:
+            message = " ".join(part for part in (refused, shown, rule) if part is not None)
+        super().__init__(message)
+        self.refused = refused
+        self.rule = rule
+        self.shown = shown
+
+
+#: The option of ``keys revoke`` a refused instant came from.
+COMPROMISED_AT = "--compromised-at"
 
 
 def _instant(moment: datetime) -> str:
@@ -37,9 +54,11 @@ def parse_instant(text: str) -> datetime:
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError:
-        raise KeyRefused(f"{text!r} is not an RFC 3339 date-time") from None
+        rule = "is not an RFC 3339 date-time"
+        raise KeyRefused(COMPROMISED_AT, rule, repr(text), message=f"{text!r} {rule}") from None
     if moment.tzinfo is None:
-        raise KeyRefused(f"{text!r} has no offset: write Z or +hh:mm")
+        rule = "has no offset: write Z or +hh:mm"
+        raise KeyRefused(COMPROMISED_AT, rule, repr(text), message=f"{text!r} {rule}")
     return moment
 
 
@@ -52,10 +71,16 @@ async def rotate_header(
     now = datetime.now(UTC)
     old = active_key(await store.signing_keys())
     if old is None:
-        raise KeyRefused("the store has no active header key to rotate")
+        raise KeyRefused(
+            "header key",
+            "rotates only an active key",
+            message="the store has no active header key to rotate",
+        )
     new = _new_key(keys_dir, _instant(now), location)
     if not await store.rotate_signing_key(new, old.key_id, _instant(now + _grace())):
-        raise KeyRefused(f"key {old.key_id} stopped being active meanwhile: run the command again")
+        raise KeyRefused(
+            f"key {old.key_id}", "stopped being active meanwhile: run the command again"
+        )
     return old, new
 
 
@@ -72,10 +97,15 @@ async def revoke(
     compromised = parse_instant(compromised_at)
     now = datetime.now(UTC)
     if compromised > now:
-        raise KeyRefused(f"--compromised-at {compromised_at} is in the future")
+        raise KeyRefused(COMPROMISED_AT, "is in the future", compromised_at)
     rows = {r.key_id: r for r in await store.signing_keys()}
     if key_id not in rows:
-        raise KeyRefused(f"no header-signing key {key_id!r} (see `recordseal keys list`)")
+        raise KeyRefused(
+            f"key {key_id}",
+            "is not a header-signing key of the store",
+            repr(key_id),
+            message=f"no header-signing key {key_id!r} (see `recordseal keys list`)",
+        )
     new = None
     active = active_key(list(rows.values()))
     if active is not None and active.key_id == key_id:
@@ -100,7 +130,7 @@ def revoke_log_key(
         return None
     compromised = parse_instant(compromised_at)
     if compromised > datetime.now(UTC):
-        raise KeyRefused(f"--compromised-at {compromised_at} is in the future")
+        raise KeyRefused(COMPROMISED_AT, "is in the future", compromised_at)
     new = None
     if not found.retired:
         new = log_keys_module.rotate(keys_dir, location)

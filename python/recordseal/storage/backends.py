@@ -6,11 +6,12 @@ from urllib.parse import urlsplit
 
 from recordseal.settings import Settings
 from recordseal.storage.base import Store
+from recordseal.storage.errors import StorageError
 from recordseal.storage.journal import DirectoryJournal, Journal
 from recordseal.storage.schema_version import SchemaStatus
 
 
-class BackendError(ValueError):
+class BackendError(StorageError, ValueError):
     """The settings name no usable store (e.g. a database URL of another kind)."""
 
 

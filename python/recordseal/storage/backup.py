@@ -41,6 +41,7 @@ from typing import Any
 
 from recordseal import clock
 from recordseal.crypto.keyfiles import sync_directory
+from recordseal.storage.errors import StorageError
 
 FORMAT = "recordseal/backup/v1"
 MANIFEST = "backup.json"
@@ -62,11 +63,11 @@ TRANSPARENCY_DIR = "transparency"
 DIRECTORY_MODE = 0o700
 
 
-class BackupRefused(RuntimeError):
+class BackupRefused(StorageError, RuntimeError):
     """Nothing was written: the data directory or the target cannot be used (names it)."""
 
 
-class BackupFailed(RuntimeError):
+class BackupFailed(StorageError, RuntimeError):
     """The backup began and failed; what it had written was removed."""
 
 

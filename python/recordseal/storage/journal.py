@@ -37,6 +37,7 @@ import orjson
 
 from recordseal.clock import utc_now
 from recordseal.crypto.keyfiles import sync_directory
+from recordseal.storage.errors import StorageError
 
 #: A segment grows to this many bytes before its writer starts a new one with its state.
 ROTATE_BYTES = 8 * 1024 * 1024
@@ -44,7 +45,7 @@ SEGMENT_SUFFIX = ".jsonl"
 _GENESIS = "0" * 64
 
 
-class JournalError(Exception):
+class JournalError(StorageError):
     """The journal cannot be read (a broken hash chain, an unreadable line) or written."""
 
 

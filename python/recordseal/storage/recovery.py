@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from recordseal.merkle import log as merkle_log
+from recordseal.storage.errors import StorageError
 from recordseal.storage.rows import AGGREGATE_FLEET
 from recordseal.storage.sealing import Grown, SealDriver
 from recordseal.storage.tenancy import NO_TENANT
@@ -81,7 +82,7 @@ class Recovery:
     aggregate: AggregateRestore | None = None
 
 
-class RecoveryConflict(Exception):
+class RecoveryConflict(StorageError):
     """The store changed between the plan and its application: nothing was written."""
 
 

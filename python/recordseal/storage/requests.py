@@ -8,6 +8,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from recordseal.storage.errors import StorageError
+
 
 class IdempotencyClaim(NamedTuple):
     """An ``Idempotency-Key`` (a batch's item ``i``: ``<key>#<i>``) and the SHA-256 of the
@@ -74,7 +76,7 @@ class SealRequest:
             raise LogBehind(self.origin, size)
 
 
-class LogBehind(Exception):
+class LogBehind(StorageError):
     """A seal found the log's stored size behind the last checkpoint the service signed for
     it, or the store's log of the scope has another origin: the database was restored or
     failed over. Nothing was signed. ``reason`` is set when nothing fenced the log yet."""

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from recordseal.storage.errors import StorageError
+
 State = Literal["up_to_date", "behind", "ahead", "absent"]
 
 
@@ -49,7 +51,7 @@ class SchemaStatus:
         return f"{where}: schema version {self.current} of {self.latest}, up to date"
 
 
-class SchemaTooNew(RuntimeError):
+class SchemaTooNew(StorageError, RuntimeError):
     """The database was migrated by a newer recordseal than this one."""
 
     def __init__(self, current: int, latest: int) -> None:

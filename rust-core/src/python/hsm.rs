@@ -4,20 +4,16 @@
 
 use std::sync::Arc;
 
-use pyo3::create_exception;
-use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 
 use super::ingest;
 use crate::hsm::{HsmError, KeyKind, ModuleKey, Token, TokenSelector};
 
-create_exception!(
-    recordseal._native,
-    KeyModuleError,
-    PyRuntimeError,
-    "A hardware security module refused or failed an operation (the text names its answer)."
-);
+// A hardware security module refused or failed an operation (the text names its answer): the
+// Python class ``recordseal.crypto.errors.KeyModuleError``, under the crypto layer's one root
+// ``CryptoError``, as the core's errors are ``recordseal.core.errors.CommitError``.
+pyo3::import_exception!(recordseal.crypto.errors, KeyModuleError);
 
 impl From<HsmError> for PyErr {
     fn from(error: HsmError) -> PyErr {

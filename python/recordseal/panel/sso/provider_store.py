@@ -51,7 +51,18 @@ ProviderConfig: TypeAlias = OidcCodeConfig | JwtBearerConfig
 
 class ProviderStoreError(PanelError):
     """A provider file or row cannot be read (bad content, or a secret that does not open
-    under this key-encryption key)."""
+    under this key-encryption key): ``provider_id`` names the provider of a row, ``path`` the
+    file (one of them is set), ``rule`` what is wrong. The message is ``provider 'id': rule``
+    or ``path: rule``."""
+
+    def __init__(
+        self, rule: str, *, provider_id: str | None = None, path: Path | None = None
+    ) -> None:
+        where = str(path) if provider_id is None else f"provider {provider_id!r}"
+        super().__init__(f"{where}: {rule}")
+        self.provider_id = provider_id
+        self.path = path
+        self.rule = rule
 
 
 class ProviderFile(msgspec.Struct, forbid_unknown_fields=True):
@@ -114,13 +125,14 @@ class SecretBox:
 
     def open(self, provider_id: str, sealed: bytes) -> str:
         if not sealed.startswith(_SEALED_VERSION) or len(sealed) < 1 + 12 + 16:
-            raise ProviderStoreError(f"provider {provider_id!r}: the sealed secret is malformed")
+            raise ProviderStoreError("the sealed secret is malformed", provider_id=provider_id)
         try:
             plain = self._aead.decrypt(sealed[1:13], sealed[13:], provider_id.encode("utf-8"))
         except InvalidTag:
             raise ProviderStoreError(
-                f"provider {provider_id!r}: its client secret does not open with this"
-                " key-encryption key (every host needs the same keys/ directory)"
+                "its client secret does not open with this key-encryption key (every host"
+                " needs the same keys/ directory)",
+                provider_id=provider_id,
             ) from None
         return plain.decode("utf-8")
 
@@ -140,10 +152,10 @@ def from_row(row: ProviderRow, box: SecretBox) -> ProviderConfig:
     try:
         config: ProviderConfig = msgspec.json.decode(row.config, type=ProviderConfig)
     except msgspec.MsgspecError as exc:
-        raise ProviderStoreError(f"provider {row.provider_id!r}: invalid content: {exc}") from None
+        raise ProviderStoreError(f"invalid content: {exc}", provider_id=row.provider_id) from None
     if isinstance(config, OidcCodeConfig):
         if row.secret is None:
-            raise ProviderStoreError(f"provider {row.provider_id!r}: no client secret stored")
+            raise ProviderStoreError("no client secret stored", provider_id=row.provider_id)
         config = msgspec.structs.replace(config, client_secret=box.open(config.id, row.secret))
     return config
 
@@ -163,9 +175,9 @@ def read_provider_file(path: Path) -> list[ProviderConfig]:
     try:
         content = msgspec.json.decode(path.read_bytes(), type=ProviderFile)
     except OSError as exc:
-        raise ProviderStoreError(f"{path}: cannot be read ({exc.strerror})") from None
+        raise ProviderStoreError(f"cannot be read ({exc.strerror})", path=path) from None
     except msgspec.MsgspecError as exc:
-        raise ProviderStoreError(f"{path}: invalid content: {exc}") from None
+        raise ProviderStoreError(f"invalid content: {exc}", path=path) from None
     if content.version != FORMAT_VERSION:
-        raise ProviderStoreError(f"{path}: version {content.version} is not {FORMAT_VERSION}")
+        raise ProviderStoreError(f"version {content.version} is not {FORMAT_VERSION}", path=path)
     return content.providers

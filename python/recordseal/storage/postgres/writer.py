@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import asyncpg
 
 from recordseal.clock import utc_minute
+from recordseal.storage.errors import StorageError
 from recordseal.storage.placing import new_subjects, place
 from recordseal.storage.postgres.database import ONE_ROW_BY_KEY
 from recordseal.storage.records import AppendOutcome
@@ -320,7 +321,7 @@ class AppendWriter:
         return outcomes, [(row[1], row[0]) for row in records]
 
 
-class _CommitUnknown(Exception):
+class _CommitUnknown(StorageError):
     """The connection was lost while COMMIT was under way: it may or may not have happened."""
 
     def __init__(self, outcomes: list[tuple[bool, Any]], record_ids: list[tuple[str, str]]) -> None:

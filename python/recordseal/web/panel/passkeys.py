@@ -97,6 +97,11 @@ __all__ = [
 
 
 class _Refused(PanelError):
+    """A refused ceremony step: ``status`` is its answer (400, 401 or 415, with an empty body
+    on purpose: a failed ceremony tells an attacker nothing), ``reason`` the rule it broke for
+    the trace log only (the origin or the check that failed; never a secret or a credential's
+    bytes)."""
+
     def __init__(self, status: int, reason: str) -> None:
         super().__init__(reason)
         self.status = status
