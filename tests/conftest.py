@@ -4,11 +4,14 @@
 from __future__ import annotations
 
 import importlib
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from hypothesis.configuration import set_hypothesis_home_dir
 
 from recordseal.settings import Settings
 from recordseal.storage.backends import open_store
@@ -16,6 +19,16 @@ from recordseal.storage.base import Store
 from tests.pg_cluster import Cluster
 
 IMPLEMENTATIONS = ("native", "reference")
+
+#: Tests write only into temporary directories: Hypothesis keeps its example database and its
+#: caches in one made for this run, not in ./.hypothesis of the checkout (pytest's own cache is
+#: off: ``-p no:cacheprovider`` in pyproject.toml).
+HYPOTHESIS_HOME = Path(tempfile.mkdtemp(prefix="recordseal-hypothesis-"))
+set_hypothesis_home_dir(HYPOTHESIS_HOME)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    shutil.rmtree(HYPOTHESIS_HOME, ignore_errors=True)
 
 
 @pytest.fixture(params=IMPLEMENTATIONS)
