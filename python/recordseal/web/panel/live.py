@@ -47,7 +47,6 @@ class LiveController(DomainController):
     @get(
         "/tenants/{tenant_id:str}/live",
         name="panel_tenant_live",
-        include_in_schema=False,
         guards=[tenant_scope],
     )
     async def tenant_live(
@@ -88,7 +87,7 @@ class LiveController(DomainController):
             page={"tenant": tenant, "charts": charts},
         )
 
-    @get("/live", name="panel_live", include_in_schema=False, guards=[all_tenants])
+    @get("/live", name="panel_live", guards=[all_tenants])
     async def service_live(
         self,
         request: Request[Any, Any, Any],

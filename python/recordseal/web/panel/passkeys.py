@@ -190,12 +190,14 @@ class PasskeyController(DomainController):
     """Passkey sign-in and one-time registration; public (no session yet), every ceremony
     request rate-limited (``login``)."""
 
+    include_in_schema = False
+
     dependencies = {  # noqa: RUF012
         "panel": Provide(provide_panel, sync_to_thread=False),
         "passkey_config": Provide(provide_passkey_config, sync_to_thread=False),
     }
 
-    @get("/login", name="panel_login", include_in_schema=False)
+    @get("/login", name="panel_login")
     async def login_page(
         self,
         panel: NamedDependency[PanelContext],
@@ -213,7 +215,6 @@ class PasskeyController(DomainController):
     @post(
         "/login/authenticate/start",
         name="panel_passkey_auth_start",
-        include_in_schema=False,
         guards=[RateLimited("login")],
     )
     async def authenticate_start(
@@ -241,7 +242,6 @@ class PasskeyController(DomainController):
     @post(
         "/login/authenticate/finish",
         name="panel_passkey_auth_finish",
-        include_in_schema=False,
         guards=[RateLimited("login")],
     )
     async def authenticate_finish(
@@ -287,7 +287,7 @@ class PasskeyController(DomainController):
         await store.update_sign_count(credential.credential_id, verified.new_sign_count)
         return await _sign_in(panel, credential.user_id, credential.role)
 
-    @get("/login/register", name="panel_register", include_in_schema=False)
+    @get("/login/register", name="panel_register")
     async def register_page(
         self, request: Request[Any, Any, Any], panel: NamedDependency[PanelContext]
     ) -> Template:
@@ -311,7 +311,6 @@ class PasskeyController(DomainController):
     @post(
         "/login/register/start",
         name="panel_passkey_register_start",
-        include_in_schema=False,
         guards=[RateLimited("login")],
     )
     async def register_start(
@@ -354,7 +353,6 @@ class PasskeyController(DomainController):
     @post(
         "/login/register/finish",
         name="panel_passkey_register_finish",
-        include_in_schema=False,
         guards=[RateLimited("login")],
     )
     async def register_finish(

@@ -61,6 +61,7 @@ panel_router = Router(
     },
     exception_handlers={PanelDenied: panel_denied_handler},
     tags=["panel"],
+    include_in_schema=False,
 )
 
 # The sign-on routes sit outside the router: they run before there is a session.

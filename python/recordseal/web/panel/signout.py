@@ -51,8 +51,6 @@ class SignOutController(DomainController):
     @post(
         "/logout",
         name="panel_logout",
-        tags=["panel"],
-        include_in_schema=False,
         status_code=200,
         guards=[any_role],
     )
@@ -69,8 +67,6 @@ class SignOutController(DomainController):
     @post(
         "/logout/everywhere",
         name="panel_logout_everywhere",
-        tags=["panel"],
-        include_in_schema=False,
         status_code=200,
         guards=[operators_only],
     )

@@ -272,7 +272,6 @@ class SsoRegistrationController(DomainController):
     @get(
         "/tenants/{tenant_id:str}/orgs/{org_id:str}/sso",
         name="panel_sso",
-        include_in_schema=False,
         guards=[tenant_scope],
     )
     async def sso_page(
@@ -293,7 +292,6 @@ class SsoRegistrationController(DomainController):
     @post(
         "/tenants/{tenant_id:str}/orgs/{org_id:str}/sso",
         name="panel_sso_register",
-        include_in_schema=False,
         status_code=201,
         guards=[operators_only, tenant_scope],
     )
@@ -341,7 +339,6 @@ class SsoRegistrationController(DomainController):
     @post(
         "/tenants/{tenant_id:str}/orgs/{org_id:str}/sso/{provider_id:str}/remove",
         name="panel_sso_remove",
-        include_in_schema=False,
         status_code=200,
         guards=[operators_only, tenant_scope],
     )

@@ -99,7 +99,6 @@ class TenantAdminController(DomainController):
     @post(
         "/tenants",
         name="panel_tenant_create",
-        include_in_schema=False,
         guards=[operator_admins_only],
     )
     async def create_tenant(
@@ -130,7 +129,6 @@ class TenantAdminController(DomainController):
     @post(
         "/tenants/{tenant_id:str}/freeze",
         name="panel_tenant_freeze",
-        include_in_schema=False,
         guards=[operator_admins_only, tenant_scope],
     )
     async def freeze(
@@ -146,7 +144,6 @@ class TenantAdminController(DomainController):
     @post(
         "/tenants/{tenant_id:str}/unfreeze",
         name="panel_tenant_unfreeze",
-        include_in_schema=False,
         guards=[operator_admins_only, tenant_scope],
     )
     async def unfreeze(
@@ -179,7 +176,6 @@ class TenantAdminController(DomainController):
     @post(
         "/tenants/{tenant_id:str}/orgs",
         name="panel_organization_create",
-        include_in_schema=False,
         guards=[operator_admins_only, tenant_scope],
     )
     async def create_organization(

@@ -74,7 +74,7 @@ class TokenController(DomainController):
 
     dependencies = {"tokens": Provide(provide_tokens, sync_to_thread=False)}  # noqa: RUF012
 
-    @get("/tokens", name="panel_all_tokens", include_in_schema=False)
+    @get("/tokens", name="panel_all_tokens")
     async def all_tokens(
         self,
         request: Request[Any, Any, Any],
@@ -98,7 +98,6 @@ class TokenController(DomainController):
     @get(
         "/tenants/{tenant_id:str}/tokens",
         name="panel_tokens",
-        include_in_schema=False,
         guards=[tenant_scope],
     )
     async def list_tokens(
@@ -116,7 +115,6 @@ class TokenController(DomainController):
     @post(
         "/tenants/{tenant_id:str}/tokens",
         name="panel_token_create",
-        include_in_schema=False,
         guards=[operators_only, tenant_scope],
     )
     async def create_token(
@@ -157,7 +155,6 @@ class TokenController(DomainController):
     @post(
         "/tenants/{tenant_id:str}/tokens/{token_id:str}/revoke",
         name="panel_token_revoke",
-        include_in_schema=False,
         guards=[operators_only, tenant_scope],
     )
     async def revoke_token(

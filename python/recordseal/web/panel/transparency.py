@@ -80,7 +80,6 @@ class TransparencyController(DomainController):
     @get(
         "/transparency/{day:str}/{tenant_id:str}/{file_name:str}",
         name="transparency_tenant_log",
-        include_in_schema=False,
         guards=[tenant_scope],
     )
     async def tenant_log(
@@ -98,7 +97,6 @@ class TransparencyController(DomainController):
     @get(
         "/transparency/{day:str}/{file_name:str}",
         name="transparency_legacy_log",
-        include_in_schema=False,
         guards=[tenantless],
     )
     async def legacy_log(

@@ -137,7 +137,7 @@ async def tenant_or_404(
 class TenantController(DomainController):
     """What a session sees of its tenants: read-only, for every role."""
 
-    @get("/tenants", name="panel_tenants", tags=["panel"], include_in_schema=False)
+    @get("/tenants", name="panel_tenants")
     async def list_tenants(
         self,
         request: Request[Any, Any, Any],
@@ -151,8 +151,6 @@ class TenantController(DomainController):
     @get(
         "/tenants/{tenant_id:str}",
         name="panel_tenant",
-        tags=["panel"],
-        include_in_schema=False,
         guards=[tenant_scope],
     )
     async def tenant_detail(
@@ -169,8 +167,6 @@ class TenantController(DomainController):
     @get(
         "/tenants/{tenant_id:str}/orgs/{org_id:str}",
         name="panel_organization",
-        tags=["panel"],
-        include_in_schema=False,
         guards=[tenant_scope],
     )
     async def organization_detail(
@@ -208,7 +204,7 @@ class TenantController(DomainController):
             },
         )
 
-    @get("/dashboard", name="panel_dashboard", include_in_schema=False)
+    @get("/dashboard", name="panel_dashboard")
     async def dashboard(self, panel_principal: Principal) -> Redirect:
         """303 to the session's home page: its tenant's (tenant-scoped), else ``/tenants``."""
         tenant = panel_principal.tenant_id
