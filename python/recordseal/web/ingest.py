@@ -111,10 +111,11 @@ def _batch_body() -> dict[str, Any]:
 class IngestController(DomainController):
     """The two ingest routes of the record API."""
 
+    tags = ["records"]  # noqa: RUF012
+
     @post(
         "/v1/records",
         status_code=201,
-        tags=["records"],
         **documented(
             summary="Ingest a record",
             bearer=True,
@@ -141,7 +142,6 @@ class IngestController(DomainController):
     @post(
         "/v1/records:batch",
         status_code=200,
-        tags=["records"],
         request_max_body_size=MAX_BATCH_BYTES,
         **documented(
             summary="Ingest up to 1,000 records at once",

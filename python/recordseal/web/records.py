@@ -63,6 +63,8 @@ SUBJECT_ERASED = refusal(410, "the record's subject was erased", "subject_erased
 class RecordController(DomainController):
     """Records, payloads, erasure and disclosure of the token's tenant."""
 
+    tags = ["records"]  # noqa: RUF012
+
     dependencies = {  # noqa: RUF012
         "tenant": Provide(tenant_of),
         "records": Provide(provide_records, sync_to_thread=False),
@@ -71,7 +73,6 @@ class RecordController(DomainController):
 
     @get(
         "/v1/records/{record_id:str}",
-        tags=["records"],
         **documented(
             summary="Read a record: its signed header and seal",
             bearer=True,
@@ -91,7 +92,6 @@ class RecordController(DomainController):
 
     @get(
         "/v1/records/{record_id:str}/payload",
-        tags=["records"],
         **documented(
             summary="Read a record's decrypted payload",
             bearer=True,
@@ -115,7 +115,6 @@ class RecordController(DomainController):
     @post(
         "/v1/subjects/{subject_id:str}/erase",
         status_code=200,
-        tags=["records"],
         **documented(
             summary="Erase a subject's payloads",
             bearer=True,
@@ -157,7 +156,6 @@ class RecordController(DomainController):
     @post(
         "/v1/records/{record_id:str}/disclosure",
         status_code=200,
-        tags=["records"],
         **documented(
             summary="Disclose chosen fields of a record as a bundle",
             bearer=True,

@@ -75,6 +75,8 @@ def _page(body: StreamList | RecordList) -> Response[bytes]:
 class StreamController(DomainController):
     """Declare, list and read the token's tenant's streams, and list a stream's records."""
 
+    tags = ["records"]  # noqa: RUF012
+
     dependencies = {  # noqa: RUF012
         "tenant": Provide(tenant_of),
         "records": Provide(provide_records, sync_to_thread=False),
@@ -84,7 +86,6 @@ class StreamController(DomainController):
     @post(
         "/v1/streams",
         status_code=201,
-        tags=["records"],
         **documented(
             summary="Create a stream",
             bearer=True,
@@ -130,7 +131,6 @@ class StreamController(DomainController):
 
     @get(
         "/v1/streams",
-        tags=["records"],
         **documented(
             summary="List the token's tenant's streams",
             bearer=True,
@@ -160,7 +160,6 @@ class StreamController(DomainController):
 
     @get(
         "/v1/streams/{name:str}",
-        tags=["records"],
         **documented(
             summary="Read a stream's declarations, record count and next sequence number",
             bearer=True,
@@ -180,7 +179,6 @@ class StreamController(DomainController):
 
     @get(
         "/v1/streams/{name:str}/records",
-        tags=["records"],
         **documented(
             summary="List a stream's records: signed headers and seal status",
             bearer=True,

@@ -14,19 +14,14 @@ with the IdP and forwards a verified ID token; the panel checks it again.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
 import msgspec
 
-from recordseal.panel.sso.claims import principal_from
-from recordseal.panel.sso.contract import Principal, ProtocolName, Redirect
+from recordseal.panel.sso.contract import Principal, Redirect
 from recordseal.panel.sso.errors import InvalidCallback, InvalidNonce
-from recordseal.panel.sso.idtoken import KeyCache, verify_id_token
-from recordseal.panel.sso.oidc import parse_callback
-from recordseal.panel.sso.outbound import OutboundPolicy
+from recordseal.panel.sso.oidc import OidcProvider, parse_callback
 
 
 class JwtBearerConfig(
@@ -44,23 +39,8 @@ class JwtBearerConfig(
     jwks: dict[str, Any] | None = None
 
 
-class JwtBearerProvider:
+class JwtBearerProvider(OidcProvider[JwtBearerConfig]):
     """One organization's OIDC provider in the JWT-bearer flavour."""
-
-    protocol: ProtocolName = "oidc"
-
-    def __init__(
-        self,
-        config: JwtBearerConfig,
-        policy: OutboundPolicy,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self.config = config
-        self.id = config.id
-        self.tenant_id = config.tenant_id
-        self.organization_id = config.organization_id
-        self.clock = clock
-        self.keys = KeyCache(policy, config.jwks_uri, config.jwks, clock)
 
     def __repr__(self) -> str:
         return f"JwtBearerProvider(id={self.id!r}, issuer={self.config.issuer!r})"
@@ -77,13 +57,6 @@ class JwtBearerProvider:
         token = params.get("assertion")
         if not token:
             raise InvalidCallback("no forwarded ID token (Authorization: Bearer)")
-        claims = await verify_id_token(
-            token,
-            self.keys,
-            algorithms=self.config.algorithms,
-            issuer=self.config.issuer,
-            audience=self.config.audience,
-            nonce=None,
-            now=self.clock(),
+        return await self.principal_of(
+            token, audience=self.config.audience, nonce=None, groups_claim=None
         )
-        return principal_from(claims, self.tenant_id, self.organization_id, None)

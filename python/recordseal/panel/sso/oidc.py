@@ -1,4 +1,6 @@
-"""OIDC code exchange (docs/sso.md): the panel is the OpenID Connect client.
+"""OIDC (docs/sso.md): what both flavours share (:class:`OidcProvider`, the callback's
+parameters), and the code exchange flavour, where the panel is the OpenID Connect client
+(the JWT-bearer flavour is ``jwt_bearer.py``).
 
 - ``begin_login`` redirects to the authorization endpoint with ``response_type=code``,
   ``state`` and ``nonce`` set to the panel's state nonce, and PKCE S256 with a fresh verifier
@@ -25,7 +27,7 @@ import re
 import secrets
 import time
 from collections.abc import Callable
-from typing import Any, Literal, TypeAlias
+from typing import Any, Generic, Literal, Protocol, TypeAlias, TypeVar
 from urllib.parse import parse_qsl, quote_plus
 
 import msgspec
@@ -106,14 +108,38 @@ def parse_callback(callback_data: bytes) -> dict[str, str]:
     return params
 
 
-class OidcCodeProvider:
-    """One organization's OIDC provider in the code-exchange flavour."""
+class IssuerConfig(Protocol):
+    """What a registered OIDC provider's config holds, in either flavour: its ids, its
+    issuer and the issuer's keys."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def tenant_id(self) -> str: ...
+    @property
+    def organization_id(self) -> str: ...
+    @property
+    def issuer(self) -> str: ...
+    @property
+    def jwks_uri(self) -> str: ...
+    @property
+    def algorithms(self) -> list[str]: ...
+    @property
+    def jwks(self) -> dict[str, Any] | None: ...
+
+
+ConfigT = TypeVar("ConfigT", bound=IssuerConfig)
+
+
+class OidcProvider(Generic[ConfigT]):
+    """One organization's OIDC provider, either flavour: its registered config, the issuer's
+    key set (``KeyCache``), and the principal of an ID token that passes every check."""
 
     protocol: ProtocolName = "oidc"
 
     def __init__(
         self,
-        config: OidcCodeConfig,
+        config: ConfigT,
         policy: OutboundPolicy,
         clock: Callable[[], float] = time.time,
     ) -> None:
@@ -124,6 +150,26 @@ class OidcCodeProvider:
         self.policy = policy
         self.clock = clock
         self.keys = KeyCache(policy, config.jwks_uri, config.jwks, clock)
+
+    async def principal_of(
+        self, id_token: str, *, audience: str, nonce: str | None, groups_claim: str | None
+    ) -> Principal:
+        """The principal of a valid ID token of the issuer (``idtoken.verify_id_token``);
+        InvalidCallback naming the failed check otherwise."""
+        claims = await verify_id_token(
+            id_token,
+            self.keys,
+            algorithms=self.config.algorithms,
+            issuer=self.config.issuer,
+            audience=audience,
+            nonce=nonce,
+            now=self.clock(),
+        )
+        return principal_from(claims, self.tenant_id, self.organization_id, groups_claim)
+
+
+class OidcCodeProvider(OidcProvider[OidcCodeConfig]):
+    """One organization's OIDC provider in the code-exchange flavour."""
 
     def __repr__(self) -> str:
         return f"OidcCodeProvider({self.config!r})"
@@ -159,17 +205,11 @@ class OidcCodeProvider:
         if not stash:
             raise Internal("no PKCE verifier was stored with the nonce")
         id_token = await self._exchange(code, stash)
-        claims = await verify_id_token(
+        return await self.principal_of(
             id_token,
-            self.keys,
-            algorithms=self.config.algorithms,
-            issuer=self.config.issuer,
             audience=self.config.client_id,
             nonce=state_nonce,
-            now=self.clock(),
-        )
-        return principal_from(
-            claims, self.tenant_id, self.organization_id, self.config.groups_claim
+            groups_claim=self.config.groups_claim,
         )
 
     async def _exchange(self, code: str, verifier: str) -> str:

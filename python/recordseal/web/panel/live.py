@@ -10,7 +10,7 @@
   session is refused 403 ``forbidden_tenant`` before any lookup (``all_tenants``).
 
 Both answer JSON when the client prefers ``application/json`` and HTML otherwise (``render``
-of ``web/panel/views.py``); the figures come from ``store.activity`` (no record is read) and
+of ``web/panel/call.py``); the figures come from ``store.activity`` (no record is read) and
 are computed in ``panel/live.py``, the charts drawn in ``web/panel/charts.py``.
 """
 
@@ -18,17 +18,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from litestar import Request, Response, get
-from litestar.di import NamedDependency
+from litestar import Response, get
 from litestar.params import FromPath
 
 from recordseal.panel.live import Series, service_view, tenant_view, window_start
 from recordseal.web.controller import DomainController
+from recordseal.web.panel.call import Call
 from recordseal.web.panel.charts import bar_chart
 from recordseal.web.panel.context import PanelContext
 from recordseal.web.panel.guards import all_tenants, tenant_scope
-from recordseal.web.panel.session import PanelDenied, Principal
-from recordseal.web.panel.views import render, tenant_or_404
+from recordseal.web.panel.session import PanelDenied
 
 
 def _activity(context: PanelContext) -> Any:
@@ -47,18 +46,12 @@ class LiveController(DomainController):
     @get(
         "/tenants/{tenant_id:str}/live",
         name="panel_tenant_live",
-        include_in_schema=False,
         guards=[tenant_scope],
     )
-    async def tenant_live(
-        self,
-        request: Request[Any, Any, Any],
-        panel_principal: Principal,
-        panel: NamedDependency[PanelContext],
-        tenant_id: FromPath[str],
-    ) -> Response[Any]:
+    async def tenant_live(self, call: Call, tenant_id: FromPath[str]) -> Response[Any]:
         """One tenant's live view; 403 for another tenant's id, 404 for a missing one."""
-        tenant = await tenant_or_404(panel, panel_principal, tenant_id, request.url.path)
+        panel = call.context
+        tenant = await call.tenant(tenant_id)
         now = panel.clock()
         activity = await _activity(panel).tenant_activity(tenant_id, window_start(now))
         view = tenant_view(activity, now)
@@ -80,24 +73,13 @@ class LiveController(DomainController):
                 _series(view["lag_series"]), "Records not yet sealed", "records", "lag"
             ),
         }
-        return render(
-            request,
-            panel_principal,
-            "panel/live.html",
-            view,
-            page={"tenant": tenant, "charts": charts},
-        )
+        return call.render("panel/live.html", view, page={"tenant": tenant, "charts": charts})
 
-    @get("/live", name="panel_live", include_in_schema=False, guards=[all_tenants])
-    async def service_live(
-        self,
-        request: Request[Any, Any, Any],
-        panel_principal: Principal,
-        panel: NamedDependency[PanelContext],
-    ) -> Response[Any]:
+    @get("/live", name="panel_live", guards=[all_tenants])
+    async def service_live(self, call: Call) -> Response[Any]:
         """Every tenant's summary; legacy sessions only (403 for a tenant-scoped one)."""
-        now = panel.clock()
-        summaries = await _activity(panel).service_activity(window_start(now))
+        now = call.context.clock()
+        summaries = await _activity(call.context).service_activity(window_start(now))
         view = service_view(summaries)
         view["now"] = now
-        return render(request, panel_principal, "panel/service_live.html", view)
+        return call.render("panel/service_live.html", view)

@@ -31,7 +31,8 @@ from the settings (``web/panel/passkey_config.py``). All POST routes here take J
 cross-site form cannot send it without a CORS preflight; another media type is 415), and the
 browser's origin is checked again inside the signed client data. Every ceremony request counts
 against the ``login`` rate limit of its address (the ``RateLimited`` guard, web/ratelimit.py;
-429 problem+json with ``Retry-After`` past it).
+429 problem+json with ``Retry-After`` past it). A refused step raises ``_Refused``; the
+controller's exception handler logs the reason and answers its status with an empty body.
 """
 
 from __future__ import annotations
@@ -62,7 +63,13 @@ from webauthn.helpers.structs import (
 
 from recordseal.panel.cookies import set_cookie_header
 from recordseal.panel.errors import PanelError
-from recordseal.panel.passkey_store import LinkGone, LinkStatus, hash_token
+from recordseal.panel.passkey_store import (
+    CeremonyKind,
+    LinkGone,
+    LinkStatus,
+    PendingCeremony,
+    hash_token,
+)
 from recordseal.panel.sessions import LegacySession, Role
 from recordseal.services.errors import ServiceError
 from recordseal.web.bodies import check_json_text, is_json_media_type
@@ -188,6 +195,41 @@ def _link_problem(status: LinkStatus) -> tuple[int, str, str]:
     return _LINK_PROBLEMS.get(status, _LINK_PROBLEMS["unknown"])
 
 
+def _link_refusal(status: LinkStatus) -> Response[Any]:
+    """The JSON answer of a ceremony step whose registration link is not (or no longer)
+    valid: 400 or 410, naming the link's status."""
+    code, _title, detail = _link_problem(status)
+    return _json({"error": status, "detail": detail}, status=code)
+
+
+def _refused_answer(_: Request[Any, Any, Any], refused: _Refused) -> Response[Any]:
+    """The controller's answer to every refused ceremony step: logged with its reason,
+    answered with its status and an empty body."""
+    log.info("panel.passkey_refused", extra={"reason": refused.reason})
+    return _empty(refused.status)
+
+
+def _ceremony(path: str, name: str) -> post:
+    """The route of a ceremony step: a POST counted against the ``login`` rate limit."""
+    return post(path, name=name, guards=[RateLimited("login")])
+
+
+async def _challenge_answered(
+    request: Request[Any, Any, Any],
+    context: PanelContext,
+    config: PasskeyConfig,
+    kind: CeremonyKind,
+) -> tuple[str, _Finish, PendingCeremony]:
+    """The first steps of a finish: the expected origin, the answer, and the challenge it
+    answers, taken from the store (single use); 401 for an unknown, used or expired state."""
+    origin = _expected_origin(request, config)
+    body: _Finish = await _json_body(request, _Finish)
+    pending = await context.passkeys.take_challenge(body.state, kind)
+    if pending is None:
+        raise _Refused(401, "unknown, used or expired state")
+    return origin, body, pending
+
+
 # -- routes ----------------------------------------------------------------------------
 
 
@@ -195,12 +237,15 @@ class PasskeyController(DomainController):
     """Passkey sign-in and one-time registration; public (no session yet), every ceremony
     request rate-limited (``login``)."""
 
+    include_in_schema = False
+
     dependencies = {  # noqa: RUF012
         "panel": Provide(provide_panel, sync_to_thread=False),
         "passkey_config": Provide(provide_passkey_config, sync_to_thread=False),
     }
+    exception_handlers = {_Refused: _refused_answer}  # noqa: RUF012
 
-    @get("/login", name="panel_login", include_in_schema=False)
+    @get("/login", name="panel_login")
     async def login_page(
         self,
         panel: NamedDependency[PanelContext],
@@ -215,12 +260,7 @@ class PasskeyController(DomainController):
             headers=PRIVATE_HEADERS,
         )
 
-    @post(
-        "/login/authenticate/start",
-        name="panel_passkey_auth_start",
-        include_in_schema=False,
-        guards=[RateLimited("login")],
-    )
+    @_ceremony("/login/authenticate/start", "panel_passkey_auth_start")
     async def authenticate_start(
         self,
         request: Request[Any, Any, Any],
@@ -228,27 +268,17 @@ class PasskeyController(DomainController):
         passkey_config: NamedDependency[PasskeyConfig],
     ) -> Response[Any]:
         """Options for ``navigator.credentials.get`` (discoverable credentials, UV required)."""
-        config = passkey_config
-        try:
-            _expected_origin(request, config)
-            _require_json(request)
-        except _Refused as refused:
-            log.info("panel.passkey_refused", extra={"reason": refused.reason})
-            return _empty(refused.status)
+        _expected_origin(request, passkey_config)
+        _require_json(request)
         options = generate_authentication_options(
-            rp_id=config.rp_id,
+            rp_id=passkey_config.rp_id,
             timeout=CEREMONY_TIMEOUT_MS,
             user_verification=UserVerificationRequirement.REQUIRED,
         )
         state = await panel.passkeys.put_challenge("authenticate", options.challenge)
         return _json({"state": state, "options": _options_json(options)})
 
-    @post(
-        "/login/authenticate/finish",
-        name="panel_passkey_auth_finish",
-        include_in_schema=False,
-        guards=[RateLimited("login")],
-    )
+    @_ceremony("/login/authenticate/finish", "panel_passkey_auth_finish")
     async def authenticate_finish(
         self,
         request: Request[Any, Any, Any],
@@ -256,43 +286,36 @@ class PasskeyController(DomainController):
         passkey_config: NamedDependency[PasskeyConfig],
     ) -> Response[Any]:
         """Verifies the assertion; 401 with an empty body for every failure."""
-        config = passkey_config
         store = panel.passkeys
+        origin, body, pending = await _challenge_answered(
+            request, panel, passkey_config, "authenticate"
+        )
         try:
-            origin = _expected_origin(request, config)
-            body: _Finish = await _json_body(request, _Finish)
-            pending = await store.take_challenge(body.state, "authenticate")
-            if pending is None:
-                raise _Refused(401, "unknown, used or expired state")
-            try:
-                parsed = parse_authentication_credential_json(body.credential)
-            except (WebAuthnException, ValueError, TypeError, KeyError):
-                raise _Refused(401, "malformed credential") from None
-            credential = await store.credential(parsed.raw_id)
-            if credential is None:
-                raise _Refused(401, "unknown credential")
-            try:
-                verified = verify_authentication_response(
-                    credential=parsed,
-                    expected_challenge=pending.challenge,
-                    expected_rp_id=config.rp_id,
-                    expected_origin=origin,
-                    credential_public_key=credential.public_key,
-                    credential_current_sign_count=credential.sign_count,
-                    require_user_verification=True,
-                )
-            except (WebAuthnException, ValueError, TypeError, KeyError) as exc:
-                raise _Refused(401, f"assertion rejected: {exc}") from None
-            user_handle = parsed.response.user_handle
-            if user_handle is not None and user_handle != credential.user_id.encode("utf-8"):
-                raise _Refused(401, "user handle does not match the credential")
-        except _Refused as refused:
-            log.info("panel.passkey_refused", extra={"reason": refused.reason})
-            return _empty(refused.status)
+            parsed = parse_authentication_credential_json(body.credential)
+        except (WebAuthnException, ValueError, TypeError, KeyError):
+            raise _Refused(401, "malformed credential") from None
+        credential = await store.credential(parsed.raw_id)
+        if credential is None:
+            raise _Refused(401, "unknown credential")
+        try:
+            verified = verify_authentication_response(
+                credential=parsed,
+                expected_challenge=pending.challenge,
+                expected_rp_id=passkey_config.rp_id,
+                expected_origin=origin,
+                credential_public_key=credential.public_key,
+                credential_current_sign_count=credential.sign_count,
+                require_user_verification=True,
+            )
+        except (WebAuthnException, ValueError, TypeError, KeyError) as exc:
+            raise _Refused(401, f"assertion rejected: {exc}") from None
+        user_handle = parsed.response.user_handle
+        if user_handle is not None and user_handle != credential.user_id.encode("utf-8"):
+            raise _Refused(401, "user handle does not match the credential")
         await store.update_sign_count(credential.credential_id, verified.new_sign_count)
         return await _sign_in(panel, credential.user_id, credential.role)
 
-    @get("/login/register", name="panel_register", include_in_schema=False)
+    @get("/login/register", name="panel_register")
     async def register_page(
         self, request: Request[Any, Any, Any], panel: NamedDependency[PanelContext]
     ) -> Template:
@@ -313,12 +336,7 @@ class PasskeyController(DomainController):
             headers=PRIVATE_HEADERS,
         )
 
-    @post(
-        "/login/register/start",
-        name="panel_passkey_register_start",
-        include_in_schema=False,
-        guards=[RateLimited("login")],
-    )
+    @_ceremony("/login/register/start", "panel_passkey_register_start")
     async def register_start(
         self,
         request: Request[Any, Any, Any],
@@ -326,21 +344,15 @@ class PasskeyController(DomainController):
         passkey_config: NamedDependency[PasskeyConfig],
     ) -> Response[Any]:
         """Options for ``navigator.credentials.create`` for a new user of a valid link."""
-        config = passkey_config
         store = panel.passkeys
-        try:
-            _expected_origin(request, config)
-            body: _StartRegistration = await _json_body(request, _StartRegistration)
-        except _Refused as refused:
-            log.info("panel.passkey_refused", extra={"reason": refused.reason})
-            return _empty(refused.status)
+        _expected_origin(request, passkey_config)
+        body: _StartRegistration = await _json_body(request, _StartRegistration)
         status, role = await store.link_status(body.token)
         if status != "valid" or role is None:
-            code, _title, detail = _link_problem(status)
-            return _json({"error": status, "detail": detail}, status=code)
+            return _link_refusal(status)
         user_id = f"{role}-{secrets.token_hex(6)}"
         options = generate_registration_options(
-            rp_id=config.rp_id,
+            rp_id=passkey_config.rp_id,
             rp_name=RP_NAME,
             user_name=user_id,
             user_id=user_id.encode("utf-8"),
@@ -356,12 +368,7 @@ class PasskeyController(DomainController):
         )
         return _json({"state": state, "options": _options_json(options)})
 
-    @post(
-        "/login/register/finish",
-        name="panel_passkey_register_finish",
-        include_in_schema=False,
-        guards=[RateLimited("login")],
-    )
+    @_ceremony("/login/register/finish", "panel_passkey_register_finish")
     async def register_finish(
         self,
         request: Request[Any, Any, Any],
@@ -369,29 +376,23 @@ class PasskeyController(DomainController):
         passkey_config: NamedDependency[PasskeyConfig],
     ) -> Response[Any]:
         """Verifies the attestation, consumes the link, stores the passkey and signs in."""
-        config = passkey_config
-        store = panel.passkeys
+        origin, body, pending = await _challenge_answered(
+            request, panel, passkey_config, "register"
+        )
+        if pending.user_id is None or pending.token_hash is None:
+            raise _Refused(401, "unknown, used or expired state")
         try:
-            origin = _expected_origin(request, config)
-            body: _Finish = await _json_body(request, _Finish)
-            pending = await store.take_challenge(body.state, "register")
-            if pending is None or pending.user_id is None or pending.token_hash is None:
-                raise _Refused(401, "unknown, used or expired state")
-            try:
-                verified = verify_registration_response(
-                    credential=msgspec.json.encode(body.credential).decode("utf-8"),
-                    expected_challenge=pending.challenge,
-                    expected_rp_id=config.rp_id,
-                    expected_origin=origin,
-                    require_user_verification=True,
-                )
-            except (WebAuthnException, ValueError, TypeError, KeyError) as exc:
-                raise _Refused(401, f"attestation rejected: {exc}") from None
-        except _Refused as refused:
-            log.info("panel.passkey_refused", extra={"reason": refused.reason})
-            return _empty(refused.status)
+            verified = verify_registration_response(
+                credential=msgspec.json.encode(body.credential).decode("utf-8"),
+                expected_challenge=pending.challenge,
+                expected_rp_id=passkey_config.rp_id,
+                expected_origin=origin,
+                require_user_verification=True,
+            )
+        except (WebAuthnException, ValueError, TypeError, KeyError) as exc:
+            raise _Refused(401, f"attestation rejected: {exc}") from None
         try:
-            role = await store.register_with_link(
+            role = await panel.passkeys.register_with_link(
                 pending.token_hash,
                 pending.user_id,
                 verified.credential_id,
@@ -399,8 +400,7 @@ class PasskeyController(DomainController):
                 verified.sign_count,
             )
         except LinkGone as gone:
-            code, _title, detail = _link_problem(gone.status)
-            return _json({"error": gone.status, "detail": detail}, status=code)
+            return _link_refusal(gone.status)
         log.info("panel.passkey_registered", extra={"subject": pending.user_id, "role": role})
         return await _sign_in(panel, pending.user_id, role)
 

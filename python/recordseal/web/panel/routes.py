@@ -4,9 +4,10 @@
 ``PANEL_ROUTES`` holds one ``Router`` at ``/`` with the panel's controllers (tenant views,
 the tenant hierarchy's changes, tokens, sign-on providers, transparency files, sign-out). The
 router carries the guards every one of its routes passes (``require_session``, then
-``require_csrf`` for mutations: ``web/panel/guards.py``), the panel's dependency (``panel``)
-and its exception handler (``PanelDenied``). Beside it are the sign-on controllers, which run
-before there is a session (``SsoController``; the passkey ceremonies,
+``require_csrf`` for mutations: ``web/panel/guards.py``), the panel's dependencies (``call``,
+the request with its principal and context, ``web/panel/call.py``; ``panel_principal`` and
+``panel`` apart) and its exception handler (``PanelDenied``). Beside it are the sign-on
+controllers, which run before there is a session (``SsoController``; the passkey ceremonies,
 ``passkeys.PASSKEY_ROUTES``, come with the passkey configuration), and the panel's static files.
 The application's typed state provides ``app.state.panel`` (a ``PanelContext``),
 ``app.state.sso`` (an ``SsoContext``) and ``app.state.passkey_config``.
@@ -24,6 +25,7 @@ from litestar.static_files import create_static_files_router
 from litestar.template.config import TemplateConfig
 from litestar.types import ControllerRouterHandler
 
+from recordseal.web.panel.call import provide_call
 from recordseal.web.panel.context import provide_panel
 from recordseal.web.panel.guards import require_csrf, require_session
 from recordseal.web.panel.live import LiveController
@@ -56,11 +58,13 @@ panel_router = Router(
     guards=[require_session, require_csrf],
     dependencies={
         "panel_principal": Provide(panel_principal, sync_to_thread=False),
+        "call": Provide(provide_call, sync_to_thread=False),
         "panel": Provide(provide_panel, sync_to_thread=False),
         "sso": Provide(provide_sso, sync_to_thread=False),
     },
     exception_handlers={PanelDenied: panel_denied_handler},
     tags=["panel"],
+    include_in_schema=False,
 )
 
 # The sign-on routes sit outside the router: they run before there is a session.

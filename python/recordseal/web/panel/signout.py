@@ -19,22 +19,21 @@ import logging
 from typing import Any
 
 import msgspec
-from litestar import Request, Response, post
-from litestar.di import NamedDependency
+from litestar import Response, post
 from litestar.response import Redirect
 
 from recordseal.panel.cookies import clear_cookie_header
 from recordseal.web.controller import DomainController
-from recordseal.web.panel.context import PanelContext
+from recordseal.web.panel.call import Call, PanelCall
 from recordseal.web.panel.guards import any_role, operators_only
-from recordseal.web.panel.session import LOGIN_PATH, PRIVATE_HEADERS, Principal, wants_json
+from recordseal.web.panel.session import LOGIN_PATH, PRIVATE_HEADERS
 
 log = logging.getLogger("recordseal.panel.web")
 
 
-def _signed_out(request: Request[Any, Any, Any], body: dict[str, Any]) -> Response[Any]:
+def _signed_out(call: PanelCall, body: dict[str, Any]) -> Response[Any]:
     headers = {**PRIVATE_HEADERS, "Set-Cookie": clear_cookie_header()}
-    if wants_json(request):
+    if call.wants_json:
         return Response(
             msgspec.json.encode(body),
             status_code=200,
@@ -51,44 +50,32 @@ class SignOutController(DomainController):
     @post(
         "/logout",
         name="panel_logout",
-        tags=["panel"],
-        include_in_schema=False,
         status_code=200,
         guards=[any_role],
     )
-    async def logout(
-        self, request: Request[Any, Any, Any], panel_principal: Principal
-    ) -> Response[Any]:
+    async def logout(self, call: Call) -> Response[Any]:
         """Clears this browser's session cookie."""
-        log.info(
-            "panel.signout",
-            extra={"subject": panel_principal.subject, "kind": panel_principal.kind},
-        )
-        return _signed_out(request, {"signed_out": True})
+        principal = call.principal
+        log.info("panel.signout", extra={"subject": principal.subject, "kind": principal.kind})
+        return _signed_out(call, {"signed_out": True})
 
     @post(
         "/logout/everywhere",
         name="panel_logout_everywhere",
-        tags=["panel"],
-        include_in_schema=False,
         status_code=200,
         guards=[operators_only],
     )
-    async def logout_everywhere(
-        self,
-        request: Request[Any, Any, Any],
-        panel_principal: Principal,
-        panel: NamedDependency[PanelContext],
-    ) -> Response[Any]:
+    async def logout_everywhere(self, call: Call) -> Response[Any]:
         """Operators only: every session of the caller's scope issued before now ends (every
         tenant's for a legacy operator-admin, its own tenant's for a tenant-scoped operator)."""
-        tenant = panel_principal.tenant_id
-        epoch = await panel.sign_out_everywhere(tenant)
+        principal = call.principal
+        tenant = principal.tenant_id
+        epoch = await call.context.sign_out_everywhere(tenant)
         log.warning(
             "panel.signout_everywhere",
             extra={
-                "subject": panel_principal.subject,
-                "kind": panel_principal.kind,
+                "subject": principal.subject,
+                "kind": principal.kind,
                 "scope": "all" if tenant is None else f"tenant:{tenant}",
                 "new_epoch": epoch,
             },
@@ -96,4 +83,4 @@ class SignOutController(DomainController):
         body: dict[str, Any] = {"signed_out": True, "signout_epoch": epoch, "scope": "all"}
         if tenant is not None:
             body.update(scope="tenant", tenant=tenant)
-        return _signed_out(request, body)
+        return _signed_out(call, body)

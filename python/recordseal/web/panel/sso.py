@@ -172,12 +172,14 @@ async def _sign_in(
 class SsoController(DomainController):
     """Sign-on with an organization's identity provider; public (no session yet)."""
 
+    include_in_schema = False
+
     dependencies = {  # noqa: RUF012
         "sso": Provide(provide_sso, sync_to_thread=False),
         "panel": Provide(provide_panel, sync_to_thread=False),
     }
 
-    @get("/sso", name="panel_sso_entry", include_in_schema=False)
+    @get("/sso", name="panel_sso_entry")
     async def sso_entry(self, request: Request[Any, Any, Any]) -> Response[Any]:
         """The login page's form: ``?provider=<id>`` is sent on to ``/sso/<id>/start`` (303);
         a value that is not an identifier answers 404 like an unknown provider."""
@@ -193,7 +195,6 @@ class SsoController(DomainController):
     @get(
         "/sso/{provider_ref:str}/start",
         name="panel_sso_start",
-        include_in_schema=False,
         guards=[RateLimited("sso")],
     )
     async def sso_start(
@@ -226,7 +227,6 @@ class SsoController(DomainController):
     @get(
         "/sso/{provider_ref:str}/callback",
         name="panel_sso_callback",
-        include_in_schema=False,
         guards=[RateLimited("sso")],
     )
     async def sso_callback(
@@ -252,7 +252,6 @@ class SsoController(DomainController):
     @post(
         "/sso/{provider_ref:str}/callback",
         name="panel_sso_callback_post",
-        include_in_schema=False,
         status_code=200,
         guards=[RateLimited("sso")],
     )

@@ -52,17 +52,11 @@ from recordseal.panel.tenants import Organization, OrganizationNotFound, Tenant,
 from recordseal.services.errors import ServiceError
 from recordseal.web.bodies import check_json_text, is_json_media_type
 from recordseal.web.controller import DomainController
+from recordseal.web.panel.call import Call, PanelCall
 from recordseal.web.panel.context import PanelContext
 from recordseal.web.panel.guards import operators_only, tenant_scope
-from recordseal.web.panel.session import (
-    PRIVATE_HEADERS,
-    PanelDenied,
-    PanelPrincipal,
-    Principal,
-    wants_json,
-)
+from recordseal.web.panel.session import PRIVATE_HEADERS, PanelDenied, PanelPrincipal
 from recordseal.web.panel.sso import SsoContext
-from recordseal.web.panel.views import not_found, render
 from recordseal.web.problems import answer_of, problem_answer
 
 log = logging.getLogger("recordseal.panel.web")
@@ -105,20 +99,16 @@ def describe(provider: SsoProvider) -> dict[str, Any]:
 
 
 async def _organization(
-    request: Request[Any, Any, Any],
-    context: PanelContext,
-    principal: PanelPrincipal,
-    tenant_id: str,
-    org_id: str,
+    call: PanelCall, tenant_id: str, org_id: str
 ) -> tuple[Tenant, Organization]:
     """The organization of the path (the ``tenant_scope`` guard ran first), or a 404."""
     try:
-        tenant = await context.tenants.get_tenant(tenant_id)
-        organization = await context.tenants.get_organization(tenant_id, org_id)
+        tenant = await call.context.tenants.get_tenant(tenant_id)
+        organization = await call.context.tenants.get_organization(tenant_id, org_id)
     except TenantNotFound:
-        raise not_found(context, principal, "tenant", request.url.path) from None
+        raise call.not_found("tenant") from None
     except OrganizationNotFound:
-        raise not_found(context, principal, "organization", request.url.path) from None
+        raise call.not_found("organization") from None
     return tenant, organization
 
 
@@ -127,21 +117,16 @@ def may_manage(principal: PanelPrincipal, tenant: Tenant, organization_id: str) 
     return tenant.active and principal.is_operator and principal.org_id in (None, organization_id)
 
 
-def _check_manager(
-    request: Request[Any, Any, Any],
-    context: PanelContext,
-    principal: PanelPrincipal,
-    tenant: Tenant,
-    organization: Organization,
-) -> None:
+def _check_manager(call: PanelCall, tenant: Tenant, organization: Organization) -> None:
     """Mutations: an sso session only manages its own organization's providers, and a frozen
     tenant's providers do not change (the role and CSRF guards already ran). Not a guard: it
     answers after the tenant and organization were found (404 first)."""
+    principal = call.principal
     if principal.org_id is None or principal.org_id == organization.id:
         if not tenant.active:
             log.info(
                 "panel.denied",
-                extra={"reason": "tenant_inactive", "tenant": tenant.id, "path": request.url.path},
+                extra={"reason": "tenant_inactive", "tenant": tenant.id, "path": call.path},
             )
             raise PanelDenied(
                 409,
@@ -150,7 +135,7 @@ def _check_manager(
                 principal=principal,
             )
         return
-    context.count("forbidden_organization")
+    call.context.count("forbidden_organization")
     log.info(
         "panel.denied",
         extra={
@@ -158,7 +143,7 @@ def _check_manager(
             "subject": principal.subject,
             "session_org": principal.org_id,
             "requested_org": organization.id,
-            "path": request.url.path,
+            "path": call.path,
         },
     )
     raise PanelDenied(
@@ -182,9 +167,8 @@ async def _declared_elsewhere(context: PanelContext, organization: Organization)
 
 
 async def _page(
-    request: Request[Any, Any, Any],
+    call: PanelCall,
     registry: ProviderRegistry,
-    principal: PanelPrincipal,
     tenant: Tenant,
     organization: Organization,
     *,
@@ -193,9 +177,7 @@ async def _page(
     status: int = 200,
 ) -> Response[Any]:
     providers = await registry.for_organization(tenant.id, organization.id)
-    response = render(
-        request,
-        principal,
+    response = call.render(
         "panel/sso.html",
         {
             "tenant": tenant,
@@ -203,7 +185,7 @@ async def _page(
             "providers": [describe(provider) for provider in providers],
             "error": {"field": error.field, "message": error.message} if error else None,
             "entered": entered or {},
-            "may_manage": may_manage(principal, tenant, organization.id),
+            "may_manage": may_manage(call.principal, tenant, organization.id),
             "removable": [p.id for p in providers if not registry.built_in(p.id)],
         },
     )
@@ -234,9 +216,8 @@ async def _submitted(request: Request[Any, Any, Any]) -> dict[str, str]:
 
 
 async def _refused(
-    request: Request[Any, Any, Any],
+    call: PanelCall,
     registry: ProviderRegistry,
-    principal: PanelPrincipal,
     tenant: Tenant,
     organization: Organization,
     refused: RegistrationError | DiscoveryError,
@@ -248,20 +229,28 @@ async def _refused(
         "panel.sso_registration_refused",
         extra={"tenant": tenant.id, "org": organization.id, "field": error.field, "status": status},
     )
-    if wants_json(request):
+    if call.wants_json:
         response = problem_answer(refused)
         response.headers.update(PRIVATE_HEADERS)
         return response
     shown = {name: value for name, value in entered.items() if name != "client_secret"}
     return await _page(
-        request,
-        registry,
-        principal,
-        tenant,
-        organization,
-        error=error,
-        entered=shown,
-        status=status,
+        call, registry, tenant, organization, error=error, entered=shown, status=status
+    )
+
+
+def _audit(
+    event: str, call: PanelCall, provider_id: str, tenant: Tenant, organization: Organization
+) -> None:
+    """The audit line of a provider registered or removed: which, where, by whom."""
+    audit.info(
+        event,
+        extra={
+            "provider": provider_id,
+            "tenant": tenant.id,
+            "org": organization.id,
+            "by": call.principal.subject,
+        },
     )
 
 
@@ -269,102 +258,77 @@ class SsoRegistrationController(DomainController):
     """An organization's sign-on providers: seen by every role of the tenant, registered and
     removed by operators (the organization's own, or legacy ones)."""
 
-    @get(
-        "/tenants/{tenant_id:str}/orgs/{org_id:str}/sso",
-        name="panel_sso",
-        include_in_schema=False,
-        guards=[tenant_scope],
-    )
+    @get("/tenants/{tenant_id:str}/orgs/{org_id:str}/sso", name="panel_sso", guards=[tenant_scope])
     async def sso_page(
         self,
-        request: Request[Any, Any, Any],
-        panel_principal: Principal,
-        panel: NamedDependency[PanelContext],
+        call: Call,
         sso: NamedDependency[SsoContext],
         tenant_id: FromPath[str],
         org_id: FromPath[str],
     ) -> Response[Any]:
         """The organization's sign-on providers and the registration form."""
-        tenant, organization = await _organization(
-            request, panel, panel_principal, tenant_id, org_id
-        )
-        return await _page(request, sso.registry, panel_principal, tenant, organization)
+        tenant, organization = await _organization(call, tenant_id, org_id)
+        return await _page(call, sso.registry, tenant, organization)
 
     @post(
         "/tenants/{tenant_id:str}/orgs/{org_id:str}/sso",
         name="panel_sso_register",
-        include_in_schema=False,
         status_code=201,
         guards=[operators_only, tenant_scope],
     )
     async def sso_register(
         self,
-        request: Request[Any, Any, Any],
-        panel_principal: Principal,
-        panel: NamedDependency[PanelContext],
+        call: Call,
         sso: NamedDependency[SsoContext],
         tenant_id: FromPath[str],
         org_id: FromPath[str],
     ) -> Response[Any]:
         """Register a provider for the organization (operators)."""
-        principal, registry = panel_principal, sso.registry
-        tenant, organization = await _organization(request, panel, principal, tenant_id, org_id)
-        _check_manager(request, panel, principal, tenant, organization)
+        registry = sso.registry
+        tenant, organization = await _organization(call, tenant_id, org_id)
+        _check_manager(call, tenant, organization)
         entered: dict[str, str] = {}
         try:
-            entered = await _submitted(request)
+            entered = await _submitted(call.request)
             form = RegistrationForm(**entered)
-            reserved = await _declared_elsewhere(panel, organization)
+            reserved = await _declared_elsewhere(call.context, organization)
             provider = await register_provider(registry, organization, form, reserved=reserved)
         except (RegistrationError, DiscoveryError) as error:
-            return await _refused(
-                request, registry, principal, tenant, organization, error, entered
-            )
-        audit.info(
-            "panel.sso_registered",
-            extra={
-                "provider": provider.id,
-                "tenant": tenant.id,
-                "org": organization.id,
-                "by": principal.subject,
-            },
-        )
-        if wants_json(request):
+            return await _refused(call, registry, tenant, organization, error, entered)
+        _audit("panel.sso_registered", call, provider.id, tenant, organization)
+        if call.wants_json:
             return Response(
                 msgspec.json.encode(describe(provider)),
                 status_code=201,
                 media_type="application/json",
                 headers=PRIVATE_HEADERS,
             )
-        return Redirect(request.url.path, status_code=303, headers=PRIVATE_HEADERS)
+        return Redirect(call.path, status_code=303, headers=PRIVATE_HEADERS)
 
     @post(
         "/tenants/{tenant_id:str}/orgs/{org_id:str}/sso/{provider_id:str}/remove",
         name="panel_sso_remove",
-        include_in_schema=False,
         status_code=200,
         guards=[operators_only, tenant_scope],
     )
     async def sso_remove(
         self,
-        request: Request[Any, Any, Any],
-        panel_principal: Principal,
-        panel: NamedDependency[PanelContext],
+        call: Call,
         sso: NamedDependency[SsoContext],
         tenant_id: FromPath[str],
         org_id: FromPath[str],
         provider_id: FromPath[str],
     ) -> Response[Any]:
         """Unregister one of the organization's providers (operators)."""
-        principal, registry = panel_principal, sso.registry
-        tenant, organization = await _organization(request, panel, principal, tenant_id, org_id)
-        _check_manager(request, panel, principal, tenant, organization)
+        registry = sso.registry
+        tenant, organization = await _organization(call, tenant_id, org_id)
+        _check_manager(call, tenant, organization)
         provider = await registry.resolve(provider_id)
         if provider is None or (provider.tenant_id, provider.organization_id) != (
             tenant.id,
             organization.id,
         ):
-            raise not_found(panel, principal, "provider", request.url.path)
+            raise call.not_found("provider")
         if registry.built_in(provider_id):
             # Registered in code at process start (SAML, ...): every worker registered it and a
             # restart registers it again, so removing it here would only split the workers.
@@ -373,26 +337,18 @@ class SsoRegistrationController(DomainController):
                 extra={
                     "reason": "provider_built_in",
                     "provider": provider_id,
-                    "path": request.url.path,
+                    "path": call.path,
                 },
             )
             raise PanelDenied(
                 409,
                 "provider_built_in",
                 "this provider is registered at process start; change the deployment to remove it",
-                principal=principal,
+                principal=call.principal,
             )
         await registry.remove(provider_id)
-        audit.info(
-            "panel.sso_removed",
-            extra={
-                "provider": provider_id,
-                "tenant": tenant.id,
-                "org": organization.id,
-                "by": principal.subject,
-            },
-        )
-        if wants_json(request):
+        _audit("panel.sso_removed", call, provider_id, tenant, organization)
+        if call.wants_json:
             return Response(
                 msgspec.json.encode({"removed": provider_id}),
                 media_type="application/json",

@@ -22,7 +22,6 @@ from urllib.parse import quote
 
 import msgspec
 from litestar import Request, Response, post
-from litestar.di import NamedDependency
 from litestar.params import FromPath
 from litestar.response import Redirect
 
@@ -30,16 +29,11 @@ from recordseal.services.errors import NotFound, ServiceError
 from recordseal.services.tenant_admin import Actor, TenantAdmin
 from recordseal.web.bodies import check_json_text, is_json_media_type
 from recordseal.web.controller import DomainController
+from recordseal.web.panel.call import Call, PanelCall
 from recordseal.web.panel.context import PanelContext
 from recordseal.web.panel.guards import operator_admins_only, tenant_scope
-from recordseal.web.panel.session import (
-    PRIVATE_HEADERS,
-    PanelDenied,
-    PanelPrincipal,
-    Principal,
-    wants_json,
-)
-from recordseal.web.panel.views import not_found, render, tenant_page, tenants_page
+from recordseal.web.panel.session import PRIVATE_HEADERS, PanelDenied, PanelPrincipal
+from recordseal.web.panel.views import tenant_page, tenants_page
 from recordseal.web.problems import STATUS
 
 
@@ -96,115 +90,77 @@ def _to_tenant(tenant_id: str) -> Redirect:
 class TenantAdminController(DomainController):
     """New tenants and organizations, freezing and unfreezing: operator-admins only."""
 
-    @post(
-        "/tenants",
-        name="panel_tenant_create",
-        include_in_schema=False,
-        guards=[operator_admins_only],
-    )
-    async def create_tenant(
-        self,
-        request: Request[Any, Any, Any],
-        panel_principal: Principal,
-        panel: NamedDependency[PanelContext],
-    ) -> Response[Any]:
+    @post("/tenants", name="panel_tenant_create", guards=[operator_admins_only])
+    async def create_tenant(self, call: Call) -> Response[Any]:
         """A new tenant, active (a tenant registered only by its API tokens gets the name)."""
-        principal = panel_principal
+        principal = call.principal
         entered = await _body(
-            request, principal, _TenantIn, '{"id", "display_name"[, "contact_email"]}'
+            call.request, principal, _TenantIn, '{"id", "display_name"[, "contact_email"]}'
         )
         try:
-            tenant = await _admin(panel).create_tenant(
+            tenant = await _admin(call.context).create_tenant(
                 entered["id"], entered["display_name"], entered["contact_email"], _actor(principal)
             )
         except ServiceError as error:
-            if wants_json(request):
+            if call.wants_json:
                 raise _denied(error, principal) from None
-            data = await tenants_page(panel, principal)
+            data = await tenants_page(call)
             page = {"tenant_error": error, "entered": entered}
-            return render(request, principal, "panel/tenants.html", data, STATUS[error.kind], page)
-        if wants_json(request):
-            return render(request, principal, "panel/tenants.html", {"tenant": tenant}, 201)
+            return call.render("panel/tenants.html", data, STATUS[error.kind], page)
+        if call.wants_json:
+            return call.render("panel/tenants.html", {"tenant": tenant}, 201)
         return _to_tenant(tenant.id)
 
     @post(
         "/tenants/{tenant_id:str}/freeze",
         name="panel_tenant_freeze",
-        include_in_schema=False,
         guards=[operator_admins_only, tenant_scope],
     )
-    async def freeze(
-        self,
-        request: Request[Any, Any, Any],
-        panel_principal: Principal,
-        panel: NamedDependency[PanelContext],
-        tenant_id: FromPath[str],
-    ) -> Response[Any]:
+    async def freeze(self, call: Call, tenant_id: FromPath[str]) -> Response[Any]:
         """Make the tenant read-only: no new records, streams, tokens or organizations."""
-        return await self._set_active(request, panel_principal, panel, tenant_id, False)
+        return await self._set_active(call, tenant_id, False)
 
     @post(
         "/tenants/{tenant_id:str}/unfreeze",
         name="panel_tenant_unfreeze",
-        include_in_schema=False,
         guards=[operator_admins_only, tenant_scope],
     )
-    async def unfreeze(
-        self,
-        request: Request[Any, Any, Any],
-        panel_principal: Principal,
-        panel: NamedDependency[PanelContext],
-        tenant_id: FromPath[str],
-    ) -> Response[Any]:
+    async def unfreeze(self, call: Call, tenant_id: FromPath[str]) -> Response[Any]:
         """Make a frozen tenant writable again."""
-        return await self._set_active(request, panel_principal, panel, tenant_id, True)
+        return await self._set_active(call, tenant_id, True)
 
-    async def _set_active(
-        self,
-        request: Request[Any, Any, Any],
-        principal: PanelPrincipal,
-        context: PanelContext,
-        tenant_id: str,
-        active: bool,
-    ) -> Response[Any]:
+    async def _set_active(self, call: PanelCall, tenant_id: str, active: bool) -> Response[Any]:
         try:
-            tenant, changed = await _admin(context).set_active(tenant_id, active, _actor(principal))
+            tenant, changed = await _admin(call.context).set_active(
+                tenant_id, active, _actor(call.principal)
+            )
         except NotFound:
-            raise not_found(context, principal, "tenant", request.url.path) from None
-        if wants_json(request):
-            data = {"tenant": tenant, "changed": changed}
-            return render(request, principal, "panel/tenant.html", data)
+            raise call.not_found("tenant") from None
+        if call.wants_json:
+            return call.render("panel/tenant.html", {"tenant": tenant, "changed": changed})
         return _to_tenant(tenant.id)
 
     @post(
         "/tenants/{tenant_id:str}/orgs",
         name="panel_organization_create",
-        include_in_schema=False,
         guards=[operator_admins_only, tenant_scope],
     )
-    async def create_organization(
-        self,
-        request: Request[Any, Any, Any],
-        panel_principal: Principal,
-        panel: NamedDependency[PanelContext],
-        tenant_id: FromPath[str],
-    ) -> Response[Any]:
+    async def create_organization(self, call: Call, tenant_id: FromPath[str]) -> Response[Any]:
         """A new organization of an active tenant."""
-        principal = panel_principal
-        entered = await _body(request, principal, _OrganizationIn, '{"id", "display_name"}')
+        principal = call.principal
+        entered = await _body(call.request, principal, _OrganizationIn, '{"id", "display_name"}')
         try:
-            organization = await _admin(panel).create_organization(
+            organization = await _admin(call.context).create_organization(
                 tenant_id, entered["id"], entered["display_name"], _actor(principal)
             )
         except NotFound:
-            raise not_found(panel, principal, "tenant", request.url.path) from None
+            raise call.not_found("tenant") from None
         except ServiceError as error:
-            if wants_json(request):
+            if call.wants_json:
                 raise _denied(error, principal) from None
-            data = await tenant_page(panel, principal, tenant_id, request.url.path)
+            data = await tenant_page(call, tenant_id)
             page = {"organization_error": error, "entered": entered}
-            return render(request, principal, "panel/tenant.html", data, STATUS[error.kind], page)
-        if wants_json(request):
-            data = {"organization": organization}
-            return render(request, principal, "panel/organization.html", data, 201)
+            return call.render("panel/tenant.html", data, STATUS[error.kind], page)
+        if call.wants_json:
+            return call.render("panel/organization.html", {"organization": organization}, 201)
         return _to_tenant(tenant_id)

@@ -29,10 +29,9 @@ from recordseal.services.errors import ServiceError
 from recordseal.services.tokens import TokenService
 from recordseal.web.bodies import check_json_text, is_json_media_type
 from recordseal.web.controller import DomainController
-from recordseal.web.panel.context import PanelContext
+from recordseal.web.panel.call import Call, PanelCall
 from recordseal.web.panel.guards import operators_only, tenant_scope
-from recordseal.web.panel.session import PanelDenied, PanelPrincipal, Principal
-from recordseal.web.panel.views import not_found, render, tenant_or_404
+from recordseal.web.panel.session import PanelDenied, PanelPrincipal
 from recordseal.web.problems import STATUS
 from recordseal.web.state import provide_tokens
 
@@ -56,8 +55,7 @@ async def _json_label(request: Request[Any, Any, Any], principal: PanelPrincipal
 
 
 async def _page(
-    request: Request[Any, Any, Any],
-    principal: PanelPrincipal,
+    call: PanelCall,
     tokens: TokenService,
     tenant: Tenant,
     *,
@@ -66,7 +64,7 @@ async def _page(
 ) -> Response[Any]:
     """The token page of a tenant the caller's scope was already checked for."""
     data = {"tenant": tenant, "tokens": await tokens.list(tenant.id), "new_token": new_token}
-    return render(request, principal, "panel/tokens.html", data, status)
+    return call.render("panel/tokens.html", data, status)
 
 
 class TokenController(DomainController):
@@ -74,18 +72,13 @@ class TokenController(DomainController):
 
     dependencies = {"tokens": Provide(provide_tokens, sync_to_thread=False)}  # noqa: RUF012
 
-    @get("/tokens", name="panel_all_tokens", include_in_schema=False)
-    async def all_tokens(
-        self,
-        request: Request[Any, Any, Any],
-        panel_principal: Principal,
-        panel: NamedDependency[PanelContext],
-        tokens: NamedDependency[TokenService],
-    ) -> Response[Any]:
+    @get("/tokens", name="panel_all_tokens")
+    async def all_tokens(self, call: Call, tokens: NamedDependency[TokenService]) -> Response[Any]:
         """The tokens of every tenant that holds any (a tenant-scoped session: its own
         tenant's), under each tenant's display name."""
-        rows = await tokens.list(panel_principal.tenant_id)
-        names = {tenant.id: tenant.display_name for tenant in await panel.tenants.list_tenants()}
+        rows = await tokens.list(call.principal.tenant_id)
+        tenants_now = await call.context.tenants.list_tenants()
+        names = {tenant.id: tenant.display_name for tenant in tenants_now}
         groups: dict[str, list[Any]] = {}
         for row in rows:
             groups.setdefault(row.tenant, []).append(row)
@@ -93,51 +86,39 @@ class TokenController(DomainController):
             {"id": tenant_id, "display_name": names.get(tenant_id, tenant_id), "tokens": group}
             for tenant_id, group in groups.items()
         ]
-        return render(request, panel_principal, "panel/all_tokens.html", {"tenants": tenants})
+        return call.render("panel/all_tokens.html", {"tenants": tenants})
 
     @get(
         "/tenants/{tenant_id:str}/tokens",
         name="panel_tokens",
-        include_in_schema=False,
         guards=[tenant_scope],
     )
     async def list_tokens(
-        self,
-        request: Request[Any, Any, Any],
-        panel_principal: Principal,
-        panel: NamedDependency[PanelContext],
-        tokens: NamedDependency[TokenService],
-        tenant_id: FromPath[str],
+        self, call: Call, tokens: NamedDependency[TokenService], tenant_id: FromPath[str]
     ) -> Response[Any]:
         """The tenant's API tokens: id, label, created, last used, revoked."""
-        tenant = await tenant_or_404(panel, panel_principal, tenant_id, request.url.path)
-        return await _page(request, panel_principal, tokens, tenant)
+        return await _page(call, tokens, await call.tenant(tenant_id))
 
     @post(
         "/tenants/{tenant_id:str}/tokens",
         name="panel_token_create",
-        include_in_schema=False,
         guards=[operators_only, tenant_scope],
     )
     async def create_token(
-        self,
-        request: Request[Any, Any, Any],
-        panel_principal: Principal,
-        panel: NamedDependency[PanelContext],
-        tokens: NamedDependency[TokenService],
-        tenant_id: FromPath[str],
+        self, call: Call, tokens: NamedDependency[TokenService], tenant_id: FromPath[str]
     ) -> Response[Any]:
         """Create a token (operators); the answer shows it once, only its hash is kept."""
-        tenant = await tenant_or_404(panel, panel_principal, tenant_id, request.url.path)
+        request, principal = call.request, call.principal
+        tenant = await call.tenant(tenant_id)
         if not tenant.active:  # refused before the body is read; the store refuses it too
             raise PanelDenied(
                 409,
                 "tenant_inactive",
                 "the tenant is frozen read-only: no new API tokens",
-                principal=panel_principal,
+                principal=principal,
             )
         if is_json_media_type(request.content_type):
-            label = (await _json_label(request, panel_principal)).strip()
+            label = (await _json_label(request, principal)).strip()
         else:
             label = str((await request.form()).get("label") or "").strip()
         if len(label) > MAX_LABEL or any(ord(c) < 0x20 for c in label):
@@ -145,32 +126,29 @@ class TokenController(DomainController):
                 422,
                 "label_invalid",
                 f"a label is at most {MAX_LABEL} characters, no control characters",
-                principal=panel_principal,
+                principal=principal,
             )
         try:
             token = await tokens.create(tenant_id, label)
         except ServiceError as error:
             status = STATUS[error.kind]  # 422 a label, 409 a freeze that came first
-            raise PanelDenied(status, error.code, str(error), principal=panel_principal) from None
-        return await _page(request, panel_principal, tokens, tenant, new_token=token, status=201)
+            raise PanelDenied(status, error.code, str(error), principal=principal) from None
+        return await _page(call, tokens, tenant, new_token=token, status=201)
 
     @post(
         "/tenants/{tenant_id:str}/tokens/{token_id:str}/revoke",
         name="panel_token_revoke",
-        include_in_schema=False,
         guards=[operators_only, tenant_scope],
     )
     async def revoke_token(
         self,
-        request: Request[Any, Any, Any],
-        panel_principal: Principal,
-        panel: NamedDependency[PanelContext],
+        call: Call,
         tokens: NamedDependency[TokenService],
         tenant_id: FromPath[str],
         token_id: FromPath[str],
     ) -> Response[Any]:
         """Revoke a token (operators); 404 when the tenant has no live token with this id."""
-        tenant = await tenant_or_404(panel, panel_principal, tenant_id, request.url.path)
+        tenant = await call.tenant(tenant_id)
         if not await tokens.revoke(tenant_id, token_id):
-            raise not_found(panel, panel_principal, "token", request.url.path)
-        return await _page(request, panel_principal, tokens, tenant)
+            raise call.not_found("token")
+        return await _page(call, tokens, tenant)

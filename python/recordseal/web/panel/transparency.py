@@ -19,18 +19,15 @@ import logging
 import re
 from datetime import date
 from pathlib import Path
-from typing import Any
 
-from litestar import Request, Response, get
-from litestar.di import NamedDependency
+from litestar import Response, get
 from litestar.params import FromPath
 
 from recordseal.identifiers import IDENTIFIER
 from recordseal.web.controller import DomainController
-from recordseal.web.panel.context import PanelContext
+from recordseal.web.panel.call import Call, PanelCall
 from recordseal.web.panel.guards import tenant_scope, tenantless
-from recordseal.web.panel.session import PRIVATE_HEADERS, PanelPrincipal, Principal
-from recordseal.web.panel.views import not_found
+from recordseal.web.panel.session import PRIVATE_HEADERS
 
 log = logging.getLogger("recordseal.panel.web")
 
@@ -48,16 +45,9 @@ def _valid_date(text: str) -> bool:
     return True
 
 
-def _serve(
-    context: PanelContext,
-    principal: PanelPrincipal,
-    path: str,
-    day: str,
-    tenant: str | None,
-    file_name: str,
-) -> Response[bytes]:
+def _serve(call: PanelCall, day: str, tenant: str | None, file_name: str) -> Response[bytes]:
     fleet = file_name.removesuffix(".log")
-    root = context.transparency_root
+    root = call.context.transparency_root
     valid = (
         file_name.endswith(".log")
         and IDENTIFIER.fullmatch(fleet) is not None
@@ -65,12 +55,12 @@ def _serve(
         and _valid_date(day)
     )
     if root is None or not valid:
-        raise not_found(context, principal, "transparency_log", path)
+        raise call.not_found("transparency_log")
     folder: Path = root / day if tenant is None else root / day / tenant
     try:
         data = (folder / f"{fleet}.log").read_bytes()
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        raise not_found(context, principal, "transparency_log", path) from None
+        raise call.not_found("transparency_log") from None
     return Response(data, media_type=MEDIA_TYPE, headers=PRIVATE_HEADERS)
 
 
@@ -80,34 +70,21 @@ class TransparencyController(DomainController):
     @get(
         "/transparency/{day:str}/{tenant_id:str}/{file_name:str}",
         name="transparency_tenant_log",
-        include_in_schema=False,
         guards=[tenant_scope],
     )
     async def tenant_log(
-        self,
-        request: Request[Any, Any, Any],
-        panel_principal: Principal,
-        panel: NamedDependency[PanelContext],
-        day: FromPath[str],
-        tenant_id: FromPath[str],
-        file_name: FromPath[str],
+        self, call: Call, day: FromPath[str], tenant_id: FromPath[str], file_name: FromPath[str]
     ) -> Response[bytes]:
         """A tenant's fleet log of one day; 403 for another tenant, before any file lookup."""
-        return _serve(panel, panel_principal, request.url.path, day, tenant_id, file_name)
+        return _serve(call, day, tenant_id, file_name)
 
     @get(
         "/transparency/{day:str}/{file_name:str}",
         name="transparency_legacy_log",
-        include_in_schema=False,
         guards=[tenantless],
     )
     async def legacy_log(
-        self,
-        request: Request[Any, Any, Any],
-        panel_principal: Principal,
-        panel: NamedDependency[PanelContext],
-        day: FromPath[str],
-        file_name: FromPath[str],
+        self, call: Call, day: FromPath[str], file_name: FromPath[str]
     ) -> Response[bytes]:
         """The log of a fleet with no tenant: legacy sessions only."""
-        return _serve(panel, panel_principal, request.url.path, day, None, file_name)
+        return _serve(call, day, None, file_name)

@@ -9,7 +9,8 @@ tenant or organization is 404. The two stay apart in logs (``panel.denied`` with
 ``reason=cross_tenant`` / ``panel.not_found``, both INFO) and in the metric
 ``recordseal_panel_denials_total`` (``status`` 403 / 404).
 
-Each route answers JSON when the client prefers ``application/json`` and HTML otherwise. The
+Each route answers JSON when the client prefers ``application/json`` and HTML otherwise
+(``PanelCall.render``, ``web/panel/call.py``). The
 pages carry the operator-admin's forms (a new tenant, freezing, a new organization), which
 post to ``web/panel/tenant_admin.py``; the data of each page is built by one function
 (:func:`tenants_page`, :func:`tenant_page`) that those routes reuse to show a refused form
@@ -18,197 +19,93 @@ again.
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 from urllib.parse import quote
 
-import msgspec
-from litestar import Request, Response, get
-from litestar.di import NamedDependency
+from litestar import Response, get
 from litestar.params import FromPath
-from litestar.response import Redirect, Template
+from litestar.response import Redirect
 
-from recordseal.panel.tenants import (
-    FleetRef,
-    Organization,
-    OrganizationNotFound,
-    Tenant,
-    TenantNotFound,
-)
+from recordseal.panel.tenants import FleetRef, Organization, OrganizationNotFound, TenantNotFound
 from recordseal.web.controller import DomainController
-from recordseal.web.panel.context import PanelContext
+from recordseal.web.panel.call import Call, PanelCall
 from recordseal.web.panel.guards import tenant_scope
-from recordseal.web.panel.session import (
-    PRIVATE_HEADERS,
-    PanelDenied,
-    PanelPrincipal,
-    Principal,
-    wants_json,
-)
-
-log = logging.getLogger("recordseal.panel.web")
+from recordseal.web.panel.session import PRIVATE_HEADERS, Principal
 
 
-def _session_json(principal: PanelPrincipal) -> dict[str, Any]:
-    return {
-        "kind": principal.kind,
-        "subject": principal.subject,
-        "role": principal.role,
-        "tenant_id": principal.tenant_id,
-        "org_id": principal.org_id,
-        "csrf_token": principal.csrf_token,
-    }
-
-
-def render(
-    request: Request[Any, Any, Any],
-    principal: PanelPrincipal,
-    template: str,
-    data: dict[str, Any],
-    status: int = 200,
-    page: dict[str, Any] | None = None,
-) -> Response[Any]:
-    """``data`` as JSON or as the page ``template``; ``page`` holds what only the page shows
-    (a refused form's message and values)."""
-    if wants_json(request):
-        body = {**msgspec.to_builtins(data), "session": _session_json(principal)}
-        return Response(
-            msgspec.json.encode(body),
-            status_code=status,
-            media_type="application/json",
-            headers=PRIVATE_HEADERS,
-        )
-    return Template(
-        template_name=template,
-        context={**data, **(page or {}), "principal": principal},
-        headers=PRIVATE_HEADERS,
-        status_code=status,
-    )
-
-
-async def tenants_page(context: PanelContext, principal: PanelPrincipal) -> dict[str, Any]:
+async def tenants_page(call: PanelCall) -> dict[str, Any]:
     """The data of ``/tenants``: the tenants this session may see, its own (tenant-scoped)
     or all (legacy)."""
-    tenants: list[Tenant]
-    if principal.tenant_id is None:
-        tenants = await context.tenants.list_tenants()
-    else:
-        try:
-            tenants = [await context.tenants.get_tenant(principal.tenant_id)]
-        except TenantNotFound:
-            tenants = []
-    return {"tenants": tenants}
-
-
-async def tenant_page(
-    context: PanelContext, principal: PanelPrincipal, tenant_id: str, path: str
-) -> dict[str, Any]:
-    """The data of ``/tenants/{id}`` (the scope guard ran first); 404 for a missing one."""
+    tenants = call.context.tenants
+    own = call.principal.tenant_id
+    if own is None:
+        return {"tenants": await tenants.list_tenants()}
     try:
-        tenant = await context.tenants.get_tenant(tenant_id)
-        organizations: list[Organization] = await context.tenants.list_organizations(tenant_id)
+        return {"tenants": [await tenants.get_tenant(own)]}
     except TenantNotFound:
-        raise not_found(context, principal, "tenant", path) from None
+        return {"tenants": []}
+
+
+async def tenant_page(call: PanelCall, tenant_id: str) -> dict[str, Any]:
+    """The data of ``/tenants/{id}`` (the scope guard ran first); 404 for a missing one."""
+    tenants = call.context.tenants
+    try:
+        tenant = await tenants.get_tenant(tenant_id)
+        organizations: list[Organization] = await tenants.list_organizations(tenant_id)
+    except TenantNotFound:
+        raise call.not_found("tenant") from None
     return {
         "tenant": tenant,
         "organizations": organizations,
-        "fences": list(context.fences(tenant_id)),
+        "fences": list(call.context.fences(tenant_id)),
     }
-
-
-def not_found(
-    context: PanelContext, principal: PanelPrincipal, what: str, path: str
-) -> PanelDenied:
-    context.count("not_found")
-    log.info("panel.not_found", extra={"kind": what, "subject": principal.subject, "path": path})
-    return PanelDenied(404, f"{what}_not_found", f"no such {what}", principal=principal)
-
-
-async def tenant_or_404(
-    context: PanelContext, principal: PanelPrincipal, tenant_id: str, path: str
-) -> Tenant:
-    """The tenant (the ``tenant_scope`` guard ran first), or the 404 of a missing one."""
-    try:
-        return await context.tenants.get_tenant(tenant_id)
-    except TenantNotFound:
-        raise not_found(context, principal, "tenant", path) from None
 
 
 class TenantController(DomainController):
     """What a session sees of its tenants: read-only, for every role."""
 
-    @get("/tenants", name="panel_tenants", tags=["panel"], include_in_schema=False)
-    async def list_tenants(
-        self,
-        request: Request[Any, Any, Any],
-        panel_principal: Principal,
-        panel: NamedDependency[PanelContext],
-    ) -> Response[Any]:
+    @get("/tenants", name="panel_tenants")
+    async def list_tenants(self, call: Call) -> Response[Any]:
         """The tenants this session may see: its own (tenant-scoped) or all (legacy)."""
-        data = await tenants_page(panel, panel_principal)
-        return render(request, panel_principal, "panel/tenants.html", data)
+        return call.render("panel/tenants.html", await tenants_page(call))
 
-    @get(
-        "/tenants/{tenant_id:str}",
-        name="panel_tenant",
-        tags=["panel"],
-        include_in_schema=False,
-        guards=[tenant_scope],
-    )
-    async def tenant_detail(
-        self,
-        request: Request[Any, Any, Any],
-        panel_principal: Principal,
-        panel: NamedDependency[PanelContext],
-        tenant_id: FromPath[str],
-    ) -> Response[Any]:
+    @get("/tenants/{tenant_id:str}", name="panel_tenant", guards=[tenant_scope])
+    async def tenant_detail(self, call: Call, tenant_id: FromPath[str]) -> Response[Any]:
         """One tenant with its organizations; 403 for another tenant's id, 404 if missing."""
-        data = await tenant_page(panel, panel_principal, tenant_id, request.url.path)
-        return render(request, panel_principal, "panel/tenant.html", data)
+        return call.render("panel/tenant.html", await tenant_page(call, tenant_id))
 
     @get(
         "/tenants/{tenant_id:str}/orgs/{org_id:str}",
         name="panel_organization",
-        tags=["panel"],
-        include_in_schema=False,
         guards=[tenant_scope],
     )
     async def organization_detail(
-        self,
-        request: Request[Any, Any, Any],
-        panel_principal: Principal,
-        panel: NamedDependency[PanelContext],
-        tenant_id: FromPath[str],
-        org_id: FromPath[str],
+        self, call: Call, tenant_id: FromPath[str], org_id: FromPath[str]
     ) -> Response[Any]:
         """One organization with its fleets, each with its latest anchor and witness status
         (``fleet_status``, keyed by fleet id); the same 403 rule, 404 for a missing tenant or
         org."""
-        path = request.url.path
+        tenants, fleet_status = call.context.tenants, call.context.fleet_status
         try:
-            tenant = await panel.tenants.get_tenant(tenant_id)
-            organization = await panel.tenants.get_organization(tenant_id, org_id)
-            fleets: list[FleetRef] = await panel.tenants.list_fleets(tenant_id, org_id)
+            tenant = await tenants.get_tenant(tenant_id)
+            organization = await tenants.get_organization(tenant_id, org_id)
+            fleets: list[FleetRef] = await tenants.list_fleets(tenant_id, org_id)
         except TenantNotFound:
-            raise not_found(panel, panel_principal, "tenant", path) from None
+            raise call.not_found("tenant") from None
         except OrganizationNotFound:
-            raise not_found(panel, panel_principal, "organization", path) from None
+            raise call.not_found("organization") from None
         statuses = {}
-        if panel.fleet_status is not None:
-            statuses = {fleet.fleet_id: await panel.fleet_status(fleet) for fleet in fleets}
-        return render(
-            request,
-            panel_principal,
-            "panel/organization.html",
-            {
-                "tenant": tenant,
-                "organization": organization,
-                "fleets": fleets,
-                "fleet_status": statuses,
-            },
-        )
+        if fleet_status is not None:
+            statuses = {fleet.fleet_id: await fleet_status(fleet) for fleet in fleets}
+        data = {
+            "tenant": tenant,
+            "organization": organization,
+            "fleets": fleets,
+            "fleet_status": statuses,
+        }
+        return call.render("panel/organization.html", data)
 
-    @get("/dashboard", name="panel_dashboard", include_in_schema=False)
+    @get("/dashboard", name="panel_dashboard")
     async def dashboard(self, panel_principal: Principal) -> Redirect:
         """303 to the session's home page: its tenant's (tenant-scoped), else ``/tenants``."""
         tenant = panel_principal.tenant_id
