@@ -40,6 +40,10 @@ class PasskeyRow:
     created_at: float
 
 
+#: The columns a ``PasskeyRow`` is read from, in its fields' order (both backends' SQL).
+PASSKEY_COLUMNS = "credential_id, user_id, public_key, sign_count, role, created_at"
+
+
 @dataclass(frozen=True, slots=True)
 class LinkRow:
     """A one-time registration link, by the SHA-256 of its token."""
@@ -94,6 +98,10 @@ class ProviderRow:
     config: bytes
     secret: bytes | None
     registered_at: float
+
+
+#: The columns a ``ProviderRow`` is read from, in its fields' order (both backends' SQL).
+PROVIDER_COLUMNS = "id, tenant, organization, config, secret, registered_at"
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,8 @@ from typing import Any, TypeVar
 import asyncpg
 
 from recordseal.storage.panel import (
+    PASSKEY_COLUMNS,
+    PROVIDER_COLUMNS,
     AuditEntry,
     LinkRow,
     LinkUse,
@@ -25,8 +27,6 @@ from recordseal.storage.single_use import SingleUse, SingleUseRows, postgres_mar
 
 R = TypeVar("R")
 
-_PASSKEY = "credential_id, user_id, public_key, sign_count, role, created_at"
-_PROVIDER = "id, tenant, organization, config, secret, registered_at"
 _MANIFEST_STEPS = {
     "start": (
         "UPDATE fleet_manifest_head SET digest = $1, refused = NULL"
@@ -101,7 +101,7 @@ class PostgresPanelStore(SingleUseRows):
                 token_hash,
             )
             await conn.execute(
-                f"INSERT INTO panel_passkeys ({_PASSKEY}) VALUES ($1, $2, $3, $4, $5, $6)",
+                f"INSERT INTO panel_passkeys ({PASSKEY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)",
                 passkey.credential_id,
                 passkey.user_id,
                 passkey.public_key,
@@ -113,7 +113,7 @@ class PostgresPanelStore(SingleUseRows):
 
     async def passkey(self, credential_id: bytes) -> PasskeyRow | None:
         row = await self._pool().fetchrow(
-            f"SELECT {_PASSKEY} FROM panel_passkeys WHERE credential_id = $1", credential_id
+            f"SELECT {PASSKEY_COLUMNS} FROM panel_passkeys WHERE credential_id = $1", credential_id
         )
         return PasskeyRow(*row) if row else None
 
@@ -139,8 +139,8 @@ class PostgresPanelStore(SingleUseRows):
             added = 0
             for p in passkeys:
                 status = await conn.execute(
-                    f"INSERT INTO panel_passkeys ({_PASSKEY}) VALUES ($1, $2, $3, $4, $5, $6)"
-                    " ON CONFLICT DO NOTHING",
+                    f"INSERT INTO panel_passkeys ({PASSKEY_COLUMNS})"
+                    " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
                     p.credential_id,
                     p.user_id,
                     p.public_key,
@@ -170,7 +170,7 @@ class PostgresPanelStore(SingleUseRows):
 
     async def add_provider(self, provider: ProviderRow) -> bool:
         row = await self._pool().fetchrow(
-            f"INSERT INTO panel_providers ({_PROVIDER}) VALUES ($1, $2, $3, $4, $5, $6)"
+            f"INSERT INTO panel_providers ({PROVIDER_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)"
             " ON CONFLICT (id) DO UPDATE SET tenant = excluded.tenant,"
             " organization = excluded.organization, config = excluded.config,"
             " secret = excluded.secret, registered_at = excluded.registered_at,"
@@ -189,7 +189,7 @@ class PostgresPanelStore(SingleUseRows):
 
     async def import_provider(self, provider: ProviderRow) -> bool:
         status = await self._pool().execute(
-            f"INSERT INTO panel_providers ({_PROVIDER}) VALUES ($1, $2, $3, $4, $5, $6)"
+            f"INSERT INTO panel_providers ({PROVIDER_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)"
             " ON CONFLICT DO NOTHING",
             *_values(provider),
         )
@@ -197,14 +197,14 @@ class PostgresPanelStore(SingleUseRows):
 
     async def provider(self, provider_id: str) -> ProviderRow | None:
         row = await self._pool().fetchrow(
-            f"SELECT {_PROVIDER} FROM panel_providers WHERE id = $1 AND removed_at IS NULL",
+            f"SELECT {PROVIDER_COLUMNS} FROM panel_providers WHERE id = $1 AND removed_at IS NULL",
             provider_id,
         )
         return _provider(row) if row else None
 
     async def providers(self) -> list[ProviderRow]:
         rows = await self._pool().fetch(
-            f"SELECT {_PROVIDER} FROM panel_providers WHERE removed_at IS NULL ORDER BY id"
+            f"SELECT {PROVIDER_COLUMNS} FROM panel_providers WHERE removed_at IS NULL ORDER BY id"
         )
         return [_provider(row) for row in rows]
 

@@ -11,6 +11,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from recordseal.storage.panel import (
+    PASSKEY_COLUMNS,
+    PROVIDER_COLUMNS,
     AuditEntry,
     LinkRow,
     LinkUse,
@@ -25,8 +27,6 @@ from recordseal.storage.sqlite.writer import Batch
 
 R = TypeVar("R")
 
-_PASSKEY = "credential_id, user_id, public_key, sign_count, role, created_at"
-_PROVIDER = "id, tenant, organization, config, secret, registered_at"
 _MANIFEST_STEPS = {
     # (SQL, parameters from (digest, expected))
     "start": "UPDATE fleet_manifest_head SET digest = ?, refused = NULL WHERE digest IS NOT ?",
@@ -120,7 +120,7 @@ class SQLitePanelStore(SingleUseRows):
                 (passkey.created_at, token_hash),
             )
             conn.execute(
-                f"INSERT INTO panel_passkeys ({_PASSKEY}) VALUES (?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO panel_passkeys ({PASSKEY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
                 (
                     passkey.credential_id,
                     passkey.user_id,
@@ -137,7 +137,8 @@ class SQLitePanelStore(SingleUseRows):
 
     async def passkey(self, credential_id: bytes) -> PasskeyRow | None:
         rows = self._read(
-            f"SELECT {_PASSKEY} FROM panel_passkeys WHERE credential_id = ?", (credential_id,)
+            f"SELECT {PASSKEY_COLUMNS} FROM panel_passkeys WHERE credential_id = ?",
+            (credential_id,),
         )
         return _passkey(rows[0]) if rows else None
 
@@ -163,7 +164,8 @@ class SQLitePanelStore(SingleUseRows):
             added = 0
             for p in passkeys:
                 added += conn.execute(
-                    f"INSERT OR IGNORE INTO panel_passkeys ({_PASSKEY}) VALUES (?, ?, ?, ?, ?, ?)",
+                    f"INSERT OR IGNORE INTO panel_passkeys ({PASSKEY_COLUMNS})"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
                     (p.credential_id, p.user_id, p.public_key, p.sign_count, p.role, p.created_at),
                 ).rowcount
             return added
@@ -201,7 +203,7 @@ class SQLitePanelStore(SingleUseRows):
         added: int = await self._submit(
             lambda conn: (
                 conn.execute(
-                    f"INSERT INTO panel_providers ({_PROVIDER}) VALUES (?, ?, ?, ?, ?, ?)"
+                    f"INSERT INTO panel_providers ({PROVIDER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)"
                     " ON CONFLICT (id) DO UPDATE SET tenant = excluded.tenant,"
                     " organization = excluded.organization, config = excluded.config,"
                     " secret = excluded.secret, registered_at = excluded.registered_at,"
@@ -227,7 +229,7 @@ class SQLitePanelStore(SingleUseRows):
         added: int = await self._submit(
             lambda conn: (
                 conn.execute(
-                    f"INSERT OR IGNORE INTO panel_providers ({_PROVIDER})"
+                    f"INSERT OR IGNORE INTO panel_providers ({PROVIDER_COLUMNS})"
                     " VALUES (?, ?, ?, ?, ?, ?)",
                     self._provider_values(provider),
                 ).rowcount
@@ -237,14 +239,15 @@ class SQLitePanelStore(SingleUseRows):
 
     async def provider(self, provider_id: str) -> ProviderRow | None:
         rows = self._read(
-            f"SELECT {_PROVIDER} FROM panel_providers WHERE id = ? AND removed_at IS NULL",
+            f"SELECT {PROVIDER_COLUMNS} FROM panel_providers WHERE id = ? AND removed_at IS NULL",
             (provider_id,),
         )
         return _provider(rows[0]) if rows else None
 
     async def providers(self) -> list[ProviderRow]:
         rows = self._read(
-            f"SELECT {_PROVIDER} FROM panel_providers WHERE removed_at IS NULL ORDER BY id", ()
+            f"SELECT {PROVIDER_COLUMNS} FROM panel_providers WHERE removed_at IS NULL ORDER BY id",
+            (),
         )
         return [_provider(row) for row in rows]
 
