@@ -13,14 +13,25 @@ journal is consulted again under the locks wherever something is signed:
   (``SealRequest.behind``);
 - erasures are re-applied from the journal before anything is served.
 
+The journal is shared by every process, so a check made before a signature reads its
+*current* state, not the one this process read at start: before a seal, the log's last
+signed checkpoint (``before_seal``); before an append, the head of each stream whose latest
+head this process has not journaled itself since its store connections were last opened
+(``before_append``). When a store connection is opened again (a failover), the process reads
+the whole journal again, re-applies its erasures and compares every stream and log before it
+serves anything from the store (``refresh``). A fence found by one process is journaled, and
+every process adopts the journaled fences within a second (``watch``), so every worker and
+host refuses the same streams and logs.
+
 A fence holds until ``recordseal recover`` (run while the service is stopped) has declared
 the lost sequence numbers and started a successor log (docs/continuity.md).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 from recordseal import metrics
@@ -28,6 +39,7 @@ from recordseal.clock import utc_now
 from recordseal.storage.base import Store
 from recordseal.storage.journal import (
     Erased,
+    Fenced,
     Head,
     Journal,
     JournalState,
@@ -39,6 +51,9 @@ from recordseal.storage.rows import AnchorLog
 log = logging.getLogger("recordseal.continuity")
 
 STORE_ROLLED_BACK = "store_rolled_back"
+
+#: Seconds between two reads of the fences other processes journaled (``watch``).
+WATCH_INTERVAL = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +78,14 @@ class Continuity:
         self.logs: dict[str, Fence] = {}
         self._log_scopes: dict[tuple[str | None, str], str] = {}  # (tenant, fleet) -> origin
         self._checks: dict[tuple[str, str], HeadCheck] = {}
+        #: streams whose latest head this process journaled itself since its store
+        #: connections were last opened: their appends need no read of the journal first
+        self._fresh: set[tuple[str, str]] = set()
+        #: heads committed whose journal write failed: written with the next one, and no
+        #: answer is given until they are (docs/continuity.md, "When the journal fails")
+        self._unjournaled: dict[tuple[str, str], Head] = {}
+        #: fences this process found and has not journaled yet
+        self._unshared: list[Fenced] = []
 
     # --- at start --------------------------------------------------------------------------
 
@@ -72,6 +95,7 @@ class Continuity:
         await self._reapply_erasures(store)
         await self._compare_streams(store)
         await self._compare_logs(store)
+        self._adopt(self.state.live_fences())
         self._report()
 
         async def refresh() -> None:
@@ -80,14 +104,35 @@ class Continuity:
         store.records.on_reconnect(refresh)
 
     async def refresh(self, store: Store) -> None:
-        """After the store's connection was lost and opened again (a failover while the
-        service runs): read what every process journaled since, so the next append of a
-        stream another process wrote is checked against that process's head too, and
-        re-apply the erasures."""
+        """After a store connection was opened again (a failover while the service runs),
+        before anything is served from the store: read the whole journal again, re-apply
+        its erasures, and compare every stream and log with it, as at start. Every stream's
+        next append reads its head from the journal again (``before_append``)."""
+        self._fresh.clear()
         for entry in (await self.journal.read()).entries():
             self.state.add(entry)
         await self._reapply_erasures(store)
-        log.warning("continuity.journal_reread", extra={"note": "the store reconnected"})
+        await self._compare_streams(store)
+        await self._compare_logs(store)
+        await self.share()
+        log.warning("continuity.journal_reread", extra={"note": "a store connection reopened"})
+
+    # --- the journal's current state, before a signature -----------------------------------
+
+    async def before_append(self, streams: Collection[tuple[str, str]]) -> None:
+        """Read the journal's heads of the streams whose latest head this process has not
+        journaled itself since its store connections were opened: another process (or this
+        one, before a failover) may have signed past what the store now holds."""
+        wanted = [key for key in streams if key not in self._fresh]
+        if wanted:
+            for entry in await self.journal.current(wanted, ()):
+                self.state.add(entry)
+
+    async def before_seal(self, origin: str) -> None:
+        """Read the journal's last signed checkpoint of ``origin``, whoever signed it: the
+        seal's ``behind`` then compares the store with it."""
+        for entry in await self.journal.current((), (origin,)):
+            self.state.add(entry)
 
     async def _reapply_erasures(self, store: Store) -> None:
         erasures = [
@@ -107,7 +152,9 @@ class Continuity:
         stored = {
             (t, n): (next_seq, head) for t, n, next_seq, head in await store.records.stream_heads()
         }
-        for key, head in self.state.heads.items():
+        for key, head in list(self.state.heads.items()):
+            if key in self.streams:
+                continue
             found = stored.get(key)
             if found is None:
                 reason = f"the store has no stream; the journal has seq {head.seq}"
@@ -131,8 +178,8 @@ class Continuity:
         self._log_scopes = {(a.tenant, a.fleet): a.origin for a in scopes}
         by_origin = {a.origin: a for a in scopes}
         sizes = {c.checkpoint.origin: c.checkpoint for c in await store.logs.latest_checkpoints()}
-        for origin, signed in self.state.checkpoints.items():
-            if origin in self.state.retired:
+        for origin, signed in list(self.state.checkpoints.items()):
+            if origin in self.state.retired or origin in self.logs:
                 continue
             stored = sizes.get(origin)
             if stored is None or stored.size < signed.size:
@@ -176,11 +223,15 @@ class Continuity:
     def tenant_fences(self, tenant: str) -> list[Fence]:
         return [f for f in (*self.streams.values(), *self.logs.values()) if f.tenant == tenant]
 
-    def _fence_stream(self, tenant: str, stream: str, reason: str) -> None:
+    def _fence_stream(
+        self, tenant: str, stream: str, reason: str, since: str | None = None
+    ) -> None:
         if (tenant, stream) in self.streams:
             return
-        fence = Fence("stream", tenant, stream, reason, utc_now())
+        fence = Fence("stream", tenant, stream, reason, since or utc_now())
         self.streams[(tenant, stream)] = fence
+        if since is None:  # found here: journaled for every other process
+            self._unshared.append(Fenced("stream", tenant, stream, reason, fence.since))
         log.error(
             "continuity.stream_fenced",
             extra={
@@ -192,10 +243,20 @@ class Continuity:
         )
         self._report()
 
-    def fence_log(self, origin: str, tenant: str | None, fleet: str | None, reason: str) -> None:
+    def fence_log(
+        self,
+        origin: str,
+        tenant: str | None,
+        fleet: str | None,
+        reason: str,
+        since: str | None = None,
+    ) -> None:
         if origin in self.logs:
             return
-        self.logs[origin] = Fence("log", tenant, origin, reason, utc_now(), fleet)
+        fence = Fence("log", tenant, origin, reason, since or utc_now(), fleet)
+        self.logs[origin] = fence
+        if since is None:  # found here: journaled for every other process
+            self._unshared.append(Fenced("log", tenant, origin, reason, fence.since, fleet))
         if fleet is not None:
             self._log_scopes[(tenant, fleet)] = origin
         log.error(
@@ -211,6 +272,42 @@ class Continuity:
     def _report(self) -> None:
         metrics.FENCED.labels("stream").set(len(self.streams))
         metrics.FENCED.labels("log").set(len(self.logs))
+
+    def _adopt(self, fences: Iterable[Fenced]) -> None:
+        """Take up the fences other processes journaled (not journaled again)."""
+        for fence in fences:
+            if fence.kind == "stream" and fence.tenant is not None:
+                self._fence_stream(fence.tenant, fence.name, fence.reason, fence.since)
+            elif fence.kind == "log":
+                self.fence_log(fence.name, fence.tenant, fence.fleet, fence.reason, fence.since)
+
+    async def share(self) -> None:
+        """Journal the fences this process found (and any heads whose write failed)."""
+        await self._write([])
+
+    async def adopt_shared(self) -> None:
+        """Take up the fences every process journaled since ``recordseal recover`` last ran."""
+        fences, recovered_at = await self.journal.shared()
+        self._adopt(f for f in fences if f.since > recovered_at)
+
+    async def watch(self, interval: float = WATCH_INTERVAL) -> None:
+        """Every ``interval`` seconds: journal the fences found here, adopt the ones other
+        processes journaled (a background task of ``serve``)."""
+        trouble: str | None = None
+        while True:
+            try:
+                await self.share()
+                await self.adopt_shared()
+                if trouble is not None:
+                    log.info("continuity.fences_read_again")
+                    trouble = None
+            # Boundary of one round of a background task: a journal that does not answer now
+            # is read again next round (appends and seals refuse meanwhile on their own).
+            except Exception as error:
+                if type(error).__name__ != trouble:
+                    trouble = type(error).__name__
+                    log.warning("continuity.fences_unread", extra={"error": trouble})
+            await asyncio.sleep(interval)
 
     # --- streams ---------------------------------------------------------------------------
 
@@ -238,9 +335,33 @@ class Continuity:
         return check
 
     async def signed_heads(self, heads: Iterable[Head]) -> None:
-        """Journal the new heads of committed appends before anyone is told of them."""
-        changed = [head for head in heads if self.state.add(head)]
-        await self.journal.append(changed)
+        """Journal the new heads of committed appends before anyone is told of them, with
+        any head whose journal write failed before (and the fences found meanwhile): a
+        ``JournalError`` leaves them to the next write, and no answer is given until one
+        has written them."""
+        for head in heads:
+            self.state.add(head)
+            key = (head.tenant, head.stream)
+            known = self._unjournaled.get(key)
+            if known is None or head.seq > known.seq:
+                self._unjournaled[key] = head
+        await self._write(list(self._unjournaled.values()))
+
+    async def _write(self, heads: list[Head]) -> None:
+        fences = self._unshared
+        if not heads and not fences:
+            return
+        self._unshared = []
+        try:
+            await self.journal.append([*heads, *fences])
+        except BaseException:
+            self._unshared = fences + self._unshared
+            raise
+        for head in heads:
+            key = (head.tenant, head.stream)
+            if self._unjournaled.get(key) == head:
+                del self._unjournaled[key]
+            self._fresh.add(key)
 
     # --- logs ------------------------------------------------------------------------------
 
@@ -275,6 +396,19 @@ class Continuity:
         """Journal a committed checkpoint of the (tenant, fleet) log before it is offered to
         anyone; for the aggregate log, with its ``frontier`` at ``size``."""
         entry = Signed(origin, size, root, tenant, fleet, frontier)
+        known = self.state.checkpoints.get(origin)
+        if known is not None and known.size > size:
+            # Signed behind what the journal holds: another history of the log. Fence it,
+            # so it is never offered (docs/continuity.md, "What a running service catches").
+            self.state.conflicts.append((known, entry))
+            self.fence_log(
+                origin,
+                tenant,
+                fleet,
+                f"a checkpoint of size {size} was signed while size {known.size} was",
+            )
+            await self.share()
+            return
         if self.state.add(entry):
             await self.journal.append([entry])
 

@@ -184,6 +184,8 @@ class Sealer:
         sign = self.checkpoint_signer(origin)
         behind = self._continuity.seal_check(origin, tenant, fleet)
         while True:  # a large backlog goes in several bounded transactions
+            # The journal's word now, whoever signed last (docs/continuity.md).
+            await self._continuity.before_seal(origin)
             genesis = tenant_genesis(tenant, fleet)
             request = SealRequest(
                 tenant, fleet, origin, genesis, sign, utc_now(), self._seal_limit, behind
@@ -222,6 +224,7 @@ class Sealer:
         origin = self.aggregate_origin
         if origin in self._continuity.logs:
             return None  # fenced (docs/continuity.md): nothing is signed for it
+        await self._continuity.before_seal(origin)
         request = SealRequest(
             None,
             AGGREGATE_FLEET,

@@ -404,6 +404,9 @@ class RecordService:
     ) -> None:
         """Append prepared records in one store call; each outcome into ``results`` as the API
         reports it (``_RACE``: a new subject was created elsewhere first, prepare again)."""
+        # The journal's heads of the streams this process has not journaled itself since
+        # its store connections opened (docs/continuity.md, "What a running service catches").
+        await self._continuity.before_append({(tenant, row.name) for _, row, *_ in staged})
         outcomes = await self._store.records.append_records(
             tenant, appends, utc_now(), self._builder
         )

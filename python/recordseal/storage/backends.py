@@ -6,13 +6,22 @@ from urllib.parse import urlsplit
 
 from recordseal.settings import Settings
 from recordseal.storage.base import Store
-from recordseal.storage.errors import StorageError
+from recordseal.storage.errors import StorageError, StoreUnavailable
 from recordseal.storage.journal import DirectoryJournal, Journal
 from recordseal.storage.schema_version import SchemaStatus
 
 
 class BackendError(StorageError, ValueError):
     """The settings name no usable store (e.g. a database URL of another kind)."""
+
+
+def unavailable_errors() -> tuple[type[Exception], ...]:
+    """What the store raises when it cannot serve now but may later (its server down,
+    restarting, a standby not promoted yet, or a failover the process has not compared
+    with the journal yet): the service answers ``503 store_unavailable`` to them."""
+    from recordseal.storage.postgres.database import SERVER_DOWN
+
+    return (StoreUnavailable, ConnectionError, *SERVER_DOWN)
 
 
 def open_store(settings: Settings) -> Store:

@@ -9,7 +9,9 @@ describe and *before* anyone is told (an answer, a witness):
 - :class:`Head`: a stream's records up to ``seq`` are signed, the last with chain leaf ``leaf``;
 - :class:`Signed`: a checkpoint of ``origin`` at ``size`` with ``root`` is signed;
 - :class:`Erased`: a subject was erased (written *before* the database erases it);
-- :class:`Retired`: a log was retired for a successor by ``recordseal recover``.
+- :class:`Retired`: a log was retired for a successor by ``recordseal recover``;
+- :class:`Fenced`: a process fenced a stream or a log (every process refuses it then);
+- :class:`Recovered`: ``recordseal recover`` ran: the fences journaled before it are settled.
 
 Its state is a merge by maximum (the largest head per stream, the largest checkpoint per log,
 the union of erasures), so entries of several writers, in any order, give one state. Each
@@ -28,7 +30,7 @@ import fcntl
 import hashlib
 import os
 import secrets
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -88,7 +90,46 @@ class Retired:
     successor: str
 
 
-Entry = Head | Signed | Erased | Retired
+@dataclass(frozen=True, slots=True)
+class Fenced:
+    """A process fenced a stream (``name`` its name) or a log (``name`` its origin): every
+    process of the deployment refuses it too, until ``recordseal recover``."""
+
+    kind: str  # "stream" or "log"
+    tenant: str | None
+    name: str
+    reason: str
+    since: str
+    fleet: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Recovered:
+    """``recordseal recover`` ran at ``at``: fences journaled before are settled by it."""
+
+    at: str
+
+
+Entry = Head | Signed | Erased | Retired | Fenced | Recovered
+
+#: The order in which a journal writes the entries of one group (every writer the same, so
+#: two writers never wait for each other's rows in opposite orders).
+_KINDS = {Head: 0, Signed: 1, Erased: 2, Retired: 3, Fenced: 4, Recovered: 5}
+
+
+def write_order(entry: Entry) -> tuple[object, ...]:
+    """The sort key of an entry within one journal write: its kind, then its row's key."""
+    match entry:
+        case Head(tenant, stream):
+            return (0, tenant, stream)
+        case Signed(origin) | Retired(origin):
+            return (_KINDS[type(entry)], origin)
+        case Erased(tenant, index):
+            return (2, tenant, index.hex())
+        case Fenced(kind, tenant, name):
+            return (4, kind, tenant or "", name)
+        case Recovered(at):
+            return (5, at)
 
 
 @dataclass(slots=True)
@@ -99,8 +140,16 @@ class JournalState:
     checkpoints: dict[str, Signed] = field(default_factory=dict)
     erasures: dict[tuple[str, bytes], Erased] = field(default_factory=dict)
     retired: dict[str, Retired] = field(default_factory=dict)
+    #: (kind, tenant, name) -> the earliest fence of a stream or log
+    fences: dict[tuple[str, str | None, str], Fenced] = field(default_factory=dict)
+    #: when ``recordseal recover`` last ran ("" never): it settles the fences before it
+    recovered_at: str = ""
     #: (origin, size) signed with two roots: never expected, kept for whoever inspects it
     conflicts: list[tuple[Signed, Signed]] = field(default_factory=list)
+
+    def live_fences(self) -> list[Fenced]:
+        """The fences no ``recordseal recover`` has settled since."""
+        return [f for f in self.fences.values() if f.since > self.recovered_at]
 
     def add(self, entry: Entry) -> bool:
         """Merge one entry; True when it changed the state."""
@@ -128,6 +177,19 @@ class JournalState:
                 if origin not in self.retired:
                     self.retired[origin] = entry
                     return True
+            case Fenced(kind, tenant, name):
+                known_fence = self.fences.get((kind, tenant, name))
+                live = entry.since > self.recovered_at
+                if known_fence is None or (
+                    live
+                    and (known_fence.since <= self.recovered_at or entry.since < known_fence.since)
+                ):
+                    self.fences[(kind, tenant, name)] = entry
+                    return True
+            case Recovered(at):
+                if at > self.recovered_at:
+                    self.recovered_at = at
+                    return True
         return False
 
     def entries(self) -> Iterator[Entry]:
@@ -135,6 +197,9 @@ class JournalState:
         yield from self.checkpoints.values()
         yield from self.erasures.values()
         yield from self.retired.values()
+        yield from self.live_fences()
+        if self.recovered_at:
+            yield Recovered(self.recovered_at)
 
 
 def encode(entry: Entry) -> dict[str, object]:
@@ -159,6 +224,18 @@ def encode(entry: Entry) -> dict[str, object]:
                 "root": root.hex(),
                 "successor": successor,
             }
+        case Fenced(kind, tenant, name, reason, since, fleet):
+            return {
+                "k": "fenced",
+                "kind": kind,
+                "tenant": tenant,
+                "name": name,
+                "reason": reason,
+                "since": since,
+                "fleet": fleet,
+            }
+        case Recovered(at):
+            return {"k": "recovered", "at": at}
 
 
 def decode(line: dict[str, object]) -> Entry | None:
@@ -189,6 +266,18 @@ def decode(line: dict[str, object]) -> Entry | None:
         return Retired(
             _str(line["origin"]), _int(line["size"]), _hex(line["root"]), _str(line["successor"])
         )
+    if kind == "fenced":
+        tenant, fleet = line.get("tenant"), line.get("fleet")
+        return Fenced(
+            _str(line["kind"]),
+            None if tenant is None else _str(tenant),
+            _str(line["name"]),
+            _str(line["reason"]),
+            _str(line["since"]),
+            None if fleet is None else _str(fleet),
+        )
+    if kind == "recovered":
+        return Recovered(_str(line["at"]))
     if kind == "segment":
         return None
     raise ValueError(f"unknown entry kind {kind!r}")
@@ -207,6 +296,17 @@ class Journal(Protocol):
 
     async def read(self) -> JournalState:
         """The whole state as every writer has written it so far."""
+        ...
+
+    async def current(
+        self, streams: Collection[tuple[str, str]], origins: Collection[str]
+    ) -> list[Entry]:
+        """The journal's entries now for these streams (their heads) and logs (their last
+        signed checkpoints): what a process checks before it signs, whoever wrote them."""
+        ...
+
+    async def shared(self) -> tuple[list[Fenced], str]:
+        """Every fence journaled so far, and when ``recordseal recover`` last ran."""
         ...
 
     async def append(self, entries: Iterable[Entry]) -> None:
@@ -283,16 +383,22 @@ class _Segment:
     path: Path
     entries: list[Entry]
     last_hash: str
+    #: bytes read: up to the end of its last whole line
+    end: int = 0
 
 
-def read_segment(path: Path) -> _Segment:
-    """A segment's entries, its chain checked. A last line cut short (a crash mid-write: it
-    was never fsynced, so nobody was told of it) is left out; any other damage raises."""
-    data = path.read_bytes()
+def read_segment(path: Path, start: int = 0, previous: str | None = None) -> _Segment:
+    """A segment's entries from byte ``start`` (a line's start, after the line whose hash is
+    ``previous``), its chain checked. A last line cut short (a crash mid-write, or a write
+    under way: it was never fsynced, so nobody was told of it) is left out; any other damage
+    raises."""
+    with path.open("rb") as file:
+        file.seek(start)
+        data = file.read()
     lines = data.split(b"\n")
     torn = lines.pop()  # b"" when the file ends in a newline
     entries: list[Entry] = []
-    previous = None
+    end = start
     for number, raw in enumerate(lines, 1):
         try:
             line = orjson.loads(raw)
@@ -303,12 +409,14 @@ def read_segment(path: Path) -> _Segment:
                 raise ValueError("its 'prev' is not the hash of the line before")
             entry = decode(line)
         except (ValueError, KeyError, TypeError, orjson.JSONDecodeError) as error:
-            raise JournalError(f"journal segment {path.name}, line {number}: {error}") from None
+            where = f"line {number}" if start == 0 else f"a line after byte {start}"
+            raise JournalError(f"journal segment {path.name}, {where}: {error}") from None
         if entry is not None:
             entries.append(entry)
         previous = hashlib.sha256(raw).hexdigest()
+        end += len(raw) + 1
     del torn  # an unterminated last line was never acknowledged
-    return _Segment(path, entries, previous or _GENESIS)
+    return _Segment(path, entries, previous or _GENESIS, end)
 
 
 class DirectoryJournal:
@@ -322,6 +430,10 @@ class DirectoryJournal:
         self._last = _GENESIS
         self._size = 0
         self._mine = JournalState()  # what this writer's segment holds (for rotation)
+        #: what :meth:`current` has read of every segment so far: segment -> (bytes read,
+        #: hash of the last line read); and the merge of all it read
+        self._tails: dict[Path, tuple[int, str]] = {}
+        self._seen = JournalState()
         self._group = GroupWriter(lambda entries: asyncio.to_thread(self._append_now, entries))
         self.location = str(directory)
 
@@ -388,6 +500,41 @@ class DirectoryJournal:
 
     async def read(self) -> JournalState:
         return await asyncio.to_thread(self.read_now)
+
+    def read_new(self) -> JournalState:
+        """Everything journaled so far, reading only what the segments gained since the last
+        call (one ``stat`` per segment when nothing changed): the cheap re-read a process
+        makes before it signs. Segments absorbed or rotated away held nothing their
+        successor does not hold again."""
+        with self._directory_lock():
+            paths = self._segment_paths()
+            for path in paths:
+                start, previous = self._tails.get(path, (0, None))
+                try:
+                    if path.stat().st_size == start:
+                        continue
+                    segment = read_segment(path, start, previous)
+                except FileNotFoundError:
+                    continue
+                for entry in segment.entries:
+                    self._seen.add(entry)
+                self._tails[path] = (segment.end, segment.last_hash)
+            for gone in set(self._tails) - set(paths):
+                del self._tails[gone]
+        return self._seen
+
+    async def current(
+        self, streams: Collection[tuple[str, str]], origins: Collection[str]
+    ) -> list[Entry]:
+        state = await asyncio.to_thread(self.read_new)
+        found: list[Entry] = [state.heads[key] for key in streams if key in state.heads]
+        found += [state.checkpoints[o] for o in origins if o in state.checkpoints]
+        found += [state.retired[o] for o in origins if o in state.retired]
+        return found
+
+    async def shared(self) -> tuple[list[Fenced], str]:
+        state = await asyncio.to_thread(self.read_new)
+        return list(state.fences.values()), state.recovered_at
 
     def _read_all(self) -> JournalState:
         state = JournalState()

@@ -163,7 +163,9 @@ async def assemble(settings: Settings, manifest: FleetManifest, sso: SsoSettings
         verifier=build_verifier(store, sealer, trust),
         panel=panel,
         sso=sso_context,
-        tasks=background_tasks(settings, store, sealer, manifest, fleets, on_fleets_added),
+        tasks=background_tasks(
+            settings, store, sealer, continuity, manifest, fleets, on_fleets_added
+        ),
     )
 
 
@@ -290,6 +292,7 @@ def background_tasks(
     settings: Settings,
     store: Store,
     sealer: Sealer,
+    continuity: Continuity,
     manifest: FleetManifest,
     fleets: FleetRegistry,
     on_fleets_added: Callable[[ReloadOutcome], Awaitable[None]],
@@ -297,6 +300,8 @@ def background_tasks(
     """The worker's background tasks, as its settings enable them (docs/operations.md,
     "Background tasks")."""
     tasks = TaskSupervisor()
+    # Fences journaled by any process, taken up by this one within a second.
+    tasks.add("shared_fences", continuity.watch)
     if settings.seal_interval > 0:
         tasks.add("sealing", partial(sealer.run, settings.seal_interval))
     tasks.add(

@@ -27,6 +27,8 @@ from recordseal.panel.sso.errors import DuplicateProvider, RegistrationError
 from recordseal.panel.sso.login import UnknownProvider
 from recordseal.services.errors import ServiceError, TooManyRequests
 from recordseal.services.reading import schema_refusal
+from recordseal.storage.backends import unavailable_errors
+from recordseal.storage.journal import JournalError
 from recordseal.web.observe import note_problem
 from recordseal.web.schemas import Problem
 
@@ -206,6 +208,42 @@ def http_error_handler(request: Request, error: HTTPException) -> Response[bytes
     return problem_response(status, code, detail)
 
 
+#: Seconds a client waits before sending a request the store or the journal could not take.
+UNAVAILABLE_RETRY = 1
+
+
+def store_unavailable_handler(request: Request, error: Exception) -> Response[bytes]:  # type: ignore[type-arg]
+    """The store does not answer now (its server down, a failover under way or not yet
+    compared with the journal): ``503 store_unavailable`` with ``Retry-After``. Nothing was
+    acknowledged; the same request with the same ``Idempotency-Key`` is safe to send again."""
+    log.warning("request.store_unavailable", extra={"error": type(error).__name__})
+    note_problem(request.scope, "store_unavailable")
+    return problem_response(
+        503,
+        "store_unavailable",
+        "the store does not answer now; send the request again (with the same"
+        " Idempotency-Key) after Retry-After seconds",
+        headers={"Retry-After": str(UNAVAILABLE_RETRY)},
+    )
+
+
+def journal_unavailable_handler(request: Request, error: JournalError) -> Response[bytes]:  # type: ignore[type-arg]
+    """The continuity journal could not be written: what the store committed is not
+    answered until it is (docs/continuity.md, "When the journal fails"). ``503
+    journal_unavailable`` with ``Retry-After``: the same request with the same
+    ``Idempotency-Key`` answers the stored records once the journal takes them."""
+    log.error("request.journal_unavailable", extra={"error": type(error).__name__})
+    note_problem(request.scope, "journal_unavailable")
+    return problem_response(
+        503,
+        "journal_unavailable",
+        "the continuity journal does not answer now; anything stored is answered once it"
+        " does: send the request again (with the same Idempotency-Key) after Retry-After"
+        " seconds",
+        headers={"Retry-After": str(UNAVAILABLE_RETRY)},
+    )
+
+
 def internal_error_handler(request: Request, error: Exception) -> Response[bytes]:  # type: ignore[type-arg]
     """The outermost boundary of a request: an error no handler above answers is a 500
     ``internal_error`` (its class logged, never its message)."""
@@ -225,5 +263,7 @@ EXCEPTION_HANDLERS: dict[
     HTTPException: http_error_handler,
     UnicodeDecodeError: unreadable_handler,
     RecursionError: unreadable_handler,
+    JournalError: journal_unavailable_handler,
+    **dict.fromkeys(unavailable_errors(), store_unavailable_handler),
     Exception: internal_error_handler,
 }

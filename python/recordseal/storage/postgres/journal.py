@@ -8,12 +8,15 @@ upsert that only ever moves forward, so writers in any order give one state. Con
 appends of a process share one transaction (``journal.GroupWriter``); it commits with the
 server's ``synchronous_commit`` (on by default: durable on the journal server). Every writer
 holds a shared advisory lock while it lives, so ``recordseal recover`` sees a running service.
-The tables are made on first use, in the schema the URL's ``search_path`` names.
+The tables are made on first use, in the schema the URL's ``search_path`` names, under a
+transaction-scoped advisory lock: any number of processes may start together on a new
+journal database. A write takes its rows in one order (``journal.write_order``), so two
+writers never deadlock.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -23,13 +26,16 @@ from recordseal.clock import utc_now
 from recordseal.storage.journal import (
     Entry,
     Erased,
+    Fenced,
     GroupWriter,
     Head,
     JournalError,
     JournalState,
+    Recovered,
     Retired,
     Signed,
     largest,
+    write_order,
 )
 
 if TYPE_CHECKING:
@@ -37,6 +43,8 @@ if TYPE_CHECKING:
 
 #: Held shared by every writer of a journal database ("journal").
 WRITER_LOCK = 0x6A6F75726E616C
+#: Held while the tables are made ("journal schema"): one process at a time creates them.
+SCHEMA_LOCK = 0x6A6F75726E73
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS journal_heads (
@@ -74,7 +82,33 @@ CREATE TABLE IF NOT EXISTS journal_retired (
     root       bytea NOT NULL,
     successor  text NOT NULL
 );
+CREATE TABLE IF NOT EXISTS journal_fences (
+    kind    text NOT NULL,
+    tenant  text NOT NULL,
+    name    text NOT NULL,
+    reason  text NOT NULL,
+    since   text NOT NULL,
+    fleet   text,
+    PRIMARY KEY (kind, tenant, name)
+);
+CREATE TABLE IF NOT EXISTS journal_recovered (
+    one  boolean PRIMARY KEY DEFAULT true CHECK (one),
+    at   text NOT NULL
+);
 """
+
+#: The heads of some streams and the checkpoints (and retirements) of some logs, now.
+CURRENT_HEADS = (
+    "SELECT h.tenant, h.stream, h.seq, h.leaf FROM unnest($1::text[], $2::text[]) AS u(t, s)"
+    " JOIN journal_heads h ON h.tenant = u.t AND h.stream = u.s"
+)
+CURRENT_CHECKPOINTS = (
+    "SELECT origin, size, root, tenant, fleet, frontier FROM journal_checkpoints"
+    " WHERE origin = ANY($1::text[])"
+)
+CURRENT_RETIRED = (
+    "SELECT origin, size, root, successor FROM journal_retired WHERE origin = ANY($1::text[])"
+)
 
 
 def redacted(url: str) -> str:
@@ -134,7 +168,39 @@ class PostgresJournal:
                 "SELECT origin, size, root, successor FROM journal_retired"
             ):
                 state.add(Retired(origin, size, bytes(root), successor))
+            fences, recovered = await _shared(conn)
+            for fence in fences:
+                state.add(fence)
+            if recovered:
+                state.add(Recovered(recovered))
         return state
+
+    async def current(
+        self, streams: Collection[tuple[str, str]], origins: Collection[str]
+    ) -> list[Entry]:
+        """One indexed query for the streams' heads, one for the logs' checkpoints."""
+        pool = await self._open_pool()
+        found: list[Entry] = []
+        async with pool.acquire() as conn:
+            if streams:
+                tenants, names = [t for t, _ in streams], [n for _, n in streams]
+                for tenant, stream, seq, leaf in await conn.fetch(CURRENT_HEADS, tenants, names):
+                    found.append(Head(tenant, stream, seq, bytes(leaf)))
+            if origins:
+                wanted = list(origins)
+                for origin, size, root, tenant, fleet, frontier in await conn.fetch(
+                    CURRENT_CHECKPOINTS, wanted
+                ):
+                    nodes = tuple(bytes(node) for node in frontier or ())
+                    found.append(Signed(origin, size, bytes(root), tenant, fleet, nodes))
+                for origin, size, root, successor in await conn.fetch(CURRENT_RETIRED, wanted):
+                    found.append(Retired(origin, size, bytes(root), successor))
+        return found
+
+    async def shared(self) -> tuple[list[Fenced], str]:
+        pool = await self._open_pool()
+        async with pool.acquire() as conn:
+            return await _shared(conn)
 
     async def _open_pool(self) -> asyncpg.Pool:
         if self._pool is None:
@@ -143,7 +209,8 @@ class PostgresJournal:
             except (OSError, asyncpg.PostgresError) as error:
                 raise JournalError(f"journal {self.location}: {error}") from None
             try:
-                async with pool.acquire() as conn:
+                async with pool.acquire() as conn, conn.transaction():
+                    await conn.execute("SELECT pg_advisory_xact_lock($1)", SCHEMA_LOCK)
                     await conn.execute(SCHEMA)
             except (OSError, asyncpg.PostgresError) as error:
                 pool.terminate()
@@ -157,7 +224,7 @@ class PostgresJournal:
     async def _write(self, entries: list[Entry]) -> None:
         pool = await self._open_pool()
         async with pool.acquire() as conn, conn.transaction():
-            for entry in largest(entries):
+            for entry in sorted(largest(entries), key=write_order):
                 await _upsert(conn, entry)
 
     async def other_writers(self) -> int:
@@ -246,3 +313,34 @@ async def _upsert(conn: Connection, entry: Entry) -> None:
                 root,
                 successor,
             )
+        case Fenced(kind, tenant, name, reason, since, fleet):
+            await conn.execute(
+                "INSERT INTO journal_fences (kind, tenant, name, reason, since, fleet)"
+                " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (kind, tenant, name) DO UPDATE"
+                " SET reason = excluded.reason, since = excluded.since, fleet = excluded.fleet"
+                " WHERE excluded.since < journal_fences.since"
+                " OR journal_fences.since <= coalesce((SELECT at FROM journal_recovered), '')",
+                kind,
+                tenant or "",
+                name,
+                reason,
+                since,
+                fleet,
+            )
+        case Recovered(at):
+            await conn.execute(
+                "INSERT INTO journal_recovered (at) VALUES ($1) ON CONFLICT (one) DO UPDATE"
+                " SET at = excluded.at WHERE journal_recovered.at < excluded.at",
+                at,
+            )
+
+
+async def _shared(conn: Connection) -> tuple[list[Fenced], str]:
+    fences = [
+        Fenced(kind, tenant or None, name, reason, since, fleet)
+        for kind, tenant, name, reason, since, fleet in await conn.fetch(
+            "SELECT kind, tenant, name, reason, since, fleet FROM journal_fences"
+        )
+    ]
+    recovered = await conn.fetchval("SELECT at FROM journal_recovered")
+    return fences, recovered or ""

@@ -66,7 +66,13 @@ class PostgresLogs:
                     self._leader.terminate()  # the connection died: the lock went with it
                     self._leader = None
             if self._leader is None or self._leader.is_closed():
-                self._leader = await asyncpg.connect(self._db.url)
+                leader = await asyncpg.connect(self._db.url)
+                try:
+                    await self._db.connected(leader)  # a failover is noticed here too
+                except BaseException:
+                    leader.terminate()
+                    raise
+                self._leader = leader
             self._leading = bool(
                 await self._leader.fetchval("SELECT pg_try_advisory_lock($1)", SEALER_LOCK)
             )

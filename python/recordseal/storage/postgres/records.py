@@ -68,20 +68,17 @@ class PostgresRecords:
     def __init__(self, db: PostgresDatabase) -> None:
         self._db = db
         self._writer: AppendWriter | None = None
-        self._reconnected: Callable[[], Awaitable[None]] | None = None
         self._vacuum: asyncio.Task[None] | None = None
         self._vacuum_wanted = False
 
     def start(self) -> None:
         """Start the append writer (on the running event loop)."""
-        self._writer = AppendWriter(self._db.url, self._after_reconnect)
+        self._writer = AppendWriter(self._db.url, self._db.writer_connected)
 
     def on_reconnect(self, hook: Callable[[], Awaitable[None]]) -> None:
-        self._reconnected = hook
-
-    async def _after_reconnect(self) -> None:
-        if self._reconnected is not None:
-            await self._reconnected()
+        """``hook`` compares the store with the journal again after any store connection
+        reopened, before anything is served (``PostgresDatabase.moved``)."""
+        self._db.on_moved(hook)
 
     async def stop(self) -> None:
         if self._vacuum is not None:

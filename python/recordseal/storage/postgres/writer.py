@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import asyncpg
 
 from recordseal.clock import utc_minute
-from recordseal.storage.errors import StorageError
+from recordseal.storage.errors import StorageError, StoreUnavailable
 from recordseal.storage.placing import new_subjects, place
 from recordseal.storage.postgres.database import ONE_ROW_BY_KEY
 from recordseal.storage.records import AppendOutcome
@@ -62,13 +62,19 @@ class Pending:
 class AppendWriter:
     MAX_BATCH = 1024
 
-    def __init__(self, url: str, reconnected: Callable[[], Awaitable[None]] | None = None) -> None:
-        """``reconnected``: awaited after the connection was lost and opened again, before
-        the next transaction (the database may be another one now: a failover)."""
+    def __init__(
+        self,
+        url: str,
+        connected: Callable[[asyncpg.Connection, bool], Awaitable[None]] | None = None,
+    ) -> None:
+        """``connected(conn, lost)``: awaited for every new connection before its first
+        transaction, ``lost`` when the one before it broke (the database may be another one
+        now: a failover); what it raises fails the transaction's appends."""
         # A connection of its own, not one from the pool: a pooled connection is reset (one
         # more round trip) every time it goes back, and this one is used all the time.
         self._url = url
-        self._reconnected = reconnected
+        self._connected = connected
+        self._broke = False
         self._conn: asyncpg.Connection | None = None
         #: Each submit's appends, in order: a transaction takes whole submits only.
         self._pending: list[Pending] = []
@@ -102,16 +108,17 @@ class AppendWriter:
     async def _connection(self) -> asyncpg.Connection:
         """The writer's connection, opened again if the last one broke."""
         if self._conn is None or self._conn.is_closed():
-            lost = self._conn is not None
+            # Lost until a new connection is in use: a refresh that failed is tried again.
+            self._broke = self._broke or self._conn is not None
             self._conn = None
             connection = await asyncpg.connect(self._url)
-            if lost and self._reconnected is not None:
+            if self._connected is not None:
                 try:
-                    await self._reconnected()
+                    await self._connected(connection, self._broke)
                 except BaseException:
                     await connection.close()
                     raise
-            self._conn = connection
+            self._conn, self._broke = connection, False
         return self._conn
 
     async def _run(self) -> None:
@@ -169,6 +176,8 @@ class AppendWriter:
                 log.warning("storage.commit_lost", extra={"committed": False, "action": "retried"})
                 if attempt == _ATTEMPTS:
                     return [(False, unknown.__cause__ or unknown)] * len(batch)
+            except StoreUnavailable as exc:  # compared with the journal again: not yet
+                return [(False, exc)] * len(batch)
             except Exception as exc:  # the transaction failed: nobody is acknowledged
                 if not self._lost() or attempt == _ATTEMPTS:
                     return [(False, exc)] * len(batch)
