@@ -144,3 +144,78 @@ def test_a_journal_whose_server_went_away_closes_without_leaving_a_connection_op
         if not stopped:
             cluster.stop()
     gc.collect()  # an unclosed connection's ResourceWarning would surface now
+
+
+def test_processes_starting_together_on_a_new_journal_database_all_start(
+    journal_server: Cluster,
+) -> None:
+    """Every worker of ``serve --workers N`` opens the journal at once; on a new journal
+    database each makes its tables. Made under a lock, they all start (without it, most
+    starts failed on a duplicate ``pg_type`` row)."""
+    for _ in range(4):
+        url = journal_server.url()  # a new, empty schema
+
+        async def scenario(url: str = url) -> None:
+            journals = [PostgresJournal(url) for _ in range(6)]
+            try:
+                states = await asyncio.gather(*(j.load() for j in journals))
+                assert all(state.heads == {} for state in states)
+                await journals[0].append([Head("acme", "s", 1, bytes(32))])
+                assert (await journals[5].read()).heads[("acme", "s")].seq == 1
+            finally:
+                for journal in journals:
+                    await journal.aclose()
+
+        asyncio.run(scenario())
+
+
+def test_writers_taking_heads_in_opposite_orders_never_deadlock(journal_server: Cluster) -> None:
+    """Two writers journal the heads of the same streams, named in opposite orders, at once
+    and many times: each write takes its rows in one order (``journal.write_order``), so
+    neither waits for the other's rows while holding ones the other wants (a deadlock
+    answered a client 500 although its records were stored)."""
+    url = journal_server.url()
+    names = [f"s{n:02}" for n in range(24)]
+
+    async def scenario() -> None:
+        one, two = PostgresJournal(url), PostgresJournal(url)
+        await one.load()
+        await two.load()
+        try:
+            for seq in range(1, 41):
+                forward = [Head("acme", n, seq, bytes(32)) for n in names]
+                await asyncio.gather(one.append(forward), two.append(forward[::-1]))
+            state = await one.read()
+            assert {head.seq for head in state.heads.values()} == {40}
+        finally:
+            await one.aclose()
+            await two.aclose()
+
+    asyncio.run(scenario())
+
+
+def test_fences_journaled_by_one_writer_are_read_by_every_other(journal_server: Cluster) -> None:
+    """A fence one process found is shared through the journal; ``recordseal recover``
+    settles the fences journaled before it (``Recovered``)."""
+    from recordseal.storage.journal import Fenced, Recovered
+
+    url = journal_server.url()
+
+    async def scenario() -> None:
+        one, two = PostgresJournal(url), PostgresJournal(url)
+        await one.load()
+        await two.load()
+        try:
+            fence = Fenced("stream", "acme", "s", "behind", "2026-11-28T10:00:00Z")
+            await one.append([fence])
+            assert await two.shared() == ([fence], "")
+            await two.append([Recovered("2026-11-28T11:00:00Z")])
+            assert (await one.read()).live_fences() == []
+            again = Fenced("stream", "acme", "s", "behind again", "2026-11-28T12:00:00Z")
+            await one.append([again])
+            assert (await two.read()).live_fences() == [again]
+        finally:
+            await one.aclose()
+            await two.aclose()
+
+    asyncio.run(scenario())
