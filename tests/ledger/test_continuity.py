@@ -262,3 +262,46 @@ async def _terminate(cluster: Cluster, pids: list[int]) -> None:
         await conn.execute("SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid", pids)
     finally:
         await conn.close()
+
+
+@pytest.mark.parametrize("journal_kind", ["directory", "database"])
+def test_a_process_that_never_sealed_reads_the_journal_before_it_signs(
+    postgres: Cluster, journal_server: Cluster, tmp_path: Path, journal_kind: str
+) -> None:
+    """The sealing role moves to a process that never sealed this log (a failover: the old
+    leader's lock went with the old primary). A sealed the log to a size the store then
+    lost (put back while both run, no connection broken); B appends to another stream of
+    the same log, so the store's log has pending leaves at positions A had sealed. B's seal
+    reads the journal's last signed checkpoint first and refuses: without that read it
+    signed a second checkpoint at a size A had signed. Its fence is journaled, and A takes
+    it up (every process refuses the same log)."""
+    journal = None if journal_kind == "directory" else journal_server.url()
+    settings = Settings(data_dir=tmp_path, database_url=postgres.url(), journal=journal)
+    backup = Backup(settings, postgres, tmp_path / "backup")
+
+    async def scenario() -> None:
+        async with Service(settings) as a:
+            await a.records.create_stream("acme", "s", None, False)
+            await a.records.create_stream("acme", "t", None, False)
+            await a.post("acme", "s", "bob", 1)
+            await a.sealer.seal_pending()
+            backup.take()
+            async with Service(settings) as b:
+                for n in (2, 3):
+                    await a.post("acme", "s", "bob", n)
+                [signed] = await a.sealer.seal_pending()
+                backup.restore()
+                await b.post("acme", "t", "carol", 1)  # a stream A never wrote: not fenced
+                assert await b.sealer.seal_pending() == []
+                assert signed.origin in b.continuity.logs
+                checkpoints = await b.store.logs.latest_checkpoints()
+                assert [c.checkpoint.size for c in checkpoints] == [signed.size - 2]
+                await b.continuity.share()
+                await a.continuity.adopt_shared()
+                assert set(a.continuity.logs) == {signed.origin}
+                # A stream B never wrote, rolled back: its first append reads the journal.
+                with pytest.raises(Unavailable) as refused:
+                    await b.post("acme", "s", "dave", 2)
+                assert refused.value.code == "store_rolled_back"
+
+    asyncio.run(scenario())
