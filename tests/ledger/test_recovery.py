@@ -34,6 +34,7 @@ from recordseal.verify.bundle import KeyDirectory
 from recordseal.verify.transparency import TransparencyLogError, replay_log_file
 from recordseal.verify.verifier import verify_bundle
 from tests.continuity_support import SEED, SERVICE, Backup, Service, lose_a_sealed_record
+from tests.pg_cluster import Cluster
 
 BASE = f"{SERVICE}/acme/default"
 
@@ -283,5 +284,53 @@ def test_a_successor_log_has_transparency_files_that_replay_to_its_predecessor(
         with pytest.raises(TransparencyLogError) as refused:
             replay_log_file(json.dumps(plain).encode() + b"\n" + rest)
         assert refused.value.code == "genesis_mismatch"
+
+    asyncio.run(scenario())
+
+
+def test_records_sealed_under_a_checkpoint_the_journal_never_accepted_move_to_the_successor(
+    postgres: Cluster, tmp_path: Path
+) -> None:
+    """(PostgreSQL: the store is put back under running processes, as a failover does; a
+    SQLite process keeps the files it opened.) A seal that raced a failover: process Y read the journal before the old leader's
+    checkpoint of size 4 reached it, and signed size 3 over the store it now reaches (put
+    back to size 2). Journaling it, Y finds the journal's size 4: the checkpoint is
+    ``Unaccepted``, the log fenced, nothing offered. ``recover`` moves the record it sealed
+    to the successor, like an unsealed one, so its bundle proves against a checkpoint the
+    witnesses can accept."""
+    store_settings = Settings(data_dir=tmp_path, database_url=postgres.url())
+    backup = Backup(store_settings, postgres, tmp_path / "backup")
+
+    async def scenario() -> None:
+        async with Service(store_settings) as x:
+            await x.records.create_stream("acme", "s", None, False)
+            await x.records.create_stream("acme", "t", None, False)
+            await x.post("acme", "s", "bob", 1)
+            await x.sealer.seal_pending()
+        backup.take()
+        async with Service(store_settings) as y:
+            async with Service(store_settings) as x:
+                for n in (2, 3):
+                    await x.post("acme", "s", "bob", n)
+                [lost] = await x.sealer.seal_pending()
+                assert lost.size == 4
+            backup.restore()
+
+            async def late(origin: str) -> None:  # the old leader's write not there yet
+                return None
+
+            y.continuity.before_seal = late  # type: ignore[method-assign]
+            raced = await y.post("acme", "t", "carol", 1)
+            [fork] = await y.sealer.seal_pending()
+            assert fork.size == 3  # signed over the store Y reaches ...
+            assert fork.origin in y.continuity.logs  # ... found unaccepted, fenced
+            assert (fork.origin, 3) in y.continuity.state.unaccepted
+        report = await run_recover(store_settings)
+        [succession] = report.successions
+        assert (succession.size, succession.keep) == (4, 2)
+        async with Service(store_settings) as after:
+            await after.sealer.seal_pending()
+            seal = await after.store.logs.record_seal("acme", raced.record_id)
+            assert seal is not None and seal[0] == succession.origin
 
     asyncio.run(scenario())

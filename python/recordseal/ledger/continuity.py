@@ -44,6 +44,7 @@ from recordseal.storage.journal import (
     Journal,
     JournalState,
     Signed,
+    Unaccepted,
 )
 from recordseal.storage.requests import HeadCheck
 from recordseal.storage.rows import AnchorLog
@@ -131,6 +132,9 @@ class Continuity:
     async def before_seal(self, origin: str) -> None:
         """Read the journal's last signed checkpoint of ``origin``, whoever signed it: the
         seal's ``behind`` then compares the store with it."""
+        await self._read_checkpoint(origin)
+
+    async def _read_checkpoint(self, origin: str) -> None:
         for entry in await self.journal.current((), (origin,)):
             self.state.add(entry)
 
@@ -396,17 +400,34 @@ class Continuity:
         """Journal a committed checkpoint of the (tenant, fleet) log before it is offered to
         anyone; for the aggregate log, with its ``frontier`` at ``size``."""
         entry = Signed(origin, size, root, tenant, fleet, frontier)
+        # The journal's word again: another process may have journaled past it since the
+        # seal read it (two databases sealed at once, around a failover).
+        await self._read_checkpoint(origin)
         known = self.state.checkpoints.get(origin)
-        if known is not None and known.size > size:
+        if known is not None and (known.size > size or (known.size, known.root) == (size, root)):
+            if known.size == size:
+                return  # journaled already
             # Signed behind what the journal holds: another history of the log. Fence it,
-            # so it is never offered (docs/continuity.md, "What a running service catches").
+            # so it is never offered; recover moves what it sealed to the successor
+            # (docs/continuity.md, "What a running service catches").
             self.state.conflicts.append((known, entry))
+            unaccepted = Unaccepted(origin, size, root)
+            self.state.add(unaccepted)
             self.fence_log(
                 origin,
                 tenant,
                 fleet,
                 f"a checkpoint of size {size} was signed while size {known.size} was",
             )
+            await self.journal.append([unaccepted])
+            await self.share()
+            return
+        if known is not None and known.size == size:  # another root at a signed size
+            self.state.add(entry)  # kept among the conflicts
+            unaccepted = Unaccepted(origin, size, root)
+            self.state.add(unaccepted)
+            self.fence_log(origin, tenant, fleet, f"a second root was signed at size {size}")
+            await self.journal.append([entry, unaccepted])
             await self.share()
             return
         if self.state.add(entry):

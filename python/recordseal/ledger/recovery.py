@@ -39,8 +39,9 @@ from recordseal.merkle import tree
 from recordseal.merkle.genesis import log_origin, successor_genesis, successor_origin
 from recordseal.merkle.log import frontier
 from recordseal.storage.base import Store
-from recordseal.storage.journal import Entry, Head, Retired, Signed
+from recordseal.storage.journal import Entry, Head, Recovered, Retired, Signed
 from recordseal.storage.recovery import AggregateRestore, GapRecord, Recovery, Succession
+from recordseal.storage.tenancy import tenant_key
 
 
 class ServiceRunning(RecordServiceError):
@@ -96,6 +97,9 @@ async def recover(
             Signed(s.origin, 1, leaf_hash(s.leaf), s.tenant, s.fleet),
         ]
     entries += [Head(g.tenant, g.stream, g.seq, g.chain_leaf) for g in report.gaps]
+    # The fences journaled before this run are settled by it; what stays fenced is found
+    # again at the next start.
+    entries.append(Recovered(now))
     # Journaled first: from here on these heads and this checkpoint count as signed.
     await continuity.journal.append(entries)
     await store.logs.recover(Recovery(report.successions, report.gaps, now, report.aggregate))
@@ -155,11 +159,34 @@ async def _plan_successions(
         leaf = successor_genesis(origin, signed.size, signed.root)
         sign = checkpoint_signer(as_signers(log_signer(successor)), successor)
         note = sign(1, leaf_hash(leaf))  # every log key: two generations during a rotation
+        keep = await _accepted_size(store, continuity, origin, fence.tenant, fence.fleet)
         report.successions.append(
             Succession(
-                fence.tenant, fence.fleet, origin, signed.size, signed.root, successor, leaf, note
+                fence.tenant,
+                fence.fleet,
+                origin,
+                signed.size,
+                signed.root,
+                successor,
+                leaf,
+                note,
+                keep,
             )
         )
+
+
+async def _accepted_size(
+    store: Store, continuity: Continuity, origin: str, tenant: str | None, fleet: str
+) -> int | None:
+    """The size of the predecessor's last stored checkpoint before the first one the journal
+    never accepted (``Unaccepted``: signed on a promoted standby while the journal held
+    another history), or None when it has none: the records sealed after it move too."""
+    sizes = [size for (o, size) in continuity.state.unaccepted if o == origin]
+    if not sizes:
+        return None
+    first = min(sizes)
+    stored = [c.size for c in await store.logs.checkpoints(tenant_key(tenant), fleet)]
+    return max((size for size in stored if size < first), default=1)
 
 
 async def _plan_gaps(

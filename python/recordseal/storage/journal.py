@@ -11,7 +11,9 @@ describe and *before* anyone is told (an answer, a witness):
 - :class:`Erased`: a subject was erased (written *before* the database erases it);
 - :class:`Retired`: a log was retired for a successor by ``recordseal recover``;
 - :class:`Fenced`: a process fenced a stream or a log (every process refuses it then);
-- :class:`Recovered`: ``recordseal recover`` ran: the fences journaled before it are settled.
+- :class:`Recovered`: ``recordseal recover`` ran: the fences journaled before it are settled;
+- :class:`Unaccepted`: a checkpoint was signed that the journal never accepted (its log then
+  held a larger or another one): ``recover`` moves the records it sealed to the successor.
 
 Its state is a merge by maximum (the largest head per stream, the largest checkpoint per log,
 the union of erasures), so entries of several writers, in any order, give one state. Each
@@ -110,11 +112,23 @@ class Recovered:
     at: str
 
 
-Entry = Head | Signed | Erased | Retired | Fenced | Recovered
+@dataclass(frozen=True, slots=True)
+class Unaccepted:
+    """A checkpoint of ``origin`` at ``size`` signed while the journal held a larger one or
+    another root at that size (two histories: a seal on a promoted standby racing the old
+    primary's journal write). It is never offered; ``recordseal recover`` moves the records
+    it sealed to the successor log."""
+
+    origin: str
+    size: int
+    root: bytes
+
+
+Entry = Head | Signed | Erased | Retired | Fenced | Recovered | Unaccepted
 
 #: The order in which a journal writes the entries of one group (every writer the same, so
 #: two writers never wait for each other's rows in opposite orders).
-_KINDS = {Head: 0, Signed: 1, Erased: 2, Retired: 3, Fenced: 4, Recovered: 5}
+_KINDS = {Head: 0, Signed: 1, Erased: 2, Retired: 3, Fenced: 4, Recovered: 5, Unaccepted: 6}
 
 
 def write_order(entry: Entry) -> tuple[object, ...]:
@@ -130,6 +144,8 @@ def write_order(entry: Entry) -> tuple[object, ...]:
             return (4, kind, tenant or "", name)
         case Recovered(at):
             return (5, at)
+        case Unaccepted(origin, size):
+            return (6, origin, size)
 
 
 @dataclass(slots=True)
@@ -144,6 +160,8 @@ class JournalState:
     fences: dict[tuple[str, str | None, str], Fenced] = field(default_factory=dict)
     #: when ``recordseal recover`` last ran ("" never): it settles the fences before it
     recovered_at: str = ""
+    #: (origin, size) -> root of the checkpoints signed that the journal never accepted
+    unaccepted: dict[tuple[str, int], bytes] = field(default_factory=dict)
     #: (origin, size) signed with two roots: never expected, kept for whoever inspects it
     conflicts: list[tuple[Signed, Signed]] = field(default_factory=list)
 
@@ -190,6 +208,10 @@ class JournalState:
                 if at > self.recovered_at:
                     self.recovered_at = at
                     return True
+            case Unaccepted(origin, size, root):
+                if (origin, size) not in self.unaccepted:
+                    self.unaccepted[(origin, size)] = root
+                    return True
         return False
 
     def entries(self) -> Iterator[Entry]:
@@ -200,6 +222,8 @@ class JournalState:
         yield from self.live_fences()
         if self.recovered_at:
             yield Recovered(self.recovered_at)
+        for (origin, size), root in self.unaccepted.items():
+            yield Unaccepted(origin, size, root)
 
 
 def encode(entry: Entry) -> dict[str, object]:
@@ -236,6 +260,8 @@ def encode(entry: Entry) -> dict[str, object]:
             }
         case Recovered(at):
             return {"k": "recovered", "at": at}
+        case Unaccepted(origin, size, root):
+            return {"k": "unaccepted", "origin": origin, "size": size, "root": root.hex()}
 
 
 def decode(line: dict[str, object]) -> Entry | None:
@@ -278,6 +304,8 @@ def decode(line: dict[str, object]) -> Entry | None:
         )
     if kind == "recovered":
         return Recovered(_str(line["at"]))
+    if kind == "unaccepted":
+        return Unaccepted(_str(line["origin"]), _int(line["size"]), _hex(line["root"]))
     if kind == "segment":
         return None
     raise ValueError(f"unknown entry kind {kind!r}")

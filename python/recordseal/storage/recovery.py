@@ -27,7 +27,9 @@ class Succession:
     ``predecessor``, ``size`` and ``root``: the last checkpoint the service signed for the
     log it succeeds (the journal's, which may be beyond what the store holds); ``leaf``: the
     successor's leaf 0 (``merkle.genesis.successor_genesis``); ``note``: its checkpoint of
-    size 1, whose root is the leaf hash of ``leaf``.
+    size 1, whose root is the leaf hash of ``leaf``; ``keep``: the predecessor's stored size
+    whose sealing stands, when a checkpoint after it was never accepted by the journal (None:
+    every stored checkpoint stands). The records past it move to the successor.
     """
 
     tenant: str | None
@@ -38,6 +40,12 @@ class Succession:
     origin: str
     leaf: bytes
     note: str
+    keep: int | None = None
+
+    def first_moved(self, stored_size: int) -> int:
+        """The predecessor's first position whose record moves to the successor."""
+        kept = stored_size if self.keep is None else min(stored_size, self.keep)
+        return max(kept, 1)
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,6 +34,7 @@ from recordseal.storage.journal import (
     Recovered,
     Retired,
     Signed,
+    Unaccepted,
     largest,
     write_order,
 )
@@ -90,6 +91,12 @@ CREATE TABLE IF NOT EXISTS journal_fences (
     since   text NOT NULL,
     fleet   text,
     PRIMARY KEY (kind, tenant, name)
+);
+CREATE TABLE IF NOT EXISTS journal_unaccepted (
+    origin  text NOT NULL,
+    size    bigint NOT NULL,
+    root    bytea NOT NULL,
+    PRIMARY KEY (origin, size)
 );
 CREATE TABLE IF NOT EXISTS journal_recovered (
     one  boolean PRIMARY KEY DEFAULT true CHECK (one),
@@ -168,6 +175,10 @@ class PostgresJournal:
                 "SELECT origin, size, root, successor FROM journal_retired"
             ):
                 state.add(Retired(origin, size, bytes(root), successor))
+            for origin, size, root in await conn.fetch(
+                "SELECT origin, size, root FROM journal_unaccepted"
+            ):
+                state.add(Unaccepted(origin, size, bytes(root)))
             fences, recovered = await _shared(conn)
             for fence in fences:
                 state.add(fence)
@@ -326,6 +337,14 @@ async def _upsert(conn: Connection, entry: Entry) -> None:
                 reason,
                 since,
                 fleet,
+            )
+        case Unaccepted(origin, size, root):
+            await conn.execute(
+                "INSERT INTO journal_unaccepted (origin, size, root) VALUES ($1, $2, $3)"
+                " ON CONFLICT DO NOTHING",
+                origin,
+                size,
+                root,
             )
         case Recovered(at):
             await conn.execute(

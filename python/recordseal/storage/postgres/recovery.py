@@ -73,7 +73,7 @@ async def _succeed(conn: Connection, s: Succession, now: str) -> None:
     )
     moved = 0
     if old is not None:
-        first = max(old["size"], 1)  # the predecessor's first position it never sealed
+        first = s.first_moved(old["size"])  # its first position not sealed for good
         status = await conn.execute(
             "UPDATE records SET log_id = $1, log_index = log_index - $2 + 1"
             " WHERE tenant = $4 AND log_id = $3 AND log_index >= $2",

@@ -56,7 +56,7 @@ def _succeed(conn: sqlite3.Connection, s: Succession, now: str) -> None:
     moved = 0
     if old is not None:
         old_id, old_size = old
-        first = max(old_size, 1)  # the predecessor's first position it never sealed
+        first = s.first_moved(old_size)  # its first position not sealed for good
         moved = conn.execute(
             "UPDATE records SET log_id = ?, log_index = log_index - ? + 1"
             " WHERE tenant = ? AND log_id = ? AND log_index >= ?",
