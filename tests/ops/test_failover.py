@@ -116,12 +116,12 @@ class Proxy:
     def close(self) -> None:
         async def shut() -> None:
             self._server.close()
+            self.refusing = True
             for link in list(self._links):
                 link.transport.abort()
             others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-            for task in others:
-                task.cancel()
-            await asyncio.gather(*others, return_exceptions=True)
+            if others:
+                await asyncio.wait(others, timeout=5)
             self._loop.stop()
 
         asyncio.run_coroutine_threadsafe(shut(), self._loop)
@@ -284,7 +284,8 @@ class Clients:
                     self.statuses[answer.status_code] = self.statuses.get(answer.status_code, 0) + 1
                     if answer.status_code in (200, 201):
                         got = answer.json()
-                        records = [r["record"] for r in got["results"]] if batch else [got]
+                        results = got["results"] if batch else [{"record": got}]
+                        records = [r["record"] for r in results if "record" in r]
                         stored = [r for r in records if "record_id" in r]
                         self.acknowledged += stored
                         if body["subject_id"] == ERASED:
@@ -398,7 +399,7 @@ def run_failover(
     journal: str,
 ) -> list[dict]:
     """The scenario up to the checks made while the service runs; the acknowledged
-    records."""
+    records, but the erased subject's (they are never disclosed again)."""
     auth = {"Authorization": f"Bearer {token}"}
     with httpx.Client(base_url=f"http://127.0.0.1:{ports[0]}", headers=auth, timeout=30) as http:
         for stream in ("alpha", "beta"):
@@ -470,7 +471,8 @@ def run_failover(
             signed.setdefault((origin, size), set()).add(root)
     forks = {key: roots for key, roots in signed.items() if len(roots) > 1}
     assert not forks, f"two roots signed for {sorted(forks)}"
-    return clients.acknowledged
+    erased = set(clients.erased)
+    return [r for r in clients.acknowledged if r["record_id"] not in erased]
 
 
 def verify_after_recover(
@@ -526,3 +528,69 @@ def verify_after_recover(
     assert {v for v in found.values()} == {"VERIFIED"}, {
         v: sum(1 for x in found.values() if x == v) for v in set(found.values())
     }
+
+
+def test_store_and_journal_outages_are_answered_503_and_a_retry_stores_once(
+    tmp_path: Path, postgres: Cluster, journal_server: Cluster
+) -> None:
+    """The store's server unreachable: ``503 store_unavailable`` with ``Retry-After`` (was a
+    500), nothing stored. The journal unreachable after the store committed: ``503
+    journal_unavailable``; the same request sent again with its Idempotency-Key once the
+    journal answers returns the one stored record (was a 500 for a stored, signed record)."""
+    store, journal = Proxy(postgres.port), Proxy(journal_server.port)
+    schema_url = postgres.url()
+    store_url = schema_url.replace(f":{postgres.port}/", f":{store.port}/")
+    journal_url = journal_server.url().replace(f":{journal_server.port}/", f":{journal.port}/")
+    port = free_port()
+    server = start_service(tmp_path, port, env=service_env(store_url, journal_url, None))
+    try:
+        token = create_token(tmp_path, "acme", schema_url)
+        auth = {"Authorization": f"Bearer {token}"}
+        record = {
+            "stream": "s",
+            "record_type": "t",
+            "occurred_at": "2026-11-28T08:00:00Z",
+            "subject_id": "bob",
+            "payload": {"n": 1},
+        }
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=auth, timeout=30) as http:
+            assert http.post("/v1/streams", json={"name": "s"}).status_code == 201
+            assert http.post("/v1/records", json=record).status_code == 201
+            store.switch(postgres.port, refusing=True)
+            down = http.post("/v1/records", json=record, headers={"Idempotency-Key": "k1"})
+            assert down.status_code == 503, down.text
+            assert down.json()["code"] == "store_unavailable"
+            assert down.headers["Retry-After"] == "1"
+            store.admit()
+            journal.switch(journal_server.port, refusing=True)
+            late = http.post("/v1/records", json=record, headers={"Idempotency-Key": "k2"})
+            assert late.status_code == 503, late.text
+            assert late.json()["code"] == "journal_unavailable"
+            assert late.headers["Retry-After"] == "1"
+            journal.admit()
+            again = http.post("/v1/records", json=record, headers={"Idempotency-Key": "k2"})
+            assert again.status_code in (200, 201), again.text
+            listed = http.get("/v1/streams/s/records").json()
+            seqs = [item["seq"] for item in listed["records"]]
+            assert seqs == [1, 2]  # k1 stored nothing; k2 stored once
+            assert again.json()["seq"] == 2
+
+            # The client library sends again, with the same key, until the store answers.
+            async def library() -> int:
+                from recordseal.client import Record
+                from recordseal.client.session import Client
+
+                store.switch(postgres.port, refusing=True)
+                loop = asyncio.get_running_loop()
+                loop.call_later(1.5, store.admit)
+                async with Client(f"http://127.0.0.1:{port}", token) as client:
+                    receipt = await client.ingest(Record(**record), idempotency_key="k3")
+                return receipt.seq
+
+            assert asyncio.run(library()) == 3
+            listed = http.get("/v1/streams/s/records").json()
+            assert [item["seq"] for item in listed["records"]] == [1, 2, 3]
+    finally:
+        kill_service(server)
+        store.close()
+        journal.close()

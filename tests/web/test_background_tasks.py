@@ -111,6 +111,7 @@ def test_the_application_runs_its_tasks_and_stops_them_at_shutdown(
         assert isinstance(tasks, TaskSupervisor)
         # No manifest file is named: nothing to watch.
         assert tasks.report() == {
+            "shared_fences": "running",
             "sealing": "running",
             "idempotency_purge": "running",
             "transparency_files": "running",
@@ -120,6 +121,7 @@ def test_the_application_runs_its_tasks_and_stops_them_at_shutdown(
             "checks": {"keys": "ok", "store": "ok"},
         }
     assert tasks.report() == {
+        "shared_fences": "stopped",
         "sealing": "stopped",
         "idempotency_purge": "stopped",
         "transparency_files": "stopped",
@@ -132,7 +134,7 @@ def test_readyz_names_a_task_that_ended_and_stays_ready(store_settings: Settings
     )
     with TestClient(app) as client:
         tasks = app.state[BACKGROUND_STATE]
-        assert tasks.report() == {"idempotency_purge": "running"}
+        assert tasks.report() == {"shared_fences": "running", "idempotency_purge": "running"}
 
         async def broken() -> None:
             raise OSError("disk gone")

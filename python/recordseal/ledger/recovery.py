@@ -178,15 +178,28 @@ async def _plan_successions(
 async def _accepted_size(
     store: Store, continuity: Continuity, origin: str, tenant: str | None, fleet: str
 ) -> int | None:
-    """The size of the predecessor's last stored checkpoint before the first one the journal
-    never accepted (``Unaccepted``: signed on a promoted standby while the journal held
-    another history), or None when it has none: the records sealed after it move too."""
-    sizes = [size for (o, size) in continuity.state.unaccepted if o == origin]
-    if not sizes:
+    """Where the predecessor's sealing stands for good: the size of its last stored
+    checkpoint that a witness or authority vouched for (or that the journal holds), before
+    the first one the journal never accepted (``Unaccepted``). The records sealed after it
+    move to the successor with the unsealed ones: the checkpoints that sealed them were
+    never vouched for, and never will be now that the log is retired, so only the successor
+    can bring them to a witnessed checkpoint. None: every stored checkpoint stands (none was
+    vouched for at all, as with no witness configured, and none is unaccepted)."""
+    unaccepted = [size for (o, size) in continuity.state.unaccepted if o == origin]
+    limit = min(unaccepted, default=None)
+    rows = await store.logs.checkpoints(tenant_key(tenant), fleet)
+    stored = [c for c in rows if c.origin == origin and (limit is None or c.size < limit)]
+    journaled = continuity.state.checkpoints.get(origin)
+    for row in reversed(stored):
+        if journaled is not None and (journaled.size, journaled.root) == (row.size, row.root):
+            return row.size
+        if await store.logs.cosignatures(origin, row.size) or await store.logs.timestamps(
+            origin, row.size
+        ):
+            return row.size
+    if limit is None:
         return None
-    first = min(sizes)
-    stored = [c.size for c in await store.logs.checkpoints(tenant_key(tenant), fleet)]
-    return max((size for size in stored if size < first), default=1)
+    return max((row.size for row in stored), default=1)
 
 
 async def _plan_gaps(
