@@ -448,12 +448,15 @@ def run_failover(
 
     statuses = asyncio.run(after_switch())
     assert 200 not in statuses, "an erased subject's payload was served"
+    # The role is where the case put it: with the process whose proxy reached S first.
+    assert sealing_process(standby, proxies) == first
 
     # Both processes report the same fences (journaled, adopted within a second).
     time.sleep(1.5)
     ready = [httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=10) for port in ports]
-    assert ready[0].status_code == ready[1].status_code
-    assert ready[0].json().get("detail") == ready[1].json().get("detail")
+    assert [r.status_code for r in ready] == [503, 503]  # alpha was lost: fenced
+    assert ready[0].json()["code"] == ready[1].json()["code"] == "store_rolled_back"
+    assert ready[0].json()["detail"] == ready[1].json()["detail"]
 
     # No (stream, seq) acknowledged with two records.
     by_seq: dict[tuple[str, int], set[str]] = {}
@@ -556,24 +559,24 @@ def test_store_and_journal_outages_are_answered_503_and_a_retry_stores_once(
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=auth, timeout=30) as http:
             assert http.post("/v1/streams", json={"name": "s"}).status_code == 201
             assert http.post("/v1/records", json=record).status_code == 201
-            store.switch(postgres.port, refusing=True)
-            down = http.post("/v1/records", json=record, headers={"Idempotency-Key": "k1"})
-            assert down.status_code == 503, down.text
-            assert down.json()["code"] == "store_unavailable"
-            assert down.headers["Retry-After"] == "1"
-            store.admit()
             journal.switch(journal_server.port, refusing=True)
-            late = http.post("/v1/records", json=record, headers={"Idempotency-Key": "k2"})
+            late = http.post("/v1/records", json=record, headers={"Idempotency-Key": "k1"})
             assert late.status_code == 503, late.text
             assert late.json()["code"] == "journal_unavailable"
             assert late.headers["Retry-After"] == "1"
             journal.admit()
-            again = http.post("/v1/records", json=record, headers={"Idempotency-Key": "k2"})
+            again = http.post("/v1/records", json=record, headers={"Idempotency-Key": "k1"})
             assert again.status_code in (200, 201), again.text
+            assert again.json()["seq"] == 2
+            store.switch(postgres.port, refusing=True)
+            down = http.post("/v1/records", json=record, headers={"Idempotency-Key": "k2"})
+            assert down.status_code == 503, down.text
+            assert down.json()["code"] == "store_unavailable"
+            assert down.headers["Retry-After"] == "1"
+            store.admit()
             listed = http.get("/v1/streams/s/records").json()
             seqs = [item["seq"] for item in listed["records"]]
-            assert seqs == [1, 2]  # k1 stored nothing; k2 stored once
-            assert again.json()["seq"] == 2
+            assert seqs == [1, 2]  # k1 stored once; k2 stored nothing
 
             # The client library sends again, with the same key, until the store answers.
             async def library() -> int:

@@ -149,6 +149,12 @@ class PostgresJournal:
         return await self.read()
 
     async def read(self) -> JournalState:
+        try:
+            return await self._read()
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
+            raise JournalError(f"journal {self.location}: {error}") from None
+
+    async def _read(self) -> JournalState:
         pool = await self._open_pool()
         state = JournalState()
         async with pool.acquire() as conn:
@@ -190,6 +196,14 @@ class PostgresJournal:
         self, streams: Collection[tuple[str, str]], origins: Collection[str]
     ) -> list[Entry]:
         """One indexed query for the streams' heads, one for the logs' checkpoints."""
+        try:
+            return await self._current(streams, origins)
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
+            raise JournalError(f"journal {self.location}: {error}") from None
+
+    async def _current(
+        self, streams: Collection[tuple[str, str]], origins: Collection[str]
+    ) -> list[Entry]:
         pool = await self._open_pool()
         found: list[Entry] = []
         async with pool.acquire() as conn:
@@ -209,9 +223,12 @@ class PostgresJournal:
         return found
 
     async def shared(self) -> tuple[list[Fenced], str]:
-        pool = await self._open_pool()
-        async with pool.acquire() as conn:
-            return await _shared(conn)
+        try:
+            pool = await self._open_pool()
+            async with pool.acquire() as conn:
+                return await _shared(conn)
+        except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError) as error:
+            raise JournalError(f"journal {self.location}: {error}") from None
 
     async def _open_pool(self) -> asyncpg.Pool:
         if self._pool is None:
