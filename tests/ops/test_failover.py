@@ -159,7 +159,14 @@ def psql(cluster: Cluster, sql: str) -> str:
     return done.stdout.strip()
 
 
-def cut_replication(standby: Cluster) -> None:
+def cut_replication(primary: Cluster, standby: Cluster) -> None:
+    """Once the standby has replayed what the primary holds now (so it holds the records of
+    the run so far), stop its replication: it receives nothing more."""
+    lsn = psql(primary, "SELECT pg_current_wal_lsn()")
+    deadline = time.monotonic() + 60
+    while psql(standby, f"SELECT pg_last_wal_replay_lsn() >= '{lsn}'::pg_lsn") != "t":
+        assert time.monotonic() < deadline, "the standby did not catch up"
+        time.sleep(0.05)
     psql(standby, "ALTER SYSTEM SET primary_conninfo = ''")
     psql(standby, "SELECT pg_reload_conf()")
     deadline = time.monotonic() + 30
@@ -406,7 +413,7 @@ def run_failover(
             assert http.post("/v1/streams", json={"name": stream}).status_code == 201
     clients = Clients(ports, token)
     asyncio.run(clients.run(2.0))  # replicated
-    cut_replication(standby)
+    cut_replication(primary, standby)
     clients.streams = ["alpha"]  # alpha alone, on P alone
     asyncio.run(clients.run(1.5))
     with httpx.Client(base_url=f"http://127.0.0.1:{ports[0]}", headers=auth, timeout=30) as http:

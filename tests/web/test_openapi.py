@@ -97,6 +97,13 @@ def test_every_operation_documents_its_refusals_as_problems(live: Live) -> None:
         responses = operation["responses"]
         refusals = {int(status) for status in responses if int(status) >= 400}
         assert 500 in refusals, f"{where}: no 500 (use web/openapi.py documented())"
+        # A store or journal that does not answer now: 503 with Retry-After, never a 500.
+        unavailable = responses["503"]["content"][PROBLEM_JSON]["examples"]
+        assert {"store_unavailable", "journal_unavailable"} <= set(unavailable), where
+        retry = responses["503"]["headers"]["Retry-After"]
+        assert retry["required"] == (
+            set(unavailable) <= {"store_unavailable", "journal_unavailable"}
+        ), where
         for status in refusals:
             content = responses[str(status)]["content"]
             assert list(content) == [PROBLEM_JSON], f"{where} {status}: {list(content)}"

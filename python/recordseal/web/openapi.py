@@ -17,7 +17,8 @@ facts about the route it declares, in the document:
 - ``refusals=``: the route's own refusals, each a :class:`Refusal` naming its problem codes;
 - ``answer_headers=``: headers a success answer may carry (name to description), such as a
   listing's ``Link``;
-- always: 500 ``internal_error``.
+- always: 503 ``store_unavailable`` and ``journal_unavailable`` (with ``Retry-After``), and
+  500 ``internal_error``.
 
 Every refusal is ``application/problem+json`` with the :class:`~recordseal.web.schemas.Problem`
 schema; its codes are the keys of the media type's ``examples``, one example problem each.
@@ -87,6 +88,8 @@ class Refusal:
     codes: tuple[str, ...]
     core_rules: bool = False
     headers: Mapping[str, str] = field(default_factory=dict)
+    #: headers only some of the merged refusals of this status carry (not required)
+    optional: frozenset[str] = frozenset()
 
 
 def refusal(status: int, description: str, *codes: str, core_rules: bool = False) -> Refusal:
@@ -136,6 +139,17 @@ BUNDLE_REFUSALS = (
     *BODY_REFUSALS[1:],
 )
 ALWAYS = (
+    Refusal(
+        503,
+        "the store or the continuity journal does not answer now (a database failover, a"
+        " restart): nothing was acknowledged; send the same request again, with the same"
+        " `Idempotency-Key`, after `Retry-After` seconds",
+        ("store_unavailable", "journal_unavailable"),
+        headers={
+            "Retry-After": "seconds after which the request may be sent again"
+            " (`store_unavailable`, `journal_unavailable`)"
+        },
+    ),
     refusal(500, "an internal error; its details stay in the server's log", "internal_error"),
 )
 
@@ -216,7 +230,11 @@ def documented(
                 media = (answer.content or {})[PROBLEM_JSON]
                 media.examples = {code: _example(status, code) for code in declared.codes}
                 answer.headers = {
-                    name: OpenAPIHeader(description=text, schema=Schema(type=STRING), required=True)
+                    name: OpenAPIHeader(
+                        description=text,
+                        schema=Schema(type=STRING),
+                        required=name not in declared.optional,
+                    )
                     for name, text in declared.headers.items()
                 } or None
 
@@ -245,6 +263,7 @@ def _merge(refusals: Iterable[Refusal]) -> dict[int, Refusal]:
             (*seen.codes, *(code for code in item.codes if code not in seen.codes)),
             seen.core_rules or item.core_rules,
             {**seen.headers, **item.headers},
+            seen.optional | item.optional | (set(seen.headers) ^ set(item.headers)),
         )
     return dict(sorted(merged.items()))
 
