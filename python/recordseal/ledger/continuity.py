@@ -356,11 +356,13 @@ class Continuity:
         if not heads and not fences:
             return
         self._unshared = []
+        written = False
         try:
             await self.journal.append([*heads, *fences])
-        except BaseException:
-            self._unshared = fences + self._unshared
-            raise
+            written = True
+        finally:
+            if not written:  # failed or cancelled: the fences go with the next write
+                self._unshared = fences + self._unshared
         for head in heads:
             key = (head.tenant, head.stream)
             if self._unjournaled.get(key) == head:
