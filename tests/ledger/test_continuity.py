@@ -18,6 +18,7 @@ from recordseal.storage.placing import place
 from recordseal.storage.records import Fenced
 from recordseal.storage.requests import Append, Call, SubjectClaim
 from tests.continuity_support import SERVICE, Backup, Service
+from tests.ledger.test_recovery import run_recover
 from tests.pg_cluster import Cluster
 
 
@@ -303,5 +304,39 @@ def test_a_process_that_never_sealed_reads_the_journal_before_it_signs(
                 with pytest.raises(Unavailable) as refused:
                     await b.post("acme", "s", "dave", 2)
                 assert refused.value.code == "store_rolled_back"
+
+    asyncio.run(scenario())
+
+
+def test_sqlite_files_put_back_under_a_running_service_are_fenced_at_the_next_start(
+    tmp_path: Path,
+) -> None:
+    """The directory journal's promise for a rollback that breaks no connection: SQLite's
+    files replaced by an older copy while a process runs. That process keeps the files it
+    opened (what it acknowledges next is lost with them when it stops), so nothing it signs
+    meets the older store; the next start compares the store with the journal and fences
+    every stream and log the copy lost, and ``recover`` declares the loss
+    (docs/continuity.md, "What stays undetected")."""
+    settings = Settings(data_dir=tmp_path)
+    backup = Backup(settings, None, tmp_path / "backup")
+
+    async def scenario() -> None:
+        async with Service(settings) as service:
+            await service.records.create_stream("acme", "s", None, False)
+            await service.post("acme", "s", "bob", 1)
+            await service.sealer.seal_pending()
+        backup.take()
+        async with Service(settings) as running:
+            assert (await running.post("acme", "s", "bob", 2)).seq == 2
+            backup.restore()  # under the running process
+            assert (await running.post("acme", "s", "bob", 3)).seq == 3
+            [sealed] = await running.sealer.seal_pending()
+        async with Service(settings) as after:
+            assert set(after.continuity.streams) == {("acme", "s")}
+            assert set(after.continuity.logs) == {sealed.origin}
+            stream = await after.store.records.get_stream("acme", "s")
+            assert stream is not None and stream.next_seq == 2
+        report = await run_recover(settings)
+        assert [(g.from_seq, g.seq) for g in report.gaps] == [(2, 4)]  # 2-3 lost, gap at 4
 
     asyncio.run(scenario())
