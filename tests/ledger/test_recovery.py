@@ -291,13 +291,13 @@ def test_a_successor_log_has_transparency_files_that_replay_to_its_predecessor(
 def test_records_sealed_under_a_checkpoint_the_journal_never_accepted_move_to_the_successor(
     postgres: Cluster, tmp_path: Path
 ) -> None:
-    """(PostgreSQL: the store is put back under running processes, as a failover does; a
-    SQLite process keeps the files it opened.) A seal that raced a failover: process Y read
-    the journal before the old leader's checkpoint of size 4 reached it, and signed size 3
-    over the store it now reaches (put back to size 2). Journaling it, Y finds the journal's size 4: the checkpoint is
-    ``Unaccepted``, the log fenced, nothing offered. ``recover`` moves the record it sealed
-    to the successor, like an unsealed one, so its bundle proves against a checkpoint the
-    witnesses can accept."""
+    """(PostgreSQL: the store is put back under running processes, as a failover does; a SQLite
+    process keeps the files it opened.) A seal that raced a failover: process Y read the journal
+    before the old leader's checkpoint of size 4 reached it, and signed size 3 over the store it
+    now reaches (put back to size 2). Journaling it, Y finds the journal's size 4: the
+    checkpoint is ``Unaccepted``, the log fenced, nothing offered. ``recover`` moves the record
+    it sealed to the successor, like an unsealed one, so its bundle proves against a checkpoint
+    the witnesses can accept."""
     store_settings = Settings(data_dir=tmp_path, database_url=postgres.url())
     backup = Backup(store_settings, postgres, tmp_path / "backup")
 
