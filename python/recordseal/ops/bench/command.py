@@ -13,6 +13,9 @@ from typing import Any
 
 #: The threshold of ``--compare`` when ``--fail-over`` does not give one.
 DEFAULT_FAIL_OVER = 0.15
+#: Rounds of the core operations, and of the service's routes (each of ``--seconds``).
+ROUNDS, SERVICE_ROUNDS = 15, 3
+ROUND_SECONDS = 0.06
 
 
 def threshold(text: str) -> float:
@@ -32,10 +35,13 @@ def add_bench_parser(commands: Any) -> None:
         help="time every core operation on the native core and on the pure-Python reference,"
         " side by side (docs/performance.md)",
     )
-    bench.add_argument("--rounds", type=int, default=9, help="interleaved rounds (9)")
     bench.add_argument(
-        "--round-seconds", type=float, default=0.1, metavar="S",
-        help="time given to each core per round and operation (0.1)",
+        "--rounds", type=int, default=None,
+        help=f"interleaved rounds ({ROUNDS}; with --service {SERVICE_ROUNDS})",
+    )  # fmt: skip
+    bench.add_argument(
+        "--round-seconds", type=float, default=ROUND_SECONDS, metavar="S",
+        help=f"CPU time given to each core per round and operation ({ROUND_SECONDS})",
     )  # fmt: skip
     bench.add_argument(
         "--quick", action="store_true",

@@ -5,6 +5,7 @@ installs it), loaded only when a picture is asked for."""
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 from recordseal.ops.bench.results import Result
@@ -19,18 +20,18 @@ class PlotUnavailable(Exception):
 
 def plot(result: Result, path: Path) -> None:
     """Write ``result``'s picture to ``path``; its format is the file's suffix (svg, png)."""
-    try:
-        import matplotlib
-        from matplotlib.figure import Figure
-    except ModuleNotFoundError:
+    if importlib.util.find_spec("matplotlib") is None:
         raise PlotUnavailable(
             "--plot draws with matplotlib, which is not installed:"
             " pip install 'recordseal[bench]' (make setup installs it)"
-        ) from None
+        )
+    import matplotlib
+    from matplotlib.figure import Figure
+
     operations = result.operations
     names = [operation.name for operation in operations]
     height = 0.38
-    with matplotlib.rc_context({"svg.hashsalt": "recordseal-bench", "font.size": 9}):
+    with matplotlib.rc_context({"svg.hashsalt": "recordseal-bench", "svg.fonttype": "none", "font.size": 9}):
         figure = Figure(figsize=(9.5, 0.32 * len(names) + 1.6), layout="constrained")
         axes = figure.add_subplot()
         rows = range(len(names))
@@ -56,6 +57,6 @@ def plot(result: Result, path: Path) -> None:
             f" CPUs, {machine.python}, {commit}",
             fontsize=9,
         )
-        axes.legend(loc="lower right")
+        figure.legend(loc="outside lower center", ncols=2)
         metadata = {"Date": None} if path.suffix == ".svg" else {}
         figure.savefig(path, metadata=metadata)

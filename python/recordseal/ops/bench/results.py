@@ -25,11 +25,11 @@ def doc(text: str) -> Meta:
 class Timing(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """One core's figures for one operation, over the run's rounds."""
 
-    median: Annotated[float, doc("seconds per call: the median of the rounds")]
+    median: Annotated[float, doc("CPU seconds per call: the median of the rounds")]
     spread: Annotated[float, doc("the interquartile range of the rounds over the median")]
     per_second: Annotated[float, doc("units (the operation's unit) per second at the median")]
     calls_per_round: Annotated[int, doc("calls timed in a row in each round")]
-    samples: Annotated[list[float], doc("seconds per call of each round, in order")]
+    samples: Annotated[list[float], doc("CPU seconds per call of each round, in order")]
 
 
 class Operation(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -41,7 +41,11 @@ class Operation(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     per_call: Annotated[int, doc("units one call handles (records of a request)")]
     native: Timing
     reference: Timing
-    ratio: Annotated[float, doc("reference median over native median: how many times faster")]
+    ratio: Annotated[
+        float,
+        doc("how many times faster native is: the median over the rounds of reference time"
+            " over native time"),
+    ]
 
 
 class Rates(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

@@ -3,7 +3,8 @@ importing the package with ``RECORDSEAL_CORE`` set, so each runs every path the 
 on that core would. For each operation the command first asks each worker how long a call
 takes (and checks both give the same result), then runs the rounds: in every round each core
 times the calls that fill ``round_seconds``, the cores taking turns and the one going first
-alternating, so that whatever else the machine does falls on both alike.
+alternating, so that whatever else the machine does falls on both alike. An operation's ratio
+is the median of its rounds' ratios, each of two timings made back to back.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ class Worker:
         hello = self._answer()
         if hello.get("backend") != core:
             raise BenchError(f"the {core} worker runs the {hello.get('backend')} core")
+        self.backend: str = hello["backend"]
         self.profile: str | None = hello.get("profile")
 
     def _answer(self) -> dict[str, Any]:
@@ -126,16 +128,15 @@ def measure(
         for core in order:
             seconds = running[core].ask(case, calls[core])["seconds"]
             samples[core].append(seconds / calls[core])
-    native = timing(samples["native"], calls["native"], case)
-    reference = timing(samples["reference"], calls["reference"], case)
+    pairs = zip(samples["reference"], samples["native"], strict=True)
     return Operation(
         name=case.name,
         group=case.group,
         unit=case.unit,
         per_call=case.per_call,
-        native=native,
-        reference=reference,
-        ratio=reference.median / native.median,
+        native=timing(samples["native"], calls["native"], case),
+        reference=timing(samples["reference"], calls["reference"], case),
+        ratio=statistics.median(reference / native for reference, native in pairs),
     )
 
 

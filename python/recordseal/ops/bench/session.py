@@ -42,7 +42,10 @@ def session(args: argparse.Namespace) -> int:
     from recordseal.ops.bench.runner import BenchError
 
     baseline = read_baseline(args.compare) if args.compare else None
-    rounds = QUICK_ROUNDS if args.quick else args.rounds
+    from recordseal.ops.bench.command import ROUNDS, SERVICE_ROUNDS
+
+    rounds = args.rounds or (SERVICE_ROUNDS if args.service else ROUNDS)
+    rounds = QUICK_ROUNDS if args.quick else rounds
     round_seconds = QUICK_SECONDS if args.quick else args.round_seconds
     if rounds < 2 or round_seconds <= 0:
         raise BenchRefused("--rounds must be 2 or more and --round-seconds more than 0")

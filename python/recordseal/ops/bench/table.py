@@ -47,8 +47,9 @@ def header(machine: Machine, build: Build, settings: RunSettings) -> list[str]:
         f"{machine.os}, {machine.python}, {machine.rustc or 'no rustc on PATH'}; {commit}",
         f"load average at the start: {' '.join(f'{v:.2f}' for v in machine.load_before)}",
         f"{settings.rounds} interleaved rounds of {settings.round_seconds:g} s per core and"
-        " operation; times are per call, medians of the rounds; ± is the interquartile range"
-        " over the median; ratio = reference time / native time",
+        " operation; CPU time per call, the median of the rounds; ± the interquartile range"
+        " over the median; ratio: how many times faster native is (the median of the rounds'"
+        " reference time / native time)",
     ]
     if settings.quick:
         lines.append("--quick: a smoke run, its figures are not for comparing")

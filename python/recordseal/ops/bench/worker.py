@@ -8,7 +8,9 @@ on standard output, so the command can alternate the two cores round by round:
 - ``{"case": NAME, "calls": N}``: time ``N`` calls in a row; answer ``{"seconds": total}``.
 
 Its first line says which core runs: ``{"backend": ..., "profile": ..., "extension": ...}``.
-The collector runs as it does in the service: a figure includes what its garbage costs.
+Times are the process's CPU time (``time.process_time``): on a shared machine, the time it
+waited for a CPU is not counted (every case runs on one thread). The collector runs as it does
+in the service: a figure includes what its garbage costs.
 """
 
 from __future__ import annotations
@@ -42,20 +44,20 @@ def write_world(world: World, directory: Path) -> None:
 
 def estimate(call: Call, seconds: float) -> tuple[float, Any]:
     """Seconds per call over at least ``seconds`` (one call at least), and the last result."""
-    calls, start = 0, time.perf_counter()
+    calls, start = 0, time.process_time()
     while True:
         result = call()
         calls += 1
-        elapsed = time.perf_counter() - start
+        elapsed = time.process_time() - start
         if elapsed >= seconds:
             return elapsed / calls, result
 
 
 def timed(call: Call, calls: int) -> float:
-    start = time.perf_counter()
+    start = time.process_time()
     for _ in range(calls):
         call()
-    return time.perf_counter() - start
+    return time.process_time() - start
 
 
 def main(directory: str) -> None:
