@@ -90,7 +90,11 @@ class Build(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 class RunSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     rounds: int
-    round_seconds: Annotated[float, doc("the time each core is given per round and operation")]
+    round_seconds: Annotated[
+        float,
+        doc("CPU time each core is given per round and operation; with --service, the"
+            " seconds of each wrk run"),
+    ]
     quick: Annotated[bool, doc("a smoke run (--quick): its figures are not for comparing")]
 
 

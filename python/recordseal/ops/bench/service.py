@@ -96,6 +96,8 @@ class Service:
             stdout=self.log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True,
         )  # fmt: skip
         self._wait_ready()
+        if f"core={core}" not in (home / "serve.log").read_text(errors="replace"):
+            raise BenchError(f"the service started for the {core} core says it runs another")
         made = subprocess.run(
             [*cli, "token", "create", *data, "--tenant", "bench"],
             capture_output=True, text=True, env=self.env, timeout=60, check=False,

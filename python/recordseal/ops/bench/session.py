@@ -17,6 +17,8 @@ from recordseal.ops.bench.cases import CASES
 from recordseal.ops.bench.results import SCHEMA, Result, RunSettings, decode, encode
 
 QUICK_ROUNDS, QUICK_SECONDS = 3, 0.002
+#: ``--quick --service``: two rounds of one second.
+QUICK_SERVICE = (2, 1.0)
 
 
 class BenchRefused(Exception):
@@ -44,9 +46,12 @@ def session(args: argparse.Namespace) -> int:
     baseline = read_baseline(args.compare) if args.compare else None
     from recordseal.ops.bench.command import ROUNDS, SERVICE_ROUNDS
 
-    rounds = args.rounds or (SERVICE_ROUNDS if args.service else ROUNDS)
-    rounds = QUICK_ROUNDS if args.quick else rounds
-    round_seconds = QUICK_SECONDS if args.quick else args.round_seconds
+    if args.service:  # a round is wrk's run on one route
+        rounds = QUICK_SERVICE[0] if args.quick else args.rounds or SERVICE_ROUNDS
+        round_seconds = QUICK_SERVICE[1] if args.quick else args.seconds
+    else:
+        rounds = QUICK_ROUNDS if args.quick else args.rounds or ROUNDS
+        round_seconds = QUICK_SECONDS if args.quick else args.round_seconds
     if rounds < 2 or round_seconds <= 0:
         raise BenchRefused("--rounds must be 2 or more and --round-seconds more than 0")
     settings = RunSettings(rounds=rounds, round_seconds=round_seconds, quick=args.quick)
@@ -58,7 +63,7 @@ def session(args: argparse.Namespace) -> int:
     try:
         if args.service:
             operations, profile = [], _profile()
-            routes = _service(args, settings, host, profile)
+            routes = _service(settings, host, profile)
         else:
             operations, profile, routes = *_cores(cases, settings, host), []
     except BenchError as error:
@@ -95,20 +100,18 @@ def _cores(cases: list, settings: RunSettings, host: machine.Machine) -> tuple[l
     from recordseal.ops.bench.runner import run
 
     lines = table.header(host, machine.build(_profile()), settings)
-    table.print_operations_header(lines, out)
+    for line in [*lines, *table.operations_header(settings)]:
+        out(line)
     return run(cases, settings.rounds, settings.round_seconds, lambda op: out(table.row(op)))
 
 
-def _service(
-    args: argparse.Namespace, settings: RunSettings, host: machine.Machine, profile: str
-) -> list:
+def _service(settings: RunSettings, host: machine.Machine, profile: str) -> list:
     from recordseal.ops.bench.service import drive
 
-    for line in table.header(host, machine.build(profile), settings)[:-1]:
+    lines = table.header(host, machine.build(profile), settings)
+    for line in [*lines, *table.service_header(settings.rounds, settings.round_seconds)]:
         out(line)
-    out("")
-    out(table.ROUTE_COLUMNS)
-    return drive(settings.rounds, args.seconds, lambda route: out(table.route_row(route)))
+    return drive(settings.rounds, settings.round_seconds, lambda r: out(table.route_row(r)))
 
 
 def _plot(result: Result, path: Path) -> None:

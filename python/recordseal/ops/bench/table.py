@@ -46,10 +46,6 @@ def header(machine: Machine, build: Build, settings: RunSettings) -> list[str]:
         f"{machine.cpu}, {machine.cores} logical CPUs ({machine.usable_cores} usable){memory}",
         f"{machine.os}, {machine.python}, {machine.rustc or 'no rustc on PATH'}; {commit}",
         f"load average at the start: {' '.join(f'{v:.2f}' for v in machine.load_before)}",
-        f"{settings.rounds} interleaved rounds of {settings.round_seconds:g} s per core and"
-        " operation; CPU time per call, the median of the rounds; ± the interquartile range"
-        " over the median; ratio: how many times faster native is (the median of the rounds'"
-        " reference time / native time)",
     ]
     if settings.quick:
         lines.append("--quick: a smoke run, its figures are not for comparing")
@@ -72,11 +68,25 @@ def row(operation: Operation) -> str:
     )
 
 
-def print_operations_header(machine_lines: list[str], out: Callable[[str], None]) -> None:
-    for line in machine_lines:
-        out(line)
-    out("")
-    out(COLUMNS)
+def operations_header(settings: RunSettings) -> list[str]:
+    return [
+        f"{settings.rounds} interleaved rounds of {settings.round_seconds:g} s per core and"
+        " operation; CPU time per call, the median of the rounds; ± the interquartile range"
+        " over the median; ratio: how many times faster native is (the median of the rounds'"
+        " reference time / native time)",
+        "",
+        COLUMNS,
+    ]
+
+
+def service_header(rounds: int, seconds: float) -> list[str]:
+    return [
+        f"{rounds} interleaved rounds of {seconds:g} s of wrk per core and route, a service of"
+        " each core (2 workers, SQLite); records/s the median of the rounds; ratio: native"
+        " records/s / reference records/s",
+        "",
+        ROUTE_COLUMNS,
+    ]
 
 
 ROUTE_COLUMNS = (
