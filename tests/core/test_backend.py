@@ -43,8 +43,12 @@ def test_reference_runs_the_pure_python_core_where_the_extension_is_built() -> N
     done = run(SHOW, "reference")
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [
-        "reference", "reference", "True", "recordseal.core.reference.rfc8785",
-        "ReferencePipeline", "reference_answer",
+        "reference",
+        "reference",
+        "True",
+        "recordseal.core.reference.rfc8785",
+        "ReferencePipeline",
+        "reference_answer",
     ]
 
 
@@ -53,7 +57,11 @@ def test_native_and_unset_run_the_extension(core: str | None) -> None:
     done = run(SHOW, core)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [
-        "native", "native" if core else "None", "False", "recordseal._native", "NativePipeline",
+        "native",
+        "native" if core else "None",
+        "False",
+        "recordseal._native",
+        "NativePipeline",
         "encode_answers",
     ]
 

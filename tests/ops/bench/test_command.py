@@ -31,7 +31,9 @@ def bench(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], Path, Path]:
+def quick_run(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[subprocess.CompletedProcess[str], Path, Path]:
     where = tmp_path_factory.mktemp("bench")
     saved, picture = where / "result.json", where / "result.svg"
     done = bench("--quick", "--json", str(saved), "--plot", str(picture))
@@ -47,7 +49,9 @@ def test_every_operation_is_timed_on_both_cores(quick_run: Any) -> None:
         assert len(operation.native.samples) == len(operation.reference.samples) == 3
         assert operation.native.median > 0 and operation.reference.median > 0
         assert operation.name in done.stdout  # a row of the table
-    kinds = {o.name.removeprefix("encode_value ") for o in result.operations if o.group == "field kinds"}
+    kinds = {
+        o.name.removeprefix("encode_value ") for o in result.operations if o.group == "field kinds"
+    }
     from recordseal.core import KINDS
 
     assert kinds == set(KINDS)
@@ -87,7 +91,9 @@ def test_the_picture_shows_every_operation(quick_run: Any) -> None:
     _, _, picture = quick_run
     root = ET.parse(picture).getroot()
     assert root.tag == "{http://www.w3.org/2000/svg}svg"
-    text = " ".join("".join(node.itertext()) for node in root.iter("{http://www.w3.org/2000/svg}text"))
+    text = " ".join(
+        "".join(node.itertext()) for node in root.iter("{http://www.w3.org/2000/svg}text")
+    )
     for case in CASES:
         assert case.name in text
     assert "log scale" in text

@@ -11,11 +11,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-#: The threshold of ``--compare`` when ``--fail-over`` does not give one.
-DEFAULT_FAIL_OVER = 0.15
-#: Rounds of the core operations, and of the service's routes (each of ``--seconds``).
-ROUNDS, SERVICE_ROUNDS = 15, 3
-ROUND_SECONDS = 0.06
+from recordseal.ops.bench.defaults import (
+    FAIL_OVER,
+    ROUND_SECONDS,
+    ROUNDS,
+    SERVICE_ROUNDS,
+    SERVICE_SECONDS,
+)
 
 
 def threshold(text: str) -> float:
@@ -57,7 +59,7 @@ def add_bench_parser(commands: Any) -> None:
         help="compare with a saved --json result; exit 1 on a regression beyond --fail-over",
     )  # fmt: skip
     bench.add_argument(
-        "--fail-over", type=threshold, default=DEFAULT_FAIL_OVER, metavar="PCT",
+        "--fail-over", type=threshold, default=FAIL_OVER, metavar="PCT",
         help="what --compare calls a regression: a native time grown, or a ratio shrunk, by"
         " more than PCT (15%%)",
     )  # fmt: skip
@@ -70,17 +72,18 @@ def add_bench_parser(commands: Any) -> None:
         " same run, and print both rates and their ratio",
     )  # fmt: skip
     bench.add_argument(
-        "--seconds", type=float, default=5.0,
-        help="with --service: length of each round of wrk (5)",
+        "--seconds", type=float, default=SERVICE_SECONDS,
+        help=f"with --service: length of each round of wrk ({SERVICE_SECONDS:g})",
     )  # fmt: skip
     bench.set_defaults(run=run_bench)
 
 
 def run_bench(args: argparse.Namespace) -> int:
-    from recordseal.ops.bench.session import BenchRefused, session
+    from recordseal.ops.bench.errors import BenchError
+    from recordseal.ops.bench.session import session
 
     try:
         return session(args)
-    except BenchRefused as refused:
+    except BenchError as refused:
         print(f"recordseal bench: {refused}", file=sys.stderr)
         return 2

@@ -80,9 +80,7 @@ def compare(now: Result, then: Result) -> Comparison:
             )  # fmt: skip
     names_now = {o.name for o in now.operations} | {r.route for r in now.service}
     names_then = set(before) | set(routes)
-    return Comparison(
-        changes, sorted(names_now - names_then), sorted(names_then - names_now)
-    )
+    return Comparison(changes, sorted(names_now - names_then), sorted(names_then - names_now))
 
 
 def report(comparison: Comparison, now: Result, then: Result, threshold: float) -> list[str]:
@@ -92,7 +90,10 @@ def report(comparison: Comparison, now: Result, then: Result, threshold: float) 
         f"against the baseline of {then.started_at} ({commit}, {machine.cpu},"
         f" {machine.usable_cores} usable CPUs); regression: beyond {threshold:.0%}",
     ]
-    if machine.cpu != now.machine.cpu or then.build.extension_profile != now.build.extension_profile:
+    if (
+        machine.cpu != now.machine.cpu
+        or then.build.extension_profile != now.build.extension_profile
+    ):
         lines.append(
             "the baseline was measured on another CPU or build: native times compare only"
             " roughly across them, ratios better"

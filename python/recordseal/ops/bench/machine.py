@@ -65,7 +65,9 @@ def build(profile: str) -> Build:
     commit = dirty = None
     if (CHECKOUT / ".git").exists():
         commit = _output("git", "-C", str(CHECKOUT), "rev-parse", "HEAD")
-        status = _output("git", "-C", str(CHECKOUT), "status", "--porcelain", "--untracked-files=no")
+        status = _output(
+            "git", "-C", str(CHECKOUT), "status", "--porcelain", "--untracked-files=no"
+        )
         dirty = None if status is None else bool(status)
     return Build(
         recordseal=recordseal.__version__,

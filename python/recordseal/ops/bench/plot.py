@@ -8,20 +8,17 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+from recordseal.ops.bench.errors import BenchError
 from recordseal.ops.bench.results import Result
 from recordseal.ops.bench.table import ratio
 
 NATIVE, REFERENCE = "#1f6f8b", "#e07a2f"
 
 
-class PlotUnavailable(Exception):
-    """matplotlib is not installed."""
-
-
 def plot(result: Result, path: Path) -> None:
     """Write ``result``'s picture to ``path``; its format is the file's suffix (svg, png)."""
     if importlib.util.find_spec("matplotlib") is None:
-        raise PlotUnavailable(
+        raise BenchError(
             "--plot draws with matplotlib, which is not installed:"
             " pip install 'recordseal[bench]' (make setup installs it)"
         )
@@ -31,7 +28,9 @@ def plot(result: Result, path: Path) -> None:
     operations = result.operations
     names = [operation.name for operation in operations]
     height = 0.38
-    with matplotlib.rc_context({"svg.hashsalt": "recordseal-bench", "svg.fonttype": "none", "font.size": 9}):
+    with matplotlib.rc_context(
+        {"svg.hashsalt": "recordseal-bench", "svg.fonttype": "none", "font.size": 9}
+    ):
         figure = Figure(figsize=(9.5, 0.32 * len(names) + 1.6), layout="constrained")
         axes = figure.add_subplot()
         rows = range(len(names))

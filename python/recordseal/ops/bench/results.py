@@ -10,12 +10,12 @@ describes each member.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Final, Literal
 
 import msgspec
 from msgspec import Meta
 
-SCHEMA = "recordseal/bench/v1"
+SCHEMA: Final = "recordseal/bench/v1"
 
 
 def doc(text: str) -> Meta:
@@ -43,8 +43,10 @@ class Operation(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     reference: Timing
     ratio: Annotated[
         float,
-        doc("how many times faster native is: the median over the rounds of reference time"
-            " over native time"),
+        doc(
+            "how many times faster native is: the median over the rounds of reference time"
+            " over native time"
+        ),
     ]
 
 
@@ -92,8 +94,10 @@ class RunSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     rounds: int
     round_seconds: Annotated[
         float,
-        doc("CPU time each core is given per round and operation; with --service, the"
-            " seconds of each wrk run"),
+        doc(
+            "CPU time each core is given per round and operation; with --service, the"
+            " seconds of each wrk run"
+        ),
     ]
     quick: Annotated[bool, doc("a smoke run (--quick): its figures are not for comparing")]
 

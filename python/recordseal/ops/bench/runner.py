@@ -22,15 +22,12 @@ from typing import Any
 import msgspec
 
 from recordseal.ops.bench.cases import Case
+from recordseal.ops.bench.errors import BenchError
 from recordseal.ops.bench.results import Operation, Timing
 from recordseal.ops.bench.worker import write_world
 from recordseal.ops.bench.world import make_world
 
 CORES = ("native", "reference")
-
-
-class BenchError(Exception):
-    """The run cannot go on: a core did not start, or the cores disagree on a result."""
 
 
 class Worker:
@@ -111,9 +108,7 @@ def timing(samples: list[float], calls: int, case: Case) -> Timing:
     )
 
 
-def measure(
-    running: dict[str, Worker], case: Case, rounds: int, round_seconds: float
-) -> Operation:
+def measure(running: dict[str, Worker], case: Case, rounds: int, round_seconds: float) -> Operation:
     """``case`` on both cores over ``rounds`` interleaved rounds."""
     calls, prints = {}, {}
     for core, worker in running.items():

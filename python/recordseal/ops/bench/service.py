@@ -28,9 +28,10 @@ from pathlib import Path
 
 import httpx
 
+from recordseal.ops.bench.errors import BenchError
 from recordseal.ops.bench.payloads import record_1k
 from recordseal.ops.bench.results import Rates, Route
-from recordseal.ops.bench.runner import CORES, BenchError
+from recordseal.ops.bench.runner import CORES
 
 WORKERS, SUBJECTS, WRK_THREADS = 2, 997, 2
 #: (route, records per request, connections)
@@ -162,7 +163,11 @@ def run_wrk(url: str, script: Path, seconds: float, connections: int) -> tuple[f
         raise BenchError(f"wrk failed: {(out.stderr or out.stdout).strip()[:200]}")
     scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}[p99.group(2)]
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out.stdout)
-    return float(requests.group(1)), float(p99.group(1)) * scale, int(errors.group(1)) if errors else 0
+    return (
+        float(requests.group(1)),
+        float(p99.group(1)) * scale,
+        int(errors.group(1)) if errors else 0,
+    )
 
 
 def drive(rounds: int, seconds: float, done: Callable[[Route], None]) -> list[Route]:

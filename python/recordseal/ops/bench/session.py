@@ -13,27 +13,36 @@ from pathlib import Path
 import msgspec
 
 from recordseal.ops.bench import compare, machine, table
-from recordseal.ops.bench.cases import CASES
-from recordseal.ops.bench.results import SCHEMA, Result, RunSettings, decode, encode
-
-QUICK_ROUNDS, QUICK_SECONDS = 3, 0.002
-#: ``--quick --service``: two rounds of one second.
-QUICK_SERVICE = (2, 1.0)
-
-
-class BenchRefused(Exception):
-    """The run cannot be made or judged; the message says why, in one line."""
+from recordseal.ops.bench.cases import CASES, Case
+from recordseal.ops.bench.defaults import (
+    QUICK_ROUNDS,
+    QUICK_SECONDS,
+    QUICK_SERVICE,
+    ROUNDS,
+    SERVICE_ROUNDS,
+)
+from recordseal.ops.bench.errors import BenchError
+from recordseal.ops.bench.results import (
+    SCHEMA,
+    Machine,
+    Operation,
+    Result,
+    Route,
+    RunSettings,
+    decode,
+    encode,
+)
 
 
 def read_baseline(path: Path) -> Result:
     try:
         return decode(path.read_bytes())
     except OSError as error:
-        raise BenchRefused(f"--compare {path}: {error.strerror}") from None
+        raise BenchError(f"--compare {path}: {error.strerror}") from None
     except msgspec.ValidationError as error:
-        raise BenchRefused(f"--compare {path}: not a {SCHEMA} result ({error})") from None
+        raise BenchError(f"--compare {path}: not a {SCHEMA} result ({error})") from None
     except msgspec.DecodeError as error:
-        raise BenchRefused(f"--compare {path}: not JSON ({error})") from None
+        raise BenchError(f"--compare {path}: not JSON ({error})") from None
 
 
 def out(line: str) -> None:
@@ -41,11 +50,7 @@ def out(line: str) -> None:
 
 
 def session(args: argparse.Namespace) -> int:
-    from recordseal.ops.bench.runner import BenchError
-
     baseline = read_baseline(args.compare) if args.compare else None
-    from recordseal.ops.bench.command import ROUNDS, SERVICE_ROUNDS
-
     if args.service:  # a round is wrk's run on one route
         rounds = QUICK_SERVICE[0] if args.quick else args.rounds or SERVICE_ROUNDS
         round_seconds = QUICK_SERVICE[1] if args.quick else args.seconds
@@ -53,21 +58,18 @@ def session(args: argparse.Namespace) -> int:
         rounds = QUICK_ROUNDS if args.quick else args.rounds or ROUNDS
         round_seconds = QUICK_SECONDS if args.quick else args.round_seconds
     if rounds < 2 or round_seconds <= 0:
-        raise BenchRefused("--rounds must be 2 or more and --round-seconds more than 0")
+        raise BenchError("--rounds must be 2 or more and --round-seconds more than 0")
     settings = RunSettings(rounds=rounds, round_seconds=round_seconds, quick=args.quick)
     cases = [c for c in CASES if not args.only or any(text in c.name for text in args.only)]
     if not cases:
-        raise BenchRefused("--only matches no operation")
+        raise BenchError("--only matches no operation")
     started, clock, load_before = datetime.now(UTC), time.monotonic(), machine.load()
     host = machine.machine(load_before)
-    try:
-        if args.service:
-            operations, profile = [], _profile()
-            routes = _service(settings, host, profile)
-        else:
-            operations, profile, routes = *_cores(cases, settings, host), []
-    except BenchError as error:
-        raise BenchRefused(str(error)) from None
+    if args.service:
+        operations, profile = [], _profile()
+        routes = _service(settings, host, profile)
+    else:
+        operations, profile, routes = *_cores(cases, settings, host), []
     result = Result(
         schema=SCHEMA,
         started_at=started.isoformat(timespec="seconds").replace("+00:00", "Z"),
@@ -96,7 +98,7 @@ def _profile() -> str:
     return str(getattr(backend.extension, "BUILD_PROFILE", "unknown"))
 
 
-def _cores(cases: list, settings: RunSettings, host: machine.Machine) -> tuple[list, str]:
+def _cores(cases: list[Case], settings: RunSettings, host: Machine) -> tuple[list[Operation], str]:
     from recordseal.ops.bench.runner import run
 
     lines = table.header(host, machine.build(_profile()), settings)
@@ -105,7 +107,7 @@ def _cores(cases: list, settings: RunSettings, host: machine.Machine) -> tuple[l
     return run(cases, settings.rounds, settings.round_seconds, lambda op: out(table.row(op)))
 
 
-def _service(settings: RunSettings, host: machine.Machine, profile: str) -> list:
+def _service(settings: RunSettings, host: Machine, profile: str) -> list[Route]:
     from recordseal.ops.bench.service import drive
 
     lines = table.header(host, machine.build(profile), settings)
@@ -115,14 +117,11 @@ def _service(settings: RunSettings, host: machine.Machine, profile: str) -> list
 
 
 def _plot(result: Result, path: Path) -> None:
-    from recordseal.ops.bench.plot import PlotUnavailable, plot
+    from recordseal.ops.bench.plot import plot
 
     if not result.operations:
-        raise BenchRefused("--plot draws the core operations: run without --service")
-    try:
-        plot(result, path)
-    except PlotUnavailable as error:
-        raise BenchRefused(str(error)) from None
+        raise BenchError("--plot draws the core operations: run without --service")
+    plot(result, path)
     out(f"picture written to {path}")
 
 

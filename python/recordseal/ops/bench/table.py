@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from recordseal.ops.bench.results import Build, Machine, Operation, Route, RunSettings
 
 UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
@@ -39,7 +37,9 @@ def header(machine: Machine, build: Build, settings: RunSettings) -> list[str]:
     memory = f", {machine.memory_bytes / 2**30:.1f} GiB" if machine.memory_bytes else ""
     commit = "not a git checkout"
     if build.commit:
-        commit = f"commit {build.commit[:12]}" + (" with uncommitted changes" if build.dirty else "")
+        commit = f"commit {build.commit[:12]}" + (
+            " with uncommitted changes" if build.dirty else ""
+        )
     lines = [
         f"recordseal {build.recordseal} bench: the native core ({build.extension_profile} build)"
         " against the pure-Python reference",

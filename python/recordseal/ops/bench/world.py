@@ -61,7 +61,9 @@ async def _make(scratch: Path) -> World:
         )
         journal = DirectoryJournal(scratch / "journal")
         journal.open()
-        records = RecordService(store, KeyWrapper(bytes(32)), signer, continuity=Continuity(journal))
+        records = RecordService(
+            store, KeyWrapper(bytes(32)), signer, continuity=Continuity(journal)
+        )
         witness_key = CosignatureSigner.from_seed(WITNESS, bytes(range(1, 33)))
         sealer = Sealer(store.logs, LogKeyring.of_seed(bytes(range(32))), "bench.local",
                         continuity=Continuity(journal))  # fmt: skip
