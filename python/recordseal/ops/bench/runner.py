@@ -3,7 +3,8 @@ importing the package with ``RECORDSEAL_CORE`` set, so each runs every path the 
 on that core would. For each operation the command first asks each worker how long a call
 takes (and checks both give the same result), then runs the rounds: in every round each core
 times the calls that fill ``round_seconds``, the cores taking turns and the one going first
-alternating, so that whatever else the machine does falls on both alike. An operation's ratio
+alternating, so that whatever else the machine does falls on both alike; both workers run on
+the same CPU, so neither is timed on a CPU that the other never sees. An operation's ratio
 is the median of its rounds' ratios, each of two timings made back to back.
 """
 
@@ -33,7 +34,7 @@ CORES = ("native", "reference")
 class Worker:
     """One core's worker process (``worker.py``)."""
 
-    def __init__(self, core: str, world_dir: Path) -> None:
+    def __init__(self, core: str, world_dir: Path, cpu: int) -> None:
         self.core = core
         env = {**os.environ, "RECORDSEAL_CORE": core}
         self.process = subprocess.Popen(
@@ -41,6 +42,7 @@ class Worker:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             env=env, text=True,
         )  # fmt: skip
+        os.sched_setaffinity(self.process.pid, {cpu})
         hello = self._answer()
         if hello.get("backend") != core:
             raise BenchError(f"the {core} worker runs the {hello.get('backend')} core")
@@ -85,11 +87,12 @@ class Worker:
 def workers() -> Iterator[dict[str, Worker]]:
     """A worker of each core, sharing one bundle to verify (``world.py``)."""
     started: dict[str, Worker] = {}
+    cpu = max(os.sched_getaffinity(0))  # both on one CPU: what slows it slows both
     with tempfile.TemporaryDirectory(prefix="recordseal-bench-") as scratch:
         write_world(make_world(), Path(scratch))
         try:
             for core in CORES:
-                started[core] = Worker(core, Path(scratch))
+                started[core] = Worker(core, Path(scratch), cpu)
             yield started
         finally:
             for worker in started.values():
