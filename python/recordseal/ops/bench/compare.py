@@ -2,8 +2,8 @@
 and the ratio moved, and which moved the wrong way by more than the threshold (``--fail-over``).
 
 An operation regresses when its native time grew by more than the threshold (now > then x
-(1 + t)), or its ratio, how many times faster native is than the reference, shrank by as much
-(now < then / (1 + t)). For a service route, the native records/s and the ratio. Operations in
+(1 + t)), or its ratio, how many times faster native is than the reference, shrank by more than
+it (now < then x (1 - t)). For a service route, the native records/s and the ratio. Operations in
 one result only are listed, never counted as regressions.
 """
 
@@ -44,7 +44,7 @@ class Change:
         if self.native_slowdown > threshold:
             what = "native records/s" if self.is_rate else "native time"
             found.append(f"{what} {self.native_slowdown:+.0%}")
-        if self.ratio_now * (1 + threshold) < self.ratio_then:
+        if self.ratio_change < -threshold:
             found.append(f"ratio {ratio(self.ratio_then)} -> {ratio(self.ratio_now)}")
         return found
 
@@ -112,6 +112,6 @@ def report(comparison: Comparison, now: Result, then: Result, threshold: float) 
         )
     for name in comparison.only_now:
         lines.append(f"{name:<{NAME}} not in the baseline")
-    for name in comparison.only_then:
-        lines.append(f"{name:<{NAME}} in the baseline only")
+    if comparison.only_then:
+        lines.append(f"not run: {len(comparison.only_then)} operations of the baseline")
     return lines
