@@ -83,7 +83,10 @@ def session(args: argparse.Namespace) -> int:
     out(f"\n{len(operations) or len(routes)} measured in {result.seconds:.0f} s; load average"
         f" at the end: {' '.join(f'{v:.2f}' for v in result.machine.load_after)}")  # fmt: skip
     if args.json:
-        args.json.write_bytes(encode(result))
+        try:
+            args.json.write_bytes(encode(result))
+        except OSError as error:
+            raise BenchError(f"--json {args.json}: {error.strerror}") from None
         out(f"results written to {args.json}")
     if args.plot:
         _plot(result, args.plot)
