@@ -250,7 +250,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
             "the commitment core every command runs: native (rust-core) or reference (pure"
             " Python, many times slower: to compare the two, docs/performance.md); native"
             " refuses to start without the extension. Unset: native, or the reference where"
-            " the extension is not built. Read from the variable alone, when a process starts",
+            " the extension is not built. Read from the variable alone, when a process starts:"
+            " a configuration file's core must say the same, or serve refuses to start",
             rule="native or reference",
             pattern="^(native|reference)$",
         ),
