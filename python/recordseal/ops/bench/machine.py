@@ -44,14 +44,14 @@ def _output(*command: str) -> str | None:
 
 
 def load() -> list[float]:
-    return [round(value, 2) for value in os.getloadavg()]
+    return [round(value, 2) for value in os.getloadavg()] if hasattr(os, "getloadavg") else []
 
 
 def machine(load_before: list[float]) -> Machine:
     return Machine(
         cpu=cpu_model(),
         cores=os.cpu_count() or 1,
-        usable_cores=len(os.sched_getaffinity(0)),
+        usable_cores=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 0,
         memory_bytes=memory_bytes(),
         os=platform.platform(),
         python=f"{platform.python_implementation()} {platform.python_version()}",

@@ -74,7 +74,7 @@ class Route(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 class Machine(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     cpu: Annotated[str, doc("the CPU's model name")]
     cores: Annotated[int, doc("logical CPUs of the machine")]
-    usable_cores: Annotated[int, doc("logical CPUs this run could use (its affinity)")]
+    usable_cores: Annotated[int, doc("logical CPUs this run could use (its affinity; 0: unknown)")]
     memory_bytes: int | None
     os: str
     python: str

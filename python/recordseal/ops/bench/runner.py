@@ -34,7 +34,7 @@ CORES = ("native", "reference")
 class Worker:
     """One core's worker process (``worker.py``)."""
 
-    def __init__(self, core: str, world_dir: Path, cpu: int) -> None:
+    def __init__(self, core: str, world_dir: Path, cpu: int | None) -> None:
         self.core = core
         env = {**os.environ, "RECORDSEAL_CORE": core}
         self.process = subprocess.Popen(
@@ -42,7 +42,8 @@ class Worker:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             env=env, text=True,
         )  # fmt: skip
-        os.sched_setaffinity(self.process.pid, {cpu})
+        if cpu is not None:
+            os.sched_setaffinity(self.process.pid, {cpu})
         hello = self._answer()
         if hello.get("backend") != core:
             raise BenchError(f"the {core} worker runs the {hello.get('backend')} core")
@@ -87,7 +88,8 @@ class Worker:
 def workers() -> Iterator[dict[str, Worker]]:
     """A worker of each core, sharing one bundle to verify (``world.py``)."""
     started: dict[str, Worker] = {}
-    cpu = max(os.sched_getaffinity(0))  # both on one CPU: what slows it slows both
+    # Both on one CPU, where the system can pin processes (Linux): what slows it slows both.
+    cpu = max(os.sched_getaffinity(0)) if hasattr(os, "sched_setaffinity") else None
     with tempfile.TemporaryDirectory(prefix="recordseal-bench-") as scratch:
         write_world(make_world(), Path(scratch))
         try:
