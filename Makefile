@@ -8,10 +8,10 @@ BIN    := $(VENV)/bin
 export PYO3_PYTHON := $(abspath $(PY))
 export CARGO_TERM_COLOR := never
 
-.PHONY: help system setup build run load test test-rust test-python lint bench screenshots verify-dist clean
+.PHONY: help system setup build run load test test-rust test-python lint bench bench-service bench-baseline bench-all screenshots verify-dist clean
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
 
 APT_GET := $(if $(filter 0,$(shell id -u)),,sudo) apt-get
 # Debian packages the tests and tools run for real: openssl (a local RFC 3161 time-stamping
@@ -37,7 +37,7 @@ $(VENV)/.deps: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet 'maturin>=1.9,<2'
-	$(PY) -m pip install --quiet $$($(PY) -c 'import tomllib;p=tomllib.load(open("pyproject.toml","rb"))["project"];print(" ".join(repr(d) for d in p["dependencies"]+p["optional-dependencies"]["dev"]))' | tr -d "'")
+	$(PY) -m pip install --quiet $$($(PY) -c 'import tomllib;p=tomllib.load(open("pyproject.toml","rb"))["project"];o=p["optional-dependencies"];print(" ".join(repr(d) for d in p["dependencies"]+o["dev"]+o["bench"]))' | tr -d "'")
 	touch $@
 
 setup: $(VENV)/.deps ## create the virtualenv with every dependency
@@ -71,7 +71,21 @@ test-python: build system ## pytest over every suite
 
 test: test-rust lint test-python ## everything CI runs: cargo, lints, pytest
 
-bench: build ## benchmarks: pytest-benchmark (native against reference) and cargo bench (Rust only)
+BENCH_ARGS ?=
+bench: build ## every core operation, native against reference, in about a minute (BENCH_ARGS="--compare docs/benchmarks/baseline.json")
+	$(BIN)/recordseal bench $(BENCH_ARGS)
+
+bench-service: build system ## the ingest routes driven by wrk on a service of each core, same load, same run
+	$(BIN)/recordseal bench --service $(BENCH_ARGS)
+
+# The committed baseline and picture of docs/performance.md, measured on this machine.
+bench-baseline: build ## refresh docs/benchmarks/baseline.json and docs/benchmarks/core.svg
+	$(BIN)/recordseal bench --json docs/benchmarks/baseline.json --plot docs/benchmarks/core.svg
+
+# The pytest-benchmark suites include live-view and listing benchmarks that write millions of
+# rows on SQLite and PostgreSQL: many minutes, hence not in `make bench`.
+bench-all: build system ## make bench, then every pytest-benchmark suite (millions of rows) and cargo bench (Criterion)
+	$(BIN)/recordseal bench $(BENCH_ARGS)
 	$(BIN)/pytest benchmarks -q --benchmark-only --benchmark-columns=min,median,mean,ops,rounds --benchmark-sort=name
 	cargo bench -q -p recordseal-core
 

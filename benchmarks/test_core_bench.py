@@ -1,6 +1,6 @@
 """Native core against the reference (and against rfc8785 / orjson) on the same inputs.
 
-Run with ``make bench``. Each benchmark is one group, so the table compares within a group.
+Run with ``make bench-all``. Each benchmark is one group, so the table compares within a group.
 """
 
 from __future__ import annotations

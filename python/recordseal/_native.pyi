@@ -15,6 +15,8 @@ from recordseal.core.errors import CommitError
 UNICODE_VERSION: str
 #: Every field kind, ``free`` included, in alphabetical order.
 KINDS: tuple[str, ...]
+#: ``release`` when the extension was built optimised (``make build``), else ``debug``.
+BUILD_PROFILE: str
 
 @final
 class Leaf:

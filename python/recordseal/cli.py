@@ -37,6 +37,7 @@ from recordseal.crypto.hsm import KeyLocationError
 from recordseal.datadir import DataDirError
 from recordseal.fleet.cli import add_fleet_parsers
 from recordseal.ledger.errors import RecordServiceError
+from recordseal.ops.bench.command import add_bench_parser
 from recordseal.ops.config_cli import add_config_parser
 from recordseal.ops.doctor import add_doctor_parser
 from recordseal.services.errors import ServiceError
@@ -1034,6 +1035,7 @@ def parser() -> argparse.ArgumentParser:
     add_fleet_parsers(commands)
     add_config_parser(commands, _config_option)
     add_doctor_parser(commands, _config_option)
+    add_bench_parser(commands)
     return top
 
 

@@ -302,6 +302,13 @@ fn native_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("UNICODE_VERSION", format!("{major}.{minor}.{update}"))?;
     let kinds = PyTuple::new(module.py(), kinds::ALL.iter().map(|kind| kind.name()))?;
     module.add("KINDS", kinds)?;
+    // What `recordseal bench` reports of the build: optimised or not.
+    let profile = if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    };
+    module.add("BUILD_PROFILE", profile)?;
     module.add_class::<PyLeaf>()?;
     module.add_class::<PyCommittedRecord>()?;
     module.add_class::<signing::PyEd25519Signer>()?;

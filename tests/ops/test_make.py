@@ -91,3 +91,17 @@ def test_the_build_stamps_the_tree_it_built(tree: Path) -> None:
     _newer(tree / "rust-core" / "src" / "lib.rs")
     planned = _make(tree, "-n", "build").stdout
     assert "touch .venv/.built" in planned
+
+
+def test_bench_answers_quickly_and_bench_all_runs_the_heavy_suites(tree: Path) -> None:
+    """`make bench` is `recordseal bench` alone (about a minute, docs/performance.md); the
+    pytest-benchmark suites, whose live-view and listing benchmarks write millions of rows,
+    and cargo bench run under `make bench-all`."""
+    bench = _make(tree, "-n", "bench").stdout.splitlines()
+    assert bench == [".venv/bin/recordseal bench "]
+    heavy = _make(tree, "-n", "bench-all").stdout
+    assert ".venv/bin/recordseal bench" in heavy
+    assert ".venv/bin/pytest benchmarks" in heavy and "cargo bench" in heavy
+    assert "--service" in _make(tree, "-n", "bench-service").stdout
+    baseline = _make(tree, "-n", "bench-baseline").stdout
+    assert "--json docs/benchmarks/baseline.json --plot docs/benchmarks/core.svg" in baseline

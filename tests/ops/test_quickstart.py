@@ -43,12 +43,15 @@ def readme_block(marker: str = MARKER, language: str = "sh") -> str:
 
 
 @contextmanager
-def make_run_in(home: Path) -> Iterator[int]:
+def make_run_in(home: Path, core: str | None = None) -> Iterator[int]:
     """``make run`` (its recipe; the Makefile's default witness directory) with ``home/data``
-    as ``DATA_DIR``, on a free port; yields the port once ``/readyz`` answers 200, stops it
-    afterwards. Its output is appended to ``home/make-run.log``."""
+    as ``DATA_DIR``, on a free port, with ``RECORDSEAL_CORE=core`` when given; yields the port
+    once ``/readyz`` answers 200, stops it afterwards. Its output is appended to
+    ``home/make-run.log``."""
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("RECORDSEAL_", "MAKE"))}
+    if core is not None:
+        env["RECORDSEAL_CORE"] = core
     log = (home / "make-run.log").open("ab")
     make = subprocess.Popen(
         ["make", "--no-print-directory", "-C", str(ROOT), "-o", "build", "run",
@@ -159,6 +162,21 @@ def test_a_new_data_directory_reaches_verified_again(
         assert done.returncode == 0, f"{start}:\n{done.stdout}{done.stderr}"
         assert "\nverdict     VERIFIED\n" in done.stdout, start
         shutil.rmtree(home / "data")
+
+
+def test_the_quick_start_ends_verified_on_the_reference_core(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """``RECORDSEAL_CORE=reference make run``: the service runs the pure-Python core on
+    purpose (docs/performance.md compares the two), and the quick start still ends in
+    VERIFIED. The commands of the block run as a user's would, on the default core."""
+    home = quick_start_home(tmp_path_factory)
+    with make_run_in(home, core="reference") as port:
+        done = run_block(home, port, "acme")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "\nverdict     VERIFIED\n" in done.stdout
+    log = (home / "make-run.log").read_text()
+    assert "core=reference" in log and "core=native" not in log
 
 
 def run_client_example(home: Path, port: int, tenant: str) -> subprocess.CompletedProcess[str]:

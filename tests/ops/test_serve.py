@@ -15,6 +15,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from recordseal.core import backend
+from recordseal.settings import Settings
+from recordseal.web.preflight import core_refusal
 from tests.processes import children, descendants, kill_all, wait_gone
 from tests.servers import free_port, kill_service, start_service
 
@@ -172,3 +175,43 @@ def test_serve_says_which_core_it_runs(tmp_path: Path) -> None:
         assert "core=native" in log
     finally:
         kill_service(server)
+
+
+def test_serve_runs_the_reference_core_when_chosen(tmp_path: Path) -> None:
+    """``RECORDSEAL_CORE=reference`` serves with the pure-Python core on purpose, though the
+    extension is built and nothing else allows it (the README's quick start on it:
+    tests/ops/test_quickstart.py)."""
+    port = free_port()
+    log = tmp_path / "serve.log"
+    with log.open("w") as output:
+        server = subprocess.Popen(
+            [*CLI, "serve", "--data-dir", str(tmp_path / "data"), "--port", str(port)],
+            env={**os.environ, "RECORDSEAL_CORE": "reference"},
+            stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and "listening" not in log.read_text():
+            time.sleep(0.1)
+        assert "core=reference" in log.read_text()
+    finally:
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait()
+
+
+def test_a_core_set_in_the_file_alone_is_refused(tmp_path: Path) -> None:
+    """The core is chosen as the process starts, from the variable: a file's ``core`` that the
+    variable does not repeat would not be obeyed, so serve refuses it, saying what to set."""
+    config = tmp_path / "recordseal.toml"
+    config.write_text('core = "reference"\n')
+    env = {"RECORDSEAL_CONFIG": str(config)}
+    done = serve(tmp_path / "data", free_port(), env)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "recordseal: the configuration file's core = 'reference' is not the core this process"
+        " runs: the core is chosen when a process starts, from the variable alone; set"
+        " RECORDSEAL_CORE=reference instead"
+    ]
+    # Where the variable says the same (or neither names a core), the core passes.
+    assert core_refusal(Settings(core=backend.REQUESTED)) is None
+    assert core_refusal(Settings(core="reference")) is not None  # this process: unset

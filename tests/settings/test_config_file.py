@@ -70,6 +70,7 @@ log_format = "json"
 log_level = "debug"
 access_log = false
 allow_reference_core = true
+core = "reference"
 """
     expected: dict[str, object] = {
         "data_dir": Path("/srv/recordseal"),
@@ -106,6 +107,7 @@ allow_reference_core = true
         "log_level": "debug",
         "access_log": False,
         "allow_reference_core": True,
+        "core": "reference",
     }
     return text, expected
 

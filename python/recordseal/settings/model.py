@@ -244,6 +244,18 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         bool,
         setting("serve with the pure-Python core when the native extension is missing (slower)"),
     ] = False
+    core: Annotated[
+        str | None,
+        setting(
+            "the commitment core every command runs: native (rust-core) or reference (pure"
+            " Python, many times slower: to compare the two, docs/performance.md); native"
+            " refuses to start without the extension. Unset: native, or the reference where"
+            " the extension is not built. Read from the variable alone, when a process starts:"
+            " a configuration file's core must say the same, or serve refuses to start",
+            rule="native or reference",
+            pattern="^(native|reference)$",
+        ),
+    ] = None
 
     @property
     def database_path(self) -> Path:

@@ -10,6 +10,7 @@ import ssl
 from dataclasses import dataclass
 
 from recordseal import core
+from recordseal.core import backend
 from recordseal.fleet.manifest import ManifestError, load_manifest
 from recordseal.panel.bootstrap import BootstrapError, store_from_seed
 from recordseal.settings import Settings
@@ -28,18 +29,39 @@ class Refusal:
 def core_description() -> str:
     if core.BACKEND == "native":
         return "native (rust-core, recordseal._native)"
+    if backend.REQUESTED == "reference":
+        return "reference (pure Python, chosen by RECORDSEAL_CORE=reference)"
     return "reference (pure Python; the native extension is not built)"
+
+
+def core_refusal(settings: Settings) -> Refusal | None:
+    """The core is chosen when the process starts, from ``RECORDSEAL_CORE`` alone
+    (``core/backend.py``): a configuration file's ``core`` comes too late to be obeyed, so it
+    must say what the variable said. Without the extension, the reference serves only when
+    chosen or allowed."""
+    if settings.core != backend.REQUESTED:
+        return Refusal(
+            f"the configuration file's core = {settings.core!r} is not the core this process"
+            " runs: the core is chosen when a process starts, from the variable alone; set"
+            f" RECORDSEAL_CORE={settings.core} instead",
+            BAD_SETTING,
+        )
+    fell_back = core.BACKEND != "native" and backend.REQUESTED is None
+    if fell_back and not settings.allow_reference_core:
+        return Refusal(
+            "the native commitment core is not built, and the pure-Python reference is many"
+            " times slower: build it (make build), or set RECORDSEAL_CORE=reference (or"
+            " RECORDSEAL_ALLOW_REFERENCE_CORE=true) to serve with the reference",
+            CANNOT_START,
+        )
+    return None
 
 
 def preflight(settings: Settings) -> Refusal | None:
     """Why ``serve`` must not start with ``settings``, or None."""
-    if core.BACKEND != "native" and not settings.allow_reference_core:
-        return Refusal(
-            "the native commitment core is not built, and the pure-Python reference is many"
-            " times slower: build it (make build), or set RECORDSEAL_ALLOW_REFERENCE_CORE=true"
-            " to serve with the reference",
-            CANNOT_START,
-        )
+    refusal = core_refusal(settings)
+    if refusal is not None:
+        return refusal
     open_store(settings)  # a database URL of another kind raises BackendError (exit 2)
     refusal = port_refusal(settings.host, settings.port)
     if refusal is not None:
