@@ -18,6 +18,8 @@ from typing import Any
 from litestar import Request
 from litestar.openapi.plugins import JsonRenderPlugin, OpenAPIRenderPlugin, YamlRenderPlugin
 
+from recordseal.web.site import STYLE_SHEET, site_header
+
 SCHEMAS = "#/components/schemas/"
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
 
@@ -34,9 +36,9 @@ class PlainDocsPlugin(OpenAPIRenderPlugin):
         parts = [
             '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
             '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-            f"<title>{title} API</title>\n"
-            '<link rel="stylesheet" href="/static/panel/panel.css">\n</head>\n'
-            '<body class="docs">\n<main id="main">\n'
+            f"<title>API · {title}</title>\n"
+            f'<link rel="stylesheet" href="{STYLE_SHEET}">\n</head>\n'
+            f'<body class="docs">\n{site_header("/schema")}<main id="main">\n'
             f"<h1>{title} {escape(str(info.get('version', '')))}</h1>\n"
             '<p>The OpenAPI document: <a href="/schema/openapi.json">openapi.json</a>. '
             "Errors are RFC 9457 <code>application/problem+json</code>.</p>\n"

@@ -42,6 +42,7 @@ from recordseal.web.bodies import require_json
 from recordseal.web.controller import DomainController
 from recordseal.web.openapi import BUNDLE_REFUSALS, documented
 from recordseal.web.schemas import VerificationOut
+from recordseal.web.site import STYLE_SHEET, site_header
 from recordseal.web.state import provide_verifier
 
 JSON = "application/json"
@@ -105,10 +106,11 @@ def _page(body: str) -> str:
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        "<title>Verify a record — recordseal</title>\n"
+        "<title>Verify a record · recordseal</title>\n"
+        f'<link rel="stylesheet" href="{STYLE_SHEET}">\n'
         f'<link rel="stylesheet" href="{STATIC_PATH}/verify.css">\n'
         f'<script type="module" src="{STATIC_PATH}/page.js"></script>\n</head>\n'
-        f"<body>\n<main>\n<h1>Verify a record</h1>\n{body}"
+        f'<body>\n{site_header("/verify-record")}<main id="main">\n<h1>Verify a record</h1>\n{body}'
         '<div id="result-area" aria-live="polite"></div>\n</main>\n</body>\n</html>\n'
     )
 
