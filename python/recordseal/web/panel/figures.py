@@ -53,16 +53,18 @@ def age(seconds: float | None) -> str:
     return f"{seconds / 86400:.1f} days"
 
 
-def when(moment: str | None, now: datetime | None = None) -> Markup | str:
+def when(moment: str | None, now: float | None = None) -> Markup | str:
     """An RFC 3339 time to the second in UTC, with its age beside it:
-    ``2026-11-21 08:20:26 UTC (3 min ago)``; the exact value stays in ``<time datetime>``."""
+    ``2026-11-21 08:20:26 UTC (3 min ago)``; the exact value stays in ``<time datetime>``.
+    ``now``: the page's clock, in seconds since the Unix epoch (the real clock when None)."""
     if not moment:
         return NOTHING
     try:
         parsed = datetime.fromisoformat(moment.replace("Z", "+00:00")).astimezone(UTC)
     except ValueError:
-        return moment
-    elapsed = ((now or utc_datetime()) - parsed).total_seconds()
+        return Markup.escape(moment)
+    reference = utc_datetime() if now is None else datetime.fromtimestamp(now, UTC)
+    elapsed = (reference - parsed).total_seconds()
     text = parsed.strftime("%Y-%m-%d %H:%M:%S UTC")
     ago = f"in {age(-elapsed)}" if elapsed < -1 else f"{age(elapsed)} ago"
     return Markup(

@@ -34,6 +34,7 @@ from recordseal.web.panel.session import PanelDenied, panel_denied_handler, pane
 from recordseal.web.panel.signout import SignOutController
 from recordseal.web.panel.sso import SsoController, provide_sso
 from recordseal.web.panel.sso_registration import SsoRegistrationController
+from recordseal.web.panel.stream_records import StreamRecordsController
 from recordseal.web.panel.tenant_admin import TenantAdminController
 from recordseal.web.panel.tokens import TokenController
 from recordseal.web.panel.transparency import TransparencyController
@@ -56,6 +57,7 @@ panel_router = Router(
         SsoRegistrationController,
         TransparencyController,
         LiveController,
+        StreamRecordsController,
     ],
     guards=[require_session, require_csrf],
     dependencies={
