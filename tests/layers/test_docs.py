@@ -69,6 +69,8 @@ def links(page: Path) -> list[str]:
         for child in token.children or ():
             if child.type == "link_open":
                 hrefs.append(str(child.attrs["href"]))
+            elif child.type == "image":  # a screenshot shown on the page
+                hrefs.append(str(child.attrs["src"]))
     return hrefs
 
 

@@ -37,6 +37,7 @@ from recordseal.verify import (
     Bundle,
     VerificationResult,
 )
+from recordseal.verify.report import bracket_holds, not_a_bundle, summary
 from recordseal.web import examples
 from recordseal.web.bodies import require_json
 from recordseal.web.controller import DomainController
@@ -147,13 +148,21 @@ def _form(max_bundle_bytes: int, bundle: str = "") -> str:
 
 
 def _result_html(result: VerificationResult) -> str:
+    """The verdict and a sentence on it (``verify/report.py``'s words, as ``recordseal verify``
+    and ``static/verify/page.js`` say them); then, for a bundle, the record, the checks, the
+    time bracket unless the bundle failed, and the disclosed fields (docs/bundle.md, "How a
+    result is shown")."""
     css = "INCOMPLETE" if result.verdict == "VERIFICATION INCOMPLETE" else result.verdict
     parts = [
         '<section aria-labelledby="result-heading" id="server-result">\n'
         '<h2 id="result-heading">Result</h2>\n'
         '<p class="where">Verified by this service.</p>\n',
         f'<p class="verdict {css}" id="verdict" role="status">{escape(result.verdict)}</p>\n',
+        f'<p id="summary">{escape(summary(result))}</p>\n',
     ]
+    if not_a_bundle(result) is not None:
+        parts.append("</section>\n")
+        return "".join(parts)
     if result.record is not None:
         record = result.record
         parts.append(
@@ -174,11 +183,12 @@ def _result_html(result: VerificationResult) -> str:
         f"</tr></thead>\n<tbody>\n{rows}</tbody></table>\n"
     )
     bracket = result.time_bracket
-    parts.append(
-        '<h3>Time bracket</h3>\n<dl id="time-bracket">'
-        f"<dt>Not before</dt><dd>{_when(bracket.not_before, bracket.not_before_by)}</dd>"
-        f"<dt>Not after</dt><dd>{_when(bracket.not_after, bracket.not_after_by)}</dd></dl>\n"
-    )
+    if bracket_holds(result):
+        parts.append(
+            '<h3>Time bracket</h3>\n<dl id="time-bracket">'
+            f"<dt>Not before</dt><dd>{_when(bracket.not_before, bracket.not_before_by)}</dd>"
+            f"<dt>Not after</dt><dd>{_when(bracket.not_after, bracket.not_after_by)}</dd></dl>\n"
+        )
     if result.disclosed:
         rows = "".join(
             f'<tr><td>{escape(path)}</td><td class="value">'
