@@ -162,6 +162,7 @@ def test_the_panel_pages_of_a_signed_in_operator_share_it_too(
             ("/tenants/acme/live", "live-tenant"),
             ("/live", "live-service"),
             ("/tokens", "tokens"),
+            ("/tenants/acme/streams/orders", "stream"),
         ):
             page.goto(f"{base(served)}{path}")
             assert page.url == f"{base(served)}{path}", "signed in"
