@@ -75,13 +75,16 @@ def summary(result: VerificationResult) -> str:
     return "All seven checks passed."
 
 
+#: Where the report's values start (under ``verdict     ``).
+INDENT = " " * 12
+
+
 def write_report(result: VerificationResult, out: TextIO) -> None:
-    """The human-readable report: record, the seven checks, verdict, time bracket; for a
-    document that is not a bundle, that alone (the words of the verify page)."""
-    reason = not_a_bundle(result)
-    if reason is not None:
-        out.write(f"not a disclosure bundle: {reason}\n{NO_CHECK_RUN}\n")
-        out.write(f"\nverdict     {result.verdict}\n")
+    """The human-readable report: record, the seven checks, verdict and the verify page's
+    sentence on it, time bracket (where it holds); for a document that is not a bundle, the
+    verdict and the sentence alone."""
+    if not_a_bundle(result) is not None:
+        out.write(f"verdict     {result.verdict}\n{INDENT}{summary(result)}\n")
         return
     record = result.record
     if record is not None:
@@ -95,11 +98,9 @@ def write_report(result: VerificationResult, out: TextIO) -> None:
         out.write(f"  {check.number}  {check.name:<{width}}  {check.status:<9}  {check.detail}\n")
     open_checks = [str(check.number) for check in result.checks if check.status == "unchecked"]
     note = f" (unchecked: {', '.join(open_checks)})" if result.verdict == INCOMPLETE else ""
-    out.write(f"\nverdict     {result.verdict}{note}\n")
+    out.write(f"\nverdict     {result.verdict}{note}\n{INDENT}{summary(result)}\n")
     bracket = result.time_bracket
-    if not bracket_holds(result):
-        out.write(f"time bracket {NO_BRACKET}\n")
-    else:
+    if bracket_holds(result):
         out.write(f"not before  {_when(bracket.not_before, bracket.not_before_by)}\n")
         out.write(f"not after   {_when(bracket.not_after, bracket.not_after_by)}\n")
     if result.disclosed:
