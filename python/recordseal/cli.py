@@ -253,25 +253,35 @@ def _keys_export(args: argparse.Namespace) -> int:
     for path, document in ((args.keys_out, keys), (args.trust_out, trust)):
         path.write_text(json.dumps(document, indent=2) + "\n")
         path.chmod(EXPORT_MODE)
-    logs: list[Any] = keys["logs"]  # type: ignore[assignment]
+    log_keys: list[Any] = keys["logs"]  # type: ignore[assignment]
+    header_keys: list[Any] = keys["keys"]  # type: ignore[assignment]
+    logs = len({entry["origin"] for entry in log_keys})  # a log is listed once per key
     witness_names: list[str] = [w.name for w in witnesses]
     if args.json:
         _print_json(
             {
                 "keys": str(args.keys_out),
                 "trust": str(args.trust_out),
-                "logs": len(logs),
+                "logs": logs,
+                "log_keys": len(log_keys),
+                "header_keys": len(header_keys),
                 "witnesses": witness_names,
                 "quorum": quorum,
                 "source": source,
             }
         )
         return 0
-    print(f"key directory: {args.keys_out} ({len(logs)} logs)")
+    counts = f"{_count(logs, 'log')}, {_count(len(log_keys), 'log key')}"
+    print(f"key directory: {args.keys_out} ({counts}; {_count(len(header_keys), 'header key')})")
     names = ", ".join(witness_names) or "none: bundles will verify INCOMPLETE"
     print(f"trust store: {args.trust_out} (witnesses: {names}; quorum {quorum})")
     print(f"witnesses from {source}")
     return 0
+
+
+def _count(number: int, noun: str) -> str:
+    """``1 log``, ``2 logs``: a count with its noun."""
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
 
 
 def _keys_rotate(args: argparse.Namespace) -> int:

@@ -1,5 +1,5 @@
-"""The public pages of a real served instance (``recordseal serve --demo-witness``) in Chromium
-(issue 30, items 3 and 4): the landing page at ``/`` and where its links lead, and
+"""The public pages of a real served instance (``recordseal serve --demo-witness``) in Chromium:
+the landing page at ``/`` and where its links lead, and
 ``/verify-record`` taking a pasted bundle to VERIFIED with the two opt-in fetches and no file.
 """
 
@@ -65,7 +65,8 @@ def test_the_landing_page_leads_to_the_verify_page_the_docs_and_the_panel(
         ("Operator panel", "/login", "Sign in"),
     ):
         page.goto(f"{base}/")
-        page.get_by_role("link", name=link, exact=True).click()
+        # the landing page's own cards (the site's header links to the same pages)
+        page.locator("main").get_by_role("link", name=link, exact=True).click()
         page.wait_for_load_state()
         assert page.url.split("?")[0] == f"{base}{landed_path}", link
         assert heading in page.locator("h1").first.inner_text(), link

@@ -32,7 +32,9 @@ from recordseal.verify import (
 )
 from tests.servers import asgi_server, chromium, screenshot_dir
 
+from ..verify.conftest import tampered
 from ..verify.factory import World
+from ..verify.test_tamper import SEAL_TAMPERING
 
 
 @pytest.fixture(scope="module")
@@ -196,10 +198,37 @@ def test_a_new_verification_takes_the_previous_verdict_away_at_once(
     assert verifier.page.locator("#verifying").count() == 0
 
 
-def test_a_malformed_bundle_fails_in_check_1(verifier: VerifierPage) -> None:
+def test_a_document_that_is_not_a_bundle_is_said_to_be_none(verifier: VerifierPage) -> None:
+    """FAILED, and the page says why in one sentence: no check table (its check 1 read "field
+    commitments failed"), no record, no time bracket, nothing passed."""
     assert verifier.verify(b'{"format": "recordseal/bundle/v2"}') == "FAILED"
-    assert verifier.statuses() == ["failed", *["unchecked"] * 6]
-    assert "malformed bundle" in verifier.page.locator("#checks tbody tr").nth(0).inner_text()
+    said = verifier.page.inner_text("#summary")
+    assert said.startswith("This is not a disclosure bundle: bundle: ")
+    assert said.endswith(". None of the seven checks was run.")
+    result = verifier.page.locator("#result")
+    assert result.locator("#checks, #time-bracket, dl").count() == 0
+    assert "passed" not in result.inner_text()
+
+
+def test_a_failed_bundle_shows_a_time_bracket_only_where_check_7_passed(
+    verifier: VerifierPage, world: World
+) -> None:
+    verifier.files(world.keys_document(), world.trust_document())
+    document = json.loads(world.bundle())
+    document["fields"][0]["value"] = 1  # the record tree fails; the seal still holds
+    assert verifier.verify(json.dumps(document).encode()) == "FAILED"
+    assert verifier.page.locator("#time-bracket").count() == 1
+    assert verifier.page.inner_text("#summary") == (
+        "Check 2 (record tree) failed: the bundle is not what it claims."
+        " Its time bracket is the signed header's: check 7 passed."
+    )
+    broken = tampered(world.bundle(), SEAL_TAMPERING["log index"][0])
+    assert verifier.verify(broken) == "FAILED"
+    assert verifier.page.locator("#time-bracket").count() == 0
+    assert verifier.page.inner_text("#summary") == (
+        "Check 4 (sealed batch) failed: the bundle is not what it claims."
+        " Time bracket: none: a bundle that failed proves no time for its record."
+    )
 
 
 def test_nothing_after_page_load_carries_the_bundle(
@@ -303,11 +332,11 @@ def test_a_token_not_in_canonical_base64_is_malformed_in_the_page_and_the_cli(
     bundle = json.dumps(document).encode()
     verifier.files(world.keys_document(), world.trust_document())
     assert verifier.verify(bundle) == "FAILED"
-    assert verifier.statuses() == ["failed", *["unchecked"] * 6]
     page = verifier.page
-    assert "$.seal.timestamps[0]" in page.locator("#checks tbody tr").nth(0).inner_text()
-    assert page.locator("#result dl").count() == 1  # the time bracket's; no record
-    assert page.locator("#disclosed").count() == 0
+    said = page.inner_text("#summary")
+    assert said.startswith("This is not a disclosure bundle: ") and "$.seal.timestamps[0]" in said
+    assert page.locator("#result dl").count() == 0  # no record, no time bracket
+    assert page.locator("#disclosed, #checks").count() == 0
     (tmp_path / "bundle.json").write_bytes(bundle)
     (tmp_path / "keys.json").write_text(json.dumps(world.keys_document()))
     (tmp_path / "trust.json").write_text(json.dumps(world.trust_document()))
@@ -315,7 +344,8 @@ def test_a_token_not_in_canonical_base64_is_malformed_in_the_page_and_the_cli(
     command += ["--keys", str(tmp_path / "keys.json"), "--trust", str(tmp_path / "trust.json")]
     done = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1, done.stderr
-    assert "malformed bundle" in done.stdout and "$.seal.timestamps[0]" in done.stdout
+    # The same words: the page's sentence is the report's, under its verdict.
+    assert done.stdout == f"verdict     FAILED\n            {said}\n"
     assert not done.stdout.startswith("record") and "\ndisclosed" not in done.stdout
     assert "o:/amount" not in done.stdout
 

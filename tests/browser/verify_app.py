@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 from litestar import Litestar, Response, get
+from litestar.static_files import create_static_files_router
 
 from recordseal.services.verification import OnlineVerifier
 from recordseal.settings import Settings
@@ -20,6 +21,7 @@ from recordseal.verify import (
     load_key_directory,
     load_trust_store,
 )
+from recordseal.web.panel.routes import STATIC_DIRECTORY, STATIC_PATH
 from recordseal.web.problems import EXCEPTION_HANDLERS
 from recordseal.web.verify import static_files, verify_controller
 
@@ -44,7 +46,14 @@ async def context() -> tuple[KeyDirectory, TrustStore]:
 
 
 app = Litestar(
-    route_handlers=[verify_controller(Settings().max_bundle_bytes), static_files, keys, trust],
+    route_handlers=[
+        verify_controller(Settings().max_bundle_bytes),
+        static_files,
+        # the site's style sheet, which every public page loads (web/site.py)
+        create_static_files_router(path=STATIC_PATH, directories=[STATIC_DIRECTORY]),
+        keys,
+        trust,
+    ],
     exception_handlers=dict(EXCEPTION_HANDLERS),
 )
 app.state.verifier = OnlineVerifier(context)

@@ -127,6 +127,7 @@ def test_json_results_of_the_commands(tmp_path: Path) -> None:
     exported = run("keys", "export", "--data-dir", str(data), "--json", cwd=tmp_path)
     summary = json.loads(exported.stdout)
     assert summary["witnesses"] == [] and summary["quorum"] == 1
+    assert (summary["logs"], summary["log_keys"], summary["header_keys"]) == (0, 0, 0)
     assert "has not started" in summary["source"]
     link = json.loads(run("panel", "link", "--data-dir", str(data), "--json").stdout)
     assert link["role"] == "operator" and "/login/register?token=" in link["url"]

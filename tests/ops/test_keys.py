@@ -249,8 +249,14 @@ def test_the_log_key_rotates_and_the_log_is_witnessed_throughout(tmp_path: Path)
     assert len(log_signatures(bundles[0])) == 2  # Ed25519 and ML-DSA-44
     assert len(log_signatures(bundles[1])) == 4, bundles[1]["seal"]["proof"]
     assert len(log_signatures(bundles[2])) == 2, bundles[2]["seal"]["proof"]
-    cli(["keys", "export", "--data-dir", str(data), "--keys-out", str(tmp_path / "k.json"),
-         "--trust-out", str(tmp_path / "t.json")])  # fmt: skip
+    exported = cli(["keys", "export", "--data-dir", str(data), "--keys-out",
+                    str(tmp_path / "k.json"), "--trust-out", str(tmp_path / "t.json")])  # fmt: skip
+    # Two logs, each with four keys: counted apart (it said "8 logs").
+    header_keys = len(json.loads((tmp_path / "k.json").read_text())["keys"])
+    assert exported.stdout.splitlines()[0] == (
+        f"key directory: {tmp_path / 'k.json'} (2 logs, 8 log keys; {header_keys} header key"
+        + ("s)" if header_keys != 1 else ")")
+    )
     keys = load_key_directory((tmp_path / "k.json").read_bytes())
     trust = load_trust_store((tmp_path / "t.json").read_bytes())
     # One tenant log and the deployment's aggregate log (docs/tlog.md), each listed once per

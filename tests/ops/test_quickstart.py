@@ -117,9 +117,28 @@ def test_the_readme_quick_start_ends_verified(make_run: tuple[Path, int]) -> Non
         "passed     1 trusted witness vouches (quorum 1): demo witness on this machine"
         in done.stdout
     )
-    trust = json.loads((home / "recordseal-trust.json").read_text())
+    trust = json.loads((home / "try" / "recordseal-trust.json").read_text())
     assert [w["name"] for w in trust["witnesses"]] == ["demo witness on this machine"]
     assert trust["quorum"] == 1
+
+
+def test_the_readme_steps_write_into_a_directory_the_checkout_ignores(
+    make_run: tuple[Path, int],
+) -> None:
+    """Run in a checkout, the quick start and the command-line block leave no untracked file:
+    what they write lands in ``try/``, which the repository's .gitignore ignores."""
+    home, port = make_run
+    done = run_block(home, port, "wayne", readme_block(COMMAND_LINE_MARKER))
+    assert done.returncode == 0, done.stdout + done.stderr
+    made = {p.name for p in home.iterdir()} - {".venv", "data", "make-run.log", "try"}
+    assert not made, f"the README's steps wrote outside try/: {sorted(made)}"
+    written = sorted(p.name for p in (home / "try").iterdir())
+    assert {"bundle.json", "orders.jsonl", "recordseal-keys.json"} <= set(written)
+    ignored = subprocess.run(
+        ["git", "-C", str(ROOT), "check-ignore", "--no-index", *(f"try/{n}" for n in written)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert ignored.stdout.split() == [f"try/{n}" for n in written], ignored
 
 
 def test_a_tenant_that_comes_later_is_witnessed_too(make_run: tuple[Path, int]) -> None:
@@ -180,9 +199,11 @@ def test_the_quick_start_ends_verified_on_the_reference_core(
 
 
 def run_client_example(home: Path, port: int, tenant: str) -> subprocess.CompletedProcess[str]:
-    """The README's Python block saved as ``example.py`` and run as the README says, with a
-    token of ``tenant`` in ``RECORDSEAL_TOKEN`` (and the test's port in ``RECORDSEAL_URL``)."""
-    (home / "example.py").write_text(readme_block(CLIENT_MARKER, "python") + "\n")
+    """The README's Python block saved as ``try/example.py`` and run there as the README says,
+    with a token of ``tenant`` in ``RECORDSEAL_TOKEN`` (and the test's port in
+    ``RECORDSEAL_URL``)."""
+    (home / "try").mkdir(exist_ok=True)
+    (home / "try" / "example.py").write_text(readme_block(CLIENT_MARKER, "python") + "\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("RECORDSEAL_")}
     token = subprocess.run(
         [".venv/bin/recordseal", "token", "create", "--data-dir", "data", "--tenant", tenant],
@@ -190,8 +211,8 @@ def run_client_example(home: Path, port: int, tenant: str) -> subprocess.Complet
     ).stdout.strip().splitlines()[-1]  # fmt: skip
     env |= {"RECORDSEAL_TOKEN": token, "RECORDSEAL_URL": f"http://127.0.0.1:{port}"}
     return subprocess.run(
-        [".venv/bin/python", "example.py"],
-        cwd=home, env=env, capture_output=True, text=True, timeout=180, check=False,
+        [str(home / ".venv" / "bin" / "python"), "example.py"],
+        cwd=home / "try", env=env, capture_output=True, text=True, timeout=180, check=False,
     )  # fmt: skip
 
 
@@ -231,6 +252,6 @@ def test_the_readme_command_line_block_ingests_discloses_and_verifies(
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.count("\nverdict     VERIFIED\n") == 2  # the quick start's, then this
     assert "record      umbrella / orders / seq 2" in done.stdout
-    assert (home / "refused.jsonl").read_text() == ""
-    assert len((home / "receipts.jsonl").read_text().splitlines()) == 2
+    assert (home / "try" / "refused.jsonl").read_text() == ""
+    assert len((home / "try" / "receipts.jsonl").read_text().splitlines()) == 2
     assert "recordseal ingest: 2 lines: 2 stored, 0 already stored" in done.stderr

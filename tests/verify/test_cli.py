@@ -13,6 +13,7 @@ import pytest
 
 from .conftest import tampered
 from .factory import World, write_documents
+from .test_tamper import SEAL_TAMPERING
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +45,7 @@ def test_verified_exits_0_with_a_table(files: dict[str, Path]) -> None:
     done = _run(files["bundle"], "--keys", files["keys"], "--trust", files["trust"])
     assert done.returncode == 0, done.stderr
     out = done.stdout
-    assert "verdict     VERIFIED\n" in out
+    assert "verdict     VERIFIED\n            All seven checks passed.\n" in out
     assert "field commitments" in out and "sequence continuity" in out
     assert out.count("passed") >= 7
     assert "not before" in out and "(witness.example)" in out
@@ -67,6 +68,35 @@ def test_tampered_exits_1(files: dict[str, Path]) -> None:
     assert done.returncode == 1
     assert "verdict     FAILED\n" in done.stdout
     assert "root_mismatch" in done.stdout
+    # Check 7 passed: its signed header's time bracket holds, and is shown.
+    assert "\nverdict     FAILED\n            Check " in done.stdout
+    assert " Its time bracket is the signed header's: check 7 passed.\n" in done.stdout
+    assert "\nnot before  " in done.stdout and "\nnot after   " in done.stdout
+
+
+def test_a_broken_seal_shows_no_time_bracket(files: dict[str, Path], tmp_path: Path) -> None:
+    """A failed bundle whose check 7 did not pass proves no time (docs/bundle.md, "How a
+    result is shown"): the report says so in the words of the verify page."""
+    broken = tmp_path / "broken.json"
+    broken.write_bytes(tampered(files["bundle"].read_bytes(), SEAL_TAMPERING["log index"][0]))
+    done = _run(broken, "--keys", files["keys"], "--trust", files["trust"])
+    assert done.returncode == 1
+    assert (
+        "\nverdict     FAILED\n            Check 4 (sealed batch) failed: the bundle is not what it"
+        " claims. Time bracket: none: a bundle that failed proves no time for its record.\n"
+    ) in done.stdout
+    assert "\nnot before  " not in done.stdout and "\nnot after   " not in done.stdout
+
+
+def test_a_document_that_is_not_a_bundle_is_said_to_be_none(files: dict[str, Path]) -> None:
+    """No table whose check 1 reads "field commitments failed": the page's words instead."""
+    done = _run(files["malformed"])
+    assert done.returncode == 1
+    first, second = done.stdout.splitlines()
+    assert first == "verdict     FAILED"
+    assert second.startswith("            This is not a disclosure bundle: bundle: ")
+    assert second.endswith(". None of the seven checks was run.")
+    assert "field commitments" not in done.stdout and "passed" not in done.stdout
 
 
 def test_malformed_exits_1_without_a_traceback(files: dict[str, Path]) -> None:

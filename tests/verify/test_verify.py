@@ -162,6 +162,20 @@ def test_a_log_not_in_the_directory_leaves_the_seal_unchecked(world: World) -> N
     assert "published one (GET /v1/keys)" in result.check(4).detail
 
 
+def test_without_a_key_directory_the_seal_is_unchecked_with_no_advice_to_export_again(
+    world: World,
+) -> None:
+    """No directory was given: there is nothing to export again; check 4 says what check 3
+    says (it advised "export the directory again")."""
+    result = verify_bundle(world.bundle(), None, world.trust())
+    assert result.check(3).detail.endswith(": no key directory supplied")
+    assert (
+        result.check(4).detail
+        == "no chain inclusion proof can be checked: no key directory supplied"
+    )
+    assert all("again" not in check.detail for check in result.checks)
+
+
 def test_a_key_not_in_the_directory_leaves_the_signatures_unchecked(world: World) -> None:
     document = world.keys_document()
     document["keys"] = World().keys_document()["keys"]

@@ -400,3 +400,16 @@ def test_a_malformed_compromised_at_refuses_the_directory(harness: Harness) -> N
         )
         document[entry][0]["compromised_at"] = None
         assert harness("loadError", {"kind": "keys", "text": json.dumps(document)}) is None
+
+
+def test_without_a_key_directory_both_say_the_same_words(harness: Harness) -> None:
+    """The page and ``recordseal verify`` with no key directory: checks 3 and 4 say "no key
+    directory supplied", with no advice to export a directory that was never given."""
+    world = World()
+    case = Case("no keys", world.bundle(), None, world.trust_document(), datetime.now(UTC))
+    [got] = _browser(harness, [case])
+    expected = _python(case)
+    for number in (3, 4):
+        mine, theirs = got["checks"][number - 1]["detail"], expected["checks"][number - 1]["detail"]
+        assert mine == theirs, number
+        assert theirs.endswith(": no key directory supplied") and "again" not in theirs

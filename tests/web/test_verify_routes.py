@@ -29,6 +29,7 @@ from tests.verify.conftest import tampered
 from tests.verify.factory import World
 from tests.verify.test_malformed import RAW
 from tests.verify.test_outcomes import GAP_SEQ, LAST_SEQ, gap_world
+from tests.verify.test_tamper import SEAL_TAMPERING
 
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 
@@ -291,9 +292,10 @@ def test_the_browser_verifier_is_served_as_static_files(
     [
         (None, "VERIFIED"),
         (lambda d: d["fields"][0].update(value=1), "FAILED"),
+        (SEAL_TAMPERING["inclusion proof hash"][0], "FAILED"),
         (lambda d: d.update(coverage=None, seal=None), "VERIFICATION INCOMPLETE"),
     ],
-    ids=["verified", "failed", "incomplete"],
+    ids=["verified", "failed", "failed-seal", "incomplete"],
 )
 def test_the_form_shows_the_verdict_checks_and_bracket(
     client: TestClient[Litestar], world: World, edit: object, verdict: str
@@ -306,8 +308,21 @@ def test_the_form_shows_the_verdict_checks_and_bracket(
     html = response.text
     assert _verdict(html) == verdict
     assert html.count("<tr><td>") >= 7
-    assert '<dl id="time-bracket">' in html
+    # A failed bundle shows a time bracket only where check 7 passed (its signed header's);
+    # a broken seal proves no time: no bracket, and the sentence says so.
+    broken_seal = edit is SEAL_TAMPERING["inclusion proof hash"][0]
+    assert ('<dl id="time-bracket">' in html) == (not broken_seal)
     assert "<caption>The seven checks</caption>" in html
+    sentence = {
+        "VERIFIED": "All seven checks passed.",
+        "FAILED": "Check 4 (sealed batch) failed: the bundle is not what it claims. Time bracket:"
+        " none: a bundle that failed proves no time for its record."
+        if broken_seal
+        else "Check 2 (record tree) failed: the bundle is not what it claims. Its time bracket"
+        " is the signed header's: check 7 passed.",
+        "VERIFICATION INCOMPLETE": "Nothing failed, but checks 4, 5, 7 could not be done:",
+    }[verdict]
+    assert sentence in unescape(html.split('<p id="summary">', 1)[1].split("</p>", 1)[0])
     # the pasted bundle is kept in the text area
     assert unescape(html.split('name="bundle"')[1].split(">", 1)[1].split("</textarea>")[0]) == (
         bundle.decode()
@@ -381,3 +396,21 @@ def test_api_reports_a_declared_gap_as_incomplete() -> None:
     assert across["checks"][5]["status"] == "unchecked"
     assert f"seqs 5\u2013{GAP_SEQ - 1} declared lost on " in across["checks"][5]["detail"]
     assert before.json()["verdict"] == "VERIFIED"
+
+
+def test_a_document_that_is_not_a_bundle_is_said_to_be_none_and_nothing_passed(
+    client: TestClient[Litestar],
+) -> None:
+    """Not a bundle: the page says so, with the reason, and shows no check (it read "field
+    commitments failed"), no record and no time bracket."""
+    response = client.post(
+        "/verify-record", content=urlencode({"bundle": '{"hello": "world"}'}), headers=FORM
+    )
+    html = response.text
+    assert _verdict(html) == "FAILED"
+    said = unescape(html.split('<p id="summary">', 1)[1].split("</p>", 1)[0])
+    assert said.startswith("This is not a disclosure bundle: ")
+    assert said.endswith(". None of the seven checks was run.")
+    section = html.split('id="server-result"', 1)[1].split("</section>", 1)[0]
+    assert "passed" not in section and "field commitments" not in section
+    assert 'id="checks"' not in section and 'id="time-bracket"' not in section

@@ -13,6 +13,9 @@ from recordseal.settings.values import Rate
 HEADER = """\
 # Configuration
 
+**Who it is for:** operators who configure the service: every setting, its type, its default
+and what it does.
+
 Every setting of `recordseal serve` (and of the commands that open the store) is a key of a
 TOML configuration file and a `RECORDSEAL_*` environment variable. Each is read from, in
 order, each overriding the one before: its default, the configuration file, its variable, and

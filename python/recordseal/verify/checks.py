@@ -237,15 +237,19 @@ def check_sealed_batch(
     witnessed: Witnessed,
     cache: OutcomeCache | None = None,
     required: Sequence[str] = ("Ed25519",),
+    no_keys: str = "no key directory supplied",
 ) -> CheckResult:
     """``witnessed``: the trusted witness time on the sealing checkpoint (rule 4.8);
-    ``required``: the algorithms of the log signatures the policy requires (rule 4.9)."""
+    ``required``: the algorithms of the log signatures the policy requires (rule 4.9);
+    ``no_keys``: why there is no keyring, when there is none (as check 3 says it)."""
     if seal is None or opened is None:
         return unchecked(4, f"{NO_INCLUSION_PROOF}: the record is not in a sealed batch yet")
     if isinstance(opened, BundleError):
         return failed(4, str(opened))
-    verifiers = keyring.logs.get(seal.log, ()) if keyring is not None else ()
-    if keyring is None or not verifiers:
+    if keyring is None:  # no directory to be stale: nothing to export again
+        return unchecked(4, f"{NO_INCLUSION_PROOF} can be checked: {no_keys}")
+    verifiers = keyring.logs.get(seal.log, ())
+    if not verifiers:
         missing = f"no log key for {seal.log!r} in the directory: {STALE_DIRECTORY}"
         return unchecked(4, f"{NO_INCLUSION_PROOF} can be checked: {missing}")
     checkpoint = opened.checkpoint

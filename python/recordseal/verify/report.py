@@ -29,8 +29,63 @@ class Outcome:
         return self.result.verdict if self.result is not None else UNREADABLE
 
 
+#: How a malformed bundle's check 1 detail starts (docs/bundle.md, "A malformed bundle").
+MALFORMED = "malformed bundle: "
+#: What the report and the verify page say instead of a time bracket for a FAILED verdict
+#: (docs/bundle.md, "How a result is shown").
+NO_BRACKET = "none: a bundle that failed proves no time for its record"
+NO_CHECK_RUN = "None of the seven checks was run."
+HEADER_BRACKET = "Its time bracket is the signed header's: check 7 passed."
+
+
+def bracket_holds(result: VerificationResult) -> bool:
+    """Whether the time bracket is shown: for any verdict but FAILED, and for a FAILED one
+    whose check 7 passed (rules 7.1-7.3 hold: the signed header was sealed and witnessed,
+    whatever else of the bundle failed)."""
+    return result.verdict != FAILED or result.checks[6].status == "passed"
+
+
+def not_a_bundle(result: VerificationResult) -> str | None:
+    """Why the document is not a disclosure bundle at all (a malformed one), else None."""
+    detail = result.checks[0].detail
+    if result.record is None and detail.startswith(MALFORMED):
+        return detail.removeprefix(MALFORMED)
+    return None
+
+
+def summary(result: VerificationResult) -> str:
+    """One sentence on the verdict, in the words the verify page shows (docs/bundle.md, "How
+    a result is shown")."""
+    reason = not_a_bundle(result)
+    if reason is not None:
+        return f"This is not a disclosure bundle: {reason}. {NO_CHECK_RUN}"
+    if result.verdict == FAILED:
+        failed = [f"{c.number} ({c.name})" for c in result.checks if c.status == "failed"]
+        checks = f"Check{'s' if len(failed) > 1 else ''} {', '.join(failed)}"
+        said = f"{checks} failed: the bundle is not what it claims."
+        return (
+            f"{said} {HEADER_BRACKET}"
+            if bracket_holds(result)
+            else f"{said} Time bracket: {NO_BRACKET}."
+        )
+    if result.verdict == INCOMPLETE:
+        open_checks = [str(check.number) for check in result.checks if check.status == "unchecked"]
+        checks = f"check{'s' if len(open_checks) > 1 else ''} {', '.join(open_checks)}"
+        return f"Nothing failed, but {checks} could not be done: see each one's detail."
+    return "All seven checks passed."
+
+
+#: Where the report's values start (under ``verdict     ``).
+INDENT = " " * 12
+
+
 def write_report(result: VerificationResult, out: TextIO) -> None:
-    """The human-readable report: record, the seven checks, verdict, time bracket."""
+    """The human-readable report: record, the seven checks, verdict and the verify page's
+    sentence on it, time bracket (where it holds); for a document that is not a bundle, the
+    verdict and the sentence alone."""
+    if not_a_bundle(result) is not None:
+        out.write(f"verdict     {result.verdict}\n{INDENT}{summary(result)}\n")
+        return
     record = result.record
     if record is not None:
         out.write(
@@ -43,10 +98,11 @@ def write_report(result: VerificationResult, out: TextIO) -> None:
         out.write(f"  {check.number}  {check.name:<{width}}  {check.status:<9}  {check.detail}\n")
     open_checks = [str(check.number) for check in result.checks if check.status == "unchecked"]
     note = f" (unchecked: {', '.join(open_checks)})" if result.verdict == INCOMPLETE else ""
-    out.write(f"\nverdict     {result.verdict}{note}\n")
+    out.write(f"\nverdict     {result.verdict}{note}\n{INDENT}{summary(result)}\n")
     bracket = result.time_bracket
-    out.write(f"not before  {_when(bracket.not_before, bracket.not_before_by)}\n")
-    out.write(f"not after   {_when(bracket.not_after, bracket.not_after_by)}\n")
+    if bracket_holds(result):
+        out.write(f"not before  {_when(bracket.not_before, bracket.not_before_by)}\n")
+        out.write(f"not after   {_when(bracket.not_after, bracket.not_after_by)}\n")
     if result.disclosed:
         out.write("\ndisclosed\n")
         for path, value in result.disclosed.items():

@@ -184,7 +184,9 @@ def _verify(
 
     witnessed = _witnessed(seal, policy, receipts)
     required = policy.checkpoint_signatures if policy is not None else ("Ed25519",)
-    sealed = check_sealed_batch(canonical, seal, opened, keyring, witnessed, cache, required)
+    sealed = check_sealed_batch(
+        canonical, seal, opened, keyring, witnessed, cache, required, no_keys
+    )
     included = sealed.status == "passed"
     if not included and witnessed.until is not None:
         witnessed = Witnessed(missing="the seal is not verified (check 4)")

@@ -285,6 +285,7 @@ def build_panel_context(
         fences=continuity.tenant_fences,
         tenant_changed=tenant_states.forget,
         activity=store.activity,
+        records=Listing(store),
     )
 
 

@@ -76,7 +76,7 @@ class LandingController(DomainController):
         if _wants_html(request):
             return Template(
                 template_name="panel/landing.html",
-                context={"index": index, "principal": None},
+                context={"index": index, "principal": None, "current": "/"},
                 headers=VARY,
             )
         return Response(msgspec.json.encode(index), media_type="application/json", headers=VARY)

@@ -37,11 +37,13 @@ from recordseal.verify import (
     Bundle,
     VerificationResult,
 )
+from recordseal.verify.report import bracket_holds, not_a_bundle, summary
 from recordseal.web import examples
 from recordseal.web.bodies import require_json
 from recordseal.web.controller import DomainController
 from recordseal.web.openapi import BUNDLE_REFUSALS, documented
 from recordseal.web.schemas import VerificationOut
+from recordseal.web.site import STYLE_SHEET, site_header
 from recordseal.web.state import provide_verifier
 
 JSON = "application/json"
@@ -105,10 +107,11 @@ def _page(body: str) -> str:
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        "<title>Verify a record — recordseal</title>\n"
+        "<title>Verify a record · recordseal</title>\n"
+        f'<link rel="stylesheet" href="{STYLE_SHEET}">\n'
         f'<link rel="stylesheet" href="{STATIC_PATH}/verify.css">\n'
         f'<script type="module" src="{STATIC_PATH}/page.js"></script>\n</head>\n'
-        f"<body>\n<main>\n<h1>Verify a record</h1>\n{body}"
+        f'<body>\n{site_header("/verify-record")}<main id="main">\n<h1>Verify a record</h1>\n{body}'
         '<div id="result-area" aria-live="polite"></div>\n</main>\n</body>\n</html>\n'
     )
 
@@ -145,13 +148,21 @@ def _form(max_bundle_bytes: int, bundle: str = "") -> str:
 
 
 def _result_html(result: VerificationResult) -> str:
+    """The verdict and a sentence on it (``verify/report.py``'s words, as ``recordseal verify``
+    and ``static/verify/page.js`` say them); then, for a bundle, the record, the checks, the
+    time bracket unless the bundle failed, and the disclosed fields (docs/bundle.md, "How a
+    result is shown")."""
     css = "INCOMPLETE" if result.verdict == "VERIFICATION INCOMPLETE" else result.verdict
     parts = [
         '<section aria-labelledby="result-heading" id="server-result">\n'
         '<h2 id="result-heading">Result</h2>\n'
         '<p class="where">Verified by this service.</p>\n',
         f'<p class="verdict {css}" id="verdict" role="status">{escape(result.verdict)}</p>\n',
+        f'<p id="summary">{escape(summary(result))}</p>\n',
     ]
+    if not_a_bundle(result) is not None:
+        parts.append("</section>\n")
+        return "".join(parts)
     if result.record is not None:
         record = result.record
         parts.append(
@@ -172,11 +183,12 @@ def _result_html(result: VerificationResult) -> str:
         f"</tr></thead>\n<tbody>\n{rows}</tbody></table>\n"
     )
     bracket = result.time_bracket
-    parts.append(
-        '<h3>Time bracket</h3>\n<dl id="time-bracket">'
-        f"<dt>Not before</dt><dd>{_when(bracket.not_before, bracket.not_before_by)}</dd>"
-        f"<dt>Not after</dt><dd>{_when(bracket.not_after, bracket.not_after_by)}</dd></dl>\n"
-    )
+    if bracket_holds(result):
+        parts.append(
+            '<h3>Time bracket</h3>\n<dl id="time-bracket">'
+            f"<dt>Not before</dt><dd>{_when(bracket.not_before, bracket.not_before_by)}</dd>"
+            f"<dt>Not after</dt><dd>{_when(bracket.not_after, bracket.not_after_by)}</dd></dl>\n"
+        )
     if result.disclosed:
         rows = "".join(
             f'<tr><td>{escape(path)}</td><td class="value">'

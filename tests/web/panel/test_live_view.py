@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -190,3 +191,33 @@ def test_a_witness_holding_two_roots_is_shown_prominently(client: TestClient[Any
     assert "witness.two_roots" in page[alert : alert + 400]
     service = client.get("/live", headers=JSON).json()
     assert service["totals"]["two_roots"] == 1
+
+
+def test_the_live_views_show_numbers_for_people(client: TestClient[Any]) -> None:
+    """Rates with their unit, times to the second with their age, each stream a link to its
+    records (the JSON keeps the raw values)."""
+    sign_in(client, legacy(client))
+    page = client.get("/tenants/acme/live", headers=HTML).text
+    assert re.search(r'id="rate-minute">[\d.,]+ <small class="unit">records/min</small>', page)
+    assert " records/s</small>" in page
+    assert 'id="rate-hour">3</span><small>records, 0.1 records/min on average' in page
+    assert '<a href="/tenants/acme/streams/orders"><code>orders</code></a>' in page
+    assert re.search(r"<time datetime=\"[^\"]+\">\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC</time>"
+                     r" <small>\(\d+ s ago\)</small>", page)  # fmt: skip
+    shown = re.sub(r'datetime="[^"]*"', "", page)
+    assert not re.search(r"\d\d:\d\d:\d\d\.\d+", shown), "no microseconds on the page"
+    service = client.get("/live", headers=HTML).text
+    assert 'id="total-hour">3</span><small>records, 0.1 records/min on average' in service
+    assert " s ago)</small>" in service
+
+
+def test_the_tenant_list_shows_streams_records_and_last_ingest(client: TestClient[Any]) -> None:
+    sign_in(client, legacy(client))
+    page = client.get("/tenants", headers=HTML).text
+    acme = page.split("<code>acme</code>", 1)[1].split("</tr>", 1)[0]
+    numbers = re.findall(r'<td class="number">([^<]*)</td>', acme)
+    assert numbers == ["1", "3"], acme  # one stream, three records
+    assert " s ago)</small>" in acme
+    globex = page.split("<code>globex</code>", 1)[1].split("</tr>", 1)[0]
+    assert re.findall(r'<td class="number">([^<]*)</td>', globex) == ["0", "0"], globex
+    assert "<td>—</td>" in globex  # never ingested

@@ -26,6 +26,7 @@ from recordseal.panel.passkey_store import PasskeyStore
 from recordseal.panel.sessions import Role, Session
 from recordseal.panel.signout import is_signed_out, sign_out_everywhere
 from recordseal.panel.tenants import FleetRef, TenantStore
+from recordseal.services.listing import Listing
 from recordseal.storage.activity import ActivityStore
 from recordseal.storage.panel import PanelStore
 from recordseal.web.state import typed_state
@@ -65,6 +66,8 @@ class PanelContext:
     fences: Callable[[str], Sequence[Fence]] = lambda tenant: ()
     #: The live view's rows (``storage/activity.py``); None: ``/live`` pages answer 404.
     activity: ActivityStore | None = None
+    #: A stream's records (``services/listing.py``); None: the stream pages answer 404.
+    records: Listing | None = None
     #: Told each tenant frozen or unfrozen through the panel (the record API's cache).
     tenant_changed: Callable[[str], None] = lambda tenant: None
 

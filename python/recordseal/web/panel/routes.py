@@ -27,16 +27,19 @@ from litestar.types import ControllerRouterHandler
 
 from recordseal.web.panel.call import provide_call
 from recordseal.web.panel.context import provide_panel
+from recordseal.web.panel.figures import FILTERS
 from recordseal.web.panel.guards import require_csrf, require_session
 from recordseal.web.panel.live import LiveController
 from recordseal.web.panel.session import PanelDenied, panel_denied_handler, panel_principal
 from recordseal.web.panel.signout import SignOutController
 from recordseal.web.panel.sso import SsoController, provide_sso
 from recordseal.web.panel.sso_registration import SsoRegistrationController
+from recordseal.web.panel.stream_records import StreamRecordsController
 from recordseal.web.panel.tenant_admin import TenantAdminController
 from recordseal.web.panel.tokens import TokenController
 from recordseal.web.panel.transparency import TransparencyController
 from recordseal.web.panel.views import TenantController
+from recordseal.web.site import site_nav
 
 TEMPLATE_DIRECTORY = Path(__file__).parent / "templates"
 #: The panel's style sheet and passkey script: pages allow no inline script or style
@@ -54,6 +57,7 @@ panel_router = Router(
         SsoRegistrationController,
         TransparencyController,
         LiveController,
+        StreamRecordsController,
     ],
     guards=[require_session, require_csrf],
     dependencies={
@@ -78,5 +82,14 @@ PANEL_ROUTES: list[Router | HTTPRouteHandler | ControllerRouterHandler] = [
 
 
 def panel_template_config() -> TemplateConfig[JinjaTemplateEngine]:
-    """Jinja templates of the panel (autoescaping on); names are ``panel/<page>.html``."""
-    return TemplateConfig(directory=TEMPLATE_DIRECTORY, engine=JinjaTemplateEngine)
+    """Jinja templates of the panel (autoescaping on); names are ``panel/<page>.html``. Their
+    header is the site's (``site_nav``, ``web/site.py``) and their numbers are for people
+    (the filters of ``web/panel/figures.py``)."""
+    return TemplateConfig(
+        directory=TEMPLATE_DIRECTORY, engine=JinjaTemplateEngine, engine_callback=_site_globals
+    )
+
+
+def _site_globals(engine: JinjaTemplateEngine) -> None:
+    engine.engine.globals["site_nav"] = site_nav
+    engine.engine.filters.update(FILTERS)

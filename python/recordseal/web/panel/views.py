@@ -26,6 +26,7 @@ from litestar import Response, get
 from litestar.params import FromPath
 from litestar.response import Redirect
 
+from recordseal.panel.live import window_start
 from recordseal.panel.tenants import FleetRef, Organization, OrganizationNotFound, TenantNotFound
 from recordseal.web.controller import DomainController
 from recordseal.web.panel.call import Call, PanelCall
@@ -61,13 +62,26 @@ async def tenant_page(call: PanelCall, tenant_id: str) -> dict[str, Any]:
     }
 
 
+async def tenant_figures(call: PanelCall) -> dict[str, Any]:
+    """What the tenant list shows beside each tenant (its streams, records and last ingest:
+    the live view's summaries, from ``store.activity``, no record read), by tenant id; none
+    when the panel has no activity store."""
+    activity = call.context.activity
+    now = call.context.clock()
+    if activity is None:
+        return {"figures": {}, "now": now}
+    summaries = await activity.service_activity(window_start(now))
+    return {"figures": {summary.tenant: summary for summary in summaries}, "now": now}
+
+
 class TenantController(DomainController):
     """What a session sees of its tenants: read-only, for every role."""
 
     @get("/tenants", name="panel_tenants")
     async def list_tenants(self, call: Call) -> Response[Any]:
         """The tenants this session may see: its own (tenant-scoped) or all (legacy)."""
-        return call.render("panel/tenants.html", await tenants_page(call))
+        page = await tenant_figures(call)
+        return call.render("panel/tenants.html", await tenants_page(call), page=page)
 
     @get("/tenants/{tenant_id:str}", name="panel_tenant", guards=[tenant_scope])
     async def tenant_detail(self, call: Call, tenant_id: FromPath[str]) -> Response[Any]:

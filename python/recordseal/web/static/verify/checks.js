@@ -167,7 +167,9 @@ async function checkSealedBatch(canonical, seal, opened, keyring, witnessed, req
     return unchecked(4, `${NO_INCLUSION_PROOF}: the record is not in a sealed batch yet`);
   }
   if (opened instanceof BundleError) return failed(4, opened.message);
-  const verifiers = keyring?.logs.get(seal.log) ?? [];
+  // No directory at all: nothing stale to export again (the words of check 3).
+  if (!keyring) return unchecked(4, `${NO_INCLUSION_PROOF} can be checked: no key directory supplied`);
+  const verifiers = keyring.logs.get(seal.log) ?? [];
   if (!verifiers.length) {
     return unchecked(4, `${NO_INCLUSION_PROOF} can be checked: no log key for '${seal.log}' in the directory: ${STALE_DIRECTORY}`);
   }

@@ -42,13 +42,48 @@ function table(id, caption, headings, rows) {
 
 const when = (moment, by) => (moment === null ? "not established" : `${moment} (by ${by ?? "unknown"})`);
 
+// The words of python/recordseal/verify/report.py (recordseal verify and the server's page say
+// the same; docs/bundle.md, "How a result is shown").
+const MALFORMED = "malformed bundle: ";
+const NO_BRACKET = "none: a bundle that failed proves no time for its record";
+const NO_CHECK_RUN = "None of the seven checks was run.";
+const HEADER_BRACKET = "Its time bracket is the signed header's: check 7 passed.";
+
+/** Whether the time bracket is shown: for any verdict but FAILED, and for a FAILED one whose
+ * check 7 passed (rules 7.1-7.3 hold for the signed header). */
+const bracketHolds = (result) => result.verdict !== "FAILED" || result.checks[6].status === "passed";
+
+/** Why the document is not a disclosure bundle at all (a malformed one), else null. */
+function notABundle(result) {
+  const detail = result.checks[0].detail;
+  return result.record === null && detail.startsWith(MALFORMED) ? detail.slice(MALFORMED.length) : null;
+}
+
+/** One sentence on the verdict. */
+function summary(result) {
+  const reason = notABundle(result);
+  if (reason !== null) return `This is not a disclosure bundle: ${reason}. ${NO_CHECK_RUN}`;
+  if (result.verdict === "FAILED") {
+    const failed = result.checks.filter((c) => c.status === "failed").map((c) => `${c.number} (${c.name})`);
+    const said = `Check${failed.length > 1 ? "s" : ""} ${failed.join(", ")} failed: the bundle is not what it claims.`;
+    return bracketHolds(result) ? `${said} ${HEADER_BRACKET}` : `${said} Time bracket: ${NO_BRACKET}.`;
+  }
+  if (result.verdict === "VERIFICATION INCOMPLETE") {
+    const open = result.checks.filter((c) => c.status === "unchecked").map((c) => String(c.number));
+    return `Nothing failed, but check${open.length > 1 ? "s" : ""} ${open.join(", ")} could not be done: see each one's detail.`;
+  }
+  return "All seven checks passed.";
+}
+
 /** The result as the server renders it (same ids), built from text nodes only. */
 function render(result) {
   const css = result.verdict === "VERIFICATION INCOMPLETE" ? "INCOMPLETE" : result.verdict;
   const section = element("section", { "aria-labelledby": "result-heading", id: "result", "data-verified-in": "browser" },
     element("h2", { id: "result-heading" }, "Result"),
     element("p", { class: "where" }, "Verified in this browser: nothing was sent."),
-    element("p", { class: `verdict ${css}`, id: "verdict", role: "status" }, result.verdict));
+    element("p", { class: `verdict ${css}`, id: "verdict", role: "status" }, result.verdict),
+    element("p", { id: "summary" }, summary(result)));
+  if (notABundle(result) !== null) return section;
   if (result.record !== null) {
     const { tenant, stream, seq, record_id: recordId } = result.record;
     section.append(definitions(null, [["Tenant", tenant], ["Stream", stream], ["Sequence number", String(seq)], ["Record id", recordId]]));
@@ -56,10 +91,12 @@ function render(result) {
   section.append(table("checks", "The seven checks", ["#", "Check", "Status", "Detail"],
     result.checks.map((check) => [[String(check.number)], [check.name], [check.status, check.status], [check.detail, "detail"]])));
   const bracket = result.time_bracket;
-  section.append(element("h3", {}, "Time bracket"), definitions("time-bracket", [
-    ["Not before", when(bracket.not_before, bracket.not_before_by)],
-    ["Not after", when(bracket.not_after, bracket.not_after_by)],
-  ]));
+  if (bracketHolds(result)) {
+    section.append(element("h3", {}, "Time bracket"), definitions("time-bracket", [
+      ["Not before", when(bracket.not_before, bracket.not_before_by)],
+      ["Not after", when(bracket.not_after, bracket.not_after_by)],
+    ]));
+  }
   const disclosed = Object.entries(result.disclosed);
   if (disclosed.length) {
     section.append(table("disclosed", "Disclosed fields", ["Path", "Value"],
