@@ -2,7 +2,8 @@
 "What a running service catches").
 
 Real parts: a primary P, an asynchronous streaming standby S (``pg_basebackup -R``), the
-continuity journal on a third server J, two service processes (one data directory, as two
+continuity journal (a database on a third server J, or the directory of the data directory
+both processes share), two service processes (one data directory, as two
 hosts: each reaches the store through a TCP proxy of its own, standing in for a virtual IP
 or a pooler), an independent witness (``recordseal witness serve``), clients posting singles
 and batches into streams ``alpha`` and ``beta``.
@@ -319,12 +320,11 @@ class Clients:
         await asyncio.gather(*tasks)
 
 
-def service_env(url: str, journal: str, witnesses: str | None) -> dict[str, str]:
-    env = {
-        "RECORDSEAL_DATABASE_URL": url,
-        "RECORDSEAL_JOURNAL": journal,
-        "RECORDSEAL_SEAL_INTERVAL": "0.2",
-    }
+def service_env(url: str, journal: str | None, witnesses: str | None) -> dict[str, str]:
+    """``journal`` None: the directory journal of the data directory both processes share."""
+    env = {"RECORDSEAL_DATABASE_URL": url, "RECORDSEAL_SEAL_INTERVAL": "0.2"}
+    if journal is not None:
+        env["RECORDSEAL_JOURNAL"] = journal
     if witnesses:
         env["RECORDSEAL_WITNESSES"] = witnesses
     return env
@@ -348,11 +348,20 @@ def sealing_process(primary: Cluster, proxies: list[Proxy]) -> int:
     raise AssertionError("no process holds the sealing role")
 
 
-@pytest.mark.parametrize("role", ["stays", "moves"])
+#: (where the sealing role goes, which journal): each role with each kind of journal, the
+#: two processes sharing one data directory (so one directory journal) or a journal database.
+CASES = [("stays", "database"), ("moves", "directory")]
+#: ``FAILOVER_CASES=all`` runs the four combinations (the repeated series of
+#: docs/continuity.md); the suite runs two, each role once and each journal once.
+if os.environ.get("FAILOVER_CASES") == "all":
+    CASES = [(r, j) for r in ("stays", "moves") for j in ("database", "directory")]
+
+
+@pytest.mark.parametrize(("role", "journal_kind"), CASES)
 def test_a_failover_while_the_service_runs_keeps_one_history(
-    tmp_path: Path, journal_server: Cluster, role: str
+    tmp_path: Path, journal_server: Cluster, role: str, journal_kind: str
 ) -> None:
-    journal = journal_server.url()
+    journal = journal_server.url() if journal_kind == "database" else None
     data = tmp_path / "data"
     data.mkdir()
     with replicated() as (primary, standby, schema):
@@ -403,7 +412,7 @@ def run_failover(
     role: str,
     schema: str,
     data: Path,
-    journal: str,
+    journal: str | None,
 ) -> list[dict]:
     """The scenario up to the checks made while the service runs; the acknowledged
     records, but the erased subject's (they are never disclosed again)."""
