@@ -32,7 +32,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Collection, Iterable
-from dataclasses import dataclass
 
 from recordseal import metrics
 from recordseal.clock import utc_now
@@ -57,16 +56,9 @@ STORE_ROLLED_BACK = "store_rolled_back"
 WATCH_INTERVAL = 0.5
 
 
-@dataclass(frozen=True, slots=True)
-class Fence:
-    """Why a stream (``name`` its name) or a log (``name`` its origin) is fenced."""
-
-    kind: str  # "stream" or "log"
-    tenant: str | None
-    name: str
-    reason: str
-    since: str
-    fleet: str | None = None  # a log's fleet
+#: Why a stream (``name`` its name) or a log (``name`` its origin) is fenced: the journal's
+#: entry itself, so a fence found here is journaled as it is and one read back is the same.
+Fence = Fenced
 
 
 class Continuity:
@@ -235,7 +227,7 @@ class Continuity:
         fence = Fence("stream", tenant, stream, reason, since or utc_now())
         self.streams[(tenant, stream)] = fence
         if since is None:  # found here: journaled for every other process
-            self._unshared.append(Fenced("stream", tenant, stream, reason, fence.since))
+            self._unshared.append(fence)
         log.error(
             "continuity.stream_fenced",
             extra={
@@ -260,7 +252,7 @@ class Continuity:
         fence = Fence("log", tenant, origin, reason, since or utc_now(), fleet)
         self.logs[origin] = fence
         if since is None:  # found here: journaled for every other process
-            self._unshared.append(Fenced("log", tenant, origin, reason, fence.since, fleet))
+            self._unshared.append(fence)
         if fleet is not None:
             self._log_scopes[(tenant, fleet)] = origin
         log.error(

@@ -212,19 +212,22 @@ def http_error_handler(request: Request, error: HTTPException) -> Response[bytes
 UNAVAILABLE_RETRY = 1
 
 
+def _retry_later(request: Request, code: str, detail: str) -> Response[bytes]:  # type: ignore[type-arg]
+    note_problem(request.scope, code)
+    headers = {"Retry-After": str(UNAVAILABLE_RETRY)}
+    return problem_response(503, code, detail, headers=headers)
+
+
 def store_unavailable_handler(request: Request, error: Exception) -> Response[bytes]:  # type: ignore[type-arg]
     """The store does not answer now (its server down, a failover under way or not yet
     compared with the journal): ``503 store_unavailable`` with ``Retry-After``. Nothing was
     acknowledged; the same request with the same ``Idempotency-Key`` is safe to send again."""
     log.warning("request.store_unavailable", extra={"error": type(error).__name__})
-    note_problem(request.scope, "store_unavailable")
-    return problem_response(
-        503,
-        "store_unavailable",
+    detail = (
         "the store does not answer now; send the request again (with the same"
-        " Idempotency-Key) after Retry-After seconds",
-        headers={"Retry-After": str(UNAVAILABLE_RETRY)},
+        " Idempotency-Key) after Retry-After seconds"
     )
+    return _retry_later(request, "store_unavailable", detail)
 
 
 def journal_unavailable_handler(request: Request, error: JournalError) -> Response[bytes]:  # type: ignore[type-arg]
@@ -233,15 +236,12 @@ def journal_unavailable_handler(request: Request, error: JournalError) -> Respon
     journal_unavailable`` with ``Retry-After``: the same request with the same
     ``Idempotency-Key`` answers the stored records once the journal takes them."""
     log.error("request.journal_unavailable", extra={"error": type(error).__name__})
-    note_problem(request.scope, "journal_unavailable")
-    return problem_response(
-        503,
-        "journal_unavailable",
+    detail = (
         "the continuity journal does not answer now; anything stored is answered once it"
         " does: send the request again (with the same Idempotency-Key) after Retry-After"
-        " seconds",
-        headers={"Retry-After": str(UNAVAILABLE_RETRY)},
+        " seconds"
     )
+    return _retry_later(request, "journal_unavailable", detail)
 
 
 def internal_error_handler(request: Request, error: Exception) -> Response[bytes]:  # type: ignore[type-arg]
