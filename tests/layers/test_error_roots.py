@@ -38,7 +38,7 @@ SURFACES: dict[type[Exception], tuple[str, ...]] = {
         "recordseal.ledger",
         "recordseal.fleet",
         "recordseal.serve",
-        "recordseal.cli",
+        "recordseal.ops",
         "recordseal.demo_witness",
     ),
     PanelError: ("recordseal.panel", "recordseal.web.panel"),

@@ -26,7 +26,7 @@ EXIT_INPUT = 3
 
 def add_bundle_parser(subparsers: Any) -> None:
     """Add ``bundle refresh`` to an ``add_subparsers()`` object."""
-    bundle = subparsers.add_parser("bundle", help="disclosure bundles").add_subparsers(
+    bundle = subparsers.add_parser("bundle", help="disclosure bundles: refresh").add_subparsers(
         dest="bundle_command", required=True
     )
     refresh = bundle.add_parser(

@@ -100,6 +100,9 @@ class Erasure(msgspec.Struct, frozen=True):
     status: str
     erased_at: str
     payloads_deleted: int
+    #: the service's signed statement of the erasure, ``{"receipt": {...}, "signature": hex}``
+    #: (docs/records.md, "Erasure receipts"); None from a service that does not give one
+    erasure_receipt: dict[str, Any] | None = None
 
 
 class RecordView(_RecordFields, frozen=True):

@@ -27,7 +27,8 @@ from recordseal.crypto.hsm import (
     read_reference,
 )
 from recordseal.ledger.log_keys import has_log_key
-from recordseal.ops.config_cli import add_settings_options, overrides
+from recordseal.ops.config import add_settings_options, overrides
+from recordseal.ops.options import config_option
 from recordseal.settings import Settings, resolve
 from recordseal.storage.backends import schema_status
 from recordseal.tlog import TlogError
@@ -227,11 +228,12 @@ def diagnose(settings: Settings) -> list[Check]:
     return found
 
 
-def add_doctor_parser(commands: Any, config_option: Any) -> None:
+def register(commands: Any) -> None:
     doctor = commands.add_parser(
         "doctor",
-        help="check keys, store, witnesses, time-stamping authorities, port and clock, each"
-        " with a fix; exit 1 when something is wrong",
+        help="check keys, store, witnesses, authorities, port and clock",
+        description="Check keys, store, witnesses, time-stamping authorities, port and clock,"
+        " each with a fix; exit 1 when something is wrong.",
     )
     config_option(doctor)
     add_settings_options(doctor)

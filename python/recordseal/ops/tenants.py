@@ -12,35 +12,90 @@ new organization).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import getpass
 import json
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from recordseal import datadir, logs
+from recordseal.ops.options import create_data_dir_option, store_options
+from recordseal.ops.stores import settings_of, with_store
 from recordseal.panel.stored_tenants import StoredTenantStore
 from recordseal.panel.tenants import FleetRef, Organization, Tenant, TenantNotFound
 from recordseal.services.errors import NotFound, ServiceError
 from recordseal.services.tenant_admin import Actor, TenantAdmin, tenant_not_found
 from recordseal.settings import Settings
-from recordseal.storage.backends import open_store
 
 T = TypeVar("T")
 TENANT_COLUMNS = ("id", "status", "display name", "contact")
 ORG_COLUMNS = ("tenant", "id", "display name", "sign-on provider")
 
+Handler = Callable[[argparse.Namespace, Settings], int]
+
+
+def register(commands: Any) -> None:
+    tenant = commands.add_parser(
+        "tenant", help="tenants: create, list, show, freeze, unfreeze"
+    ).add_subparsers(dest="action", required=True, metavar="COMMAND")
+    create = tenant.add_parser("create", help="create a tenant (the panel shows it at once)")
+    create.add_argument("tenant_id", metavar="ID", help="the tenant's id, as API tokens name it")
+    create.add_argument("--display-name", required=True, help="the name people see")
+    create.add_argument("--contact-email", default=None, help="who to contact about it")
+    _command(create, "the tenant", tenant_create)
+    create_data_dir_option(create)
+    _command(
+        tenant.add_parser("list", help="list every tenant and its status"), "tenants", tenant_list
+    )
+    show = tenant.add_parser("show", help="a tenant, its organizations and their fleets")
+    show.add_argument("tenant_id", metavar="ID", help="the tenant's id")
+    _command(show, "the tenant", tenant_show)
+    for action, what, handler in (
+        (
+            "freeze",
+            "make a tenant read-only: no new records, streams, tokens or organizations",
+            tenant_freeze,
+        ),
+        ("unfreeze", "make a frozen tenant writable again", tenant_unfreeze),
+    ):
+        change = tenant.add_parser(action, help=what)
+        change.add_argument("tenant_id", metavar="ID", help="the tenant's id")
+        _command(change, "the tenant", handler)
+    _register_org(commands)
+
+
+def _register_org(commands: Any) -> None:
+    org = commands.add_parser("org", help="organizations of tenants: create, list").add_subparsers(
+        dest="action", required=True, metavar="COMMAND"
+    )
+    org_create_command = org.add_parser("create", help="create an organization in a tenant")
+    org_create_command.add_argument("tenant_id", metavar="TENANT", help="the tenant it belongs to")
+    org_create_command.add_argument(
+        "organization_id", metavar="ID", help="the organization's id, unique in its tenant"
+    )
+    org_create_command.add_argument("--display-name", required=True, help="the name people see")
+    _command(org_create_command, "the organization", org_create)
+    org_list_command = org.add_parser("list", help="list organizations (of every tenant)")
+    org_list_command.add_argument("--tenant", default=None, help="only this tenant's")
+    _command(org_list_command, "organizations", org_list)
+
+
+def _command(command: argparse.ArgumentParser, what: str, handler: Handler) -> None:
+    store_options(command, what)
+
+    def run(args: argparse.Namespace) -> int:
+        settings = settings_of(args, create=getattr(args, "create_data_dir", False))
+        datadir.secure(settings.data_dir)
+        # A change's audit line (recordseal.panel.audit) goes to standard error, in the
+        # service's log format.
+        logs.configure(settings.log_format, settings.log_level)  # type: ignore[arg-type]
+        return handler(args, settings)
+
+    command.set_defaults(run=run)
+
 
 def _with_tenants(settings: Settings, action: Callable[[StoredTenantStore], Awaitable[T]]) -> T:
-    async def run() -> T:
-        store = open_store(settings)
-        await store.open()
-        try:
-            return await action(StoredTenantStore(store.hierarchy))
-        finally:
-            await store.close()
-
-    return asyncio.run(run())
+    return with_store(settings, lambda store: action(StoredTenantStore(store.hierarchy)))
 
 
 def _actor() -> Actor:

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from recordseal.ops.options import config_option
 from recordseal.settings import resolve
 from recordseal.settings.show import as_text, effective
 
@@ -30,10 +31,10 @@ def overrides(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def add_config_parser(commands: Any, config_option: Any) -> None:
-    config = commands.add_parser("config", help="the service's configuration").add_subparsers(
-        dest="config_command", required=True, metavar="COMMAND"
-    )
+def register(commands: Any) -> None:
+    config = commands.add_parser(
+        "config", help="the settings in force and their sources: show"
+    ).add_subparsers(dest="config_command", required=True, metavar="COMMAND")
     show = config.add_parser(
         "show",
         help="print the settings in force, each with its source (default, file, environment,"
