@@ -116,7 +116,7 @@ def test_the_roots_are_distinct() -> None:
 
 
 #: Where a bare ``except Exception`` may stand only as an outermost boundary.
-GUARDED = ("web", "services", "panel", "fleet", "client", "ledger", "serve.py", "cli.py")
+GUARDED = ("web", "services", "panel", "fleet", "client", "ledger", "ops", "serve.py", "cli.py")
 
 
 def _sources() -> list[Path]:

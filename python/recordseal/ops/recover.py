@@ -6,15 +6,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from recordseal import logs
-from recordseal.ledger.recovery import RecoveryReport, ServiceRunning
 from recordseal.ops.options import store_options
 from recordseal.ops.stores import keys_dir, print_json, settings_of
 from recordseal.services.header_keys import KeyUnavailable
 from recordseal.settings import Settings
 from recordseal.storage.backends import open_journal, open_store
+
+if TYPE_CHECKING:  # the ledger loads the metrics, which ``serve`` sets up first
+    from recordseal.ledger.recovery import RecoveryReport
 
 
 def register(commands: Any) -> None:
@@ -31,6 +33,7 @@ def register(commands: Any) -> None:
 
 def _recover(args: argparse.Namespace) -> int:
     from recordseal.ledger.log_keys import has_log_key
+    from recordseal.ledger.recovery import ServiceRunning
 
     settings = settings_of(args)
     open_store(settings)  # refuses a database URL of another kind,
