@@ -24,6 +24,7 @@ from recordseal import __version__, datadir
 from recordseal.client import commands as client_commands
 from recordseal.crypto.hsm import KeyLocationError
 from recordseal.datadir import DataDirError
+from recordseal.interrupts import EXIT_INTERRUPTED
 from recordseal.ops import (
     config,
     data,
@@ -125,6 +126,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (*REFUSALS, ConfigError, DemoWitnessError) as error:
         print(f"recordseal: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # a command that does not handle Ctrl-C itself
+        print("recordseal: interrupted (Ctrl-C)", file=sys.stderr)
+        return EXIT_INTERRUPTED
     return result
 
 

@@ -97,6 +97,8 @@ def test_ingest_stores_the_lines_and_names_each_refusal(service: Service, tmp_pa
     )
     assert done.returncode == 1, done.stderr
     refusals, summary = outputs(done)
+    elapsed, rate = summary.pop("elapsed_seconds"), summary.pop("records_per_second")
+    assert elapsed > 0 and rate == pytest.approx(10 / elapsed, rel=0.01)  # 10 lines judged
     assert [(r["line"], r["status"], r["code"], r["field"]) for r in refusals] == [
         (2, 422, "money_fraction", "o:/amount"),
         (4, 400, "invalid_json", None),
@@ -126,8 +128,10 @@ def test_ingest_stores_the_lines_and_names_each_refusal(service: Service, tmp_pa
         },
         "blank": 1,
         "unsent": 0,
+        "unanswered": 0,
     }
     assert "11 lines: 2 stored, 0 already stored, 8 refused" in done.stderr
+    assert f" in {elapsed:.1f} s (" in done.stderr and " records/s)\n" in done.stderr
     stored = [json.loads(text) for text in receipts.read_text().splitlines()]
     assert [(r["line"], r["seq"], r["replayed"]) for r in stored] == [(1, 1, False), (9, 2, False)]
 
@@ -260,7 +264,8 @@ def test_a_refusal_of_the_whole_run_exits_3(service: Service, tmp_path: Path) ->
     no_stream = run(["ingest", str(source), "--stream", "nowhere"], environment(service))
     assert no_stream.returncode == 3
     assert no_stream.stderr.strip() == (
-        "recordseal ingest: 404 stream_not_found: no stream of this name"
+        "recordseal ingest: 404 stream_not_found: no stream of this name\ncreate it first:"
+        " recordseal stream create nowhere [--declare PATH=KIND ...] (docs/client.md)"
     )
     assert no_stream.stdout == ""  # nothing was read: no refusal, no summary
     bad_token = run(

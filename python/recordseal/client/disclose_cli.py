@@ -9,7 +9,8 @@ default) as the service answered it; standard error says whether it is sealed.
 
 Exit codes: 0 the bundle was written; 2 no service or token given; 3 the service refused
 (the problem's code, field and detail on standard error) or could not be reached, or FILE
-could not be written; 64 a usage error.
+could not be written; 64 a usage error; 130 interrupted (Ctrl-C: the request is abandoned
+and nothing is written; a second Ctrl-C exits at once).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import msgspec
 
 from recordseal.client.connection import MissingSetting, Service, add_service_options, service_of
 from recordseal.client.models import Refused, Unavailable
+from recordseal.interrupts import EXIT_INTERRUPTED, Interrupt, interruptible
 
 EXIT_SETTING = 2
 EXIT_FAILED = 3
@@ -68,9 +70,16 @@ def add_disclose_parser(subparsers: Any) -> None:
     command.set_defaults(run=_disclose)
 
 
-async def _call(service: Service, args: argparse.Namespace) -> bytes:
+async def _call(service: Service, args: argparse.Namespace, interrupt: Interrupt) -> bytes:
     from recordseal.client.session import Client  # httpx and the verifier: on use only
 
+    loop, call = asyncio.get_running_loop(), asyncio.current_task()
+    assert call is not None
+
+    def first_interrupt() -> None:
+        loop.call_soon_threadsafe(call.cancel)
+
+    interrupt.on_first = first_interrupt
     async with Client(service.url, service.token) as client:
         return await client.disclose(args.record_id, args.fields, wait=args.wait)
 
@@ -82,7 +91,11 @@ def _disclose(args: argparse.Namespace) -> int:
         print(f"recordseal disclose: {error}", file=sys.stderr)
         return EXIT_SETTING
     try:
-        bundle = asyncio.run(_call(service, args))
+        with interruptible("recordseal disclose", "nothing was written") as interrupt:
+            bundle = asyncio.run(_call(service, args, interrupt))
+    except asyncio.CancelledError:
+        print("recordseal disclose: interrupted (Ctrl-C); nothing was written", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except Refused as error:
         print(f"recordseal disclose: {_refusal(error)}", file=sys.stderr)
         return EXIT_FAILED

@@ -32,7 +32,7 @@ import asyncio
 import json
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
@@ -198,7 +198,7 @@ class _Run:
         self.args, self.service, self.source, self.tally = args, service, source, tally
         self.receipts, self.advance, self.interrupt = receipts, advance, interrupt
 
-    async def all(self, lines: Iterable[bytes]) -> str | None:
+    async def all(self, lines: IO[bytes]) -> str | None:
         from recordseal.client.session import Client  # httpx and the verifier: on use only
 
         stop = asyncio.Event()
@@ -216,8 +216,12 @@ class _Run:
             if self.interrupt.requested:
                 return NOT_STARTED
             prefix = source_key(self.source, self.args.stream)
-            read = batches(lines, self.args.stream, prefix, self.args.batch_size)
-            reader = BatchReader(read, depth=concurrency)
+            size = self.args.batch_size
+            reader = BatchReader(
+                lines.fileno(),
+                lambda read: batches(read, self.args.stream, prefix, size),
+                depth=concurrency,
+            )
             sender = Sender(client, reader, self.tally, self.report, self.advance, concurrency)
             return await sender.run(stop)
 
@@ -291,7 +295,7 @@ def _in_words(tally: Tally, failure: str | None, elapsed: float, interrupted: bo
 
 
 @contextmanager
-def _opened(name: str) -> Iterator[tuple[Iterable[bytes], int | None]]:
+def _opened(name: str) -> Iterator[tuple[IO[bytes], int | None]]:
     """The input's lines and its size in bytes when known (a regular file)."""
     if name == "-":
         yield sys.stdin.buffer, None

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import os
 import threading
 from collections import Counter, deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -52,9 +53,15 @@ class Tally:
 
 
 class BatchReader:
-    """Batches read by a daemon thread, ``depth`` at most ahead of the sender."""
+    """Batches of the file open as ``fd``, read by a daemon thread ``depth`` at most ahead of
+    the sender. The thread reads a descriptor of its own (a duplicate), which only it closes:
+    a read it is blocked in holds no lock that the command's own file, or standard input,
+    needs to close at the end."""
 
-    def __init__(self, batches: Iterator[Batch], depth: int) -> None:
+    def __init__(
+        self, fd: int, batches: Callable[[Iterable[bytes]], Iterator[Batch]], depth: int
+    ) -> None:
+        self._fd = os.dup(fd)
         self._batches = batches
         self._loop = asyncio.get_running_loop()
         self._queue: asyncio.Queue[Batch | OSError | None] = asyncio.Queue(maxsize=depth)
@@ -64,9 +71,10 @@ class BatchReader:
 
     def _run(self) -> None:
         try:
-            for batch in self._batches:
-                if self._stop.is_set() or not self._put(batch):
-                    return
+            with os.fdopen(self._fd, "rb") as lines:
+                for batch in self._batches(lines):
+                    if self._stop.is_set() or not self._put(batch):
+                        return
         except OSError as error:
             self._put(error)
             return

@@ -1,0 +1,215 @@
+"""Ctrl-C, as a person gives it: a real SIGINT to a real ``recordseal`` process, without a
+terminal (``kill -INT``, a process group) and typed on a pseudo-terminal. The first one stops
+the run: what is in flight is answered (at most 5 s), the summary says what was stored and
+how to go on, the exit is 130; a second one exits at once; never a traceback, never a hang.
+``ingest`` reads from a pipe left open, so its reader is blocked in a read when it comes."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import signal
+import subprocess
+import sys
+import termios
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.client.conftest import Service
+from tests.client.test_cli import count_lines, create_stream, environment, line, next_seq, run
+from tests.servers import create_token, free_port, kill_service, start_service
+
+RECORDSEAL = [sys.executable, "-m", "recordseal.cli"]
+
+
+def lines(start: int, count: int) -> str:
+    return "".join(line(f"i-{n % 7}", {"amount": n}) + "\n" for n in range(start, start + count))
+
+
+def wait_for(condition: object, what: str, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():  # type: ignore[operator]
+        assert time.monotonic() < deadline, f"{what} within {seconds} s"
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def frozen_service(tmp_path: Path) -> Iterator[tuple[Service, subprocess.Popen[bytes]]]:
+    """A service of its own, which a test may stop (SIGSTOP) so that requests hang."""
+    data = tmp_path / "data"
+    data.mkdir()
+    port = free_port()
+    server = start_service(data, port)
+    try:
+        yield Service(f"http://127.0.0.1:{port}", create_token(data, "acme"), data), server
+    finally:
+        os.killpg(server.pid, signal.SIGCONT)
+        kill_service(server)
+
+
+def piped_ingest(
+    service: Service, stream: str, receipts: Path, *, group: bool = False
+) -> subprocess.Popen[str]:
+    command = ["ingest", "-", "--stream", stream, "--source", stream, "--json"]
+    return subprocess.Popen(
+        [*RECORDSEAL, *command, "--receipts", str(receipts)], env=environment(service),
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=group,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("to", ["process", "process group"])
+def test_ctrl_c_without_a_terminal_stops_says_what_was_stored_and_exits_130(
+    service: Service, tmp_path: Path, to: str
+) -> None:
+    stream = f"sigint-{to.replace(' ', '-')}"
+    create_stream(service, stream)
+    receipts = tmp_path / "receipts.jsonl"
+    ingest = piped_ingest(service, stream, receipts, group=to == "process group")
+    assert ingest.stdin is not None
+    try:
+        # three batches, and a line of the fourth (which makes the third whole); the pipe
+        # stays open
+        ingest.stdin.write(lines(0, 301))
+        ingest.stdin.flush()
+        wait_for(lambda: count_lines(receipts) == 300, "the three batches answered")
+        if to == "process group":
+            os.killpg(ingest.pid, signal.SIGINT)
+        else:
+            ingest.send_signal(signal.SIGINT)
+        ingest.wait(timeout=20)  # the reader is blocked on the open pipe: no hang
+        stdout, stderr = ingest.stdout.read(), ingest.stderr.read()  # type: ignore[union-attr]
+    finally:
+        ingest.kill()
+        ingest.communicate()
+    assert ingest.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    summary = json.loads(stdout.splitlines()[-1])["summary"]
+    assert (summary["lines"], summary["stored"], summary["unanswered"]) == (300, 300, 0)
+    assert "recordseal ingest: 300 lines: 300 stored, 0 already stored in " in stderr
+    assert "interrupted (Ctrl-C) after line 300\nrun the same command again" in stderr
+    # Going on: the same command with the whole input stores the rest, nothing twice.
+    command = ["ingest", "-", "--stream", stream, "--source", stream, "--json"]
+    again = run(command, environment(service), lines(0, 400))
+    assert again.returncode == 0, again.stderr
+    summary = json.loads(again.stdout.splitlines()[-1])["summary"]
+    assert (summary["stored"], summary["already_stored"]) == (100, 300)
+    assert next_seq(service, stream) == 401
+
+
+def on_a_terminal(argv: list[str], env: dict[str, str]) -> tuple[subprocess.Popen[bytes], int]:
+    """``recordseal ARGV`` with a pseudo-terminal as its controlling terminal (standard input,
+    output and error on it, in the foreground): what a person types reaches it as a person's
+    keys do. Returns the process and the terminal's leader end."""
+    leader, follower = os.openpty()
+
+    def controlling_terminal() -> None:
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    process = subprocess.Popen(
+        [*RECORDSEAL, *argv], env=env | {"TERM": "xterm", "COLUMNS": "120"},
+        stdin=follower, stdout=follower, stderr=follower, preexec_fn=controlling_terminal,
+    )  # fmt: skip
+    os.close(follower)
+    return process, leader
+
+
+def read_all(leader: int, into: list[bytes]) -> threading.Thread:
+    def drain() -> None:
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # the terminal's last follower end closed
+                return
+            if not chunk:
+                return
+            into.append(chunk)
+
+    reader = threading.Thread(target=drain)
+    reader.start()
+    return reader
+
+
+def test_ctrl_c_typed_on_a_terminal_stops_ingest_with_its_summary(
+    service: Service, tmp_path: Path
+) -> None:
+    create_stream(service, "sigint-terminal")
+    fifo = tmp_path / "input.jsonl"
+    os.mkfifo(fifo)
+    receipts = tmp_path / "receipts.jsonl"
+    command = ["ingest", str(fifo), "--stream", "sigint-terminal", "--receipts", str(receipts)]
+    ingest, leader = on_a_terminal(command, environment(service))
+    written: list[bytes] = []
+    reader = read_all(leader, written)
+    writer = os.open(fifo, os.O_WRONLY)  # kept open: the command's read blocks for more
+    try:
+        os.write(writer, lines(0, 201).encode())
+        wait_for(lambda: count_lines(receipts) == 200, "the two batches answered")
+        os.write(leader, b"\x03")  # Ctrl-C, as typed
+        ingest.wait(timeout=20)
+    finally:
+        os.close(writer)
+        ingest.kill()
+        ingest.wait()
+        reader.join(timeout=10)
+        os.close(leader)
+    terminal = b"".join(written).decode(errors="replace")
+    assert ingest.returncode == 130, terminal
+    assert "Traceback" not in terminal
+    assert "200 lines: 200 stored, 0 already stored in " in terminal
+    assert "interrupted (Ctrl-C) after line 200" in terminal
+
+
+def test_the_first_ctrl_c_waits_5_s_for_batches_in_flight_a_second_exits_at_once(
+    frozen_service: tuple[Service, subprocess.Popen[bytes]], tmp_path: Path
+) -> None:
+    service, server = frozen_service
+    create_stream(service, "stuck")
+    for second in (False, True):
+        receipts = tmp_path / f"receipts-{second}.jsonl"
+        ingest = piped_ingest(service, "stuck", receipts)
+        assert ingest.stdin is not None
+        try:
+            ingest.stdin.write(lines(0, 101))
+            ingest.stdin.flush()
+            wait_for(lambda at=receipts: count_lines(at) == 100, "the first batch answered")
+            os.killpg(server.pid, signal.SIGSTOP)  # the next batch hangs in flight
+            ingest.stdin.write(lines(100, 100))
+            ingest.stdin.flush()
+            time.sleep(1)
+            ingest.send_signal(signal.SIGINT)
+            began = time.monotonic()
+            if second:
+                time.sleep(0.5)
+                ingest.send_signal(signal.SIGINT)
+            ingest.wait(timeout=20)
+            took = time.monotonic() - began
+            stdout, stderr = ingest.stdout.read(), ingest.stderr.read()  # type: ignore[union-attr]
+        finally:
+            os.killpg(server.pid, signal.SIGCONT)
+            ingest.kill()
+            ingest.communicate()
+        assert ingest.returncode == 130, stderr
+        assert "Traceback" not in stderr
+        if second:
+            assert took < 3, took
+            assert stderr.strip().endswith(
+                "recordseal ingest: interrupted again: stopped at once; run the same command"
+                " again: the stored lines are recognised"
+            ), stderr
+        else:
+            assert 4.5 < took < 15, took  # the grace for the batch in flight, then the end
+            summary = json.loads(stdout.splitlines()[-1])["summary"]
+            assert (summary["stored"], summary["unanswered"]) == (100, 100)
+            assert "100 not answered (they may be stored)" in stderr
+    # What hung may have been stored: a rerun recognises it, and stores each line once.
+    command = ["ingest", "-", "--stream", "stuck", "--source", "stuck", "--json"]
+    again = run(command, environment(service), lines(0, 200))
+    assert again.returncode == 0, again.stderr
+    assert next_seq(service, "stuck") == 201
