@@ -560,3 +560,25 @@ def test_ingest_many_run_again_stores_nothing_twice_unless_told(service: Service
             assert (await client.stream("rerun")).next_seq == 252 + 10 + 10
 
     asyncio.run(scenario())
+
+
+def test_a_cancelled_ingest_many_leaves_no_task_behind(service: Service):
+    """The caller goes away (its task is cancelled) while batches are in flight: the
+    cancellation reaches it once every batch's task has ended, none is left pending."""
+
+    async def scenario() -> None:
+        async with Client(service.url, service.token, batch_size=10, concurrency=2) as client:
+            await client.create_stream("cancelled")
+            answered = asyncio.Event()
+            records = [record("cancelled", {"n": i}, "cal") for i in range(500)]
+            call = asyncio.create_task(
+                client.ingest_many(records, progress=lambda _: answered.set())
+            )
+            await answered.wait()
+            call.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await call
+            assert [t for t in asyncio.all_tasks() if t is not asyncio.current_task()] == []
+            assert (await client.stream("cancelled")).next_seq < 501
+
+    asyncio.run(scenario())

@@ -213,3 +213,81 @@ def test_the_first_ctrl_c_waits_5_s_for_batches_in_flight_a_second_exits_at_once
     again = run(command, environment(service), lines(0, 200))
     assert again.returncode == 0, again.stderr
     assert next_seq(service, "stuck") == 201
+
+
+def test_ctrl_c_abandons_a_disclosure_and_writes_nothing(
+    frozen_service: tuple[Service, subprocess.Popen[bytes]], tmp_path: Path
+) -> None:
+    service, server = frozen_service
+    create_stream(service, "asked")
+    receipts = tmp_path / "receipts.jsonl"
+    ingested = run(
+        ["ingest", "-", "--stream", "asked", "--source", "asked", "--receipts", str(receipts)],
+        environment(service),
+        lines(0, 1),
+    )
+    assert ingested.returncode == 0, ingested.stderr
+    record_id = json.loads(receipts.read_text())["record_id"]
+    out = tmp_path / "bundle.json"
+    os.killpg(server.pid, signal.SIGSTOP)  # the service does not answer
+    disclose = subprocess.Popen(
+        [*RECORDSEAL, "disclose", record_id, "--field", "o:/amount", "-o", str(out)],
+        env=environment(service), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        time.sleep(1.5)
+        disclose.send_signal(signal.SIGINT)
+        _, stderr = disclose.communicate(timeout=10)
+    finally:
+        os.killpg(server.pid, signal.SIGCONT)
+        disclose.kill()
+    assert disclose.returncode == 130, stderr
+    assert stderr == "recordseal disclose: interrupted (Ctrl-C); nothing was written\n"
+    assert not out.exists()
+
+
+def test_ctrl_c_stops_verifying_a_directory_after_the_bundle_at_hand(
+    service: Service, tmp_path: Path
+) -> None:
+    """The verifier is reading the second of three bundles (a pipe that has not been written
+    yet) when Ctrl-C comes: that one is verified, the third is not, and the summary and the
+    exit say so."""
+    create_stream(service, "checked-dir")
+    receipts = tmp_path / "receipts.jsonl"
+    command = ["ingest", "-", "--stream", "checked-dir", "--source", "d", "--receipts"]
+    assert run([*command, str(receipts)], environment(service), lines(0, 1)).returncode == 0
+    record_id = json.loads(receipts.read_text())["record_id"]
+    bundle = tmp_path / "one.json"
+    asked = ["disclose", record_id, "--field", "o:/amount", "--wait", "30", "-o", str(bundle)]
+    assert run(asked, environment(service)).returncode == 0
+    keys = tmp_path / "keys.json"
+    keys.write_bytes(httpx_get(f"{service.url}/v1/keys"))
+    fifo = tmp_path / "two.json"
+    os.mkfifo(fifo)
+    verify = subprocess.Popen(
+        [*RECORDSEAL, "verify", str(bundle), str(fifo), str(bundle), "--keys", str(keys)],
+        env=environment(None), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        time.sleep(1.5)  # verifying the first; blocked reading the second
+        verify.send_signal(signal.SIGINT)
+        time.sleep(0.5)
+        fifo.write_bytes(bundle.read_bytes())
+        stdout, stderr = verify.communicate(timeout=20)
+    finally:
+        verify.kill()
+    assert verify.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    assert stdout.count(f"{bundle}") == 1 and stdout.count(f"{fifo}") == 1, stdout
+    assert stderr.endswith(
+        "recordseal verify: interrupted (Ctrl-C) after 2 of 3 bundles; run it again on the"
+        " bundles it did not reach\n"
+    )
+
+
+def httpx_get(url: str) -> bytes:
+    import httpx
+
+    answer = httpx.get(url, timeout=30)
+    assert answer.status_code == 200
+    return answer.content
