@@ -50,8 +50,7 @@ def test_stream_create_show_and_list(service: Service, tmp_path: Path) -> None:
     )  # fmt: skip
     assert made.returncode == 0, made.stderr
     assert made.stdout == (
-        "stream 'orders': declarations o:/amount=money, o:/placed=timestamp; strict;"
-        " next seq 1\n"
+        "stream 'orders': declarations o:/amount=money, o:/placed=timestamp; strict; next seq 1\n"
     )
     again = recordseal(service, "stream", "create", "orders", "--declare", "o:/amount=money")
     assert again.returncode == 3
@@ -108,7 +107,8 @@ def test_records_list_shows_a_stream_s_records_and_their_seals(service: Service)
         ) + "\n"
         for n in range(5)
     )  # fmt: skip
-    ingested = recordseal(service, "ingest", "-", "--stream", "listed", "--source", "l", stdin=lines)
+    command = ["ingest", "-", "--stream", "listed", "--source", "l"]
+    ingested = recordseal(service, *command, stdin=lines)
     assert ingested.returncode == 0, ingested.stderr
     listed = recordseal(service, "records", "list", "listed", "--from-seq", "2", "--limit", "3")
     assert listed.returncode == 0, listed.stderr
