@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 import tracemalloc
@@ -488,6 +489,36 @@ def test_disclose_waits_for_the_seal_and_refresh_brings_a_bundle_up_to_date(
         capture_output=True, text=True,
     )  # fmt: skip
     assert unknown.returncode == 3
+
+    # Like disclose: the service from RECORDSEAL_URL, -o FILE, and --in-place.
+    def refresh(*argv: str, url: str | None = service.url) -> subprocess.CompletedProcess[str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("RECORDSEAL_")}
+        env |= {"RECORDSEAL_URL": url} if url else {}
+        return subprocess.run(
+            [sys.executable, "-m", "recordseal.cli", "bundle", "refresh", *argv],
+            capture_output=True, text=True, env=env,
+        )  # fmt: skip
+
+    short = tmp_path / "short.json"
+    done = refresh(str(source), "-o", str(short))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "" and done.stderr.endswith(f"; written to {short}\n")
+    assert Client.verify(short.read_bytes(), keys).check(4).status == "passed"
+    stale = tmp_path / "stale.json"
+    stale.write_bytes(bundle)
+    done = refresh(str(stale), "--in-place")
+    assert done.returncode == 0, done.stderr
+    assert stale.read_bytes() != bundle
+    assert Client.verify(stale.read_bytes(), keys).check(4).status == "passed"
+    assert [p.name for p in tmp_path.glob(".*refreshing")] == []
+    nowhere = refresh(str(source), url=None)
+    assert nowhere.returncode == 2
+    assert nowhere.stderr == (
+        "recordseal bundle refresh: no service: give --url or set RECORDSEAL_URL\n"
+    )
+    assert refresh("-", "--in-place").returncode == 64
+    both = refresh(str(source), "-o", str(short), "--in-place")
+    assert both.returncode == 64 and "not allowed with argument" in both.stderr
 
 
 def test_a_refreshed_bundle_is_checked_against_the_old_one(service: Service):
