@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from recordseal import __version__, datadir
-from recordseal.ops.options import store_options
+from recordseal.ops.options import path_option, store_options
 from recordseal.ops.stores import print_json, with_store
 from recordseal.settings import from_env
 from recordseal.storage.backends import open_store, schema_status
@@ -44,13 +44,8 @@ def register(commands: Any) -> None:
         description="Copy a SQLite data directory's databases consistently while the service"
         " runs (PostgreSQL: refused, use pg_basebackup or pgBackRest).",
     )
-    backup.add_argument(
-        "--to",
-        type=Path,
-        required=True,
-        metavar="DIR",
-        help="a new or empty directory outside the data directory, for the copies and backup.json",
-    )
+    where = "a new or empty directory outside the data directory, for the copies and backup.json"
+    path_option(backup, "--to", metavar="DIR", text=where, required=True)
     store_options(backup, "the manifest (backup.json) and the target")
     backup.set_defaults(run=_backup)
 

@@ -27,9 +27,8 @@ from recordseal.crypto.hsm import (
     read_reference,
 )
 from recordseal.ledger.log_keys import has_log_key
-from recordseal.ops.config import add_settings_options, overrides
-from recordseal.ops.options import config_option
-from recordseal.settings import Settings, resolve
+from recordseal.ops.config import add_settings_options, in_force, taken_from_service
+from recordseal.settings import Settings
 from recordseal.storage.backends import schema_status
 from recordseal.tlog import TlogError
 from recordseal.web.preflight import port_refusal
@@ -235,14 +234,18 @@ def register(commands: Any) -> None:
         description="Check keys, store, witnesses, time-stamping authorities, port and clock,"
         " each with a fix; exit 1 when something is wrong.",
     )
-    config_option(doctor)
-    add_settings_options(doctor)
-    doctor.add_argument("--json", action="store_true", help="print the checks as JSON")
+    add_settings_options(doctor, "the checks")
     doctor.set_defaults(run=_doctor)
 
 
 def _doctor(args: argparse.Namespace) -> int:
-    found = diagnose(resolve(**overrides(args)).settings)
+    resolved, record = in_force(args)
+    found = diagnose(resolved.settings)
+    if record is not None:
+        taken = ", ".join(taken_from_service(resolved)) or "none (this shell sets them all)"
+        where = resolved.settings.data_dir / "service.json"
+        detail = f"from {where} (the service started at {record.started_at}): {taken}"
+        found.insert(0, Check("settings", True, detail))
     healthy = all(check.ok for check in found)
     if args.json:
         print(json.dumps({"ok": healthy, "checks": [asdict(c) for c in found]}, indent=2))

@@ -10,7 +10,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from recordseal.ops.options import data_dir_option, database_url_option
+from recordseal.ops.options import data_dir_option, database_url_option, family
 from recordseal.settings import Settings, from_env
 
 if TYPE_CHECKING:
@@ -198,9 +198,12 @@ def register(commands: Any) -> None:
 
 
 def _register_transparency(commands: Any) -> None:
-    transparency = commands.add_parser(
-        "transparency", help="daily transparency log files: write, replay"
-    ).add_subparsers(dest="transparency_command", required=True)
+    transparency = family(
+        commands,
+        "transparency",
+        "daily transparency log files: write, replay",
+        "transparency_command",
+    )
     write = transparency.add_parser(
         "write", help="write one day's file of every (tenant, fleet) log, replacing old ones"
     )
@@ -239,9 +242,9 @@ def _register_transparency(commands: Any) -> None:
 
 
 def _register_fleet(commands: Any) -> None:
-    fleet = commands.add_parser(
-        "fleet", help="proxy fleets: check a manifest, read the audit stream"
-    ).add_subparsers(dest="fleet_command", required=True)
+    fleet = family(
+        commands, "fleet", "proxy fleets: check a manifest, read the audit stream", "fleet_command"
+    )
     check = fleet.add_parser("check", help="validate a fleet manifest and list its fleets")
     check.add_argument("manifest", type=Path, help="the fleet manifest (TOML)")
     check.add_argument("--json", action="store_true", help="print the fleets as JSON")

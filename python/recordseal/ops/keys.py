@@ -13,8 +13,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
 from recordseal import datadir
 from recordseal.crypto.hsm import KeyLocationError
 from recordseal.ops import key_rotation
@@ -23,22 +21,24 @@ from recordseal.ops.options import (
     create_data_dir_option,
     data_dir_option,
     database_url_option,
+    family,
     hsm_option,
     json_option,
     store_options,
 )
 from recordseal.ops.stores import keys_dir, print_json, settings_of, with_store
 from recordseal.services.key_admin import KeyRefused
-from recordseal.settings import AuthoritySetting, Settings, WitnessSetting, from_env
+from recordseal.settings import Settings, from_env
+from recordseal.settings.served import recorded_trust
 
 #: Modes of the files ``keys export`` writes: public material, readable by anyone.
 EXPORT_MODE = 0o644
 
 
 def register(commands: Any) -> None:
-    keys = commands.add_parser(
-        "keys", help="key material: export, rotate, revoke, init, list"
-    ).add_subparsers(dest="keys_command", required=True, metavar="COMMAND")
+    keys = family(
+        commands, "keys", "key material: export, rotate, revoke, init, list", "keys_command"
+    )
     _register_export(keys)
     key_rotation.register(keys)
     init = keys.add_parser(
@@ -93,17 +93,6 @@ async def _key_directory(store: Any, settings: Settings) -> dict[str, object]:
     return await key_directory(store, log_keys.every, log_keys.compromise_of)
 
 
-def _trust_of(
-    record: datadir.ServiceRecord,
-) -> tuple[tuple[WitnessSetting, ...], tuple[AuthoritySetting, ...], int]:
-    """The witnesses, authorities and quorum a service recorded at its start."""
-    return (
-        msgspec.convert(record.witnesses, tuple[WitnessSetting, ...]),
-        msgspec.convert(record.timestamp_authorities, tuple[AuthoritySetting, ...]),
-        record.quorum,
-    )
-
-
 def _keys_export(args: argparse.Namespace) -> int:
     from recordseal.services.keys import trust_store
 
@@ -111,7 +100,7 @@ def _keys_export(args: argparse.Namespace) -> int:
     keys = with_store(settings, lambda store: _key_directory(store, settings))
     record = datadir.read_service_record(settings.data_dir)
     if record is not None:
-        witnesses, authorities, quorum = _trust_of(record)
+        witnesses, authorities, quorum = recorded_trust(record)
         source = f"the service's configuration ({settings.data_dir / datadir.SERVICE_FILE})"
     else:
         witnesses, authorities = settings.witnesses, settings.timestamp_authorities

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 
 def config_option(command: argparse.ArgumentParser) -> None:
@@ -64,3 +65,17 @@ def hsm_option(command: argparse.ArgumentParser, text: str, *, required: bool = 
         help=f"{text}: pkcs11:token=T;object=LABEL?module-path=LIB&pin-source=file:PATH"
         " (docs/operations.md, Keys in a hardware module)",
     )
+
+
+def family(commands: Any, name: str, text: str, dest: str) -> Any:
+    """A family's command (``recordseal NAME``) and the ``add_subparsers()`` of its own."""
+    return commands.add_parser(name, help=text).add_subparsers(
+        dest=dest, required=True, metavar="COMMAND"
+    )
+
+
+def path_option(
+    command: argparse.ArgumentParser, *flags: str, metavar: str, text: str, **more: Any
+) -> None:
+    """An option naming a file or directory (``--to DIR``, ``--receipt FILE``)."""
+    command.add_argument(*flags, type=Path, metavar=metavar, help=text, **more)

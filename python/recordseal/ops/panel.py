@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from recordseal import datadir
-from recordseal.ops.options import create_data_dir_option, store_options
+from recordseal.ops.options import create_data_dir_option, family, store_options
 from recordseal.ops.stores import data_dir_for, print_json, with_store
 from recordseal.settings import from_env
 
@@ -17,9 +17,7 @@ LINK_SECONDS = 15 * 60
 
 
 def register(commands: Any) -> None:
-    panel = commands.add_parser("panel", help="operator panel: link").add_subparsers(
-        dest="panel_command", required=True, metavar="COMMAND"
-    )
+    panel = family(commands, "panel", "operator panel: link", "panel_command")
     link = panel.add_parser(
         "link", help="print a one-time passkey registration link (the first operator's way in)"
     )

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from recordseal.client.connection import add_service_options
-from recordseal.ops.options import json_option
+from recordseal.ops.options import family, json_option
 from recordseal.ops.service_calls import EXIT_SETTING, CallFailed, call, calling
 
 if TYPE_CHECKING:
@@ -25,9 +25,7 @@ MOST = 1000
 
 
 def register(commands: Any) -> None:
-    records = commands.add_parser("records", help="a stream's records: list").add_subparsers(
-        dest="records_command", required=True, metavar="COMMAND"
-    )
+    records = family(commands, "records", "a stream's records: list", "records_command")
     listing = records.add_parser("list", help="a stream's records by seq, with their seal")
     listing.add_argument("stream", metavar="STREAM", help="the stream's name")
     listing.add_argument(

@@ -12,10 +12,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from pathlib import Path
 from typing import Any
 
-from recordseal.ops.options import store_options
+from recordseal.ops.options import path_option, store_options
 from recordseal.ops.stores import print_json
 from recordseal.settings import Settings, from_env
 from recordseal.storage.backends import open_journal, open_store
@@ -36,14 +35,8 @@ def register(commands: Any) -> None:
         description=(__doc__ or "").replace("``", ""),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    restore.add_argument(
-        "--from",
-        dest="backup",
-        type=Path,
-        required=True,
-        metavar="BACKUP_DIR",
-        help="the directory `recordseal backup --to` wrote (with its backup.json)",
-    )
+    written = "the directory `recordseal backup --to` wrote (with its backup.json)"
+    path_option(restore, "--from", metavar="BACKUP_DIR", text=written, dest="backup", required=True)
     store_options(restore, "what was restored and what the next start fences")
     restore.set_defaults(run=_restore)
 

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from recordseal.client.connection import add_service_options
-from recordseal.ops.options import json_option
+from recordseal.ops.options import family, json_option, path_option
 from recordseal.ops.service_calls import EXIT_SETTING, CallFailed, call, calling
 
 if TYPE_CHECKING:
@@ -27,9 +26,7 @@ COLUMNS = ("name", "records", "next seq", "strict", "declarations", "created")
 
 
 def register(commands: Any) -> None:
-    stream = commands.add_parser(
-        "stream", help="a tenant's streams: create, list, show"
-    ).add_subparsers(dest="stream_command", required=True, metavar="COMMAND")
+    stream = family(commands, "stream", "a tenant's streams: create, list, show", "stream_command")
     create = stream.add_parser("create", help="create a stream, declaring its paths' kinds")
     create.add_argument("name", metavar="NAME", help="the stream's name")
     create.add_argument(
@@ -40,21 +37,13 @@ def register(commands: Any) -> None:
         help="the kind of a committed path pattern, such as o:/amount=amount (repeatable;"
         " docs/spec.md, section 6.1)",
     )
-    create.add_argument(
-        "--declarations",
-        type=Path,
-        default=None,
-        metavar="FILE",
-        help="a JSON object of path patterns to kinds (with --declare: both, --declare last)",
-    )
-    create.add_argument(
-        "--strict", action="store_true", help="refuse records with a path not declared"
-    )
-    create.add_argument(
-        "--exist-ok",
-        action="store_true",
-        help="succeed when the stream exists with the same declarations (a second run)",
-    )
+    both = "a JSON object of path patterns to kinds (with --declare: both, --declare last)"
+    path_option(create, "--declarations", metavar="FILE", text=both)
+    for flag, meaning in (
+        ("--strict", "refuse records with a path not declared"),
+        ("--exist-ok", "succeed when the stream exists with the same declarations (a second run)"),
+    ):
+        create.add_argument(flag, action="store_true", help=meaning)
     _client_options(create, "the stream")
     create.set_defaults(run=calling("stream create", _create))
     listing = stream.add_parser("list", help="list the tenant's streams")

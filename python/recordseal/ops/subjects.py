@@ -8,31 +8,23 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from recordseal.client.connection import add_service_options
-from recordseal.ops.options import json_option
+from recordseal.ops.options import family, json_option, path_option
 from recordseal.ops.service_calls import EXIT_FAILED, CallFailed, call, calling
 
 
 def register(commands: Any) -> None:
-    subject = commands.add_parser("subject", help="data subjects: erase").add_subparsers(
-        dest="subject_command", required=True, metavar="COMMAND"
-    )
+    subject = family(commands, "subject", "data subjects: erase", "subject_command")
     erase = subject.add_parser(
         "erase", help="erase a subject: its key and payloads go, its records' chain stays"
     )
     erase.add_argument("subject_id", metavar="ID", help="the subject's id, as records name it")
-    erase.add_argument(
-        "--receipt",
-        type=Path,
-        default=None,
-        metavar="FILE",
-        help="write the signed erasure receipt here (recordseal verify-receipt checks it)",
-    )
+    kept = "write the signed erasure receipt here (recordseal verify-receipt checks it)"
+    path_option(erase, "--receipt", metavar="FILE", text=kept)
     json_option(erase, "the service's answer")
     add_service_options(erase)
     erase.set_defaults(run=calling("subject erase", _erase))

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from recordseal import datadir, logs
-from recordseal.ops.options import create_data_dir_option, store_options
+from recordseal.ops.options import create_data_dir_option, family, store_options
 from recordseal.ops.stores import settings_of, with_store
 from recordseal.panel.stored_tenants import StoredTenantStore
 from recordseal.panel.tenants import FleetRef, Organization, Tenant, TenantNotFound
@@ -35,9 +35,7 @@ Handler = Callable[[argparse.Namespace, Settings], int]
 
 
 def register(commands: Any) -> None:
-    tenant = commands.add_parser(
-        "tenant", help="tenants: create, list, show, freeze, unfreeze"
-    ).add_subparsers(dest="action", required=True, metavar="COMMAND")
+    tenant = family(commands, "tenant", "tenants: create, list, show, freeze, unfreeze", "action")
     create = tenant.add_parser("create", help="create a tenant (the panel shows it at once)")
     create.add_argument("tenant_id", metavar="ID", help="the tenant's id, as API tokens name it")
     create.add_argument("--display-name", required=True, help="the name people see")
@@ -65,9 +63,7 @@ def register(commands: Any) -> None:
 
 
 def _register_org(commands: Any) -> None:
-    org = commands.add_parser("org", help="organizations of tenants: create, list").add_subparsers(
-        dest="action", required=True, metavar="COMMAND"
-    )
+    org = family(commands, "org", "organizations of tenants: create, list", "action")
     org_create_command = org.add_parser("create", help="create an organization in a tenant")
     org_create_command.add_argument("tenant_id", metavar="TENANT", help="the tenant it belongs to")
     org_create_command.add_argument(
@@ -89,7 +85,10 @@ def _command(command: argparse.ArgumentParser, what: str, handler: Handler) -> N
         # A change's audit line (recordseal.panel.audit) goes to standard error, in the
         # service's log format.
         logs.configure(settings.log_format, settings.log_level)  # type: ignore[arg-type]
-        return handler(args, settings)
+        try:
+            return handler(args, settings)
+        except ServiceError as error:
+            return _refused(error)
 
     command.set_defaults(run=run)
 
@@ -114,22 +113,17 @@ def _status(tenant: Tenant) -> str:
     return "active" if tenant.active else "frozen"
 
 
+#: The members of a tenant's and an organization's JSON, as their attributes are named.
+TENANT_MEMBERS = ("id", "display_name", "contact_email", "active")
+ORGANIZATION_MEMBERS = ("tenant_id", "id", "display_name", "sso_provider_ref")
+
+
 def _tenant_json(tenant: Tenant) -> dict[str, Any]:
-    return {
-        "id": tenant.id,
-        "display_name": tenant.display_name,
-        "contact_email": tenant.contact_email,
-        "active": tenant.active,
-    }
+    return {name: getattr(tenant, name) for name in TENANT_MEMBERS}
 
 
 def _organization_json(organization: Organization) -> dict[str, Any]:
-    return {
-        "tenant_id": organization.tenant_id,
-        "id": organization.id,
-        "display_name": organization.display_name,
-        "sso_provider_ref": organization.sso_provider_ref,
-    }
+    return {name: getattr(organization, name) for name in ORGANIZATION_MEMBERS}
 
 
 def _cell(value: str | None) -> str:
@@ -151,10 +145,7 @@ def tenant_create(args: argparse.Namespace, settings: Settings) -> int:
             args.tenant_id, args.display_name, args.contact_email, _actor()
         )
 
-    try:
-        tenant = _with_tenants(settings, create)
-    except ServiceError as error:
-        return _refused(error)
+    tenant = _with_tenants(settings, create)
     _print(args, _tenant_json(tenant), [f"tenant {tenant.id!r} created: {tenant.display_name}"])
     return 0
 
@@ -177,10 +168,7 @@ def tenant_show(args: argparse.Namespace, settings: Settings) -> int:
         organizations = await store.list_organizations(tenant.id)
         return tenant, [(o, await store.list_fleets(tenant.id, o.id)) for o in organizations]
 
-    try:
-        tenant, organizations = _with_tenants(settings, _found(show, args.tenant_id))
-    except ServiceError as error:
-        return _refused(error)
+    tenant, organizations = _with_tenants(settings, _found(show, args.tenant_id))
     document = {
         **_tenant_json(tenant),
         "organizations": [
@@ -229,10 +217,7 @@ def _set_active(args: argparse.Namespace, settings: Settings, active: bool) -> i
     async def change(store: StoredTenantStore) -> tuple[Tenant, bool]:
         return await TenantAdmin(store).set_active(args.tenant_id, active, _actor())
 
-    try:
-        tenant, changed = _with_tenants(settings, change)
-    except ServiceError as error:
-        return _refused(error)
+    tenant, changed = _with_tenants(settings, change)
     state = "active" if active else "frozen (read-only)"
     if not changed:
         line = f"tenant {tenant.id!r} is already {state}; nothing changed"
@@ -253,10 +238,7 @@ def org_create(args: argparse.Namespace, settings: Settings) -> int:
             args.tenant_id, args.organization_id, args.display_name, _actor()
         )
 
-    try:
-        organization = _with_tenants(settings, create)
-    except ServiceError as error:
-        return _refused(error)
+    organization = _with_tenants(settings, create)
     line = (
         f"organization {organization.id!r} of tenant {organization.tenant_id!r} created:"
         f" {organization.display_name}"
@@ -270,10 +252,7 @@ def org_list(args: argparse.Namespace, settings: Settings) -> int:
         ids = [args.tenant] if args.tenant else [t.id for t in await store.list_tenants()]
         return [o for tenant_id in ids for o in await store.list_organizations(tenant_id)]
 
-    try:
-        organizations = _with_tenants(settings, _found(every, args.tenant or ""))
-    except ServiceError as error:
-        return _refused(error)
+    organizations = _with_tenants(settings, _found(every, args.tenant or ""))
     rows = [
         "\t".join((o.tenant_id, o.id, _cell(o.display_name), _cell(o.sso_provider_ref)))
         for o in organizations

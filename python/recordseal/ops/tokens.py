@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from recordseal import datadir
-from recordseal.ops.options import create_data_dir_option, store_options
+from recordseal.ops.options import create_data_dir_option, family, store_options
 from recordseal.ops.stores import print_json, settings_of, with_store
 from recordseal.services.errors import ServiceError
 from recordseal.services.tokens import TokenService
@@ -34,9 +34,7 @@ COLUMNS = ("id", "tenant", "label", "created", "last used", "status")
 
 
 def register(commands: Any) -> None:
-    token = commands.add_parser("token", help="API tokens: create, list, revoke").add_subparsers(
-        dest="token_command", required=True, metavar="COMMAND"
-    )
+    token = family(commands, "token", "API tokens: create, list, revoke", "token_command")
     create = token.add_parser("create", help="create a tenant-scoped API token")
     create.add_argument("--tenant", required=True, help="the tenant the token acts for")
     create.add_argument("--label", default="", help="a note on what the token is for")
