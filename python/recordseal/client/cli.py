@@ -23,7 +23,7 @@ from typing import Any
 
 import msgspec
 
-from recordseal.client.connection import URL_VARIABLE
+from recordseal.client.connection import URL_VARIABLE, add_service_url_option
 from recordseal.client.models import Refreshed, Refused, Unavailable
 
 EXIT_MISMATCH = 1
@@ -44,9 +44,7 @@ def add_bundle_parser(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     refresh.add_argument("bundle", type=Path, help="the bundle file ('-' for standard input)")
-    refresh.add_argument(
-        "--url", default=None, help=f"the service, e.g. http://127.0.0.1:8000 ({URL_VARIABLE})"
-    )
+    add_service_url_option(refresh)
     refresh.add_argument(
         "--wait",
         type=float,

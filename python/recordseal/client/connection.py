@@ -34,17 +34,14 @@ class Service:
     token: str
 
 
+def add_service_url_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--url", help=f"the service, e.g. http://127.0.0.1:8000 ({URL_VARIABLE})")
+
+
 def add_service_options(command: argparse.ArgumentParser) -> None:
-    command.add_argument(
-        "--url", default=None, help=f"the service, e.g. http://127.0.0.1:8000 ({URL_VARIABLE})"
-    )
-    command.add_argument(
-        "--token-file",
-        type=Path,
-        default=None,
-        metavar="FILE",
-        help=f"a file holding the API token (else {TOKEN_VARIABLE})",
-    )
+    add_service_url_option(command)
+    token_file = f"a file holding the API token (else {TOKEN_VARIABLE})"
+    command.add_argument("--token-file", type=Path, metavar="FILE", help=token_file)
 
 
 def service_of(args: argparse.Namespace) -> Service:

@@ -27,6 +27,7 @@ import msgspec
 from recordseal.client.connection import MissingSetting, Service, add_service_options, service_of
 from recordseal.client.models import Refused, Unavailable
 from recordseal.interrupts import EXIT_INTERRUPTED, Interrupt, interruptible
+from recordseal.verify.cli import add_documented
 
 EXIT_SETTING = 2
 EXIT_FAILED = 3
@@ -34,13 +35,8 @@ EXIT_FAILED = 3
 
 def add_disclose_parser(subparsers: Any) -> None:
     """Add ``disclose`` to an ``add_subparsers()`` object."""
-    command = subparsers.add_parser(
-        "disclose",
-        help="write a disclosure bundle of chosen fields of a record",
-        description=(__doc__ or "").replace("``", ""),  # --help is plain text
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        allow_abbrev=False,
-    )
+    text = "write a disclosure bundle of chosen fields of a record"
+    command = add_documented(subparsers, "disclose", text, __doc__)
     command.add_argument("record_id", metavar="RECORD_ID", help="the record's id")
     command.add_argument(
         "--field",

@@ -43,6 +43,7 @@ from recordseal.client.ingest_sending import Advance, BatchReader, Sender, Tally
 from recordseal.client.lines import LINES_PER_BATCH, Batch, LineRefusal, batches, source_key
 from recordseal.client.models import Problem, Receipt, Refused, Unavailable
 from recordseal.interrupts import EXIT_INTERRUPTED, Interrupt, interruptible
+from recordseal.verify.cli import add_documented
 
 EXIT_REFUSED = 1
 EXIT_SETTING = 2
@@ -55,45 +56,24 @@ RESUME = "run the same command again: the stored lines are recognised"
 
 def add_ingest_parser(subparsers: Any) -> None:
     """Add ``ingest`` to an ``add_subparsers()`` object."""
-    command = subparsers.add_parser(
-        "ingest",
-        help="ingest JSON Lines into a stream, in batches, safe to rerun",
-        description=(__doc__ or "").replace("``", ""),  # --help is plain text
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        allow_abbrev=False,
-    )
+    text = "ingest JSON Lines into a stream, in batches, safe to rerun"
+    command = add_documented(subparsers, "ingest", text, __doc__)
     command.add_argument(
         "input", metavar="FILE", help="JSON Lines, one record per line ('-' for standard input)"
     )
     command.add_argument("--stream", required=True, help="the stream the records go to")
-    command.add_argument(
-        "--source",
-        default=None,
-        metavar="NAME",
-        help="the input's name, which the idempotency keys are derived from (default: the"
-        " file's absolute path; required for standard input)",
+    source = (
+        "the input's name, which the idempotency keys are derived from (default: the file's"
+        " absolute path; required for standard input)"
     )
-    command.add_argument(
-        "--receipts",
-        type=Path,
-        default=None,
-        metavar="FILE",
-        help="also write one JSON line per stored line: line, record_id, seq, replayed",
-    )
+    command.add_argument("--source", metavar="NAME", help=source)
+    receipts = "also write one JSON line per stored line: line, record_id, seq, replayed"
+    command.add_argument("--receipts", type=Path, metavar="FILE", help=receipts)
     command.add_argument("--concurrency", type=int, default=4, help="batches in flight at once (4)")
-    command.add_argument(
-        "--batch-size",
-        type=int,
-        default=LINES_PER_BATCH,
-        metavar="N",
-        help=f"lines per batch, 1 to {MAX_BATCH_SIZE} ({LINES_PER_BATCH}; keep it between runs"
-        " of one input)",
-    )
-    command.add_argument(
-        "--json",
-        action="store_true",
-        help="also write the summary as the last JSON line of standard output",
-    )
+    size = f"lines per batch, 1 to {MAX_BATCH_SIZE} ({LINES_PER_BATCH}; the same on a rerun)"
+    command.add_argument("--batch-size", type=int, default=LINES_PER_BATCH, metavar="N", help=size)
+    summary = "also write the summary as the last JSON line of standard output"
+    command.add_argument("--json", action="store_true", help=summary)
     add_service_options(command)
     command.set_defaults(run=_ingest)
 

@@ -49,15 +49,17 @@ def overrides(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+SHOW_HELP = (
+    "print the settings in force, each with its source (default, file, service.json,"
+    " environment, command line); passwords redacted"
+)
+
+
 def register(commands: Any) -> None:
     config = family(
         commands, "config", "the settings in force and their sources: show", "config_command"
     )
-    show = config.add_parser(
-        "show",
-        help="print the settings in force, each with its source (default, file, environment,"
-        " command line); passwords redacted",
-    )
+    show = config.add_parser("show", help=SHOW_HELP)
     add_settings_options(show, "the settings")
     show.set_defaults(run=_show)
 

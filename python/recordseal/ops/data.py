@@ -11,9 +11,9 @@ from typing import Any
 
 from recordseal import __version__, datadir
 from recordseal.ops.options import path_option, store_options
-from recordseal.ops.stores import print_json, with_store
+from recordseal.ops.stores import print_json, sqlite_settings, with_store
 from recordseal.settings import from_env
-from recordseal.storage.backends import open_store, schema_status
+from recordseal.storage.backends import schema_status
 from recordseal.storage.schema_version import SchemaStatus, SchemaTooNew
 
 #: Why ``recordseal backup`` copies SQLite only (docs/operations.md, "Backup, restore and
@@ -28,14 +28,15 @@ POSTGRES_BACKUP_REFUSAL = (
 )
 
 
+STATUS_HELP = (
+    "only report the schema version (exit 0 up to date, 1 migrations to apply, 2 newer than"
+    " this recordseal)"
+)
+
+
 def register(commands: Any) -> None:
     migrate = commands.add_parser("migrate", help="apply the database schema migrations")
-    migrate.add_argument(
-        "--status",
-        action="store_true",
-        help="only report the schema version (exit 0 up to date, 1 migrations to apply,"
-        " 2 newer than this recordseal)",
-    )
+    migrate.add_argument("--status", action="store_true", help=STATUS_HELP)
     store_options(migrate, "the schema version")
     migrate.set_defaults(run=_migrate)
     backup = commands.add_parser(
@@ -100,10 +101,8 @@ def _backup(args: argparse.Namespace) -> int:
     """A consistent online copy of a SQLite data directory (``storage/backup.py``)."""
     from recordseal.storage.backup import BackupFailed, BackupRefused, Source, backup
 
-    settings = from_env(data_dir=args.data_dir, database_url=args.database_url)
-    if settings.database_url:
-        open_store(settings)  # a URL of another kind is refused as every command refuses it
-        print(f"recordseal: {POSTGRES_BACKUP_REFUSAL}", file=sys.stderr)
+    settings = sqlite_settings(args, POSTGRES_BACKUP_REFUSAL)
+    if settings is None:
         return 2
     data_dir = settings.data_dir
     # Never the keys (backed up apart) nor the continuity journal (never restored).

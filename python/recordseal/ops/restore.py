@@ -15,9 +15,9 @@ import sys
 from typing import Any
 
 from recordseal.ops.options import path_option, store_options
-from recordseal.ops.stores import print_json
-from recordseal.settings import Settings, from_env
-from recordseal.storage.backends import open_journal, open_store
+from recordseal.ops.stores import print_json, sqlite_settings
+from recordseal.settings import Settings
+from recordseal.storage.backends import open_journal
 from recordseal.storage.journal import JournalState
 from recordseal.storage.restore import Restored, RestoreRefused, checked_manifest, no_sealer
 
@@ -44,10 +44,8 @@ def register(commands: Any) -> None:
 def _restore(args: argparse.Namespace) -> int:
     from recordseal.storage.restore import restore
 
-    settings = from_env(data_dir=args.data_dir, database_url=args.database_url)
-    if settings.database_url:
-        open_store(settings)  # a URL of another kind is refused as every command refuses it
-        print(f"recordseal: {POSTGRES_RESTORE_REFUSAL}", file=sys.stderr)
+    settings = sqlite_settings(args, POSTGRES_RESTORE_REFUSAL)
+    if settings is None:
         return 2
     try:
         manifest = checked_manifest(args.backup)

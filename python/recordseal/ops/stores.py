@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -45,6 +46,18 @@ def settings_of(args: argparse.Namespace, *, create: bool = False) -> Settings:
     settings = from_env(data_dir=args.data_dir, database_url=args.database_url)
     data_dir_for(settings, create)
     return settings
+
+
+def sqlite_settings(args: argparse.Namespace, refusal: str) -> Settings | None:
+    """The settings of a command that works on a SQLite data directory only; None, once
+    ``refusal`` is said, for a PostgreSQL store (a URL of another kind is refused as every
+    command refuses it)."""
+    settings = from_env(data_dir=args.data_dir, database_url=args.database_url)
+    if not settings.database_url:
+        return settings
+    open_store(settings)
+    print(f"recordseal: {refusal}", file=sys.stderr)
+    return None
 
 
 def keys_dir(settings: Settings) -> Path:

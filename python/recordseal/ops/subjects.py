@@ -47,14 +47,14 @@ def _erase(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(msgspec.to_builtins(erasure), indent=2))
         return 0
-    if erasure.status == "already_erased":
-        print(f"subject already erased at {erasure.erased_at}; nothing changed")
-    else:
-        count = erasure.payloads_deleted
-        print(
-            f"subject erased at {erasure.erased_at}: its key destroyed, {count} payload"
-            f"{'s' if count != 1 else ''} deleted; its records' headers stay in the chain"
-        )
+    count, plural = erasure.payloads_deleted, "s" if erasure.payloads_deleted != 1 else ""
+    said = [
+        f"subject already erased at {erasure.erased_at}; nothing changed"
+        if erasure.status == "already_erased"
+        else f"subject erased at {erasure.erased_at}: its key destroyed, {count} payload{plural}"
+        " deleted; its records' headers stay in the chain"
+    ]
     if args.receipt is not None:
-        print(f"erasure receipt: {args.receipt} (check it with recordseal verify-receipt)")
+        said.append(f"erasure receipt: {args.receipt} (check it with recordseal verify-receipt)")
+    print("\n".join(said))
     return 0

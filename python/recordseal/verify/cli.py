@@ -62,6 +62,20 @@ class UsageParser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
+def add_documented(
+    subparsers: Any, name: str, text: str, doc: str | None
+) -> argparse.ArgumentParser:
+    """A command whose ``--help`` shows ``doc`` (its module's docstring) as plain text, and
+    that takes no option by a prefix of its name."""
+    return subparsers.add_parser(  # type: ignore[no-any-return]
+        name,
+        help=text,
+        description=(doc or "").replace("``", ""),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,
+    )
+
+
 def add_verify_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``verify`` command to an ``add_subparsers()`` object."""
     command: argparse.ArgumentParser = subparsers.add_parser(
