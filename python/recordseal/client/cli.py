@@ -16,14 +16,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from recordseal.client.connection import URL_VARIABLE, add_service_url_option
+from recordseal.client.connection import (
+    MissingSetting,
+    add_service_url_option,
+    url_of,
+)
 from recordseal.client.models import Refreshed, Refused, Unavailable
 
 EXIT_MISMATCH = 1
@@ -81,10 +84,10 @@ async def _call(url: str, bundle: bytes, wait: float | None) -> Refreshed:
 def _refresh(args: argparse.Namespace) -> int:
     from recordseal.verify.errors import BundleError
 
-    url = args.url or os.environ.get(URL_VARIABLE)
-    if not url:
-        print(f"recordseal bundle refresh: no service: give --url or set {URL_VARIABLE}",
-              file=sys.stderr)  # fmt: skip
+    try:
+        url = url_of(args)
+    except MissingSetting as error:
+        print(f"recordseal bundle refresh: {error}", file=sys.stderr)
         return EXIT_SETTING
     if args.in_place:
         if str(args.bundle) == "-":

@@ -44,11 +44,17 @@ def add_service_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--token-file", type=Path, metavar="FILE", help=token_file)
 
 
-def service_of(args: argparse.Namespace) -> Service:
-    """The service and token of a command's options, else of the environment."""
+def url_of(args: argparse.Namespace) -> str:
+    """The service of ``--url``, else of ``RECORDSEAL_URL``; MissingSetting when neither."""
     url = args.url or os.environ.get(URL_VARIABLE)
     if not url:
         raise MissingSetting(f"no service: give --url or set {URL_VARIABLE}", "url")
+    return str(url)
+
+
+def service_of(args: argparse.Namespace) -> Service:
+    """The service and token of a command's options, else of the environment."""
+    url = url_of(args)
     if args.token_file is not None:
         try:
             token = args.token_file.read_text().strip()

@@ -116,7 +116,7 @@ def _check_module_keys(references: list[Path]) -> Check:
 def check_store(settings: Settings) -> Check:
     try:
         status = asyncio.run(schema_status(settings))
-    except Exception as error:  # any driver's failure is the finding itself
+    except Exception as error:  # this check's boundary: any driver's failure is the finding
         reason = f"{type(error).__name__}: {error}"
         fix = "check RECORDSEAL_DATABASE_URL, that the database server runs and accepts this host"
         return Check("store", False, f"not reachable ({reason})", fix)
