@@ -371,6 +371,7 @@ def test_a_progress_bar_on_a_terminal_only(service: Service, tmp_path: Path) -> 
     code, terminal = stderr_on_a_terminal(command, environment(service))
     assert code == 0, terminal
     assert "ingesting" in terminal and "━" in terminal  # rich's bar, with its label
+    assert " records, " in terminal and " records/s" in terminal  # records, not bytes alone
     assert "400 lines: 400 stored" in terminal
     piped = run(command, environment(service))
     assert piped.returncode == 0
@@ -424,3 +425,28 @@ def test_help_states_the_exit_codes(command: str) -> None:
     done = run([command, "--help"], environment(None))
     assert done.returncode == 0
     assert "Exit codes:" in done.stdout
+
+
+def test_batch_size_sets_the_lines_per_request_and_is_bounded(
+    service: Service, tmp_path: Path
+) -> None:
+    create_stream(service, "cli-batches")
+    source = tmp_path / "batches.jsonl"
+    source.write_text("".join(line(f"b-{n % 3}", {"amount": n}) + "\n" for n in range(250)))
+    command = ["ingest", str(source), "--stream", "cli-batches", "--json"]
+    for size in ("0", "1001", "many"):
+        refused = run([*command, "--batch-size", size], environment(service))
+        assert refused.returncode == 64, refused.stderr
+    assert (
+        "--batch-size must be 1 to 1000"
+        in run([*command, "--batch-size", "0"], environment(service)).stderr
+    )
+    done = run([*command, "--batch-size", "1000"], environment(service))
+    assert done.returncode == 0, done.stderr
+    summary = outputs(done)[1]
+    assert (summary["stored"], summary["unanswered"]) == (250, 0)
+    assert summary["elapsed_seconds"] > 0 and summary["records_per_second"] > 0
+    # A rerun with the same size recognises every line.
+    again = run([*command, "--batch-size", "1000"], environment(service))
+    assert outputs(again)[1]["already_stored"] == 250
+    assert next_seq(service, "cli-batches") == 251
