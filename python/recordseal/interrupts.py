@@ -22,13 +22,24 @@ EXIT_INTERRUPTED = 130
 
 class Interrupt:
     """Whether SIGINT came: ``requested`` after the first one; ``on_first`` is called then
-    (from the signal handler: it must only set a flag or schedule work)."""
+    (from the signal handler: it must only set a flag or schedule work), or at once when it
+    is given after the first SIGINT came."""
 
     def __init__(self, command: str, resume: str, on_first: Callable[[], None] | None) -> None:
         self.command = command
         self.resume = resume
-        self.on_first = on_first
+        self._on_first = on_first
         self.requested = False
+
+    @property
+    def on_first(self) -> Callable[[], None] | None:
+        return self._on_first
+
+    @on_first.setter
+    def on_first(self, callback: Callable[[], None] | None) -> None:
+        self._on_first = callback
+        if self.requested and callback is not None:  # it came while the work was starting
+            callback()
 
     def handle(self, signum: int, frame: FrameType | None) -> None:
         if self.requested:
@@ -36,8 +47,8 @@ class Interrupt:
             os.write(sys.stderr.fileno(), line.encode())
             os._exit(EXIT_INTERRUPTED)
         self.requested = True
-        if self.on_first is not None:
-            self.on_first()
+        if self._on_first is not None:
+            self._on_first()
 
 
 @contextmanager

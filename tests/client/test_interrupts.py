@@ -180,7 +180,7 @@ def test_the_first_ctrl_c_waits_5_s_for_batches_in_flight_a_second_exits_at_once
             ingest.stdin.flush()
             wait_for(lambda at=receipts: count_lines(at) == 100, "the first batch answered")
             os.killpg(server.pid, signal.SIGSTOP)  # the next batch hangs in flight
-            ingest.stdin.write(lines(100, 100))
+            ingest.stdin.write(lines(101, 100))  # the second batch, and a line of the third
             ingest.stdin.flush()
             time.sleep(1)
             ingest.send_signal(signal.SIGINT)
@@ -210,9 +210,9 @@ def test_the_first_ctrl_c_waits_5_s_for_batches_in_flight_a_second_exits_at_once
             assert "100 not answered (they may be stored)" in stderr
     # What hung may have been stored: a rerun recognises it, and stores each line once.
     command = ["ingest", "-", "--stream", "stuck", "--source", "stuck", "--json"]
-    again = run(command, environment(service), lines(0, 200))
+    again = run(command, environment(service), lines(0, 201))
     assert again.returncode == 0, again.stderr
-    assert next_seq(service, "stuck") == 201
+    assert next_seq(service, "stuck") == 202
 
 
 def test_ctrl_c_abandons_a_disclosure_and_writes_nothing(
@@ -235,9 +235,9 @@ def test_ctrl_c_abandons_a_disclosure_and_writes_nothing(
         env=environment(service), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
-        time.sleep(1.5)
+        wait_for(lambda: connected(disclose.pid), "the request sent")
         disclose.send_signal(signal.SIGINT)
-        _, stderr = disclose.communicate(timeout=10)
+        _, stderr = disclose.communicate(timeout=20)
     finally:
         os.killpg(server.pid, signal.SIGCONT)
         disclose.kill()
@@ -269,10 +269,19 @@ def test_ctrl_c_stops_verifying_a_directory_after_the_bundle_at_hand(
         env=environment(None), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
-        time.sleep(1.5)  # verifying the first; blocked reading the second
+        # The first verified, the verifier blocked reading the second: a writer can open it.
+        writer = None
+        while writer is None:
+            try:
+                writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:
+                assert verify.poll() is None, verify.communicate()
+                time.sleep(0.05)
         verify.send_signal(signal.SIGINT)
         time.sleep(0.5)
-        fifo.write_bytes(bundle.read_bytes())
+        os.set_blocking(writer, True)
+        os.write(writer, bundle.read_bytes())
+        os.close(writer)
         stdout, stderr = verify.communicate(timeout=20)
     finally:
         verify.kill()
@@ -283,6 +292,17 @@ def test_ctrl_c_stops_verifying_a_directory_after_the_bundle_at_hand(
         "recordseal verify: interrupted (Ctrl-C) after 2 of 3 bundles; run it again on the"
         " bundles it did not reach\n"
     )
+
+
+def connected(pid: int) -> bool:
+    """Whether process ``pid`` has a socket open (its request is on its way)."""
+    links = []
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            links.append(os.readlink(fd))
+        except FileNotFoundError:  # closed meanwhile
+            continue
+    return any(link.startswith("socket:") for link in links)
 
 
 def httpx_get(url: str) -> bytes:

@@ -27,7 +27,7 @@ from recordseal.crypto.wrapped_seeds import WRAP_LABEL as WRAP
 from recordseal.crypto.wrapped_seeds import WrappedSeedError, read_wrapped_seed
 from recordseal.ledger.log_keys import log_keys
 from recordseal.settings import Settings
-from recordseal.tlog import log_verifier, open_checkpoint
+from recordseal.tlog import MLDSA44CosignatureSigner, log_verifier, open_checkpoint
 from recordseal.verify import load_key_directory, load_trust_store, verify_bundle
 from tests.hsm import softhsm, unique
 from tests.servers import Posting, create_token, free_port, kill_service, start_service
@@ -64,13 +64,19 @@ def assert_wrapped(keys_dir: Path, wrapped: Path, wrap: ModuleUri) -> None:
     ciphertext under ``wrap``, a key in the module, and only the module opens it; the seed is
     the one the log signs with."""
     [key] = [k for k in log_keys(keys_dir) if k.path == wrapped]
-    assert key.seed is not None and len(key.seed) == 32
+    assert key.seed is None  # read without the module: unwrapped when it signs
+    seed = read_wrapped_seed(wrapped)
+    assert len(seed) == 32
+    signer = key.signer("recordseal.local")
+    assert signer.public_key == MLDSA44CosignatureSigner.from_seed("x", seed).public_key
     for path in keys_dir.iterdir():
         content = path.read_bytes()
-        assert key.seed not in content and key.seed.hex().encode() not in content, path
+        assert seed not in content and seed.hex().encode() not in content, path
     document = json.loads(wrapped.read_text())
     assert (document["format"], document["key"]) == ("recordseal/wrapped-seed/v1", str(wrap))
-    assert read_wrapped_seed(wrapped) == key.seed
+    text = "recordseal.local\n1\n" + "A" * 43 + "=\n"
+    cosignature = signer.cosign(text, 1)  # the seed unwrapped in the module to sign
+    assert signer.verifier().verify_signed(text, 1, cosignature.signature)
     elsewhere = wrapped.with_name("log-signing-9.ml-dsa-44.wrapped")
     elsewhere.write_bytes(wrapped.read_bytes())  # bound to its name: another does not unwrap
     try:

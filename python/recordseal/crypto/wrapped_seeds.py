@@ -6,7 +6,9 @@ Reading the seed needs the module and its PIN; the file alone gives nothing.
 
 The file (mode 0600) is JSON: ``format`` (:data:`FORMAT`), ``key`` (the wrapping key's
 ``pkcs11:`` URI, never a PIN), ``nonce`` and ``ciphertext`` (hex; the ciphertext carries the
-GCM tag). The associated data binds the ciphertext to the file's name, so a wrapped seed
+GCM tag), and ``public_key`` (hex: the ML-DSA-44 public key, so that what needs only the
+public half, such as the key directory or a supervisor before it forks its workers, never
+opens the module). The associated data binds the ciphertext to the file's name, so a wrapped seed
 moved to another name does not unwrap.
 """
 
@@ -21,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.asymmetric.mldsa import MLDSA44PrivateKey, MLDSA44PublicKey
 
 from recordseal.crypto.errors import CryptoError
 from recordseal.crypto.hsm import AES256, ModuleUri, open_key
@@ -76,11 +79,13 @@ def _create(path: Path, wrap: ModuleUri, size: int) -> bytes:
     seed = secrets.token_bytes(size)
     nonce = secrets.token_bytes(12)
     ciphertext = open_key(wrap, AES256).encrypt(nonce, seed, _associated(path))
+    public = MLDSA44PrivateKey.from_seed_bytes(seed).public_key().public_bytes_raw()
     document = {
         "format": FORMAT,
         "key": str(wrap),
         "nonce": nonce.hex(),
         "ciphertext": ciphertext.hex(),
+        "public_key": public.hex(),
     }
     if not create_file(path, (json.dumps(document, indent=2) + "\n").encode()):
         return read_wrapped_seed(path)  # another process made it first
@@ -90,6 +95,47 @@ def _create(path: Path, wrap: ModuleUri, size: int) -> bytes:
 def wrapped_by(path: Path) -> ModuleUri:
     """The module key a wrapped seed file names."""
     return ModuleUri.parse(_document(path)["key"])
+
+
+def wrapped_public(path: Path) -> bytes:
+    """The ML-DSA-44 public key a wrapped seed file records (read without the module)."""
+    try:
+        return bytes.fromhex(_document(path)["public_key"])
+    except (KeyError, ValueError) as error:
+        raise WrappedSeedError(f"{path}: no public key recorded ({error})") from None
+
+
+#: The keys unwrapped in this process, by (pid, file, public key): the log's keys are re-read
+#: every few seconds, and each checkpoint is signed with them.
+_unwrapped: dict[tuple[int, str, bytes], MLDSA44PrivateKey] = {}
+
+
+class WrappedMLDSA44Key:
+    """An ML-DSA-44 private key whose seed is wrapped in a module: its public half from the
+    file; the seed unwrapped when it first signs in a process (a module's sessions do not
+    cross a fork), and checked against that public half."""
+
+    def __init__(self, path: Path, public: bytes) -> None:
+        self.path = path
+        self._public = public
+
+    def public_key(self) -> MLDSA44PublicKey:
+        return MLDSA44PublicKey.from_public_bytes(self._public)
+
+    def sign(self, data: bytes) -> bytes:
+        return self._private().sign(data)
+
+    def _private(self) -> MLDSA44PrivateKey:
+        found = (os.getpid(), str(self.path.resolve()), self._public)
+        if found not in _unwrapped:
+            key = MLDSA44PrivateKey.from_seed_bytes(read_wrapped_seed(self.path))
+            if key.public_key().public_bytes_raw() != self._public:
+                raise WrappedSeedError(f"{self.path}: the seed is not the recorded key's")
+            _unwrapped[found] = key
+        return _unwrapped[found]
+
+    def __repr__(self) -> str:
+        return f"WrappedMLDSA44Key({self.path})"
 
 
 def read_wrapped_seed(path: Path) -> bytes:

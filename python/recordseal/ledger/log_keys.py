@@ -41,6 +41,7 @@ from recordseal.crypto.hsm import (
 from recordseal.crypto.keyfiles import create_secret, read_or_create_secret, sync_directory
 from recordseal.crypto.signing import key_id_of
 from recordseal.tlog import Checkpoint, Ed25519Signer, MLDSA44CosignatureSigner, sign_note
+from recordseal.tlog.subtree import MLDSA44SigningKey
 
 ED25519 = "Ed25519"
 ML_DSA_44 = "ML-DSA-44"
@@ -72,7 +73,8 @@ class LogKey:
     compromised_at: str | None = None
     location: ModuleUri | None = None
 
-    #: a module key's public half, as its reference file records it
+    #: a module key's public half, as its reference file records it (or a wrapped ML-DSA-44
+    #: seed's, as its file does)
     public: bytes | None = None
     #: ``Ed25519`` or ``ML-DSA-44``
     algorithm: str = ED25519
@@ -88,11 +90,17 @@ class LogKey:
     def signer(self, origin: str) -> LogSigner:
         """The key under a log's name (C2SP: the key name is the origin)."""
         if self.algorithm == ML_DSA_44:
-            assert self.seed is not None
-            return MLDSA44CosignatureSigner(
-                origin, MLDSA44PrivateKey.from_seed_bytes(self.seed), clock=None
-            )
+            return MLDSA44CosignatureSigner(origin, self._mldsa(), clock=None)
         return Ed25519Signer(origin, self.private())
+
+    def _mldsa(self) -> MLDSA44SigningKey:
+        if self.wrapped_by is not None:
+            from recordseal.crypto.wrapped_seeds import WrappedMLDSA44Key
+
+            assert self.public is not None
+            return WrappedMLDSA44Key(self.path, self.public)  # unwrapped when it signs
+        assert self.seed is not None
+        return MLDSA44PrivateKey.from_seed_bytes(self.seed)
 
     @property
     def key_id(self) -> str:
@@ -193,15 +201,16 @@ def _read(generation: int, path: Path) -> LogKey:
 
 
 def _read_mldsa(generation: int, path: Path) -> LogKey:
-    from recordseal.crypto.wrapped_seeds import SUFFIX, read_wrapped_seed, wrapped_by
+    from recordseal.crypto.wrapped_seeds import SUFFIX, wrapped_by, wrapped_public
 
     wrapped = path.name.endswith(SUFFIX)
     return LogKey(
         generation,
         path,
-        read_wrapped_seed(path) if wrapped else path.read_bytes(),
+        None if wrapped else path.read_bytes(),  # a wrapped seed is unwrapped when it signs
         path.with_name(path.name + RETIRED).exists(),
         _compromised_at(path),
+        public=wrapped_public(path) if wrapped else None,
         algorithm=ML_DSA_44,
         wrapped_by=wrapped_by(path) if wrapped else None,
     )
