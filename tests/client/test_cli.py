@@ -450,3 +450,16 @@ def test_batch_size_sets_the_lines_per_request_and_is_bounded(
     again = run([*command, "--batch-size", "1000"], environment(service))
     assert outputs(again)[1]["already_stored"] == 250
     assert next_seq(service, "cli-batches") == 251
+
+
+def test_one_batch_in_flight_reads_the_input_to_its_end(service: Service, tmp_path: Path) -> None:
+    """``--concurrency 1``: each answer frees the one place; the next batch is read, up to
+    the end of the input (a run must not end when it has nothing in flight but more to read)."""
+    create_stream(service, "cli-one-at-a-time")
+    source = tmp_path / "one.jsonl"
+    source.write_text("".join(line(f"o-{n % 3}", {"amount": n}) + "\n" for n in range(350)))
+    command = ["ingest", str(source), "--stream", "cli-one-at-a-time", "--concurrency", "1"]
+    done = run([*command, "--json"], environment(service))
+    assert done.returncode == 0, done.stderr
+    assert (outputs(done)[1]["lines"], outputs(done)[1]["stored"]) == (350, 350)
+    assert next_seq(service, "cli-one-at-a-time") == 351

@@ -125,12 +125,14 @@ class Sender:
         read: asyncio.Future[Batch | None] | None = None
         try:
             while not stop.is_set():
+                self._settle_answered(stop)  # first: what it frees makes room to read
+                if stop.is_set():
+                    break
                 if read is None and not self.reader.ended and len(self.pending) < self.concurrency:
                     read = asyncio.ensure_future(self.reader.next())
-                self._settle_answered(stop)
                 head = self.pending[0][1] if self.pending else None
                 if read is None and head is None:
-                    break  # nothing to read, nothing in flight
+                    break  # the input read to its end, nothing in flight
                 waits = {f for f in (read, head, stopped) if f is not None}
                 await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
                 if read is not None and read.done():
