@@ -158,6 +158,18 @@ def test_a_damaged_backup_or_postgresql_is_refused_and_nothing_changes(tmp_path:
     assert not_a_backup.returncode == 2 and "is not a backup" in not_a_backup.stderr
     assert (data / "recordseal.sqlite3").read_bytes() == before
     assert list(data.glob("before-restore-*")) == []
+    # Into a new data directory (the old one lost): the databases, and service.json with
+    # them; a second restore of it moves the first one's databases aside.
+    fresh = tmp_path / "fresh"
+    (data / "service.json").write_text('{"format": "recordseal/service/v1"}')
+    assert cli("backup", "--data-dir", str(data), "--to", str(tmp_path / "b2")).returncode == 0
+    into = cli("restore", "--data-dir", str(fresh), "--from", str(tmp_path / "b2"), "--json")
+    assert into.returncode == 0, into.stderr
+    report = json.loads(into.stdout)
+    assert (report["databases"], report["moved_aside"]) == (["recordseal.sqlite3"], None)
+    assert report["also"] == ["service.json"] and report["fenced"] == {"streams": [], "logs": []}
+    assert (fresh / "service.json").read_bytes() == (data / "service.json").read_bytes()
+    assert (fresh / "recordseal.sqlite3").stat().st_mode & 0o777 == 0o600
     postgres = cli("restore", "--data-dir", str(data), "--from", str(backup), "--database-url",
                    "postgresql://u@db.example/records")  # fmt: skip
     assert postgres.returncode == 2

@@ -51,7 +51,7 @@ def _restore(args: argparse.Namespace) -> int:
         manifest = checked_manifest(args.backup)
         with no_sealer(settings.data_dir):
             journal = asyncio.run(_journal(settings))
-            restored = restore(args.backup, settings.data_dir, manifest)
+            restored = restore(args.backup, settings.data_dir, manifest, settings.transparency_root)
     except RestoreRefused as error:
         print(f"recordseal: {error}", file=sys.stderr)
         return 2
@@ -63,6 +63,7 @@ def _restore(args: argparse.Namespace) -> int:
                 "created_at": manifest["created_at"],
                 "databases": restored.databases,
                 "moved_aside": None if restored.moved_aside is None else str(restored.moved_aside),
+                "also": restored.also,
                 "fenced": fenced,
             }
         )
@@ -73,7 +74,9 @@ def _restore(args: argparse.Namespace) -> int:
 
 async def _journal(settings: Settings) -> JournalState:
     """What the service signed (the continuity journal, which no restore puts back); refused
-    while another process writes it (a service runs)."""
+    while another process writes it (a service runs). None yet: nothing was signed here."""
+    if settings.journal_url is None and not settings.journal_dir.is_dir():
+        return JournalState()
     journal = open_journal(settings)
     try:
         if await journal.other_writers():
@@ -115,6 +118,9 @@ def _say(args: argparse.Namespace, restored: Restored, fenced: dict[str, list[st
     )
     if restored.moved_aside is not None:
         print(f"recordseal: the databases they replaced are in {restored.moved_aside}")
+    if restored.also:
+        also = ", ".join(restored.also)
+        print(f"recordseal: also put back, the data directory lacking it: {also}")
     if not (fenced["streams"] or fenced["logs"]):
         print("recordseal: the journal shows nothing signed past the backup: nothing to fence")
         return

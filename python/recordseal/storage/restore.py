@@ -8,7 +8,8 @@ stale write-ahead log beside a restored database would be replayed into it and c
 into ``before-restore-<time>/`` of the data directory, and the copies put in their place,
 each written to a temporary name, fsynced and renamed. The result is the database as the
 backup had it: the keys and the continuity journal are left as they are (the journal is what
-tells the next start what the restore forgot).
+tells the next start what the restore forgot). ``service.json`` and the fleet transparency
+files are copied back only where the data directory lost them.
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ class Restored:
     manifest: dict[str, Any]
     databases: list[str]
     moved_aside: Path | None
+    #: what else was copied back, the data directory having lost it
+    also: list[str]
 
 
 def checked_manifest(backup_dir: Path) -> dict[str, Any]:
@@ -94,9 +97,12 @@ def no_sealer(data_dir: Path) -> Iterator[None]:
         yield
 
 
-def restore(backup_dir: Path, data_dir: Path, manifest: dict[str, Any]) -> Restored:
+def restore(
+    backup_dir: Path, data_dir: Path, manifest: dict[str, Any], transparency_dir: Path
+) -> Restored:
     """Replace the databases of ``data_dir`` with the backup's (checked by
-    :func:`checked_manifest`); the caller holds :func:`no_sealer`."""
+    :func:`checked_manifest`), and put back ``service.json`` and the transparency files
+    (into ``transparency_dir``) where they are lost; the caller holds :func:`no_sealer`."""
     names = [d["file"] for d in manifest["databases"]]
     aside = _move_aside(data_dir, names)
     for name in names:
@@ -106,8 +112,16 @@ def restore(backup_dir: Path, data_dir: Path, manifest: dict[str, Any]) -> Resto
         with temporary.open("rb") as file:
             os.fsync(file.fileno())
         temporary.replace(data_dir / name)
+    also = []
+    if "service.json" in manifest.get("files", []) and not (data_dir / "service.json").exists():
+        shutil.copy2(backup_dir / "service.json", data_dir / "service.json")
+        also.append("service.json")
+    copied = manifest.get("transparency")
+    if copied and not transparency_dir.exists():
+        shutil.copytree(backup_dir / copied["directory"], transparency_dir)
+        also.append(f"{transparency_dir} ({copied['files']} files)")
     sync_directory(data_dir)
-    return Restored(manifest, names, aside)
+    return Restored(manifest, names, aside, also)
 
 
 def _move_aside(data_dir: Path, names: list[str]) -> Path | None:
