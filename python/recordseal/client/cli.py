@@ -23,8 +23,8 @@ from typing import Any
 import msgspec
 
 from recordseal.client.connection import (
-    MissingSetting,
     add_service_url_option,
+    said_missing,
     url_of,
 )
 from recordseal.client.models import Refreshed, Refused, Unavailable
@@ -84,16 +84,14 @@ async def _call(url: str, bundle: bytes, wait: float | None) -> Refreshed:
 def _refresh(args: argparse.Namespace) -> int:
     from recordseal.verify.errors import BundleError
 
-    try:
-        url = url_of(args)
-    except MissingSetting as error:
-        print(f"recordseal bundle refresh: {error}", file=sys.stderr)
-        return EXIT_SETTING
     if args.in_place:
         if str(args.bundle) == "-":
             print("recordseal bundle refresh: --in-place needs a file, not '-'", file=sys.stderr)
             return EXIT_USAGE
         args.out = args.bundle
+    url = said_missing("recordseal bundle refresh", url_of, args)
+    if url is None:
+        return EXIT_SETTING
     try:
         bundle = sys.stdin.buffer.read() if str(args.bundle) == "-" else args.bundle.read_bytes()
         refreshed = asyncio.run(_call(url, bundle, args.wait))

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 from recordseal.client.errors import ClientError
+
+T = TypeVar("T")
 
 URL_VARIABLE = "RECORDSEAL_URL"
 TOKEN_VARIABLE = "RECORDSEAL_TOKEN"
@@ -42,6 +46,16 @@ def add_service_options(command: argparse.ArgumentParser) -> None:
     add_service_url_option(command)
     token_file = f"a file holding the API token (else {TOKEN_VARIABLE})"
     command.add_argument("--token-file", type=Path, metavar="FILE", help=token_file)
+
+
+def said_missing(command: str, read: Callable[[argparse.Namespace], T], args: Any) -> T | None:
+    """``read(args)`` (:func:`service_of`, :func:`url_of`), or None once the missing setting
+    is said on standard error as ``COMMAND: why`` (the command then exits 2)."""
+    try:
+        return read(args)
+    except MissingSetting as error:
+        print(f"{command}: {error}", file=sys.stderr)
+        return None
 
 
 def url_of(args: argparse.Namespace) -> str:

@@ -24,7 +24,7 @@ from typing import Any
 
 import msgspec
 
-from recordseal.client.connection import MissingSetting, Service, add_service_options, service_of
+from recordseal.client.connection import Service, add_service_options, said_missing, service_of
 from recordseal.client.models import Refused, Unavailable
 from recordseal.interrupts import EXIT_INTERRUPTED, Interrupt, interruptible
 from recordseal.verify.cli import add_documented
@@ -81,10 +81,8 @@ async def _call(service: Service, args: argparse.Namespace, interrupt: Interrupt
 
 
 def _disclose(args: argparse.Namespace) -> int:
-    try:
-        service = service_of(args)
-    except MissingSetting as error:
-        print(f"recordseal disclose: {error}", file=sys.stderr)
+    service = said_missing("recordseal disclose", service_of, args)
+    if service is None:
         return EXIT_SETTING
     try:
         with interruptible("recordseal disclose", "nothing was written") as interrupt:

@@ -38,7 +38,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import IO, Any
 
-from recordseal.client.connection import MissingSetting, Service, add_service_options, service_of
+from recordseal.client.connection import Service, add_service_options, said_missing, service_of
 from recordseal.client.ingest_sending import Advance, BatchReader, Sender, Tally
 from recordseal.client.lines import LINES_PER_BATCH, Batch, LineRefusal, batches, source_key
 from recordseal.client.models import Problem, Receipt, Refused, Unavailable
@@ -114,10 +114,8 @@ def _ingest(args: argparse.Namespace) -> int:
     if refusal is not None:
         print(f"recordseal ingest: {refusal}", file=sys.stderr)
         return EXIT_USAGE
-    try:
-        service = service_of(args)
-    except MissingSetting as error:
-        print(f"recordseal ingest: {error}", file=sys.stderr)
+    service = said_missing("recordseal ingest", service_of, args)
+    if service is None:
         return EXIT_SETTING
     started = time.monotonic()
     source = args.source or str(Path(args.input).resolve())
