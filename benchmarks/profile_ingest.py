@@ -97,7 +97,7 @@ async def call(app: Any, path: str, body: bytes, headers: list[tuple[bytes, byte
 
 
 async def drive(args: argparse.Namespace) -> None:
-    from recordseal.cli import _create_token
+    from recordseal.ops.tokens import create_token
     from recordseal.settings import Settings
     from recordseal.web.app import create_app
     from recordseal.web.gc_tuning import tune_collector
@@ -108,7 +108,7 @@ async def drive(args: argparse.Namespace) -> None:
         settings = Settings(data_dir=Path(tmp))
         app = create_app(settings)
         async with app.lifespan():
-            token = await _create_token(settings, "load", "profile")
+            token = await create_token(settings, "load", "profile")
             auth = [(b"authorization", f"Bearer {token}".encode())]
             stream = json.dumps({"name": "load"}).encode()
             assert await call(app, "/v1/streams", stream, auth) == 201

@@ -368,7 +368,7 @@ def service(data_dir: Path, database_url: str | None = None) -> Iterator[tuple[A
     made; yields (test client with a token's headers, settings)."""
     from litestar.testing import TestClient
 
-    from recordseal.cli import _create_token
+    from recordseal.ops.tokens import create_token
     from recordseal.web.app import create_app
 
     keys = data_dir / "keys"
@@ -376,7 +376,7 @@ def service(data_dir: Path, database_url: str | None = None) -> Iterator[tuple[A
     (keys / "header-signing.ed25519").write_bytes(HEADER_SEED)
     settings = Settings(data_dir=data_dir, database_url=database_url)
     with TestClient(create_app(settings)) as client:
-        token = asyncio.run(_create_token(settings, "acme", "answers"))
+        token = asyncio.run(create_token(settings, "acme", "answers"))
         headers = {"Authorization": f"Bearer {token}"}
         for stream in STREAMS:
             assert client.post("/v1/streams", json=stream, headers=headers).status_code == 201

@@ -97,6 +97,8 @@ def test_ingest_stores_the_lines_and_names_each_refusal(service: Service, tmp_pa
     )
     assert done.returncode == 1, done.stderr
     refusals, summary = outputs(done)
+    elapsed, rate = summary.pop("elapsed_seconds"), summary.pop("records_per_second")
+    assert elapsed > 0 and rate == pytest.approx(10 / elapsed, rel=0.01)  # 10 lines judged
     assert [(r["line"], r["status"], r["code"], r["field"]) for r in refusals] == [
         (2, 422, "money_fraction", "o:/amount"),
         (4, 400, "invalid_json", None),
@@ -126,8 +128,10 @@ def test_ingest_stores_the_lines_and_names_each_refusal(service: Service, tmp_pa
         },
         "blank": 1,
         "unsent": 0,
+        "unanswered": 0,
     }
     assert "11 lines: 2 stored, 0 already stored, 8 refused" in done.stderr
+    assert f" in {elapsed:.1f} s (" in done.stderr and " records/s)\n" in done.stderr
     stored = [json.loads(text) for text in receipts.read_text().splitlines()]
     assert [(r["line"], r["seq"], r["replayed"]) for r in stored] == [(1, 1, False), (9, 2, False)]
 
@@ -260,7 +264,8 @@ def test_a_refusal_of_the_whole_run_exits_3(service: Service, tmp_path: Path) ->
     no_stream = run(["ingest", str(source), "--stream", "nowhere"], environment(service))
     assert no_stream.returncode == 3
     assert no_stream.stderr.strip() == (
-        "recordseal ingest: 404 stream_not_found: no stream of this name"
+        "recordseal ingest: 404 stream_not_found: no stream of this name\ncreate it first:"
+        " recordseal stream create nowhere [--declare PATH=KIND ...] (docs/client.md)"
     )
     assert no_stream.stdout == ""  # nothing was read: no refusal, no summary
     bad_token = run(
@@ -366,6 +371,7 @@ def test_a_progress_bar_on_a_terminal_only(service: Service, tmp_path: Path) -> 
     code, terminal = stderr_on_a_terminal(command, environment(service))
     assert code == 0, terminal
     assert "ingesting" in terminal and "━" in terminal  # rich's bar, with its label
+    assert " records, " in terminal and " records/s" in terminal  # records, not bytes alone
     assert "400 lines: 400 stored" in terminal
     piped = run(command, environment(service))
     assert piped.returncode == 0
@@ -419,3 +425,41 @@ def test_help_states_the_exit_codes(command: str) -> None:
     done = run([command, "--help"], environment(None))
     assert done.returncode == 0
     assert "Exit codes:" in done.stdout
+
+
+def test_batch_size_sets_the_lines_per_request_and_is_bounded(
+    service: Service, tmp_path: Path
+) -> None:
+    create_stream(service, "cli-batches")
+    source = tmp_path / "batches.jsonl"
+    source.write_text("".join(line(f"b-{n % 3}", {"amount": n}) + "\n" for n in range(250)))
+    command = ["ingest", str(source), "--stream", "cli-batches", "--json"]
+    for size in ("0", "1001", "many"):
+        refused = run([*command, "--batch-size", size], environment(service))
+        assert refused.returncode == 64, refused.stderr
+    assert (
+        "--batch-size must be 1 to 1000"
+        in run([*command, "--batch-size", "0"], environment(service)).stderr
+    )
+    done = run([*command, "--batch-size", "1000"], environment(service))
+    assert done.returncode == 0, done.stderr
+    summary = outputs(done)[1]
+    assert (summary["stored"], summary["unanswered"]) == (250, 0)
+    assert summary["elapsed_seconds"] > 0 and summary["records_per_second"] > 0
+    # A rerun with the same size recognises every line.
+    again = run([*command, "--batch-size", "1000"], environment(service))
+    assert outputs(again)[1]["already_stored"] == 250
+    assert next_seq(service, "cli-batches") == 251
+
+
+def test_one_batch_in_flight_reads_the_input_to_its_end(service: Service, tmp_path: Path) -> None:
+    """``--concurrency 1``: each answer frees the one place; the next batch is read, up to
+    the end of the input (a run must not end when it has nothing in flight but more to read)."""
+    create_stream(service, "cli-one-at-a-time")
+    source = tmp_path / "one.jsonl"
+    source.write_text("".join(line(f"o-{n % 3}", {"amount": n}) + "\n" for n in range(350)))
+    command = ["ingest", str(source), "--stream", "cli-one-at-a-time", "--concurrency", "1"]
+    done = run([*command, "--json"], environment(service))
+    assert done.returncode == 0, done.stderr
+    assert (outputs(done)[1]["lines"], outputs(done)[1]["stored"]) == (350, 350)
+    assert next_seq(service, "cli-one-at-a-time") == 351

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 import tracemalloc
@@ -179,7 +180,7 @@ class RefuseFirstBatch(Forwarding):
         self.done = 0
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        if request.headers.get("Idempotency-Key", "").endswith("-0"):
+        if b'"payload":{"n":0}' in request.content:  # the batch of the first records
             return httpx.Response(400, json={"status": 400, "code": "request_invalid"})
         self.in_flight += 1
         try:
@@ -266,7 +267,7 @@ class GarbleSecondBatch(Forwarding):
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         response = await self.inner.handle_async_request(request)
-        if request.headers.get("Idempotency-Key", "").endswith("-1"):
+        if b'"payload":{"n":2}' in request.content:  # the second batch of two
             await response.aread()
             assert response.status_code == 200
             return httpx.Response(200, content=b"<html>proxy error</html>")
@@ -489,6 +490,36 @@ def test_disclose_waits_for_the_seal_and_refresh_brings_a_bundle_up_to_date(
     )  # fmt: skip
     assert unknown.returncode == 3
 
+    # Like disclose: the service from RECORDSEAL_URL, -o FILE, and --in-place.
+    def refresh(*argv: str, url: str | None = service.url) -> subprocess.CompletedProcess[str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("RECORDSEAL_")}
+        env |= {"RECORDSEAL_URL": url} if url else {}
+        return subprocess.run(
+            [sys.executable, "-m", "recordseal.cli", "bundle", "refresh", *argv],
+            capture_output=True, text=True, env=env,
+        )  # fmt: skip
+
+    short = tmp_path / "short.json"
+    done = refresh(str(source), "-o", str(short))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "" and done.stderr.endswith(f"; written to {short}\n")
+    assert Client.verify(short.read_bytes(), keys).check(4).status == "passed"
+    stale = tmp_path / "stale.json"
+    stale.write_bytes(bundle)
+    done = refresh(str(stale), "--in-place")
+    assert done.returncode == 0, done.stderr
+    assert stale.read_bytes() != bundle
+    assert Client.verify(stale.read_bytes(), keys).check(4).status == "passed"
+    assert [p.name for p in tmp_path.glob(".*refreshing")] == []
+    nowhere = refresh(str(source), url=None)
+    assert nowhere.returncode == 2
+    assert nowhere.stderr == (
+        "recordseal bundle refresh: no service: give --url or set RECORDSEAL_URL\n"
+    )
+    assert refresh("-", "--in-place").returncode == 64
+    both = refresh(str(source), "-o", str(short), "--in-place")
+    assert both.returncode == 64 and "not allowed with argument" in both.stderr
+
 
 def test_a_refreshed_bundle_is_checked_against_the_old_one(service: Service):
     async def scenario() -> tuple[bytes, bytes, str]:
@@ -526,3 +557,59 @@ def test_a_refreshed_bundle_is_checked_against_the_old_one(service: Service):
         with pytest.raises(BundleError):
             check_refresh(before, after, header)
             pytest.fail(name)
+
+
+def test_ingest_many_run_again_stores_nothing_twice_unless_told(service: Service):
+    """The keys of ``ingest_many`` and ``ingest`` are derived from the records by default: the
+    same script run twice gets replays the second time (records appended after are new);
+    ``derive_keys=False`` makes them random, and the same records are stored again."""
+
+    async def scenario() -> None:
+        records = [record("rerun", {"n": i}, f"s{i % 3}") for i in range(250)]
+        async with Client(service.url, service.token, batch_size=100) as client:
+            await client.create_stream("rerun")
+            first = await client.ingest_many(records)
+            single = await client.ingest(record("rerun", {"n": "one"}, "solo"))
+        async with Client(service.url, service.token, batch_size=100) as client:  # a rerun
+            again = await client.ingest_many(records)
+            assert all(isinstance(r, Receipt) and r.replayed for r in again)
+            assert [r.record_id for r in again if isinstance(r, Receipt)] == [
+                r.record_id for r in first if isinstance(r, Receipt)
+            ]
+            repeated = await client.ingest(record("rerun", {"n": "one"}, "solo"))
+            assert (repeated.replayed, repeated.record_id) == (True, single.record_id)
+            assert (await client.stream("rerun")).next_seq == 252
+            grown = await client.ingest_many(
+                [*records, *(record("rerun", {"n": i}, "s") for i in range(250, 260))]
+            )
+            # The third batch holds the 50 records sent before and 10 new ones.
+            assert [r.replayed for r in grown if isinstance(r, Receipt)] == [True] * 250 + [
+                False
+            ] * 10
+            fresh = await client.ingest_many(records[:10], derive_keys=False)
+            assert not any(isinstance(r, Receipt) and r.replayed for r in fresh)
+            assert (await client.stream("rerun")).next_seq == 252 + 10 + 10
+
+    asyncio.run(scenario())
+
+
+def test_a_cancelled_ingest_many_leaves_no_task_behind(service: Service):
+    """The caller goes away (its task is cancelled) while batches are in flight: the
+    cancellation reaches it once every batch's task has ended, none is left pending."""
+
+    async def scenario() -> None:
+        async with Client(service.url, service.token, batch_size=10, concurrency=2) as client:
+            await client.create_stream("cancelled")
+            answered = asyncio.Event()
+            records = [record("cancelled", {"n": i}, "cal") for i in range(500)]
+            call = asyncio.create_task(
+                client.ingest_many(records, progress=lambda _: answered.set())
+            )
+            await answered.wait()
+            call.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await call
+            assert [t for t in asyncio.all_tasks() if t is not asyncio.current_task()] == []
+            assert (await client.stream("cancelled")).next_seq < 501
+
+    asyncio.run(scenario())

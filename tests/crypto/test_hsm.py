@@ -288,18 +288,23 @@ def test_a_log_key_s_public_half_is_read_without_opening_the_module(tmp_path: Pa
 
     location = uri(unique("log"))
     made = log_keys.init_in_module(tmp_path, location)
+    made_mldsa_key_id = log_keys.log_keys(tmp_path)[1].key_id
     lines = (tmp_path / "log-signing.pkcs11").read_text().splitlines()
     assert lines[0] == str(location) and lines[1].startswith("public-key ")
     pin_gone = ModuleUri.parse(str(location).replace(str(softhsm().pin_file), "/nonexistent"))
     (tmp_path / "log-signing.pkcs11").write_text(
         (tmp_path / "log-signing.pkcs11").read_text().replace(str(location), str(pin_gone))
     )
-    key, mldsa = log_keys.log_keys(tmp_path)  # the ML-DSA-44 key of its generation is a file
-    assert (mldsa.algorithm, mldsa.location, mldsa.path.name) == (
+    # The ML-DSA-44 key of its generation: a file of its seed wrapped in the module, and of
+    # its public half, which is read without the module.
+    key, mldsa = log_keys.log_keys(tmp_path)
+    assert (mldsa.algorithm, mldsa.location, mldsa.seed, mldsa.path.name) == (
         "ML-DSA-44",
         None,
-        "log-signing.ml-dsa-44",
+        None,
+        "log-signing.ml-dsa-44.wrapped",
     )
+    assert mldsa.key_id == made_mldsa_key_id
     vkey = key.signer("recordseal.local/acme/default").verifier().vkey
     assert vkey == made.signer("recordseal.local/acme/default").verifier().vkey
     assert key.key_id == made.key_id

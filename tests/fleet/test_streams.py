@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from litestar.testing import TestClient
 
-from recordseal.cli import _create_token
 from recordseal.core import leaf_hash
 from recordseal.fleet.manifest import parse_manifest
 from recordseal.merkle.genesis import tenant_genesis
+from recordseal.ops.tokens import create_token
 from recordseal.services.errors import Forbidden, Invalid, ServiceError
 from recordseal.services.streams import check_stream_fleet
 from recordseal.settings import Settings
@@ -76,7 +76,7 @@ def test_records_of_a_fleet_stream_are_sealed_into_the_tenants_fleet_log(
         fleet_manifest=manifest,
     )
     with TestClient(create_app(settings)) as client:
-        headers = {"Authorization": f"Bearer {asyncio.run(_create_token(settings, 'acme', 't'))}"}
+        headers = {"Authorization": f"Bearer {asyncio.run(create_token(settings, 'acme', 't'))}"}
         created = client.post("/v1/streams", json={"name": "s", "fleet": "edge"}, headers=headers)
         assert created.status_code == 201 and created.json()["fleet"] == "edge"
         plain = client.post("/v1/streams", json={"name": "p"}, headers=headers)

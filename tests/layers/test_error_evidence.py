@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from recordseal.cli import MissingDataDir, _data_dir_for, _hsm, main
+from recordseal.cli import main
 from recordseal.client.connection import MissingSetting, service_of
 from recordseal.datadir import DataDirError, secure
 from recordseal.identifiers import IDENTIFIER_RULE
+from recordseal.ops.key_rotation import hsm_of
+from recordseal.ops.stores import MissingDataDir, data_dir_for
 from recordseal.panel.bootstrap import BootstrapError, load_seed
 from recordseal.panel.sessions import PayloadError, TenantSession, decode_payload, encode_payload
 from recordseal.panel.sso.contract import Principal, PrincipalError
@@ -50,7 +52,7 @@ def test_a_missing_client_setting_names_which(
 def test_a_missing_data_directory_is_named(tmp_path: Path) -> None:
     missing = tmp_path / "typo"
     with pytest.raises(MissingDataDir) as refused:
-        _data_dir_for(Settings(data_dir=missing), create=False)
+        data_dir_for(Settings(data_dir=missing), create=False)
     assert refused.value.path == missing
     assert str(refused.value).startswith(f"data directory {missing} does not exist")
     assert not missing.exists()
@@ -96,7 +98,7 @@ def test_a_refused_key_command_names_what_and_the_rule(
     assert instant.value.rule == "has no offset: write Z or +hh:mm"
     assert str(instant.value) == "'2024-01-01T00:00:00' has no offset: write Z or +hh:mm"
     with pytest.raises(KeyRefused) as uri:
-        _hsm(argparse.Namespace(hsm="file:/tmp/key"))
+        hsm_of(argparse.Namespace(hsm="file:/tmp/key"))
     assert uri.value.refused == "--hsm"
     assert uri.value.rule == "a module key is a pkcs11: URI (RFC 7512)"
     assert str(uri.value) == "--hsm: a module key is a pkcs11: URI (RFC 7512)"

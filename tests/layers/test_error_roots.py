@@ -39,7 +39,7 @@ SURFACES: dict[type[Exception], tuple[str, ...]] = {
         "recordseal.ledger",
         "recordseal.fleet",
         "recordseal.serve",
-        "recordseal.cli",
+        "recordseal.ops",
         "recordseal.demo_witness",
     ),
     PanelError: ("recordseal.panel", "recordseal.web.panel"),
@@ -124,7 +124,7 @@ def test_the_roots_are_distinct() -> None:
 
 
 #: Where a bare ``except Exception`` may stand only as an outermost boundary.
-GUARDED = ("web", "services", "panel", "fleet", "client", "ledger", "serve.py", "cli.py")
+GUARDED = ("web", "services", "panel", "fleet", "client", "ledger", "ops", "serve.py", "cli.py")
 
 
 def _sources() -> list[Path]:

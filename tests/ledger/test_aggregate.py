@@ -17,7 +17,6 @@ import msgspec
 import pytest
 from litestar.testing import TestClient
 
-from recordseal.cli import _create_token, _run_recover
 from recordseal.core import leaf_hash, merkle_root, verify_consistency
 from recordseal.crypto.signing import HeaderSigner
 from recordseal.crypto.vault import KeyWrapper
@@ -26,6 +25,8 @@ from recordseal.ledger.log_keys import RELOAD_SECONDS, LogKeyring, complete, log
 from recordseal.ledger.sealer import AGGREGATE_INTERVAL, Sealer, Witness
 from recordseal.merkle.aggregate import aggregate_entry
 from recordseal.network.witness_client import WitnessClient
+from recordseal.ops.recover import run_recover as recover_with_settings
+from recordseal.ops.tokens import create_token
 from recordseal.services.errors import NotFound
 from recordseal.services.records import RecordService
 from recordseal.services.tiles import OPERATOR, TileService
@@ -429,7 +430,7 @@ def test_an_upgraded_deployment_starts_its_aggregate_and_is_ready(
             return work(client, app.state.services)
 
     def before_the_aggregate(client: TestClient[Any], services: AppServices) -> int:
-        token = asyncio.run(_create_token(settings, "acme", "t"))
+        token = asyncio.run(create_token(settings, "acme", "t"))
         headers = {"Authorization": f"Bearer {token}"}
         assert client.post("/v1/streams", json={"name": "s"}, headers=headers).status_code == 201
         for n in range(3):
@@ -472,7 +473,7 @@ def test_an_upgraded_deployment_starts_its_aggregate_and_is_ready(
         assert client.blocking_portal.call(services.sealer.seal_aggregate) is None
 
     serve(fenced)
-    report = asyncio.run(_run_recover(settings))
+    report = asyncio.run(recover_with_settings(settings))
     assert (report.aggregate.size, report.aggregate.root) == (sealed.size, sealed.root)
     assert report.successions == [] and report.gaps == [] and report.refused == []
 

@@ -171,3 +171,18 @@ def test_the_data_directory_is_0700_and_its_files_0600(tmp_path: Path) -> None:
     # The exports are public material.
     for name in ("recordseal-keys.json", "recordseal-trust.json"):
         assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o644
+
+
+def test_help_lists_every_family_on_one_line() -> None:
+    done = run("--help")
+    assert done.returncode == 0
+    top = parser()
+    [families] = [a for a in top._actions if isinstance(a, argparse._SubParsersAction)]
+    listed = done.stdout.split("\n  COMMAND\n", 1)[1].split("\n\noptions:")[0].splitlines()
+    assert [line.split()[0] for line in listed] == list(families.choices)
+    for line in listed:  # a name, then its help, on the one line
+        said = line.split(maxsplit=1)[1]
+        assert said and line.startswith("    ") and len(line) <= 100, line
+    assert {"stream", "records", "subject", "restore", "recover", "keys", "token"} <= set(
+        families.choices
+    )

@@ -89,13 +89,54 @@ def test_a_healthy_deployment_passes(deployment: dict[str, Any]) -> None:
     code, report = doctor(deployment["env"], "--port", str(deployment["port"]))
     assert (code, report["ok"], failed(report)) == (0, True, [])
     checks = by_name(report)
-    assert set(checks) == {"keys", "store", "witness w.example", "time-stamping authority tsa",
-                           "clock", "port"}  # fmt: skip
+    assert set(checks) == {"settings", "keys", "store", "witness w.example",
+                           "time-stamping authority tsa", "clock", "port"}  # fmt: skip
     assert "held by a service answering /health" in checks["port"]["detail"]
     assert (
         "within" in checks["clock"]["detail"]
         and "2 witnesses and authorities" in (checks["clock"]["detail"])
     )
+
+
+def test_doctor_and_config_show_take_the_running_service_s_settings(
+    deployment: dict[str, Any],
+) -> None:
+    """A shell without the service's variables, naming only its data directory: the witness,
+    the authority and the port come from the service's ``service.json``, and both commands
+    say which settings came from there."""
+    data = ["--data-dir", str(deployment["root"] / "data")]
+    code, report = doctor({}, *data)
+    assert (code, failed(report)) == (0, []), report
+    checks = by_name(report)
+    assert {"witness w.example", "time-stamping authority tsa"} <= set(checks)
+    assert "2 witnesses and authorities" in checks["clock"]["detail"]
+    assert str(deployment["port"]) in checks["port"]["detail"]
+    taken = checks["settings"]["detail"]
+    assert taken.startswith(f"from {deployment['root'] / 'data' / 'service.json'} (the service")
+    assert taken.endswith(": host, port, witnesses, timestamp_authorities, witness_quorum"), taken
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("RECORDSEAL_")}
+    shown = subprocess.run(
+        [*CLI, "config", "show", *data, "--json"], env=clean, capture_output=True, text=True,
+        timeout=60, check=True,
+    )  # fmt: skip
+    document = json.loads(shown.stdout)
+    settings = {entry["key"]: entry for entry in document["settings"]}
+    assert settings["witnesses"]["source"] == "service.json"
+    assert settings["witnesses"]["value"][0]["vkey"] == deployment["vkey"]
+    assert (settings["port"]["value"], settings["port"]["source"]) == (
+        deployment["port"],
+        "service.json",
+    )
+    assert document["from_service_file"] == [
+        "host", "port", "witnesses", "timestamp_authorities", "witness_quorum"
+    ]  # fmt: skip
+    text = subprocess.run(
+        [*CLI, "config", "show", *data, "--port", "9"], env=clean, capture_output=True,
+        text=True, timeout=60, check=True,
+    ).stdout  # fmt: skip
+    taken = "host, witnesses, timestamp_authorities, witness_quorum"
+    assert f"# from the service file: {taken}\n" in text
+    assert "\nport = 9  # command line\n" in text
 
 
 def test_a_stopped_witness_fails_with_a_fix(deployment: dict[str, Any]) -> None:

@@ -23,9 +23,11 @@ import httpx
 import pytest
 
 from recordseal.crypto.hsm import ModuleUri
+from recordseal.crypto.wrapped_seeds import WRAP_LABEL as WRAP
+from recordseal.crypto.wrapped_seeds import WrappedSeedError, read_wrapped_seed
 from recordseal.ledger.log_keys import log_keys
 from recordseal.settings import Settings
-from recordseal.tlog import log_verifier, open_checkpoint
+from recordseal.tlog import MLDSA44CosignatureSigner, log_verifier, open_checkpoint
 from recordseal.verify import load_key_directory, load_trust_store, verify_bundle
 from tests.hsm import softhsm, unique
 from tests.servers import Posting, create_token, free_port, kill_service, start_service
@@ -55,6 +57,33 @@ def data(tmp_path: Path) -> Iterator[Path]:
     directory = tmp_path / "data"
     directory.mkdir()
     yield directory
+
+
+def assert_wrapped(keys_dir: Path, wrapped: Path, wrap: ModuleUri) -> None:
+    """The ML-DSA-44 seed of ``wrapped`` is in no file in the clear: the file holds its
+    ciphertext under ``wrap``, a key in the module, and only the module opens it; the seed is
+    the one the log signs with."""
+    [key] = [k for k in log_keys(keys_dir) if k.path == wrapped]
+    assert key.seed is None  # read without the module: unwrapped when it signs
+    seed = read_wrapped_seed(wrapped)
+    assert len(seed) == 32
+    signer = key.signer("recordseal.local")
+    assert signer.public_key == MLDSA44CosignatureSigner.from_seed("x", seed).public_key
+    for path in keys_dir.iterdir():
+        content = path.read_bytes()
+        assert seed not in content and seed.hex().encode() not in content, path
+    document = json.loads(wrapped.read_text())
+    assert (document["format"], document["key"]) == ("recordseal/wrapped-seed/v1", str(wrap))
+    text = "recordseal.local\n1\n" + "A" * 43 + "=\n"
+    cosignature = signer.cosign(text, 1)  # the seed unwrapped in the module to sign
+    assert signer.verifier().verify_signed(text, 1, cosignature.signature)
+    elsewhere = wrapped.with_name("log-signing-9.ml-dsa-44.wrapped")
+    elsewhere.write_bytes(wrapped.read_bytes())  # bound to its name: another does not unwrap
+    try:
+        with pytest.raises(WrappedSeedError, match="the module did not unwrap it"):
+            read_wrapped_seed(elsewhere)
+    finally:
+        elsewhere.unlink()
 
 
 def export(data: Path, into: Path) -> tuple[object, object]:
@@ -179,14 +208,17 @@ def test_a_service_whose_keys_live_in_the_module_ingests_seals_and_verifies(
     assert locations["header", "Ed25519"] == str(ModuleUri.parse(made["header"]))
     assert locations["log", "Ed25519"] == str(ModuleUri.parse(made["log"]))
     assert locations["kek", None] == str(ModuleUri.parse(made["kek"]))
-    # SoftHSM2 has no ML-DSA: the log's ML-DSA-44 key is a file beside the module's reference
-    # (docs/operations.md, "Keys").
-    assert locations["log", "ML-DSA-44"] == str(data / "keys" / "log-signing.ml-dsa-44")
+    # SoftHSM2 has no ML-DSA: the log's ML-DSA-44 seed is a file beside the module's
+    # reference, wrapped under an AES key the module made (docs/operations.md, "Keys").
+    wrapped = data / "keys" / "log-signing.ml-dsa-44.wrapped"
+    wrap = ModuleUri.parse(made["log"]).with_object(ModuleUri.parse(made["log"]).object + WRAP)
+    assert locations["log", "ML-DSA-44"] == f"{wrapped} (wrapped by {wrap})"
+    assert_wrapped(data / "keys", wrapped, wrap)
     assert len(header_ids) == 1
     leftovers = [p.name for p in (data / "keys").iterdir() if p.name.startswith(FILE_KEYS)]
     assert sorted(leftovers) == sorted(
-        ["kek.pkcs11", "log-signing.pkcs11", "log-signing.ml-dsa-44", "panel-secrets.pkcs11",
-         "subject-index.pkcs11"]
+        ["kek.pkcs11", "log-signing.pkcs11", "log-signing.ml-dsa-44.wrapped",
+         "panel-secrets.pkcs11", "subject-index.pkcs11"]
     )  # fmt: skip
     pin = hsm.pin_file.read_text().strip()
     for path in data.rglob("*"):
@@ -216,8 +248,8 @@ def test_settings_name_module_keys_and_a_key_the_deployment_does_not_use_is_refu
         assert answer.status_code == 201, answer.text
     names = sorted(p.name for p in (data / "keys").iterdir() if p.name.startswith(FILE_KEYS))
     assert names == [
-        "kek.pkcs11", "log-signing.ml-dsa-44", "log-signing.pkcs11", "panel-secrets.pkcs11",
-        "subject-index.pkcs11",
+        "kek.pkcs11", "log-signing.ml-dsa-44.wrapped", "log-signing.pkcs11",
+        "panel-secrets.pkcs11", "subject-index.pkcs11",
     ]  # fmt: skip
     listed = json.loads(cli(["keys", "list", "--data-dir", str(data), "--json"]).stdout)
     [header] = [k for k in listed["keys"] if k["purpose"] == "header"]
@@ -312,6 +344,16 @@ def test_file_keys_move_into_the_module_under_concurrent_ingest(data: Path, tmp_
     assert (data / "keys" / "kek-2.pkcs11").exists() and (
         data / "keys" / "log-signing-2.pkcs11"
     ).exists()
+    # The rotation into the module wrapped the new generation's ML-DSA-44 seed there; the
+    # file keys' generation keeps its seed file.
+    wrapped = data / "keys" / "log-signing-2.ml-dsa-44.wrapped"
+    assert not (data / "keys" / "log-signing-2.ml-dsa-44").exists()
+    assert (data / "keys" / "log-signing.ml-dsa-44").exists()
+    wrap = ModuleUri.parse(json.loads(wrapped.read_text())["key"])
+    assert wrap.object.endswith(WRAP)
+    assert_wrapped(data / "keys", wrapped, wrap)
+    listed = cli(["keys", "list", "--data-dir", str(data)]).stdout
+    assert f"{wrapped} (wrapped by {wrap})" in listed
     keys, trust = export(data, tmp_path)
     verdicts = {verify_bundle(b, keys, trust).verdict for b in bundles}  # type: ignore[arg-type]
     assert verdicts == {"VERIFIED"}

@@ -19,8 +19,15 @@ from pathlib import Path
 
 from tests.servers import free_port, kill_service, start_service
 
-#: Modules the command line itself must not load: each is a command's own.
-HEAVY = ("litestar", "httpx", "recordseal.client.session", "recordseal.witness.app")
+#: Modules the command line itself must not load: each is a command's own (the metrics'
+#: library, which ``serve`` sets up before it is first imported, among them).
+HEAVY = (
+    "litestar",
+    "httpx",
+    "recordseal.client.session",
+    "recordseal.witness.app",
+    "prometheus_client",
+)
 
 
 def test_the_command_line_loads_no_command_s_heavy_modules() -> None:

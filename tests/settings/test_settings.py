@@ -48,7 +48,7 @@ def test_no_module_reads_the_environment_but_the_settings() -> None:
     RECORDSEAL_CORE itself (the settings declare it, for the documentation and ``config
     show``), and ``recordseal bench`` hands it to the workers and services it times."""
     allowed = {"settings/environment.py", "settings/layers.py", "web/orphan_guard.py", "cli.py",
-               "serve.py", "metrics.py", "witness/app.py", "witness/cli.py",
+               "ops/serve.py", "serve.py", "metrics.py", "witness/app.py", "witness/cli.py",
                "client/connection.py", "core/backend.py", "ops/bench/runner.py",
                "ops/bench/service.py"}  # fmt: skip
     package = ROOT / "python" / "recordseal"

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from litestar.testing import TestClient
 
-from recordseal.cli import _create_token
 from recordseal.clock import utc_now
+from recordseal.ops.tokens import create_token
 from recordseal.settings import Settings
 from recordseal.storage.activity import TWO_ROOTS, TenantActivity, TenantSummary
 from recordseal.storage.backends import open_store
@@ -30,8 +30,8 @@ class Service:
     def __init__(self, client: TestClient, settings: Settings) -> None:  # type: ignore[type-arg]
         self.client = client
         self.settings = settings
-        self.acme = {"Authorization": f"Bearer {asyncio.run(_create_token(settings, 'acme', 't'))}"}
-        self.beta = {"Authorization": f"Bearer {asyncio.run(_create_token(settings, 'beta', 't'))}"}
+        self.acme = {"Authorization": f"Bearer {asyncio.run(create_token(settings, 'acme', 't'))}"}
+        self.beta = {"Authorization": f"Bearer {asyncio.run(create_token(settings, 'beta', 't'))}"}
 
     def stream(self, auth: dict[str, str], name: str) -> None:
         answer = self.client.post("/v1/streams", json={"name": name}, headers=auth)

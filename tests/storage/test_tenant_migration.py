@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 from litestar.testing import TestClient
 
-from recordseal.cli import _create_token
+from recordseal.ops.tokens import create_token
 from recordseal.settings import Settings
 from recordseal.storage.backends import open_store
 from recordseal.storage.postgres import schema as postgres_schema
@@ -98,7 +98,7 @@ def test_a_store_of_the_version_before_is_upgraded_with_its_rows(store_settings:
         seal_interval=0.05,
     )
     with TestClient(create_app(settings)) as client:
-        headers = {"Authorization": f"Bearer {asyncio.run(_create_token(settings, 'acme', 't'))}"}
+        headers = {"Authorization": f"Bearer {asyncio.run(create_token(settings, 'acme', 't'))}"}
         created = client.post(
             "/v1/streams",
             json={"name": "orders", "declarations": {"o:/amount": "money"}},

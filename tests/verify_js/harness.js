@@ -155,6 +155,27 @@ export async function gaps() {
   return { count: vectors.cases.length, mismatches };
 }
 
+/** malformed.json: each bundle's text: the verdict, the check statuses, no record, nothing
+ * disclosed, and check 1 naming the member. */
+export async function malformed() {
+  const mismatches = [];
+  const vectors = await load("malformed.json");
+  const keyring = await loadKeyDirectory(JSON.stringify(vectors.keys));
+  const policy = await loadTrustStore(JSON.stringify(vectors.trust));
+  for (const c of vectors.cases) {
+    const result = await verifyBundle(utf8(c.bundle_text), keyring, policy);
+    const detail = result.checks[0].detail;
+    const got = {
+      verdict: result.verdict, statuses: result.checks.map((check) => check.status),
+      record: result.record, disclosed: result.disclosed,
+      detail_1: detail.startsWith(c.expected.detail_1) ? c.expected.detail_1 : detail,
+      member: detail.includes(c.expected.member) ? c.expected.member : detail,
+    };
+    compare(mismatches, c.name, c.expected, got);
+  }
+  return { count: vectors.cases.length, mismatches };
+}
+
 /** compromise.json: each bundle, with its own key directory and trust store: the verdict, the
  * check statuses, and the words each named check's detail must hold. */
 export const compromise = () => withDirectories("compromise.json");

@@ -21,6 +21,7 @@ VECTOR_FILES = [
     "compromise",
     "mldsa44",
     "aggregate",
+    "malformed",
 ]
 
 

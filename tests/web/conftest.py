@@ -13,7 +13,7 @@ import httpx
 import pytest
 from litestar.testing import TestClient
 
-from recordseal.cli import _create_token
+from recordseal.ops.tokens import create_token
 from recordseal.settings import Settings
 from recordseal.web.app import create_app
 
@@ -29,7 +29,7 @@ class Api:
         return self.settings.data_dir
 
     def token_headers(self, tenant: str) -> dict[str, str]:
-        token = asyncio.run(_create_token(self.settings, tenant, "test"))
+        token = asyncio.run(create_token(self.settings, tenant, "test"))
         return {"Authorization": f"Bearer {token}"}
 
     def stream(self, name: str = "orders", **body: Any) -> httpx.Response:
@@ -62,5 +62,5 @@ def api(store_settings: Settings) -> Iterator[Api]:
     """The service on each storage backend, with a token of tenant ``acme``."""
     app = create_app(store_settings)
     with TestClient(app) as client:
-        token = asyncio.run(_create_token(store_settings, "acme", "t"))
+        token = asyncio.run(create_token(store_settings, "acme", "t"))
         yield Api(client, store_settings, {"Authorization": f"Bearer {token}"})

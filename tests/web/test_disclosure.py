@@ -15,7 +15,7 @@ import msgspec
 import pytest
 from litestar.testing import TestClient
 
-from recordseal.cli import _create_token
+from recordseal.ops.tokens import create_token
 from recordseal.settings import AuthoritySetting, Settings, WitnessSetting
 from recordseal.verify import (
     FAILED,
@@ -144,7 +144,7 @@ def test_a_sealed_witnessed_record_verifies_offline(tmp_path: Path, witness, sto
         )
         with TestClient(create_app(settings)) as client:
             headers = {
-                "Authorization": f"Bearer {asyncio.run(_create_token(settings, 'acme', 't'))}"
+                "Authorization": f"Bearer {asyncio.run(create_token(settings, 'acme', 't'))}"
             }
             client.post(
                 "/v1/streams",
@@ -273,7 +273,7 @@ def test_time_stamping_authority_receipts_verify(tmp_path: Path, store_settings)
         )
         with TestClient(create_app(settings)) as client:
             headers = {
-                "Authorization": f"Bearer {asyncio.run(_create_token(settings, 'acme', 't'))}"
+                "Authorization": f"Bearer {asyncio.run(create_token(settings, 'acme', 't'))}"
             }
             client.post("/v1/streams", json={"name": "orders"}, headers=headers)
             record_id = client.post(
@@ -336,7 +336,7 @@ def test_a_key_directory_older_than_the_log_says_to_export_it_again(
     export_keys(data, stale, env)
     assert json.loads((stale / "keys.json").read_text())["logs"] == []
     with TestClient(create_app(settings)) as client:
-        headers = {"Authorization": f"Bearer {asyncio.run(_create_token(settings, 'acme', 't'))}"}
+        headers = {"Authorization": f"Bearer {asyncio.run(create_token(settings, 'acme', 't'))}"}
         client.post("/v1/streams", json={"name": "orders"}, headers=headers)
         record = {"stream": "orders", "record_type": "order", "subject_id": "c"}
         record |= {"occurred_at": "2026-11-21T08:00:00Z", "payload": {"a": 1}}

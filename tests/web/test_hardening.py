@@ -15,7 +15,7 @@ import pytest
 from litestar import Litestar
 from litestar.testing import TestClient
 
-from recordseal.cli import _create_token
+from recordseal.ops.tokens import create_token
 from recordseal.panel.cookies import COOKIE_NAME
 from recordseal.panel.sessions import LegacySession
 from recordseal.settings import Rate, Settings
@@ -54,7 +54,7 @@ def from_address(app: Litestar) -> Any:
 class Service:
     def __init__(self, app: Litestar, client: TestClient[Any], settings: Settings) -> None:
         self.app, self.client, self.settings = app, client, settings
-        self.token = asyncio.run(_create_token(settings, "acme", "t"))
+        self.token = asyncio.run(create_token(settings, "acme", "t"))
         self.auth = {"Authorization": f"Bearer {self.token}", **JSON}
         self.clock = Clock()
         app.state.rate_limiter = RateLimiter(

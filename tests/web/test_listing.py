@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from litestar.testing import TestClient
 
-from recordseal.cli import _create_token
+from recordseal.ops.tokens import create_token
 from recordseal.services.listing import MAX_PAGE
 from recordseal.settings import Settings
 from recordseal.storage.backends import open_store
@@ -75,8 +75,8 @@ def tenants(store_settings: Settings) -> Iterator[Tenants]:
         transparency_interval=0,
     )
     with TestClient(create_app(settings)) as client:
-        acme = asyncio.run(_create_token(settings, "acme", "t"))
-        beta = asyncio.run(_create_token(settings, "beta", "t"))
+        acme = asyncio.run(create_token(settings, "acme", "t"))
+        beta = asyncio.run(create_token(settings, "beta", "t"))
         yield Tenants(
             client, {"Authorization": f"Bearer {acme}"}, {"Authorization": f"Bearer {beta}"}
         )

@@ -16,9 +16,9 @@ from typing import Any
 
 from litestar.testing import TestClient
 
-from recordseal.cli import _create_token
 from recordseal.core import verify_consistency
 from recordseal.crypto.keyfiles import read_or_create_secret
+from recordseal.ops.tokens import create_token
 from recordseal.services.bundles import tlog_proof_text as format_tlog_proof
 from recordseal.settings import Settings, WitnessSetting
 from recordseal.tlog import Checkpoint, Ed25519Signer, sign_checkpoint
@@ -60,7 +60,7 @@ def settings_of(data: Path, store_settings: Settings, **more: Any) -> Settings:
 @contextmanager
 def service(settings: Settings) -> Iterator[tuple[TestClient, dict[str, str]]]:  # type: ignore[type-arg]
     with TestClient(create_app(settings)) as client:
-        token = asyncio.run(_create_token(settings, "acme", "t"))
+        token = asyncio.run(create_token(settings, "acme", "t"))
         yield client, {"Authorization": f"Bearer {token}"}
 
 
@@ -259,7 +259,7 @@ def test_online_verification_reads_keys_again_only_when_a_bundle_names_new_ones(
         assert verifier.builds == 1 and len(reads) <= 2
         # A new tenant's log: its first bundle makes the verifier rebuild, once.
         settings = settings_of(data, store_settings)
-        globex = {"Authorization": f"Bearer {asyncio.run(_create_token(settings, 'globex', 't'))}"}
+        globex = {"Authorization": f"Bearer {asyncio.run(create_token(settings, 'globex', 't'))}"}
         (other,) = post_records(client, globex, [{"b": 2}])
         other_bundle = client.post(
             f"/v1/records/{other}/disclosure?wait=20", headers=globex, json={"fields": ["o:/b"]}

@@ -17,7 +17,6 @@ import httpx
 import pytest
 from litestar.testing import TestClient
 
-from recordseal.cli import _create_token
 from recordseal.clock import utc_now
 from recordseal.core import leaf_hash
 from recordseal.crypto.signing import HeaderSigner
@@ -25,6 +24,7 @@ from recordseal.crypto.vault import KeyWrapper
 from recordseal.ledger.sealer import Sealer
 from recordseal.merkle import tree
 from recordseal.merkle.genesis import successor_genesis, tenant_genesis
+from recordseal.ops.tokens import create_token
 from recordseal.panel.cookies import COOKIE_NAME
 from recordseal.panel.sessions import LegacySession, TenantSession
 from recordseal.services.errors import Forbidden, NotFound
@@ -118,7 +118,7 @@ def served(store_settings: Settings) -> Iterator[Served]:
         seal_interval=0.05,
     )
     with TestClient(create_app(settings)) as client:
-        tokens = {t: asyncio.run(_create_token(settings, t, "t")) for t in ("acme", "globex")}
+        tokens = {t: asyncio.run(create_token(settings, t, "t")) for t in ("acme", "globex")}
         acme, globex = ({"Authorization": f"Bearer {tokens[t]}"} for t in ("acme", "globex"))
         for headers in (acme, globex):
             assert client.post("/v1/streams", json={"name": "orders"}, headers=headers).is_success

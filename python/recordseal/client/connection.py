@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 from recordseal.client.errors import ClientError
+
+T = TypeVar("T")
 
 URL_VARIABLE = "RECORDSEAL_URL"
 TOKEN_VARIABLE = "RECORDSEAL_TOKEN"
@@ -34,24 +38,37 @@ class Service:
     token: str
 
 
+def add_service_url_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--url", help=f"the service, e.g. http://127.0.0.1:8000 ({URL_VARIABLE})")
+
+
 def add_service_options(command: argparse.ArgumentParser) -> None:
-    command.add_argument(
-        "--url", default=None, help=f"the service, e.g. http://127.0.0.1:8000 ({URL_VARIABLE})"
-    )
-    command.add_argument(
-        "--token-file",
-        type=Path,
-        default=None,
-        metavar="FILE",
-        help=f"a file holding the API token (else {TOKEN_VARIABLE})",
-    )
+    add_service_url_option(command)
+    token_file = f"a file holding the API token (else {TOKEN_VARIABLE})"
+    command.add_argument("--token-file", type=Path, metavar="FILE", help=token_file)
+
+
+def said_missing(command: str, read: Callable[[argparse.Namespace], T], args: Any) -> T | None:
+    """``read(args)`` (:func:`service_of`, :func:`url_of`), or None once the missing setting
+    is said on standard error as ``COMMAND: why`` (the command then exits 2)."""
+    try:
+        return read(args)
+    except MissingSetting as error:
+        print(f"{command}: {error}", file=sys.stderr)
+        return None
+
+
+def url_of(args: argparse.Namespace) -> str:
+    """The service of ``--url``, else of ``RECORDSEAL_URL``; MissingSetting when neither."""
+    url = args.url or os.environ.get(URL_VARIABLE)
+    if not url:
+        raise MissingSetting(f"no service: give --url or set {URL_VARIABLE}", "url")
+    return str(url)
 
 
 def service_of(args: argparse.Namespace) -> Service:
     """The service and token of a command's options, else of the environment."""
-    url = args.url or os.environ.get(URL_VARIABLE)
-    if not url:
-        raise MissingSetting(f"no service: give --url or set {URL_VARIABLE}", "url")
+    url = url_of(args)
     if args.token_file is not None:
         try:
             token = args.token_file.read_text().strip()

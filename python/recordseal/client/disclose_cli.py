@@ -9,7 +9,8 @@ default) as the service answered it; standard error says whether it is sealed.
 
 Exit codes: 0 the bundle was written; 2 no service or token given; 3 the service refused
 (the problem's code, field and detail on standard error) or could not be reached, or FILE
-could not be written; 64 a usage error.
+could not be written; 64 a usage error; 130 interrupted (Ctrl-C: the request is abandoned
+and nothing is written; a second Ctrl-C exits at once).
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ from typing import Any
 
 import msgspec
 
-from recordseal.client.connection import MissingSetting, Service, add_service_options, service_of
+from recordseal.client.connection import Service, add_service_options, said_missing, service_of
 from recordseal.client.models import Refused, Unavailable
+from recordseal.interrupts import EXIT_INTERRUPTED, Interrupt, interruptible
+from recordseal.verify.cli import add_documented
 
 EXIT_SETTING = 2
 EXIT_FAILED = 3
@@ -32,13 +35,8 @@ EXIT_FAILED = 3
 
 def add_disclose_parser(subparsers: Any) -> None:
     """Add ``disclose`` to an ``add_subparsers()`` object."""
-    command = subparsers.add_parser(
-        "disclose",
-        help="write a disclosure bundle of chosen fields of a record",
-        description=(__doc__ or "").replace("``", ""),  # --help is plain text
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        allow_abbrev=False,
-    )
+    text = "write a disclosure bundle of chosen fields of a record"
+    command = add_documented(subparsers, "disclose", text, __doc__)
     command.add_argument("record_id", metavar="RECORD_ID", help="the record's id")
     command.add_argument(
         "--field",
@@ -68,21 +66,30 @@ def add_disclose_parser(subparsers: Any) -> None:
     command.set_defaults(run=_disclose)
 
 
-async def _call(service: Service, args: argparse.Namespace) -> bytes:
+async def _call(service: Service, args: argparse.Namespace, interrupt: Interrupt) -> bytes:
     from recordseal.client.session import Client  # httpx and the verifier: on use only
 
+    loop, call = asyncio.get_running_loop(), asyncio.current_task()
+    assert call is not None
+
+    def first_interrupt() -> None:
+        loop.call_soon_threadsafe(call.cancel)
+
+    interrupt.on_first = first_interrupt
     async with Client(service.url, service.token) as client:
         return await client.disclose(args.record_id, args.fields, wait=args.wait)
 
 
 def _disclose(args: argparse.Namespace) -> int:
-    try:
-        service = service_of(args)
-    except MissingSetting as error:
-        print(f"recordseal disclose: {error}", file=sys.stderr)
+    service = said_missing("recordseal disclose", service_of, args)
+    if service is None:
         return EXIT_SETTING
     try:
-        bundle = asyncio.run(_call(service, args))
+        with interruptible("recordseal disclose", "nothing was written") as interrupt:
+            bundle = asyncio.run(_call(service, args, interrupt))
+    except asyncio.CancelledError:
+        print("recordseal disclose: interrupted (Ctrl-C); nothing was written", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except Refused as error:
         print(f"recordseal disclose: {_refusal(error)}", file=sys.stderr)
         return EXIT_FAILED

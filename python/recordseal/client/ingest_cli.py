@@ -1,23 +1,28 @@
 """``recordseal ingest FILE|- --stream S``: JSON Lines into a stream, in batches, safe to rerun.
 
 Each line is a record as ``POST /v1/records`` takes it, without ``stream``. Lines go in batches
-of 100 under idempotency keys derived from the input's name and the line's number, so running
-the same command again (after an interruption, after correcting refused lines in place, or
-with lines appended) stores no line twice; the service remembers keys for 24 hours by default.
-Do not insert or remove lines of an input already sent: the lines after them would be new
-lines to the service.
+(--batch-size, 100) under idempotency keys derived from the input's name and the batch's first
+line, so running the same command again (after an interruption, after correcting refused lines
+in place, or with lines appended) stores no line twice; the service remembers keys for 24 hours
+by default. Do not insert or remove lines of an input already sent, nor change --batch-size
+between runs of one input: the lines after them would be new lines to the service.
+
+Ctrl-C stops reading: the batches in flight are answered (within 5 s), the summary says what
+was stored, and the command exits 130; run the same command again to go on. A second Ctrl-C
+stops at once.
 
 The input's name is its absolute path, or --source NAME (required for standard input): give a
 new name to a new input that a previous one's path held within those 24 hours.
 
 Standard output gets one JSON line per refused line (line, status, code, field, detail), and
-with --json a last one with the summary ({"summary": {...}}); standard error gets a progress
-bar when it is a terminal, and the summary in words.
+with --json a last one with the summary ({"summary": {...}}, with the elapsed seconds and the
+records answered per second); standard error gets a progress bar (records, records/s, bytes)
+when it is a terminal, and the summary in words.
 
 Exit codes: 0 every line stored (by this run or an earlier one); 1 some lines refused, the
 others stored; 2 no service or token given; 3 the input could not be read, or the service
 refused or could not be reached for a whole batch (what was sent is stored: run the same
-command again); 64 a usage error.
+command again); 64 a usage error; 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -26,197 +31,180 @@ import argparse
 import asyncio
 import json
 import sys
-from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+import time
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
-from recordseal.client.connection import MissingSetting, Service, add_service_options, service_of
-from recordseal.client.lines import Batch, LineRefusal, batches, source_key
+from recordseal.client.connection import Service, add_service_options, said_missing, service_of
+from recordseal.client.ingest_sending import Advance, BatchReader, Sender, Tally
+from recordseal.client.lines import LINES_PER_BATCH, Batch, LineRefusal, batches, source_key
 from recordseal.client.models import Problem, Receipt, Refused, Unavailable
-
-if TYPE_CHECKING:
-    from recordseal.client.session import Client
+from recordseal.interrupts import EXIT_INTERRUPTED, Interrupt, interruptible
+from recordseal.verify.cli import add_documented
 
 EXIT_REFUSED = 1
 EXIT_SETTING = 2
 EXIT_FAILED = 3
 EXIT_USAGE = 64
+#: The most lines one batch takes (the service's batch limit).
+MAX_BATCH_SIZE = 1000
+RESUME = "run the same command again: the stored lines are recognised"
 
 
 def add_ingest_parser(subparsers: Any) -> None:
     """Add ``ingest`` to an ``add_subparsers()`` object."""
-    command = subparsers.add_parser(
-        "ingest",
-        help="ingest JSON Lines into a stream, in batches, safe to rerun",
-        description=(__doc__ or "").replace("``", ""),  # --help is plain text
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        allow_abbrev=False,
-    )
+    text = "ingest JSON Lines into a stream, in batches, safe to rerun"
+    command = add_documented(subparsers, "ingest", text, __doc__)
     command.add_argument(
         "input", metavar="FILE", help="JSON Lines, one record per line ('-' for standard input)"
     )
     command.add_argument("--stream", required=True, help="the stream the records go to")
-    command.add_argument(
-        "--source",
-        default=None,
-        metavar="NAME",
-        help="the input's name, which the idempotency keys are derived from (default: the"
-        " file's absolute path; required for standard input)",
+    source = (
+        "the input's name, which the idempotency keys are derived from (default: the file's"
+        " absolute path; required for standard input)"
     )
-    command.add_argument(
-        "--receipts",
-        type=Path,
-        default=None,
-        metavar="FILE",
-        help="also write one JSON line per stored line: line, record_id, seq, replayed",
-    )
+    command.add_argument("--source", metavar="NAME", help=source)
+    receipts = "also write one JSON line per stored line: line, record_id, seq, replayed"
+    command.add_argument("--receipts", type=Path, metavar="FILE", help=receipts)
     command.add_argument("--concurrency", type=int, default=4, help="batches in flight at once (4)")
-    command.add_argument(
-        "--json",
-        action="store_true",
-        help="also write the summary as the last JSON line of standard output",
-    )
+    size = f"lines per batch, 1 to {MAX_BATCH_SIZE} ({LINES_PER_BATCH}; the same on a rerun)"
+    command.add_argument("--batch-size", type=int, default=LINES_PER_BATCH, metavar="N", help=size)
+    summary = "also write the summary as the last JSON line of standard output"
+    command.add_argument("--json", action="store_true", help=summary)
     add_service_options(command)
     command.set_defaults(run=_ingest)
 
 
-@dataclass
-class Tally:
-    """What became of the lines read so far."""
+def summary(tally: Tally, source: str, stream: str, elapsed: float) -> dict[str, Any]:
+    answered = tally.stored + tally.already_stored + sum(tally.refused.values())
+    return {
+        "source": source,
+        "stream": stream,
+        "lines": tally.lines,
+        "stored": tally.stored,
+        "already_stored": tally.already_stored,
+        "refused": sum(tally.refused.values()),
+        "refused_by_code": dict(sorted(tally.refused.items())),
+        "blank": tally.blank,
+        "unsent": tally.unsent,
+        "unanswered": tally.unanswered,
+        "elapsed_seconds": round(elapsed, 3),
+        "records_per_second": round(answered / elapsed, 1) if elapsed > 0 else None,
+    }
 
-    lines: int = 0
-    stored: int = 0
-    already_stored: int = 0
-    blank: int = 0
-    unsent: int = 0
-    refused: Counter[str] = field(default_factory=Counter)
 
-    def summary(self, source: str, stream: str) -> dict[str, Any]:
-        return {
-            "source": source,
-            "stream": stream,
-            "lines": self.lines,
-            "stored": self.stored,
-            "already_stored": self.already_stored,
-            "refused": sum(self.refused.values()),
-            "refused_by_code": dict(sorted(self.refused.items())),
-            "blank": self.blank,
-            "unsent": self.unsent,
-        }
+def _usage_refusal(args: argparse.Namespace) -> str | None:
+    if args.input == "-" and args.source is None:
+        return (
+            "standard input has no name to derive idempotency keys from;"
+            " give --source NAME (the same on a rerun)"
+        )
+    if args.concurrency < 1:
+        return "--concurrency must be at least 1"
+    if not 1 <= args.batch_size <= MAX_BATCH_SIZE:
+        return f"--batch-size must be 1 to {MAX_BATCH_SIZE}"
+    return None
 
 
 def _ingest(args: argparse.Namespace) -> int:
-    if args.input == "-" and args.source is None:
-        print(
-            "recordseal ingest: standard input has no name to derive idempotency keys from;"
-            " give --source NAME (the same on a rerun)",
-            file=sys.stderr,
-        )
+    refusal = _usage_refusal(args)
+    if refusal is not None:
+        print(f"recordseal ingest: {refusal}", file=sys.stderr)
         return EXIT_USAGE
-    if args.concurrency < 1:
-        print("recordseal ingest: --concurrency must be at least 1", file=sys.stderr)
-        return EXIT_USAGE
-    try:
-        service = service_of(args)
-    except MissingSetting as error:
-        print(f"recordseal ingest: {error}", file=sys.stderr)
+    service = said_missing("recordseal ingest", service_of, args)
+    if service is None:
         return EXIT_SETTING
+    started = time.monotonic()
+    source = args.source or str(Path(args.input).resolve())
+    tally = Tally()
     try:
-        with _opened(args.input) as (lines, total), _receipts(args.receipts) as receipts:
-            asyncio.run(_check_stream(service, args.stream))
-            source = args.source or str(Path(args.input).resolve())
-            tally = Tally()
-            with _progress(total) as advance:
-                failure = asyncio.run(
-                    _send_all(args, service, lines, source, tally, receipts, advance)
-                )
+        with (
+            _opened(args.input) as (lines, total),
+            _receipts(args.receipts) as receipts,
+            _progress(total) as advance,
+            interruptible("recordseal ingest", RESUME) as interrupt,
+        ):
+            run = _Run(args, service, source, tally, receipts, advance, interrupt)
+            failure = asyncio.run(run.all(lines))
     except (OSError, Refused, Unavailable) as error:
-        print(f"recordseal ingest: {error}", file=sys.stderr)
+        print(f"recordseal ingest: {error}{_hint(error, args.stream)}", file=sys.stderr)
         return EXIT_FAILED
+    if failure == NOT_STARTED:
+        print(f"recordseal ingest: {NOT_STARTED}: nothing was sent", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    elapsed = time.monotonic() - started
     if args.json:
-        print(json.dumps({"summary": tally.summary(source, args.stream)}), flush=True)
-    print(_in_words(tally, failure), file=sys.stderr)
+        print(json.dumps({"summary": summary(tally, source, args.stream, elapsed)}), flush=True)
+    print(_in_words(tally, failure, elapsed, interrupt.requested), file=sys.stderr)
+    if interrupt.requested:
+        return EXIT_INTERRUPTED
     if failure is not None:
         return EXIT_FAILED
     return EXIT_REFUSED if tally.refused else 0
 
 
-async def _check_stream(service: Service, stream: str) -> None:
-    """Refuse at once, before any line is read, a stream that does not exist or a token the
-    service does not take (:class:`Refused`), or a service that cannot be reached."""
-    from recordseal.client.session import Client  # httpx and the verifier: on use only
-
-    async with Client(service.url, service.token) as client:
-        await client.stream(stream)
-
-
-#: A batch read and the task that sends it (None when it has nothing to send).
-_Sent = tuple[Batch, "asyncio.Task[list[Receipt | Problem]] | None"]
+def _hint(error: Exception, stream: str) -> str:
+    """How to make the stream the service does not know."""
+    if isinstance(error, Refused) and error.problem.code == "stream_not_found":
+        return (
+            f"\ncreate it first: recordseal stream create {stream} [--declare PATH=KIND ...]"
+            " (docs/client.md)"
+        )
+    return ""
 
 
-async def _send_all(
-    args: argparse.Namespace,
-    service: Service,
-    lines: Iterable[bytes],
-    source: str,
-    tally: Tally,
-    receipts: IO[str] | None,
-    advance: Callable[[int], None],
-) -> str | None:
-    """Send the batches, at most ``concurrency`` at once, and report each as it is answered,
-    in line order; stop reading at the first batch that fails as a whole, or at an input that
-    cannot be read (the batches in flight are still reported). The failure, or None."""
-    from recordseal.client.session import Client
+#: The failure of a run that a Ctrl-C stopped before it sent anything.
+NOT_STARTED = "interrupted before the first batch"
 
-    async with Client(service.url, service.token, concurrency=args.concurrency) as client:
-        sent: asyncio.Queue[_Sent | None] = asyncio.Queue(maxsize=args.concurrency)
+
+class _Run:
+    """One ``ingest`` in one event loop: the stream checked, then every batch sent."""
+
+    def __init__(
+        self,
+        args: argparse.Namespace,
+        service: Service,
+        source: str,
+        tally: Tally,
+        receipts: IO[str] | None,
+        advance: Advance,
+        interrupt: Interrupt,
+    ) -> None:
+        self.args, self.service, self.source, self.tally = args, service, source, tally
+        self.receipts, self.advance, self.interrupt = receipts, advance, interrupt
+
+    async def all(self, lines: IO[bytes]) -> str | None:
+        from recordseal.client.session import Client  # httpx and the verifier: on use only
+
         stop = asyncio.Event()
-        prefix = source_key(source, args.stream)
-        reader = asyncio.create_task(_read(client, lines, args.stream, prefix, sent, stop))
-        failure: str | None = None
-        while (entry := await sent.get()) is not None:
-            batch, task = entry
-            try:
-                results = [] if task is None else await task
-            except (Refused, Unavailable) as error:
-                failure = failure or f"lines from {batch.first_line}: {error}"
-                stop.set()
-                tally.unsent += sum(item is not None for item in batch.items)
-                results = []
-            _report(batch, results, tally, receipts)
-            advance(batch.size)
-        try:
-            await reader
-        except OSError as error:
-            failure = failure or f"reading the input: {error}"
-        return failure
+        loop = asyncio.get_running_loop()
 
+        def first_interrupt() -> None:
+            loop.call_soon_threadsafe(stop.set)
 
-async def _read(
-    client: Client,
-    lines: Iterable[bytes],
-    stream: str,
-    prefix: str,
-    sent: asyncio.Queue[_Sent | None],
-    stop: asyncio.Event,
-) -> None:
-    """Read the input batch by batch (in a thread: a slow pipe holds up no answer) and send
-    each batch as it is read; None at the end."""
-    iterator = batches(lines, stream, prefix)
-    try:
-        while not stop.is_set():
-            batch = await asyncio.to_thread(next, iterator, None)
-            if batch is None:
-                break
-            task = None
-            if batch.items:
-                task = asyncio.create_task(client.ingest_batch(batch.items, batch.key))
-            await sent.put((batch, task))
-    finally:
-        await sent.put(None)
+        self.interrupt.on_first = first_interrupt
+        concurrency = self.args.concurrency
+        async with Client(self.service.url, self.service.token, concurrency=concurrency) as client:
+            # A missing stream or a token the service does not take is refused at once,
+            # before any line is read.
+            await client.stream(self.args.stream)
+            if self.interrupt.requested:
+                return NOT_STARTED
+            prefix = source_key(self.source, self.args.stream)
+            size = self.args.batch_size
+            reader = BatchReader(
+                lines.fileno(),
+                lambda read: batches(read, self.args.stream, prefix, size),
+                depth=concurrency,
+            )
+            sender = Sender(client, reader, self.tally, self.report, self.advance, concurrency)
+            return await sender.run(stop)
+
+    def report(self, batch: Batch, results: list[Receipt | Problem]) -> None:
+        _report(batch, results, self.tally, self.receipts)
 
 
 def _report(
@@ -251,7 +239,7 @@ def _report(
         print(json.dumps(asdict(refusal)), flush=True)
 
 
-def _in_words(tally: Tally, failure: str | None) -> str:
+def _in_words(tally: Tally, failure: str | None, elapsed: float, interrupted: bool) -> str:
     refused = sum(tally.refused.values())
     parts = [f"{tally.stored} stored", f"{tally.already_stored} already stored"]
     if refused:
@@ -261,7 +249,12 @@ def _in_words(tally: Tally, failure: str | None) -> str:
         parts.append(f"{tally.blank} blank")
     if tally.unsent:
         parts.append(f"{tally.unsent} not sent")
+    if tally.unanswered:
+        parts.append(f"{tally.unanswered} not answered (they may be stored)")
+    answered = tally.stored + tally.already_stored + refused
+    rate = f" ({answered / elapsed:,.0f} records/s)" if elapsed > 0 else ""
     text = f"recordseal ingest: {tally.lines} lines: " + ", ".join(parts)
+    text += f" in {elapsed:.1f} s{rate}"
     if refused:
         text += (
             "\nthe refused lines are on standard output; correct them in place and run the"
@@ -272,13 +265,15 @@ def _in_words(tally: Tally, failure: str | None) -> str:
             "\nidempotency_key_reused: another input under the same name sent other lines"
             " within the service's retention; give this one a --source of its own"
         )
-    if failure is not None:
-        text += f"\nstopped: {failure}\nrun the same command again: the stored lines are recognised"
+    if interrupted:
+        text += f"\ninterrupted (Ctrl-C) after line {tally.lines}\n{RESUME}"
+    elif failure is not None:
+        text += f"\nstopped: {failure}\n{RESUME}"
     return text
 
 
 @contextmanager
-def _opened(name: str) -> Iterator[tuple[Iterable[bytes], int | None]]:
+def _opened(name: str) -> Iterator[tuple[IO[bytes], int | None]]:
     """The input's lines and its size in bytes when known (a regular file)."""
     if name == "-":
         yield sys.stdin.buffer, None
@@ -298,15 +293,39 @@ def _receipts(path: Path | None) -> Iterator[IO[str] | None]:
 
 
 @contextmanager
-def _progress(total: int | None) -> Iterator[Callable[[int], None]]:
-    """A progress bar of the bytes read, on standard error when it is a terminal."""
+def _progress(total: int | None) -> Iterator[Advance]:
+    """A progress bar of the records answered, their rate and the bytes read, on standard
+    error when it is a terminal."""
     if not sys.stderr.isatty():
-        yield lambda size: None
+        yield lambda size, records: None
         return
     from rich.console import Console
-    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
-    columns = ("ingesting", BarColumn(), DownloadColumn(), TimeRemainingColumn())
+    columns = (
+        "ingesting",
+        BarColumn(),
+        TextColumn("{task.fields[records]:,} records, {task.fields[rate]:,.0f} records/s"),
+        DownloadColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
+    started = time.monotonic()
+    answered = 0
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
-        task = progress.add_task("ingest", total=total)
-        yield lambda size: progress.advance(task, size)
+        task = progress.add_task("ingest", total=total, records=0, rate=0.0)
+
+        def advance(size: int, records: int) -> None:
+            nonlocal answered
+            answered += records
+            rate = answered / max(time.monotonic() - started, 1e-3)
+            progress.update(task, advance=size, records=answered, rate=rate)
+
+        yield advance

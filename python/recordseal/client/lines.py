@@ -76,12 +76,14 @@ def source_key(source: str, stream: str) -> str:
     return f"ingest-{digest[:32]}"
 
 
-def batches(lines: Iterable[bytes], stream: str, prefix: str) -> Iterator[Batch]:
-    """The batches of ``lines`` (each with or without its line end), in order; a batch with
-    nothing to send is yielded too, for its refusals and size."""
+def batches(
+    lines: Iterable[bytes], stream: str, prefix: str, size: int = LINES_PER_BATCH
+) -> Iterator[Batch]:
+    """The batches of ``size`` lines of ``lines`` (each with or without its line end), in
+    order; a batch with nothing to send is yielded too, for its refusals and size."""
     batch: Batch | None = None
     for number, raw in enumerate(lines, start=1):
-        if batch is None or number >= batch.first_line + LINES_PER_BATCH:
+        if batch is None or number >= batch.first_line + size:
             if batch is not None:
                 yield _trimmed(batch)
             batch = Batch(number, f"{prefix}:{number}")

@@ -100,6 +100,9 @@ class Erasure(msgspec.Struct, frozen=True):
     status: str
     erased_at: str
     payloads_deleted: int
+    #: the service's signed statement of the erasure, ``{"receipt": {...}, "signature": hex}``
+    #: (docs/records.md, "Erasure receipts"); None from a service that does not give one
+    erasure_receipt: dict[str, Any] | None = None
 
 
 class RecordView(_RecordFields, frozen=True):
@@ -156,21 +159,26 @@ class IngestIncomplete(ClientError):
 
     ``results`` has one entry per record, in order: its receipt or problem when its batch was
     answered, None when its batch failed (``errors`` holds each failed batch's exception).
-    Calling ``ingest_many`` again with the same records and ``idempotency_key`` is safe: the
-    stored records come back as replays and only the rest are ingested.
+    Calling ``ingest_many`` again with the same records (and ``idempotency_key``, when it is
+    not None: the keys were not derived from the records) is safe: the stored records come
+    back as replays and only the rest are ingested.
     """
 
     def __init__(
         self,
         results: list[Receipt | Problem | None],
         errors: list[Exception],
-        idempotency_key: str,
+        idempotency_key: str | None,
     ) -> None:
         missing = sum(result is None for result in results)
+        again = (
+            "send the same records again (their keys are derived from them)"
+            if idempotency_key is None
+            else f"send them again with idempotency_key={idempotency_key!r}"
+        )
         super().__init__(
             f"{missing} of {len(results)} records were not ingested ({len(errors)} batches"
-            f" failed, first: {errors[0]}); send them again with idempotency_key="
-            f"{idempotency_key!r}"
+            f" failed, first: {errors[0]}); {again}"
         )
         self.results = results
         self.errors = errors

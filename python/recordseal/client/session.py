@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import random
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
@@ -116,14 +117,20 @@ class Client:
 
     # --- ingest -------------------------------------------------------------------------
 
-    async def ingest(self, record: Record, idempotency_key: str | None = None) -> Receipt:
+    async def ingest(
+        self, record: Record, idempotency_key: str | None = None, *, derive_keys: bool = True
+    ) -> Receipt:
         """Ingest one record; raises :class:`Refused` with the service's problem.
 
-        Every attempt carries the same ``Idempotency-Key`` (a random one unless given), so a
-        retry after a lost answer returns the first record instead of storing a second.
+        Every attempt carries the same ``Idempotency-Key``, so a retry after a lost answer
+        returns the first record instead of storing a second. Unless given, the key is
+        derived from the record (:func:`derived_key`): running the same script again stores
+        nothing twice (within the service's key retention, 24 hours by default). With
+        ``derive_keys=False`` it is random: an identical record sent again is a new record.
         """
-        key = idempotency_key or uuid.uuid4().hex
-        response = await self._send("POST", "/v1/records", msgspec.json.encode(record), key)
+        body = msgspec.json.encode(record)
+        key = idempotency_key or (derived_key(body) if derive_keys else uuid.uuid4().hex)
+        response = await self._send("POST", "/v1/records", body, key)
         return _decode(response, Receipt, 201)
 
     async def ingest_many(
@@ -132,10 +139,20 @@ class Client:
         idempotency_key: str | None = None,
         *,
         progress: Callable[[int], None] | None = None,
+        derive_keys: bool = True,
     ) -> list[Receipt | Problem]:
         """Ingest many records in batches (``batch_size`` each, up to ``concurrency`` at a
         time); one result per record, in the order given: its receipt, or the problem that
         refused it. Records of different batches may be sequenced in any order.
+
+        Safe to run again: unless ``idempotency_key`` is given (batch ``n`` is then keyed
+        ``<idempotency_key>-<n>``), each batch's key is derived from the records
+        (:func:`batch_key`), so the same records sent again, by a rerun of the same script,
+        come back as replays instead of being stored twice (within the service's key
+        retention, 24 hours by default); records appended after them are new. A call whose
+        records differ from an earlier call's after the same first record gets those refused
+        (422 ``idempotency_key_reused``): give such a call ``derive_keys=False``, which makes
+        the keys random (identical records sent again are then new records).
 
         ``progress``, when given, is called as each batch has its outcome (answered or
         failed) with the number of records in it: the calls add up to the number of records.
@@ -147,6 +164,7 @@ class Client:
         come back as replays): a receipt the service gave is never dropped because another
         batch failed. Only a cancellation (not an Exception) propagates as it is."""
         chunks = _chunks(list(records), self._batch_size)
+        derived = derive_keys and idempotency_key is None
         prefix = idempotency_key or uuid.uuid4().hex
         if len(prefix) > MAX_KEY - len(f"-{len(chunks)}"):  # each batch's key is <prefix>-<n>
             raise ValueError(f"idempotency_key leaves no room for the batch number ({MAX_KEY})")
@@ -155,7 +173,8 @@ class Client:
         # failing against a closed client) after the caller has its answer.
         async def batch(n: int, chunk: list[Record]) -> list[Receipt | Problem]:
             try:
-                return await self.ingest_batch(chunk, f"{prefix}-{n}")
+                key = batch_key(chunks[0][0], n, chunk[0]) if derived else f"{prefix}-{n}"
+                return await self.ingest_batch(chunk, key)
             finally:
                 if progress is not None:
                     progress(len(chunk))
@@ -174,7 +193,7 @@ class Client:
             else:
                 results.extend(outcome)
         if errors:
-            raise IngestIncomplete(results, errors, prefix) from errors[0]
+            raise IngestIncomplete(results, errors, None if derived else prefix) from errors[0]
         return [result for result in results if result is not None]
 
     async def ingest_batch(
@@ -446,6 +465,25 @@ def _page_size(size: int) -> int:
     if not 1 <= size <= MAX_PAGE:
         raise ValueError(f"page_size must be 1 to {MAX_PAGE}")
     return size
+
+
+#: What begins an idempotency key derived from what is sent (docs/client.md).
+DERIVED_KEY_PREFIX = "rs-sha256-"
+
+
+def derived_key(body: bytes) -> str:
+    """The idempotency key of a request body: the same record, the same key."""
+    return DERIVED_KEY_PREFIX + hashlib.sha256(body).hexdigest()
+
+
+def batch_key(first: Record, n: int, head: Record) -> str:
+    """The key of batch ``n`` of an ``ingest_many`` call whose first record is ``first`` and
+    whose batch ``n`` begins with ``head``: like ``recordseal ingest``'s (the input's name and
+    the batch's first line), it names a place in the input, so records appended after a run
+    get keys of their own (items are keyed ``<key>#<i>`` by the service) while the ones sent
+    before come back as replays."""
+    place = b"\0".join((msgspec.json.encode(first), str(n).encode(), msgspec.json.encode(head)))
+    return derived_key(place)
 
 
 def _chunks(records: list[Record], size: int) -> list[list[Record]]:

@@ -5,9 +5,11 @@
 ``log-signing-<n>.ed25519``. A key in a hardware module is a ``.pkcs11`` file of the same name
 instead, holding its URI (crypto/hsm.py; ``keys init log --hsm URI``, ``keys rotate log
 --hsm URI``). Each generation also has an ML-DSA-44 key, ``log-signing.ml-dsa-44`` and
-``log-signing-<n>.ml-dsa-44`` (a 32-byte FIPS 204 seed; always a file: no PKCS#11 module here
-has ML-DSA), made with its Ed25519 key, or at the first start of a data directory that has
-none: every checkpoint carries both algorithms' signatures (docs/tlog.md, "Dual-signed
+``log-signing-<n>.ml-dsa-44`` (a 32-byte FIPS 204 seed: no PKCS#11 module here has ML-DSA),
+made with its Ed25519 key, or at the first start of a data directory that has none. When the
+generation's Ed25519 key is in a module, its ML-DSA-44 seed is written wrapped under an AES key
+generated in that module (``log-signing[-<n>].ml-dsa-44.wrapped``, crypto/wrapped_seeds.py),
+never in the clear: every checkpoint carries both algorithms' signatures (docs/tlog.md, "Dual-signed
 checkpoints"). Every key not marked retired (``<file>.retired`` beside it) signs
 each checkpoint: during a rotation a checkpoint is a signed note with both generations'
 signatures, so a witness that knows either accepts it and the log never stops being
@@ -39,6 +41,7 @@ from recordseal.crypto.hsm import (
 from recordseal.crypto.keyfiles import create_secret, read_or_create_secret, sync_directory
 from recordseal.crypto.signing import key_id_of
 from recordseal.tlog import Checkpoint, Ed25519Signer, MLDSA44CosignatureSigner, sign_note
+from recordseal.tlog.subtree import MLDSA44SigningKey
 
 ED25519 = "Ed25519"
 ML_DSA_44 = "ML-DSA-44"
@@ -48,8 +51,8 @@ FIRST_IN_MODULE = "log-signing" + REFERENCE_SUFFIX
 MLDSA_SUFFIX = ".ml-dsa-44"
 _FIRST = re.compile(r"log-signing\.(ed25519|pkcs11)")
 _LATER = re.compile(r"log-signing-([1-9][0-9]{0,5})\.(ed25519|pkcs11)")
-_FIRST_MLDSA = re.compile(r"log-signing\.ml-dsa-44")
-_LATER_MLDSA = re.compile(r"log-signing-([1-9][0-9]{0,5})\.ml-dsa-44")
+_FIRST_MLDSA = re.compile(r"log-signing\.ml-dsa-44(?:\.wrapped)?")
+_LATER_MLDSA = re.compile(r"log-signing-([1-9][0-9]{0,5})\.ml-dsa-44(?:\.wrapped)?")
 RETIRED = ".retired"
 #: Beside a key file: the RFC 3339 time from which the key is known compromised.
 COMPROMISED = ".compromised"
@@ -70,10 +73,13 @@ class LogKey:
     compromised_at: str | None = None
     location: ModuleUri | None = None
 
-    #: a module key's public half, as its reference file records it
+    #: a module key's public half, as its reference file records it (or a wrapped ML-DSA-44
+    #: seed's, as its file does)
     public: bytes | None = None
     #: ``Ed25519`` or ``ML-DSA-44``
     algorithm: str = ED25519
+    #: the module key an ML-DSA-44 seed is wrapped under (None: a plain key file)
+    wrapped_by: ModuleUri | None = None
 
     def private(self) -> Ed25519PrivateKey | ModuleEd25519Key:
         if self.location is not None:
@@ -84,11 +90,17 @@ class LogKey:
     def signer(self, origin: str) -> LogSigner:
         """The key under a log's name (C2SP: the key name is the origin)."""
         if self.algorithm == ML_DSA_44:
-            assert self.seed is not None
-            return MLDSA44CosignatureSigner(
-                origin, MLDSA44PrivateKey.from_seed_bytes(self.seed), clock=None
-            )
+            return MLDSA44CosignatureSigner(origin, self._mldsa(), clock=None)
         return Ed25519Signer(origin, self.private())
+
+    def _mldsa(self) -> MLDSA44SigningKey:
+        if self.wrapped_by is not None:
+            from recordseal.crypto.wrapped_seeds import WrappedMLDSA44Key
+
+            assert self.public is not None
+            return WrappedMLDSA44Key(self.path, self.public)  # unwrapped when it signs
+        assert self.seed is not None
+        return MLDSA44PrivateKey.from_seed_bytes(self.seed)
 
     @property
     def key_id(self) -> str:
@@ -98,6 +110,8 @@ class LogKey:
     @property
     def where(self) -> str:
         """The key file, or the module URI (never a PIN)."""
+        if self.wrapped_by is not None:
+            return f"{self.path} (wrapped by {self.wrapped_by})"
         return str(self.location) if self.location is not None else str(self.path)
 
 
@@ -116,14 +130,29 @@ def _files(keys_dir: Path) -> list[tuple[int, Path]]:
 
 
 def _mldsa_files(keys_dir: Path) -> dict[int, Path]:
-    found = {}
+    found: dict[int, Path] = {}
     for path in keys_dir.iterdir() if keys_dir.is_dir() else []:
         later = _LATER_MLDSA.fullmatch(path.name)
-        if _FIRST_MLDSA.fullmatch(path.name):
-            found[1] = path
-        elif later and int(later.group(1)) > 1:
-            found[int(later.group(1))] = path
+        generation = 1 if _FIRST_MLDSA.fullmatch(path.name) else None
+        if later and int(later.group(1)) > 1:
+            generation = int(later.group(1))
+        if generation is None:
+            continue
+        if generation in found:
+            raise ValueError(f"{keys_dir}: ML-DSA-44 key {generation} is both wrapped and not")
+        found[generation] = path
     return found
+
+
+def _create_mldsa(keys_dir: Path, generation: int, location: ModuleUri | None) -> None:
+    """A generation's ML-DSA-44 seed: wrapped in the module of its Ed25519 key, if any."""
+    path = mldsa_path(keys_dir, generation)
+    if location is None:
+        read_or_create_secret(path)
+        return
+    from recordseal.crypto.wrapped_seeds import SUFFIX, create_wrapped_seed
+
+    create_wrapped_seed(path.with_name(path.name + SUFFIX), location)
 
 
 def mldsa_path(keys_dir: Path, generation: int) -> Path:
@@ -141,9 +170,10 @@ def log_keys(keys_dir: Path) -> list[LogKey]:
         read_or_create_secret(keys_dir / FIRST)
         found = _files(keys_dir)
     mldsa = _mldsa_files(keys_dir)
-    newest = found[-1][0]
+    newest, newest_path = found[-1]
     if newest not in mldsa:
-        read_or_create_secret(mldsa_path(keys_dir, newest))
+        in_module = newest_path.suffix == REFERENCE_SUFFIX
+        _create_mldsa(keys_dir, newest, read_reference(newest_path) if in_module else None)
         mldsa = _mldsa_files(keys_dir)
     keys = []
     for n, path in found:
@@ -171,13 +201,18 @@ def _read(generation: int, path: Path) -> LogKey:
 
 
 def _read_mldsa(generation: int, path: Path) -> LogKey:
+    from recordseal.crypto.wrapped_seeds import SUFFIX, wrapped_by, wrapped_public
+
+    wrapped = path.name.endswith(SUFFIX)
     return LogKey(
         generation,
         path,
-        path.read_bytes(),
+        None if wrapped else path.read_bytes(),  # a wrapped seed is unwrapped when it signs
         path.with_name(path.name + RETIRED).exists(),
         _compromised_at(path),
+        public=wrapped_public(path) if wrapped else None,
         algorithm=ML_DSA_44,
+        wrapped_by=wrapped_by(path) if wrapped else None,
     )
 
 
@@ -185,6 +220,8 @@ def init_in_module(keys_dir: Path, location: ModuleUri) -> LogKey:
     """The first log key, generated in a module (refused when the directory has a log key)."""
     if has_log_key(keys_dir):
         raise ValueError(f"{keys_dir} has a log key already: rotate it (keys rotate log --hsm)")
+    if 1 not in _mldsa_files(keys_dir):
+        _create_mldsa(keys_dir, 1, location)
     return _generate(keys_dir / FIRST_IN_MODULE, 1, location)
 
 
@@ -214,7 +251,10 @@ def rotate(keys_dir: Path, location: ModuleUri | None = None) -> LogKey:
     re-read: its Ed25519 key (a file, or generated in the module ``location`` names; returned)
     and its ML-DSA-44 key (a file, made first, so the generation never lacks it)."""
     generation = log_keys(keys_dir)[-1].generation + 1
-    create_secret(mldsa_path(keys_dir, generation))
+    if location is None:
+        create_secret(mldsa_path(keys_dir, generation))
+    else:
+        _create_mldsa(keys_dir, generation, location)
     if location is not None:
         return _generate(
             keys_dir / f"log-signing-{generation}{REFERENCE_SUFFIX}", generation, location

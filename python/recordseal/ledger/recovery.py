@@ -68,6 +68,77 @@ class RecoveryReport:
     #: the aggregate log taken up again at its last signed checkpoint
     aggregate: AggregateRestore | None = None
 
+    @property
+    def changed(self) -> bool:
+        return bool(self.gaps or self.successions or self.aggregate)
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "gaps": [
+                {
+                    "tenant": g.tenant,
+                    "stream": g.stream,
+                    "from_seq": g.from_seq,
+                    "to_seq": g.seq - 1,
+                    "seq": g.seq,
+                }
+                for g in self.gaps
+            ],
+            "successions": [
+                {
+                    "predecessor": s.predecessor,
+                    "size": s.size,
+                    "root": s.root.hex(),
+                    "successor": s.origin,
+                }
+                for s in self.successions
+            ],
+            "refused": [{"name": name, "reason": why} for name, why in self.refused],
+            "aggregate": (
+                None
+                if self.aggregate is None
+                else {"origin": self.aggregate.origin, "size": self.aggregate.size}
+            ),
+        }
+
+    def done(self) -> list[str]:
+        """What was recovered, a sentence each."""
+        lines = []
+        for g in self.gaps:
+            last = g.seq - 1
+            lost = f"seq {last}" if g.from_seq == last else f"seqs {g.from_seq}-{last}"
+            lines.append(
+                f"stream {g.tenant}/{g.stream}: {lost} declared lost"
+                f" (gap header at seq {g.seq}); the next record is seq {g.seq + 1}"
+            )
+        lines += [
+            f"log {s.predecessor} retired after size {s.size}; its successor is {s.origin}"
+            for s in self.successions
+        ]
+        if self.aggregate is not None:
+            lines.append(
+                f"the aggregate log {self.aggregate.origin} goes on from its"
+                f" signed size {self.aggregate.size}"
+            )
+        return lines
+
+    def for_auditors(self) -> list[str]:
+        """What verifiers of this service's bundles see change, a sentence each."""
+        lines = []
+        if self.successions:
+            names = ", ".join(s.origin for s in self.successions)
+            lines.append(
+                f"auditors' key directories lack the successor logs ({names}): bundles of"
+                " records sealed from now verify INCOMPLETE until they get the key directory"
+                " exported again"
+            )
+        if self.gaps:
+            lines.append(
+                "a window of records across a declared gap verifies INCOMPLETE, naming the"
+                " lost sequence numbers; records before and after it verify as before"
+            )
+        return lines
+
 
 async def recover(
     store: Store,

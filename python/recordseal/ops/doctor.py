@@ -27,8 +27,8 @@ from recordseal.crypto.hsm import (
     read_reference,
 )
 from recordseal.ledger.log_keys import has_log_key
-from recordseal.ops.config_cli import add_settings_options, overrides
-from recordseal.settings import Settings, resolve
+from recordseal.ops.config import add_settings_options, in_force, taken_from_service
+from recordseal.settings import AuthoritySetting, Settings, WitnessSetting
 from recordseal.storage.backends import schema_status
 from recordseal.tlog import TlogError
 from recordseal.web.preflight import port_refusal
@@ -116,7 +116,7 @@ def _check_module_keys(references: list[Path]) -> Check:
 def check_store(settings: Settings) -> Check:
     try:
         status = asyncio.run(schema_status(settings))
-    except Exception as error:  # any driver's failure is the finding itself
+    except Exception as error:  # this check's boundary: any driver's failure is the finding
         reason = f"{type(error).__name__}: {error}"
         fix = "check RECORDSEAL_DATABASE_URL, that the database server runs and accepts this host"
         return Check("store", False, f"not reachable ({reason})", fix)
@@ -130,50 +130,39 @@ def check_store(settings: Settings) -> Check:
     return Check("store", False, status.describe(), fix)
 
 
-async def _witness(
-    settings: Settings, client: httpx.AsyncClient, skews: list[float]
-) -> list[Check]:
+async def _witness(witness: WitnessSetting, client: httpx.AsyncClient, skews: list[float]) -> Check:
     import httpx
 
-    found = []
-    for witness in settings.witnesses:
-        name = f"witness {witness.name}"
-        try:
-            answer = await client.get(witness.url)
-        except httpx.HTTPError as error:
-            fix = f"start the witness at {witness.url}, or correct its url in witnesses"
-            found.append(Check(name, False, f"{witness.url} did not answer ({error!r})", fix))
-            continue
-        if answer.status_code >= 500:
-            fix = "look at the witness's own log"
-            found.append(Check(name, False, f"{witness.url} answered {answer.status_code}", fix))
-            continue
-        if "date" in answer.headers:
-            skews.append(_skew(parsedate_to_datetime(answer.headers["date"])))
-        found.append(Check(name, True, f"{witness.url} answers"))
-    return found
+    name = f"witness {witness.name}"
+    try:
+        answer = await client.get(witness.url)
+    except httpx.HTTPError as error:
+        fix = f"start the witness at {witness.url}, or correct its url in witnesses"
+        return Check(name, False, f"{witness.url} did not answer ({error!r})", fix)
+    if answer.status_code >= 500:
+        fix = "look at the witness's own log"
+        return Check(name, False, f"{witness.url} answered {answer.status_code}", fix)
+    if "date" in answer.headers:
+        skews.append(_skew(parsedate_to_datetime(answer.headers["date"])))
+    return Check(name, True, f"{witness.url} answers")
 
 
-async def _authorities(
-    settings: Settings, client: httpx.AsyncClient, skews: list[float]
-) -> list[Check]:
+async def _authority(
+    authority: AuthoritySetting, client: httpx.AsyncClient, skews: list[float]
+) -> Check:
     from recordseal.network.tsa_client import timestamp_root
 
-    found = []
-    for authority in settings.timestamp_authorities:
-        name = f"time-stamping authority {authority.name}"
-        try:
-            stamp = await timestamp_root(
-                authority.url, bytes(32), authority.roots(), http=client,
-                timeout_seconds=ANSWER_SECONDS,
-            )  # fmt: skip
-        except TlogError as error:
-            fix = "check that the authority runs, its url, and that roots_pem holds its CA"
-            found.append(Check(name, False, str(error), fix))
-            continue
-        skews.append(_skew(stamp.gen_time))
-        found.append(Check(name, True, f"{authority.url} answers with a token its roots verify"))
-    return found
+    name = f"time-stamping authority {authority.name}"
+    try:
+        stamp = await timestamp_root(
+            authority.url, bytes(32), authority.roots(), http=client,
+            timeout_seconds=ANSWER_SECONDS,
+        )  # fmt: skip
+    except TlogError as error:
+        fix = "check that the authority runs, its url, and that roots_pem holds its CA"
+        return Check(name, False, str(error), fix)
+    skews.append(_skew(stamp.gen_time))
+    return Check(name, True, f"{authority.url} answers with a token its roots verify")
 
 
 def _skew(remote: datetime) -> float:
@@ -186,8 +175,8 @@ async def check_remotes(settings: Settings) -> list[Check]:
 
     skews: list[float] = []
     async with httpx.AsyncClient(timeout=ANSWER_SECONDS) as client:
-        found = await _witness(settings, client, skews)
-        found += await _authorities(settings, client, skews)
+        found = [await _witness(w, client, skews) for w in settings.witnesses]
+        found += [await _authority(a, client, skews) for a in settings.timestamp_authorities]
     if not skews:
         return [*found, Check("clock", True, "not compared: no witness or authority answered")]
     worst = max(skews, key=abs)
@@ -227,20 +216,27 @@ def diagnose(settings: Settings) -> list[Check]:
     return found
 
 
-def add_doctor_parser(commands: Any, config_option: Any) -> None:
-    doctor = commands.add_parser(
-        "doctor",
-        help="check keys, store, witnesses, time-stamping authorities, port and clock, each"
-        " with a fix; exit 1 when something is wrong",
-    )
-    config_option(doctor)
-    add_settings_options(doctor)
-    doctor.add_argument("--json", action="store_true", help="print the checks as JSON")
+HELP = "check keys, store, witnesses, authorities, port and clock"
+DESCRIPTION = (
+    "Check keys, store, witnesses, time-stamping authorities, port and clock, each with a fix;"
+    " exit 1 when something is wrong."
+)
+
+
+def register(commands: Any) -> None:
+    doctor = commands.add_parser("doctor", help=HELP, description=DESCRIPTION)
+    add_settings_options(doctor, "the checks")
     doctor.set_defaults(run=_doctor)
 
 
 def _doctor(args: argparse.Namespace) -> int:
-    found = diagnose(resolve(**overrides(args)).settings)
+    resolved, record = in_force(args)
+    found = diagnose(resolved.settings)
+    if record is not None:
+        taken = ", ".join(taken_from_service(resolved)) or "none (this shell sets them all)"
+        where = resolved.settings.data_dir / "service.json"
+        detail = f"from {where} (the service started at {record.started_at}): {taken}"
+        found.insert(0, Check("settings", True, detail))
     healthy = all(check.ok for check in found)
     if args.json:
         print(json.dumps({"ok": healthy, "checks": [asdict(c) for c in found]}, indent=2))

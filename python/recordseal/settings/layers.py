@@ -13,7 +13,9 @@ from recordseal.settings.environment import fields, parse
 from recordseal.settings.file import CONFIG_VARIABLE, read_file
 from recordseal.settings.model import Settings
 
-Source = Literal["default", "file", "environment", "command line"]
+#: Where a setting came from; ``service.json``: the service that started in the data directory
+#: recorded it (``settings/served.py``).
+Source = Literal["default", "file", "environment", "command line", "service.json"]
 
 
 @dataclass(frozen=True)

@@ -162,7 +162,7 @@ def _write(
         described.append(
             {
                 "file": copy.name,
-                "sha256": _sha256(copy),
+                "sha256": file_sha256(copy),
                 "bytes": copy.stat().st_size,
                 "pages": pages,
             }
@@ -282,7 +282,7 @@ def _fsync(path: Path) -> None:
         os.fsync(file.fileno())
 
 
-def _sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as file:
         for chunk in iter(lambda: file.read(1 << 20), b""):

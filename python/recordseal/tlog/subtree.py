@@ -27,7 +27,7 @@ import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import ClassVar, Self
+from typing import ClassVar, Protocol, Self
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.mldsa import MLDSA44PrivateKey, MLDSA44PublicKey
@@ -101,6 +101,15 @@ class MLDSA44CosignatureVerifier(CosignerKey):
         )
 
 
+class MLDSA44SigningKey(Protocol):
+    """What signs with ML-DSA-44: a ``cryptography`` private key, or one whose seed is kept
+    elsewhere and used on demand (``crypto/wrapped_seeds.py``)."""
+
+    def public_key(self) -> MLDSA44PublicKey: ...
+
+    def sign(self, data: bytes) -> bytes: ...
+
+
 class MLDSA44CosignatureSigner:
     """Produces ML-DSA-44 cosignatures under a key name.
 
@@ -113,7 +122,7 @@ class MLDSA44CosignatureSigner:
     def __init__(
         self,
         name: str,
-        private_key: MLDSA44PrivateKey,
+        private_key: MLDSA44SigningKey,
         *,
         clock: Callable[[], float] | None = time.time,
     ) -> None:

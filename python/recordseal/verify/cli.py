@@ -21,6 +21,8 @@ from typing import Any, NoReturn
 
 import msgspec
 
+from recordseal.interrupts import EXIT_INTERRUPTED, interruptible
+
 from .bundle import KeyDirectory, TrustStore
 from .context import load_key_directory, load_trust_store
 from .errors import BundleError
@@ -60,6 +62,20 @@ class UsageParser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
+def add_documented(
+    subparsers: Any, name: str, text: str, doc: str | None
+) -> argparse.ArgumentParser:
+    """A command whose ``--help`` shows ``doc`` (its module's docstring) as plain text, and
+    that takes no option by a prefix of its name."""
+    return subparsers.add_parser(  # type: ignore[no-any-return]
+        name,
+        help=text,
+        description=(doc or "").replace("``", ""),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,
+    )
+
+
 def add_verify_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``verify`` command to an ``add_subparsers()`` object."""
     command: argparse.ArgumentParser = subparsers.add_parser(
@@ -77,7 +93,8 @@ DESCRIPTION = "Verify disclosure bundles offline (docs/bundle.md)."
 EPILOG = (
     "exit codes: 0 VERIFIED, 1 FAILED, 2 VERIFICATION INCOMPLETE (nothing failed, but a check"
     "\ncould not be done: no key directory, trust store or witness cosignature), 64 usage error,"
-    "\n65 invalid key directory or trust store, 66 unreadable input file"
+    "\n65 invalid key directory or trust store, 66 unreadable input file, 130 interrupted"
+    " (Ctrl-C)"
 )
 
 
@@ -218,8 +235,11 @@ def run(
     if not several:
         return _one(_verify(names[0], verifier), args.json)
     outcomes: list[Outcome] = []
-    with _progress(len(names)) as advance:
+    again = "run it again on the bundles it did not reach"
+    with _progress(len(names)) as advance, interruptible("recordseal verify", again) as interrupt:
         for name in names:
+            if interrupt.requested:  # Ctrl-C: the summary of those verified, then exit 130
+                break
             outcome = _verify(name, verifier)
             outcomes.append(outcome)
             if not args.json:
@@ -230,6 +250,13 @@ def run(
         sys.stdout.write("\n")
     else:
         write_summary(outcomes, sys.stdout)
+    if interrupt.requested:
+        print(
+            f"recordseal verify: interrupted (Ctrl-C) after {len(outcomes)} of {len(names)}"
+            f" bundles; {again}",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
     return exit_code(outcomes)
 
 

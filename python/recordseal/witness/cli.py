@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -159,22 +160,7 @@ def _serve(args: argparse.Namespace) -> int:
     )
     # Server workers build the app from the environment (granian's factory mode).
     os.environ[CONFIG_ENV] = msgspec.json.encode(config).decode()
-    if args.demo:
-        log.warning(
-            "witness.demo",
-            extra={
-                "note": "a demo witness on this machine, not an independent witness:"
-                " production names independent witnesses (RECORDSEAL_WITNESSES)"
-            },
-        )
-    for signer in signers:
-        log.info("witness.started", extra={"vkey": signer.vkey, "data_dir": str(data_dir)})
-    for origin in logs:
-        log.info("witness.log", extra={"origin": origin})
-    for family in families:
-        log.info("witness.logs_under", extra={"prefix": family.name + "/"})
-    log.info("witness.listening", extra={"url": f"http://{args.host}:{args.port}"})
-    log.info("witness.monitoring", extra={"url": f"http://{args.host}:{args.port}/monitor/"})
+    _log_start(args, data_dir, [signer.vkey for signer in signers], logs, families)
     Server(
         "recordseal.witness.app:app_from_env",
         address=args.host,
@@ -186,3 +172,29 @@ def _serve(args: argparse.Namespace) -> int:
         log_dictconfig=log_config,
     ).serve()
     return 0
+
+
+def _log_start(
+    args: argparse.Namespace,
+    data_dir: Path,
+    vkeys: list[str],
+    logs: Iterable[str],
+    families: Iterable[Any],
+) -> None:
+    """What the witness serves, in its log."""
+    if args.demo:
+        log.warning(
+            "witness.demo",
+            extra={
+                "note": "a demo witness on this machine, not an independent witness:"
+                " production names independent witnesses (RECORDSEAL_WITNESSES)"
+            },
+        )
+    for vkey in vkeys:
+        log.info("witness.started", extra={"vkey": vkey, "data_dir": str(data_dir)})
+    for origin in logs:
+        log.info("witness.log", extra={"origin": origin})
+    for family in families:
+        log.info("witness.logs_under", extra={"prefix": family.name + "/"})
+    log.info("witness.listening", extra={"url": f"http://{args.host}:{args.port}"})
+    log.info("witness.monitoring", extra={"url": f"http://{args.host}:{args.port}/monitor/"})

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from litestar.testing import TestClient
 
-from recordseal.cli import _create_token
 from recordseal.clock import utc_now
+from recordseal.ops.tokens import create_token
 from recordseal.panel.cookies import COOKIE_NAME
 from recordseal.panel.sessions import LegacySession, Role, TenantSession
 from recordseal.settings import from_env
@@ -53,7 +53,7 @@ def client(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TestClie
     monkeypatch.setenv("RECORDSEAL_PANEL_TENANT_SEED", str(seed))
     settings = from_env(data_dir=tmp_path / "data", seal_interval=0, transparency_interval=0)
     with TestClient(create_app(settings)) as test_client:
-        token = asyncio.run(_create_token(settings, "acme", "t"))
+        token = asyncio.run(create_token(settings, "acme", "t"))
         auth = {"Authorization": f"Bearer {token}"}
         assert (
             test_client.post("/v1/streams", json={"name": "orders"}, headers=auth).status_code

@@ -31,7 +31,7 @@ def threshold(text: str) -> float:
     return value
 
 
-def add_bench_parser(commands: Any) -> None:
+def register(commands: Any) -> None:
     bench = commands.add_parser(
         "bench",
         help="time every core operation on the native core and on the pure-Python reference,"

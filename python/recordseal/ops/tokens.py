@@ -1,5 +1,6 @@
-"""``recordseal token list`` and ``recordseal token revoke`` (docs/records.md, "API tokens").
+"""``recordseal token create|list|revoke`` (docs/records.md, "API tokens").
 
+``create`` prints the token alone on the last line of standard output (shown once).
 ``list`` prints one token a line, tab-separated under a header: id, tenant, label, created,
 last used, status (never the token, which only its holder has); with ``--json``, a list of
 objects with the same members. ``revoke ID`` revokes the
@@ -11,14 +12,17 @@ within the token cache time (1 s). Exit codes: 0 done, 1 no such live token, 2 b
 from __future__ import annotations
 
 import argparse
-import asyncio
 import dataclasses
 import json
 import re
 import sys
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
+from recordseal import datadir
+from recordseal.ops.options import create_data_dir_option, family, store_options
+from recordseal.ops.stores import print_json, settings_of, with_store
+from recordseal.services.errors import ServiceError
 from recordseal.services.tokens import TokenService
 from recordseal.settings import Settings
 from recordseal.storage.backends import open_store
@@ -29,16 +33,59 @@ TOKEN_ID = re.compile(r"[0-9a-fA-F]{16}")
 COLUMNS = ("id", "tenant", "label", "created", "last used", "status")
 
 
-def _with_tokens(settings: Settings, action: Callable[[TokenService], Awaitable[T]]) -> T:
-    async def run() -> T:
-        store = open_store(settings)
-        await store.open()
-        try:
-            return await action(TokenService(store.tokens))
-        finally:
-            await store.close()
+def register(commands: Any) -> None:
+    token = family(commands, "token", "API tokens: create, list, revoke", "token_command")
+    create = token.add_parser("create", help="create a tenant-scoped API token")
+    create.add_argument("--tenant", required=True, help="the tenant the token acts for")
+    create.add_argument("--label", default="", help="a note on what the token is for")
+    store_options(create, "tenant, label and token")
+    create_data_dir_option(create)
+    create.set_defaults(run=token_create)
+    listing = token.add_parser(
+        "list", help="list API tokens: id, tenant, label, created, last used (never the token)"
+    )
+    listing.add_argument("--tenant", default=None, help="only this tenant's tokens")
+    store_options(listing, "the tokens")
+    listing.set_defaults(run=token_list)
+    revoke = token.add_parser(
+        "revoke", help="revoke a token by its id; every service process refuses it within 1 s"
+    )
+    revoke.add_argument("token_id", metavar="ID", help="the id `token list` shows")
+    revoke.add_argument("--tenant", default=None, help="the tenant the token belongs to")
+    store_options(revoke, "the revoked token")
+    revoke.set_defaults(run=token_revoke)
 
-    return asyncio.run(run())
+
+async def create_token(settings: Settings, tenant: str, label: str) -> str:
+    """A new API token of ``tenant``, in the store the settings name."""
+    store = open_store(settings)
+    await store.open()
+    try:
+        return await TokenService(store.tokens).create(tenant, label)
+    finally:
+        await store.close()
+
+
+def token_create(args: argparse.Namespace) -> int:
+    settings = settings_of(args, create=args.create_data_dir)
+    datadir.secure(settings.data_dir)
+    try:
+        token = with_store(
+            settings, lambda s: TokenService(s.tokens).create(args.tenant, args.label)
+        )
+    except ServiceError as error:
+        print(f"recordseal: {error} ({error.code})", file=sys.stderr)
+        return 2
+    if args.json:
+        print_json({"tenant": args.tenant, "label": args.label, "token": token})
+        return 0
+    print(f"API token for tenant {args.tenant!r} (shown once; keep it secret):", file=sys.stderr)
+    print(token)
+    return 0
+
+
+def _with_tokens(settings: Settings, action: Callable[[TokenService], Awaitable[T]]) -> T:
+    return with_store(settings, lambda store: action(TokenService(store.tokens)))
 
 
 def _cell(value: str) -> str:
@@ -62,7 +109,8 @@ def format_rows(rows: list[TokenRow]) -> list[str]:
     return lines
 
 
-def token_list(args: argparse.Namespace, settings: Settings) -> int:
+def token_list(args: argparse.Namespace) -> int:
+    settings = settings_of(args)
     rows = _with_tokens(settings, lambda tokens: tokens.list(args.tenant))
     if args.json:
         print(json.dumps([dataclasses.asdict(row) for row in rows], indent=2))
@@ -72,7 +120,8 @@ def token_list(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def token_revoke(args: argparse.Namespace, settings: Settings) -> int:
+def token_revoke(args: argparse.Namespace) -> int:
+    settings = settings_of(args)
     token_id = args.token_id.lower()
     if not TOKEN_ID.fullmatch(token_id):
         print(

@@ -12,35 +12,89 @@ new organization).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import getpass
 import json
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from recordseal import datadir, logs
+from recordseal.ops.options import create_data_dir_option, family, store_options
+from recordseal.ops.stores import settings_of, with_store
 from recordseal.panel.stored_tenants import StoredTenantStore
 from recordseal.panel.tenants import FleetRef, Organization, Tenant, TenantNotFound
 from recordseal.services.errors import NotFound, ServiceError
 from recordseal.services.tenant_admin import Actor, TenantAdmin, tenant_not_found
 from recordseal.settings import Settings
-from recordseal.storage.backends import open_store
 
 T = TypeVar("T")
 TENANT_COLUMNS = ("id", "status", "display name", "contact")
 ORG_COLUMNS = ("tenant", "id", "display name", "sign-on provider")
 
+Handler = Callable[[argparse.Namespace, Settings], int]
+
+
+def register(commands: Any) -> None:
+    tenant = family(commands, "tenant", "tenants: create, list, show, freeze, unfreeze", "action")
+    create = tenant.add_parser("create", help="create a tenant (the panel shows it at once)")
+    create.add_argument("tenant_id", metavar="ID", help="the tenant's id, as API tokens name it")
+    create.add_argument("--display-name", required=True, help="the name people see")
+    create.add_argument("--contact-email", default=None, help="who to contact about it")
+    _command(create, "the tenant", tenant_create)
+    create_data_dir_option(create)
+    _command(
+        tenant.add_parser("list", help="list every tenant and its status"), "tenants", tenant_list
+    )
+    show = tenant.add_parser("show", help="a tenant, its organizations and their fleets")
+    show.add_argument("tenant_id", metavar="ID", help="the tenant's id")
+    _command(show, "the tenant", tenant_show)
+    for action, what, handler in (
+        (
+            "freeze",
+            "make a tenant read-only: no new records, streams, tokens or organizations",
+            tenant_freeze,
+        ),
+        ("unfreeze", "make a frozen tenant writable again", tenant_unfreeze),
+    ):
+        change = tenant.add_parser(action, help=what)
+        change.add_argument("tenant_id", metavar="ID", help="the tenant's id")
+        _command(change, "the tenant", handler)
+    _register_org(commands)
+
+
+def _register_org(commands: Any) -> None:
+    org = family(commands, "org", "organizations of tenants: create, list", "action")
+    org_create_command = org.add_parser("create", help="create an organization in a tenant")
+    org_create_command.add_argument("tenant_id", metavar="TENANT", help="the tenant it belongs to")
+    org_create_command.add_argument(
+        "organization_id", metavar="ID", help="the organization's id, unique in its tenant"
+    )
+    org_create_command.add_argument("--display-name", required=True, help="the name people see")
+    _command(org_create_command, "the organization", org_create)
+    org_list_command = org.add_parser("list", help="list organizations (of every tenant)")
+    org_list_command.add_argument("--tenant", default=None, help="only this tenant's")
+    _command(org_list_command, "organizations", org_list)
+
+
+def _command(command: argparse.ArgumentParser, what: str, handler: Handler) -> None:
+    store_options(command, what)
+
+    def run(args: argparse.Namespace) -> int:
+        settings = settings_of(args, create=getattr(args, "create_data_dir", False))
+        datadir.secure(settings.data_dir)
+        # A change's audit line (recordseal.panel.audit) goes to standard error, in the
+        # service's log format.
+        logs.configure(settings.log_format, settings.log_level)  # type: ignore[arg-type]
+        try:
+            return handler(args, settings)
+        except ServiceError as error:
+            return _refused(error)
+
+    command.set_defaults(run=run)
+
 
 def _with_tenants(settings: Settings, action: Callable[[StoredTenantStore], Awaitable[T]]) -> T:
-    async def run() -> T:
-        store = open_store(settings)
-        await store.open()
-        try:
-            return await action(StoredTenantStore(store.hierarchy))
-        finally:
-            await store.close()
-
-    return asyncio.run(run())
+    return with_store(settings, lambda store: action(StoredTenantStore(store.hierarchy)))
 
 
 def _actor() -> Actor:
@@ -59,22 +113,17 @@ def _status(tenant: Tenant) -> str:
     return "active" if tenant.active else "frozen"
 
 
+#: The members of a tenant's and an organization's JSON, as their attributes are named.
+TENANT_MEMBERS = ("id", "display_name", "contact_email", "active")
+ORGANIZATION_MEMBERS = ("tenant_id", "id", "display_name", "sso_provider_ref")
+
+
 def _tenant_json(tenant: Tenant) -> dict[str, Any]:
-    return {
-        "id": tenant.id,
-        "display_name": tenant.display_name,
-        "contact_email": tenant.contact_email,
-        "active": tenant.active,
-    }
+    return {name: getattr(tenant, name) for name in TENANT_MEMBERS}
 
 
 def _organization_json(organization: Organization) -> dict[str, Any]:
-    return {
-        "tenant_id": organization.tenant_id,
-        "id": organization.id,
-        "display_name": organization.display_name,
-        "sso_provider_ref": organization.sso_provider_ref,
-    }
+    return {name: getattr(organization, name) for name in ORGANIZATION_MEMBERS}
 
 
 def _cell(value: str | None) -> str:
@@ -96,10 +145,7 @@ def tenant_create(args: argparse.Namespace, settings: Settings) -> int:
             args.tenant_id, args.display_name, args.contact_email, _actor()
         )
 
-    try:
-        tenant = _with_tenants(settings, create)
-    except ServiceError as error:
-        return _refused(error)
+    tenant = _with_tenants(settings, create)
     _print(args, _tenant_json(tenant), [f"tenant {tenant.id!r} created: {tenant.display_name}"])
     return 0
 
@@ -122,10 +168,7 @@ def tenant_show(args: argparse.Namespace, settings: Settings) -> int:
         organizations = await store.list_organizations(tenant.id)
         return tenant, [(o, await store.list_fleets(tenant.id, o.id)) for o in organizations]
 
-    try:
-        tenant, organizations = _with_tenants(settings, _found(show, args.tenant_id))
-    except ServiceError as error:
-        return _refused(error)
+    tenant, organizations = _with_tenants(settings, _found(show, args.tenant_id))
     document = {
         **_tenant_json(tenant),
         "organizations": [
@@ -174,10 +217,7 @@ def _set_active(args: argparse.Namespace, settings: Settings, active: bool) -> i
     async def change(store: StoredTenantStore) -> tuple[Tenant, bool]:
         return await TenantAdmin(store).set_active(args.tenant_id, active, _actor())
 
-    try:
-        tenant, changed = _with_tenants(settings, change)
-    except ServiceError as error:
-        return _refused(error)
+    tenant, changed = _with_tenants(settings, change)
     state = "active" if active else "frozen (read-only)"
     if not changed:
         line = f"tenant {tenant.id!r} is already {state}; nothing changed"
@@ -198,10 +238,7 @@ def org_create(args: argparse.Namespace, settings: Settings) -> int:
             args.tenant_id, args.organization_id, args.display_name, _actor()
         )
 
-    try:
-        organization = _with_tenants(settings, create)
-    except ServiceError as error:
-        return _refused(error)
+    organization = _with_tenants(settings, create)
     line = (
         f"organization {organization.id!r} of tenant {organization.tenant_id!r} created:"
         f" {organization.display_name}"
@@ -215,10 +252,7 @@ def org_list(args: argparse.Namespace, settings: Settings) -> int:
         ids = [args.tenant] if args.tenant else [t.id for t in await store.list_tenants()]
         return [o for tenant_id in ids for o in await store.list_organizations(tenant_id)]
 
-    try:
-        organizations = _with_tenants(settings, _found(every, args.tenant or ""))
-    except ServiceError as error:
-        return _refused(error)
+    organizations = _with_tenants(settings, _found(every, args.tenant or ""))
     rows = [
         "\t".join((o.tenant_id, o.id, _cell(o.display_name), _cell(o.sso_provider_ref)))
         for o in organizations

@@ -10,6 +10,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from recordseal.ops.options import data_dir_option, database_url_option, family
 from recordseal.settings import Settings, from_env
 
 if TYPE_CHECKING:
@@ -191,29 +192,23 @@ def _fleet_audit(args: argparse.Namespace) -> int:
     return 0
 
 
-def _store_options(command: argparse.ArgumentParser) -> None:
-    """Where the store is: the data directory (SQLite) or a PostgreSQL URL."""
-    command.add_argument(
-        "--data-dir",
-        type=Path,
-        default=None,
-        help="the service's state directory (RECORDSEAL_DATA_DIR; ./data)",
-    )
-    command.add_argument(
-        "--database-url",
-        default=None,
-        help="postgresql:// URL of the record store (RECORDSEAL_DATABASE_URL; SQLite if unset)",
-    )
+def register(commands: Any) -> None:
+    _register_transparency(commands)
+    _register_fleet(commands)
 
 
-def add_fleet_parsers(commands: Any) -> None:
-    transparency = commands.add_parser(
-        "transparency", help="daily transparency log files"
-    ).add_subparsers(dest="transparency_command", required=True)
+def _register_transparency(commands: Any) -> None:
+    transparency = family(
+        commands,
+        "transparency",
+        "daily transparency log files: write, replay",
+        "transparency_command",
+    )
     write = transparency.add_parser(
         "write", help="write one day's file of every (tenant, fleet) log, replacing old ones"
     )
-    _store_options(write)
+    data_dir_option(write)
+    database_url_option(write)
     write.add_argument(
         "--root",
         type=Path,
@@ -245,8 +240,10 @@ def add_fleet_parsers(commands: Any) -> None:
     replay.add_argument("--json", action="store_true", help="print what was replayed as JSON")
     replay.set_defaults(run=_transparency_replay)
 
-    fleet = commands.add_parser("fleet", help="proxy fleets").add_subparsers(
-        dest="fleet_command", required=True
+
+def _register_fleet(commands: Any) -> None:
+    fleet = family(
+        commands, "fleet", "proxy fleets: check a manifest, read the audit stream", "fleet_command"
     )
     check = fleet.add_parser("check", help="validate a fleet manifest and list its fleets")
     check.add_argument("manifest", type=Path, help="the fleet manifest (TOML)")
@@ -255,7 +252,8 @@ def add_fleet_parsers(commands: Any) -> None:
     audit = fleet.add_parser(
         "audit", help="print the fleet audit stream (one JSON object a line, oldest first)"
     )
-    _store_options(audit)
+    data_dir_option(audit)
+    database_url_option(audit)
     audit.add_argument("--tenant", default=None, help="only the events of this tenant")
     audit.add_argument(
         "--after", type=int, default=0, help="only events after this position (see --positions)"
