@@ -34,8 +34,9 @@ def threshold(text: str) -> float:
 def register(commands: Any) -> None:
     bench = commands.add_parser(
         "bench",
-        help="time every core operation on the native core and on the pure-Python reference,"
-        " side by side (docs/performance.md)",
+        help="time the core's operations, native against the pure-Python reference",
+        description="Time every core operation on the native core and on the pure-Python"
+        " reference, side by side (docs/performance.md).",
     )
     bench.add_argument(
         "--rounds", type=int, default=None,

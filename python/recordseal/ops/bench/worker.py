@@ -90,7 +90,9 @@ def main(directory: str) -> None:
                 answer = {"per_call": per_call, "fingerprint": case.fingerprint(result).hex()}
             else:
                 answer = {"seconds": timed(call, request.calls)}
-        except Exception as error:  # the command names the case and stops
+        # Boundary of one case in the worker process: whatever the case raised is sent to
+        # the command, which names the case and stops.
+        except Exception as error:
             answer = {"error": f"{type(error).__name__}: {error}"}
         out.write(msgspec.json.encode(answer).decode() + "\n")
         out.flush()
