@@ -71,21 +71,7 @@ class Cluster:
             "--locale=C",
             "--no-sync",
         )
-        options = (
-            f"-p {cluster.port} -k {directory} -c listen_addresses=127.0.0.1"
-            " -c max_connections=200 -c shared_buffers=256MB"
-        )
-        cluster._run(
-            str(cluster._bin / "pg_ctl"),
-            "-D",
-            str(data),
-            "-o",
-            options,
-            "-l",
-            str(directory / "server.log"),
-            "-w",
-            "start",
-        )
+        cluster.serve()
         cluster._run(
             str(cluster._bin / "createdb"),
             "-h",
@@ -97,6 +83,18 @@ class Cluster:
             cluster.database,
         )
         return cluster
+
+    def serve(self) -> None:
+        """Start the server on its data directory (after ``initdb``, a base backup, or a kill:
+        crash recovery runs first) and wait until it answers."""
+        options = (
+            f"-p {self.port} -k {self.directory} -c listen_addresses=127.0.0.1"
+            " -c max_connections=200 -c shared_buffers=256MB"
+        )
+        self._run(
+            str(self._bin / "pg_ctl"), "-D", str(self.directory / "data"), "-o", options,
+            "-l", str(self.directory / "server.log"), "-w", "start",
+        )  # fmt: skip
 
     @property
     def postmaster_pid(self) -> int:

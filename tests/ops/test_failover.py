@@ -141,14 +141,7 @@ def standby_of(primary: Cluster) -> Cluster:
         str(standby._bin / "pg_basebackup"), "-h", "127.0.0.1", "-p", str(primary.port),
         "-U", "postgres", "-D", str(data), "-R", "-X", "stream", "--no-sync",
     )  # fmt: skip
-    options = (
-        f"-p {standby.port} -k {directory} -c listen_addresses=127.0.0.1"
-        " -c max_connections=200 -c shared_buffers=256MB"
-    )
-    standby._run(
-        str(standby._bin / "pg_ctl"), "-D", str(data), "-o", options,
-        "-l", str(directory / "server.log"), "-w", "start",
-    )  # fmt: skip
+    standby.serve()
     return standby
 
 
@@ -206,14 +199,7 @@ def restart(cluster: Cluster) -> None:
     """Start a killed cluster again (crash recovery): it holds what it committed."""
     data = cluster.directory / "data"
     (data / "postmaster.pid").unlink(missing_ok=True)
-    options = (
-        f"-p {cluster.port} -k {cluster.directory} -c listen_addresses=127.0.0.1"
-        " -c max_connections=200 -c shared_buffers=256MB"
-    )
-    cluster._run(
-        str(cluster._bin / "pg_ctl"), "-D", str(data), "-o", options,
-        "-l", str(cluster.directory / "server.log"), "-w", "start",
-    )  # fmt: skip
+    cluster.serve()
 
 
 @contextmanager

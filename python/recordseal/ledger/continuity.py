@@ -37,6 +37,7 @@ from recordseal import metrics
 from recordseal.clock import utc_now
 from recordseal.storage.base import Store
 from recordseal.storage.journal import (
+    Entry,
     Erased,
     Fenced,
     Head,
@@ -398,34 +399,27 @@ class Continuity:
         # seal read it (two databases sealed at once, around a failover).
         await self._read_checkpoint(origin)
         known = self.state.checkpoints.get(origin)
-        if known is not None and (known.size > size or (known.size, known.root) == (size, root)):
-            if known.size == size:
-                return  # journaled already
-            # Signed behind what the journal holds: another history of the log. Fence it,
-            # so it is never offered; recover moves what it sealed to the successor
-            # (docs/continuity.md, "What a running service catches").
-            self.state.conflicts.append((known, entry))
-            unaccepted = Unaccepted(origin, size, root)
-            self.state.add(unaccepted)
-            self.fence_log(
-                origin,
-                tenant,
-                fleet,
-                f"a checkpoint of size {size} was signed while size {known.size} was",
-            )
-            await self.journal.append([unaccepted])
-            await self.share()
+        if known is None or known.size < size:
+            if self.state.add(entry):
+                await self.journal.append([entry])
             return
-        if known is not None and known.size == size:  # another root at a signed size
-            self.state.add(entry)  # kept among the conflicts
-            unaccepted = Unaccepted(origin, size, root)
-            self.state.add(unaccepted)
-            self.fence_log(origin, tenant, fleet, f"a second root was signed at size {size}")
-            await self.journal.append([entry, unaccepted])
-            await self.share()
-            return
-        if self.state.add(entry):
-            await self.journal.append([entry])
+        if (known.size, known.root) == (size, root):
+            return  # journaled already
+        # Behind what the journal holds, or another root at its size: another history of the
+        # log. Fence it, so it is never offered; recover moves what it sealed to the
+        # successor (docs/continuity.md, "What a running service catches").
+        self.state.conflicts.append((known, entry))
+        unaccepted = Unaccepted(origin, size, root)
+        self.state.add(unaccepted)
+        entries: list[Entry] = [unaccepted]
+        if known.size == size:
+            reason = f"a second root was signed at size {size}"
+            entries.append(entry)
+        else:
+            reason = f"a checkpoint of size {size} was signed while size {known.size} was"
+        self.fence_log(origin, tenant, fleet, reason)
+        await self.journal.append(entries)
+        await self.share()
 
     def witness_ahead(
         self, origin: str, tenant: str | None, fleet: str, witness: str, size: int, ours: int

@@ -133,19 +133,20 @@ _KINDS = {Head: 0, Signed: 1, Erased: 2, Retired: 3, Fenced: 4, Recovered: 5, Un
 
 def write_order(entry: Entry) -> tuple[object, ...]:
     """The sort key of an entry within one journal write: its kind, then its row's key."""
+    rank = _KINDS[type(entry)]
     match entry:
         case Head(tenant, stream):
-            return (0, tenant, stream)
+            return (rank, tenant, stream)
         case Signed(origin) | Retired(origin):
-            return (_KINDS[type(entry)], origin)
+            return (rank, origin)
         case Erased(tenant, index):
-            return (2, tenant, index.hex())
+            return (rank, tenant, index.hex())
         case Fenced(kind, tenant, name):
-            return (4, kind, tenant or "", name)
+            return (rank, kind, tenant or "", name)
         case Recovered(at):
-            return (5, at)
+            return (rank, at)
         case Unaccepted(origin, size):
-            return (6, origin, size)
+            return (rank, origin, size)
 
 
 @dataclass(slots=True)

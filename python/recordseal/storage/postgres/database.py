@@ -77,7 +77,7 @@ class PostgresDatabase:
             self.url,
             min_size=1,
             max_size=self._pool_size,
-            init=self._connected,
+            init=self.connected,
             setup=self._handing_out,
         )
 
@@ -103,9 +103,6 @@ class PostgresDatabase:
             self._server = server
             self.moved("the store's server changed")
         self._check_fresh()
-
-    async def _connected(self, conn: asyncpg.Connection) -> None:
-        await self.connected(conn)
 
     async def _handing_out(self, conn: object) -> None:
         self._check_fresh()
