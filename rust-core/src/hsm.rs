@@ -347,8 +347,9 @@ impl Token {
 
 /// How many times opening a token is tried while the module's answer may be passing. SoftHSM
 /// (a store of files) rewrites its token file at every login, and another process reading the
-/// token meanwhile meets `CKR_GENERAL_ERROR`, or a token that looks uninitialised: a server's
-/// workers, starting together, did one time in six (tests/crypto/test_hsm.py). Eight attempts
+/// token meanwhile meets `CKR_GENERAL_ERROR`, a token that looks uninitialised, or one whose
+/// user PIN looks unset (`CKR_USER_PIN_NOT_INITIALIZED` at login): a server's workers,
+/// starting together, did one time in six (tests/crypto/test_hsm.py). Eight attempts
 /// wait 1.6 s at most in all; a wrong PIN is never tried again (each try counts against it).
 const OPEN_ATTEMPTS: u32 = 8;
 
@@ -362,7 +363,10 @@ impl OpenFailure {
     fn module(what: &str, error: CkError) -> Self {
         let passing = matches!(
             error,
-            CkError::Pkcs11(RvError::GeneralError | RvError::DeviceError, _)
+            CkError::Pkcs11(
+                RvError::GeneralError | RvError::DeviceError | RvError::UserPinNotInitialized,
+                _
+            )
         );
         OpenFailure {
             error: fail(what, error),
