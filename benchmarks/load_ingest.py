@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/load_ingest.py [--seconds 10] [--connections 64] [--workers 2]
         [--backend sqlite|postgres] [--batch N] [--witnesses N] [--no-references] [--hsm]
+        [--rounds N] [--json PATH]
 
 Starts ``recordseal serve`` on a fresh data directory (SQLite, every acknowledged record
 committed with synchronous=FULL before its 2xx; or a throwaway PostgreSQL cluster with fsync
@@ -20,7 +21,8 @@ drives the references of benchmarks/trivial_app.py and benchmarks/durable_app.py
 - floor: durable plus the commitment, AES-256-GCM and one Ed25519 signature per record, the
   least the spec requires, composed in Python per record;
 - signing: ``openssl speed -multi <workers> ed25519``, raw Ed25519 signatures per second on
-  the workers' cores (the batch targets are ratios to it).
+  the workers' cores (the batch targets are ratios to it), and ``openssl speed ed25519`` on
+  one core: the CPU time of one signature, the unit CPU per record is also printed in.
 
 Every rate is printed with its ratio to the trivial endpoint and to the signing rate, and the
 seal lag: how long after the run every stored record is sealed. Beside the rates, which move
@@ -30,7 +32,12 @@ with whatever else the machine does, each run prints what a record cost over the
 - CPU us/rec: CPU time of the server's processes, all their threads (for PostgreSQL, the
   database server's processes too), per record;
 - KB/rec: bytes those processes had written to storage, per record;
-- idle: the share of the machine's CPU time nobody used (wrk included as a user).
+- idle: the share of the machine's CPU time nobody used (wrk included as a user);
+- WAL KB (PostgreSQL): the cluster's WAL written over the window, per record.
+
+``--rounds N`` repeats the whole round (signing, references, service) N times, so that the
+references and the service interleave, and ends with each figure's median and range over the
+rounds; ``--json PATH`` keeps every round's figures.
 
 With ``--hsm`` the service's header, log and key-encryption keys live in a SoftHSM2 token made
 in the run's scratch directory (``keys init … --hsm``): every header is signed in the module.
@@ -47,11 +54,14 @@ import re
 import signal
 import socket
 import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -142,13 +152,23 @@ def machine_times() -> tuple[float, float]:
 
 
 def measured_wrk(
-    roots: set[int], url: str, script: Path, seconds: int, connections: int, per_request: int
+    roots: set[int],
+    url: str,
+    script: Path,
+    seconds: int,
+    connections: int,
+    per_request: int,
+    wal: Callable[[], int] | None = None,
 ) -> dict[str, float]:
-    """``run_wrk``, with what each record cost the server's processes (``group_usage``)."""
+    """``run_wrk``, with what each record cost the server's processes (``group_usage``) and,
+    given ``wal`` (the database's WAL position), the WAL it wrote per record."""
+    start = wal() if wal else 0
     (cpu, written), (idle, total) = group_usage(roots), machine_times()
     result = run_wrk(url, script, seconds, connections)
     (cpu_after, written_after), (idle_after, total_after) = group_usage(roots), machine_times()
     records = max(result["requests"] * per_request, 1)
+    if wal:
+        result["wal_kb"] = (wal() - start) / records / 1024
     result["cpu_us"] = (cpu_after - cpu) / records * 1e6
     result["kb"] = (written_after - written) / records / 1024
     result["idle"] = (idle_after - idle) / max(total_after - total, 1)
@@ -342,6 +362,28 @@ def count_rows(data_dir: Path, url: str | None) -> tuple[int, int, int, int]:
     return asyncio.run(fetch())
 
 
+def signature_us(seconds: int) -> float:
+    """Microseconds of one Ed25519 signature on one core (``openssl speed ed25519``): the unit
+    CPU per record is reported in."""
+    return 1e6 / signing_rate(seconds, 1)
+
+
+def wal_position(url: str) -> int:
+    """The PostgreSQL cluster's current WAL position, in bytes."""
+    import asyncio
+
+    import asyncpg
+
+    async def fetch() -> int:
+        conn = await asyncpg.connect(url)
+        try:
+            return int(await conn.fetchval("SELECT pg_current_wal_lsn() - '0/0'::pg_lsn"))
+        finally:
+            await conn.close()
+
+    return asyncio.run(fetch())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=int, default=10)
@@ -377,86 +419,142 @@ def main() -> None:
         action="store_true",
         help="drive only the service (for quick A/B runs; no ratios are printed)",
     )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="run references and service this many times, interleaved, and print the median"
+        " and range of each figure",
+    )
+    parser.add_argument("--json", type=Path, help="write every round's figures here")
     args = parser.parse_args()
-
-    record = {
-        "stream": "load",
-        "record_type": "order.placed",
-        "occurred_at": "2026-11-21T08:00:00Z",
-        "subject_id": "SUBJECT-0",
-        "payload": json.loads(record_1k()),
-    }
-    per_request = max(args.batch, 1)
-    subjects = args.subjects if args.subjects is not None else (0 if args.batch else 997)
-    body = batch_body(record, args.batch) if args.batch else json.dumps(record)
-    path = "/v1/records:batch" if args.batch else "/v1/records"
-    cli = [sys.executable, "-m", "recordseal.cli"]
+    load = Load(args)
     cluster = None
     if args.backend == "postgres":
         sys.path.insert(0, str(HERE.parent))
         from tests.pg_cluster import Cluster
 
         cluster = Cluster.start()
-    results: list[tuple[str, dict[str, float]]] = []
+    rounds: list[dict[str, Any]] = []
     try:
+        for number in range(args.rounds):
+            rounds.append(load.round(cluster))
+            load.print_round(number, rounds[-1])
+    finally:
+        if cluster:
+            cluster.stop()
+    if args.rounds > 1:
+        load.print_summary(rounds)
+    if args.json:
+        args.json.write_text(json.dumps({"shape": load.shape(), "rounds": rounds}, indent=1))
+    for result in rounds:
+        if result["stored"] < result["acknowledged"]:
+            sys.exit("LOST ACKNOWLEDGED RECORDS")
+        if result["sealed"] < result["stored"]:
+            sys.exit("RECORDS LEFT UNSEALED")
+
+
+#: The references a round drives before the service: (name, module, path prefix, label).
+REFERENCES = [
+    ("trivial", "trivial_app:app", "", "trivial Litestar, same body"),
+    ("durable", "durable_app:app", "/durable", "trivial + durable insert"),
+    ("floor", "durable_app:app", "/floor", "floor: + commit, AES-GCM, Ed25519"),
+]
+
+
+class Load:
+    """One shape of load (the command line's), run round after round."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        record = {
+            "stream": "load",
+            "record_type": "order.placed",
+            "occurred_at": "2026-11-21T08:00:00Z",
+            "subject_id": "SUBJECT-0",
+            "payload": json.loads(record_1k()),
+        }
+        self.per_request = max(args.batch, 1)
+        self.subjects = args.subjects if args.subjects is not None else (0 if args.batch else 997)
+        self.body = batch_body(record, args.batch) if args.batch else json.dumps(record)
+        self.path = "/v1/records:batch" if args.batch else "/v1/records"
+        self.cli = [sys.executable, "-m", "recordseal.cli"]
+
+    def shape(self) -> str:
+        args = self.args
+        where = "SQLite synchronous=FULL" if args.backend == "sqlite" else "PostgreSQL fsync=on"
+        where += ", keys in SoftHSM2" if args.hsm else ", key files"
+        shape = f"batches of {args.batch}" if args.batch else "single records"
+        shape += (
+            f", {self.subjects} subjects in turn"
+            if self.subjects
+            else ", every record a new subject"
+        )
+        return (
+            f"{args.connections} connections, {args.seconds} s, {args.workers} workers,"
+            f" {shape}, body {len(self.body)} bytes, {where}"
+        )
+
+    def round(self, cluster: Any) -> dict[str, Any]:
+        """References (unless ``--no-references``), then the service: every figure of one
+        round."""
+        args, per_request = self.args, self.per_request
+        result: dict[str, Any] = {"references": {}}
         database_url = cluster.url() if cluster else None
         #: the database server, whose work counts as the server's
         database = {cluster.postmaster_pid} if cluster else set()
+        wal = (lambda: wal_position(database_url)) if database_url else None
         with tempfile.TemporaryDirectory() as tmp:
             scratch = Path(tmp)
 
             def wrk_script(name: str, token: str, target: str) -> Path:
                 script = scratch / f"{name}.lua"
-                script.write_text(LUA % (WRK_THREADS, per_request, subjects, body, token, target))
+                script.write_text(
+                    LUA % (WRK_THREADS, per_request, self.subjects, self.body, token, target)
+                )
                 return script
 
-            references = [
-                ("trivial", "trivial_app:app", "", "trivial Litestar, same body"),
-                ("durable", "durable_app:app", "/durable", "trivial + durable insert"),
-                ("floor", "durable_app:app", "/floor", "floor: + commit, AES-GCM, Ed25519"),
-            ]
             pythonpath = os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])
-            if args.no_references:
-                references = []
-            else:
+            if not args.no_references:
                 settle()
-                signing = signing_rate(3, args.workers)
-            for name, module, prefix, label in references:
-                settle()
-                port = free_port()
-                url = f"http://127.0.0.1:{port}"
-                reference = serve(
-                    [sys.executable, "-m", "granian", "--interface", "asgi", "--host", "127.0.0.1",
-                     "--port", str(port), "--workers", str(args.workers), "--no-access-log",
-                     module],
-                    env={
-                        "PYTHONPATH": pythonpath,
-                        "DURABLE_DB": str(scratch / f"{name}.sqlite3"),
-                        # the durable insert on the service's backend (a schema of its own)
-                        **({"DURABLE_PG_URL": cluster.url()} if cluster else {}),
-                    },
-                )  # fmt: skip
-                try:
-                    wait_healthy(url, "/")
-                    script = wrk_script(name, "none", prefix + path)
-                    results.append(
-                        (label, measured_wrk({reference.pid, *database}, url, script,
-                                             args.seconds, args.connections, per_request))
+                result["signing"] = signing_rate(3, args.workers)
+                result["signature_us"] = signature_us(3)
+                for name, module, prefix, _ in REFERENCES:
+                    settle()
+                    port = free_port()
+                    url = f"http://127.0.0.1:{port}"
+                    reference = serve(
+                        [sys.executable, "-m", "granian", "--interface", "asgi", "--host",
+                         "127.0.0.1", "--port", str(port), "--workers", str(args.workers),
+                         "--no-access-log", module],
+                        env={
+                            "PYTHONPATH": pythonpath,
+                            "DURABLE_DB": str(scratch / f"{name}.sqlite3"),
+                            # the durable insert on the service's backend (a schema of its own)
+                            **({"DURABLE_PG_URL": database_url} if database_url else {}),
+                        },
                     )  # fmt: skip
-                finally:
-                    stop(reference)
+                    try:
+                        wait_healthy(url, "/")
+                        script = wrk_script(name, "none", prefix + self.path)
+                        result["references"][name] = measured_wrk(
+                            {reference.pid, *database}, url, script, args.seconds,
+                            args.connections, per_request, wal,
+                        )  # fmt: skip
+                    finally:
+                        stop(reference)
 
             settle()
             data_dir = scratch / "data"
             env = {"RECORDSEAL_DATABASE_URL": database_url} if database_url else {}
             if args.hsm:
-                module_keys(scratch, data_dir, cli, env)
-            witnesses, witness_config = start_witnesses(scratch, data_dir, args.witnesses, cli)
+                module_keys(scratch, data_dir, self.cli, env)
+            witnesses, witness_config = start_witnesses(scratch, data_dir, args.witnesses, self.cli)
             port = free_port()
             url = f"http://127.0.0.1:{port}"
             env["RECORDSEAL_WITNESSES"] = json.dumps(witness_config)
             server = serve(
-                [*cli, "serve", "--data-dir", str(data_dir), "--port", str(port),
+                [*self.cli, "serve", "--data-dir", str(data_dir), "--port", str(port),
                  "--workers", str(args.workers)],
                 env=env,
             )  # fmt: skip
@@ -464,7 +562,15 @@ def main() -> None:
                 wait_healthy(url)
                 token = (
                     subprocess.run(
-                        [*cli, "token", "create", "--data-dir", str(data_dir), "--tenant", "load"],
+                        [
+                            *self.cli,
+                            "token",
+                            "create",
+                            "--data-dir",
+                            str(data_dir),
+                            "--tenant",
+                            "load",
+                        ],
                         capture_output=True,
                         text=True,
                         check=True,
@@ -478,76 +584,147 @@ def main() -> None:
                     json={"name": "load"},
                     headers={"Authorization": f"Bearer {token}"},
                 ).raise_for_status()
-                script = wrk_script("recordseal", token, path)
+                script = wrk_script("recordseal", token, self.path)
                 ingest = measured_wrk(
                     {server.pid, *database}, url, script, args.seconds, args.connections,
-                    per_request,
+                    per_request, wal,
                 )  # fmt: skip
-                lag, _, _ = wait_sealed(data_dir, database_url)
+                result["lag"], _, _ = wait_sealed(data_dir, database_url)
                 time.sleep(1.5 if args.witnesses else 0)  # the last witness round
             finally:
                 stop(server)
                 for witness in witnesses:
                     stop(witness)
             stored, sealed, checkpoints, cosigned = count_rows(data_dir, database_url)
-    finally:
-        if cluster:
-            cluster.stop()
+            if database_url:  # the next round starts from an empty database
+                drop_service_tables(database_url)
+        result["service"] = ingest
+        result["acknowledged"] = (ingest["requests"] - ingest["non_2xx"]) * per_request
+        result.update(stored=stored, sealed=sealed, checkpoints=checkpoints, cosigned=cosigned)
+        return result
 
-    where = "SQLite synchronous=FULL" if args.backend == "sqlite" else "PostgreSQL fsync=on"
-    where += ", keys in SoftHSM2" if args.hsm else ", key files"
-    shape = f"batches of {args.batch}" if args.batch else "single records"
-    shape += f", {subjects} subjects in turn" if subjects else ", every record a new subject"
-    print(
-        f"\n{args.connections} connections, {args.seconds} s, {args.workers} workers,"
-        f" {shape}, body {len(body)} bytes, {where}\n"
-    )
-    records_per_second = ingest["rate"] * per_request
-    if not results:
+    def print_round(self, number: int, result: dict[str, Any]) -> None:
+        """The round's table: every endpoint's rate, latency and cost, and its checks."""
+        per_request, ingest = self.per_request, result["service"]
+        print(f"\nround {number + 1}: {self.shape()}\n")
+        records_per_second = ingest["rate"] * per_request
+        if not result["references"]:
+            print(
+                f"recordseal: {records_per_second:.0f} records/s, p99 {ingest['p99']:.2f} ms,"
+                f" non-2xx {ingest['non_2xx']}, seal lag {result['lag']:.2f} s, CPU"
+                f" {ingest['cpu_us']:.1f} us/record, {ingest['kb']:.1f} KB written/record,"
+                f"{wal_text(ingest)} machine idle {ingest['idle']:.0%}"
+            )
+        else:
+            ceiling, signing = result["references"]["trivial"], result["signing"]
+            unit = result["signature_us"]
+            print(
+                f"{'endpoint':<36}{'records/s':>11}{'req/s':>9}{'p50 ms':>9}{'p99 ms':>9}"
+                f"{'non-2xx':>9}{'/trivial':>9}{'/signing':>9}{'CPU us/rec':>11}{'sig/rec':>8}"
+                f"{'KB/rec':>8}{'WAL KB':>8}{'idle':>6}"
+            )
+            rows = [(f"POST {self.path} (recordseal)", ingest)]
+            rows += [(label, result["references"][name]) for name, _, _, label in REFERENCES]
+            for name, r in rows:
+                print(
+                    f"{name:<36}{r['rate'] * per_request:>11.0f}{r['rate']:>9.0f}"
+                    f"{r['p50']:>9.2f}{r['p99']:>9.2f}{r['non_2xx']:>9}"
+                    f"{r['rate'] / ceiling['rate']:>9.2f}"
+                    f"{r['rate'] * per_request / signing:>9.2f}{r['cpu_us']:>11.1f}"
+                    f"{r['cpu_us'] / unit:>8.2f}{r['kb']:>8.1f}"
+                    f"{wal_cell(r):>8}{r['idle']:>6.0%}"
+                )
+            print(
+                f"{f'openssl speed -multi {self.args.workers} ed25519':<36}{signing:>11.0f}"
+                f"{'':>45}{signing / per_request / ceiling['rate']:>9.2f}{1:>9.2f}"
+            )
+            print(f"{'openssl speed ed25519 (one core)':<36}{1e6 / unit:>11.0f}"
+                  f"   one signature: {unit:.1f} us of CPU")  # fmt: skip
+            for name, r in rows[1:]:
+                if r["non_2xx"]:
+                    print(f"WARNING: '{name}' answered {r['non_2xx']} non-2xx: its rate is void")
+            print(
+                f"\nratio to the trivial endpoint (requests/s): "
+                f"{ingest['rate'] / ceiling['rate']:.2f}\n"
+                f"ratio to {self.args.workers}-core Ed25519 signing (records/s):"
+                f" {records_per_second / signing:.2f}\n"
+                f"CPU per record: {ingest['cpu_us'] / unit:.2f} one-core Ed25519 signatures"
+            )
+        print(f"seal lag after the run: {result['lag']:.2f} s until every stored record was sealed")
         print(
-            f"recordseal: {records_per_second:.0f} records/s, p99 {ingest['p99']:.2f} ms,"
-            f" non-2xx {ingest['non_2xx']}, seal lag {lag:.2f} s, CPU {ingest['cpu_us']:.1f}"
-            f" us/record, {ingest['kb']:.1f} KB written/record, machine idle {ingest['idle']:.0%}"
+            f"records stored: {result['stored']}; records in 2xx answers counted by wrk:"
+            f" {result['acknowledged']} (wrk stops mid-flight, so stored may exceed it by the"
+            f" requests in flight)"
         )
-        return
-    ceiling = results[0][1]
-    print(
-        f"{'endpoint':<36}{'records/s':>11}{'req/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'non-2xx':>9}"
-        f"{'/trivial':>9}{'/signing':>9}{'CPU us/rec':>11}{'KB/rec':>8}{'idle':>6}"
-    )
-    for name, r in [(f"POST {path} (recordseal)", ingest), *results]:
         print(
-            f"{name:<36}{r['rate'] * per_request:>11.0f}{r['rate']:>9.0f}{r['p50']:>9.2f}"
-            f"{r['p99']:>9.2f}{r['non_2xx']:>9}{r['rate'] / ceiling['rate']:>9.2f}"
-            f"{r['rate'] * per_request / signing:>9.2f}{r['cpu_us']:>11.1f}{r['kb']:>8.1f}"
-            f"{r['idle']:>6.0%}"
+            f"sealed: {result['sealed']} of {result['stored']} records in"
+            f" {result['checkpoints']} checkpoints; cosignatures stored: {result['cosigned']}"
         )
-    print(
-        f"{f'openssl speed -multi {args.workers} ed25519':<36}{signing:>11.0f}"
-        f"{'':>45}{signing / per_request / ceiling['rate']:>9.2f}{1:>9.2f}"
-    )
-    for name, r in results:
-        if r["non_2xx"]:
-            print(f"WARNING: '{name}' answered {r['non_2xx']} non-2xx: its rate is void")
-    acknowledged = (ingest["requests"] - ingest["non_2xx"]) * per_request
-    print(f"\nratio to the trivial endpoint (requests/s): {ingest['rate'] / ceiling['rate']:.2f}")
-    print(
-        f"ratio to {args.workers}-core Ed25519 signing (records/s):"
-        f" {records_per_second / signing:.2f}"
-    )
-    print(f"seal lag after the run: {lag:.2f} s until every stored record was sealed")
-    print(
-        f"records stored: {stored}; records in 2xx answers counted by wrk: {acknowledged}"
-        f" (wrk stops mid-flight, so stored may exceed it by the requests in flight)"
-    )
-    print(
-        f"sealed: {sealed} of {stored} records in {checkpoints} checkpoints;"
-        f" cosignatures stored: {cosigned}"
-    )
-    if stored < acknowledged:
-        sys.exit("LOST ACKNOWLEDGED RECORDS")
-    if sealed < stored:
-        sys.exit("RECORDS LEFT UNSEALED")
+
+    def print_summary(self, rounds: list[dict[str, Any]]) -> None:
+        """Each figure of the service over the rounds: median [lowest, highest]."""
+        per_request = self.per_request
+
+        def spread(values: list[float], form: str) -> str:
+            low, mid, high = min(values), statistics.median(values), max(values)
+            return f"{mid:{form}} [{low:{form}}, {high:{form}}]"
+
+        service = [r["service"] for r in rounds]
+        figures = {
+            "records/s": [s["rate"] * per_request for s in service],
+            "p99 ms": [s["p99"] for s in service],
+            "CPU us/record": [s["cpu_us"] for s in service],
+            "KB written/record": [s["kb"] for s in service],
+            "machine idle %": [s["idle"] * 100 for s in service],
+            "seal lag s": [r["lag"] for r in rounds],
+        }
+        if all("wal_kb" in s for s in service):
+            figures["WAL KB/record"] = [s["wal_kb"] for s in service]
+        if all(r["references"] for r in rounds):
+            figures["/ trivial (requests)"] = [
+                r["service"]["rate"] / r["references"]["trivial"]["rate"] for r in rounds
+            ]
+            figures["/ 2-core signing (records)"] = [
+                r["service"]["rate"] * per_request / r["signing"] for r in rounds
+            ]
+            figures["/ floor (records)"] = [
+                r["service"]["rate"] / r["references"]["floor"]["rate"] for r in rounds
+            ]
+            figures["CPU/record in signatures"] = [
+                r["service"]["cpu_us"] / r["signature_us"] for r in rounds
+            ]
+            figures["one signature, us"] = [r["signature_us"] for r in rounds]
+            figures["trivial CPU us/request"] = [
+                r["references"]["trivial"]["cpu_us"] * per_request for r in rounds
+            ]
+        print(f"\n{len(rounds)} rounds, interleaved: median [lowest, highest]\n{self.shape()}")
+        for name, values in figures.items():
+            form = ".2f" if max(values) < 10 else ".0f" if max(values) >= 1000 else ".1f"
+            print(f"  {name:<30}{spread(values, form)}")
+
+
+def wal_cell(result: dict[str, float]) -> str:
+    return f"{result['wal_kb']:.2f}" if "wal_kb" in result else "-"
+
+
+def wal_text(result: dict[str, float]) -> str:
+    return f" {result['wal_kb']:.2f} KB of WAL/record," if "wal_kb" in result else ""
+
+
+def drop_service_tables(url: str) -> None:
+    """Empty the cluster's service schema so the next round starts as the first did."""
+    import asyncio
+
+    import asyncpg
+
+    async def run() -> None:
+        conn = await asyncpg.connect(url)
+        try:
+            await conn.execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
+        finally:
+            await conn.close()
+
+    asyncio.run(run())
 
 
 if __name__ == "__main__":
