@@ -500,7 +500,7 @@ class Load:
         round."""
         args, per_request = self.args, self.per_request
         result: dict[str, Any] = {"references": {}}
-        database_url = cluster.url() if cluster else None
+        database_url = cluster.url() if cluster else None  # a new, empty schema every round
         #: the database server, whose work counts as the server's
         database = {cluster.postmaster_pid} if cluster else set()
         wal = (lambda: wal_position(database_url)) if database_url else None
@@ -596,8 +596,6 @@ class Load:
                 for witness in witnesses:
                     stop(witness)
             stored, sealed, checkpoints, cosigned = count_rows(data_dir, database_url)
-            if database_url:  # the next round starts from an empty database
-                drop_service_tables(database_url)
         result["service"] = ingest
         result["acknowledged"] = (ingest["requests"] - ingest["non_2xx"]) * per_request
         result.update(stored=stored, sealed=sealed, checkpoints=checkpoints, cosigned=cosigned)
@@ -709,22 +707,6 @@ def wal_cell(result: dict[str, float]) -> str:
 
 def wal_text(result: dict[str, float]) -> str:
     return f" {result['wal_kb']:.2f} KB of WAL/record," if "wal_kb" in result else ""
-
-
-def drop_service_tables(url: str) -> None:
-    """Empty the cluster's service schema so the next round starts as the first did."""
-    import asyncio
-
-    import asyncpg
-
-    async def run() -> None:
-        conn = await asyncpg.connect(url)
-        try:
-            await conn.execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
-        finally:
-            await conn.close()
-
-    asyncio.run(run())
 
 
 if __name__ == "__main__":
