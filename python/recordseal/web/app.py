@@ -12,6 +12,7 @@ from __future__ import annotations
 from litestar import Litestar
 
 from recordseal.settings import Settings, from_env
+from recordseal.web.ingest_gate import IngestGate
 from recordseal.web.observe import RequestObserver
 from recordseal.web.plugin import RecordServicePlugin
 
@@ -20,6 +21,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
     """The application; state (store, keys, services) is opened in its lifespan."""
     settings = settings or from_env()
     app = Litestar(plugins=[RecordServicePlugin(settings)])
-    # Outside the router, so requests no route matches are logged and counted too.
-    app.asgi_handler = RequestObserver(app.asgi_handler, access_log=settings.access_log)
+    # The ingest routes ahead of the router (web/ingest_gate.py); the observer outside both,
+    # so every request is logged and counted, those no route matches too.
+    gate = IngestGate(app.asgi_handler, app, settings.max_body_bytes)
+    app.asgi_handler = RequestObserver(gate, access_log=settings.access_log)
     return app

@@ -54,7 +54,12 @@ def is_json_media_type(content_type: tuple[str, dict[str, str]]) -> bool:
 
 def require_json(request: Request[Any, Any, Any]) -> None:
     """415 unless the request declares a JSON body (see the module docstring)."""
-    if not is_json_media_type(request.content_type):
+    require_json_type(request.content_type)
+
+
+def require_json_type(content_type: tuple[str, dict[str, str]]) -> None:
+    """415 unless ``content_type`` (the parsed ``Content-Type``) is JSON's."""
+    if not is_json_media_type(content_type):
         raise UnsupportedMediaType(
             "unsupported_media_type",
             "send the body as application/json (UTF-8)",

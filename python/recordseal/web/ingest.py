@@ -27,7 +27,7 @@ from recordseal.core.backend import extension
 from recordseal.core.errors import CommitError
 from recordseal.services.errors import ServiceError, Unauthenticated
 from recordseal.services.reading import MAX_BATCH
-from recordseal.services.records import Ingested, header_members, refusal_of
+from recordseal.services.records import Ingested, RecordService, header_members, refusal_of
 from recordseal.storage.requests import NewRecord
 from recordseal.storage.rows import RecordRow
 from recordseal.web import examples
@@ -129,15 +129,11 @@ class IngestController(DomainController):
     async def post_record(self, request: Request[Any, Any, Any]) -> Response[bytes]:
         """Commit one record: canonicalise, commit every field, sign, chain, encrypt, store."""
         tenant = await authenticate(request)
-        records = services_of(request).records
         body = await request.body()
         require_json(request)
-        try:
-            result = await records.post_record(tenant, body, request.headers.get("idempotency-key"))
-        except CommitError as fault:
-            raise _refused(fault, payload_steps=1) from None
-        (answer,) = _answers([result])
-        return Response(encode_answers([answer], False), status_code=201, media_type=JSON)
+        key = request.headers.get("idempotency-key")
+        answer = await record_answer(services_of(request).records, tenant, body, key)
+        return Response(answer, status_code=201, media_type=JSON)
 
     @post(
         "/v1/records:batch",
@@ -168,15 +164,34 @@ class IngestController(DomainController):
         and the results come back in the order sent. With an ``Idempotency-Key``, item ``i`` is
         keyed ``<key>#<i>``: a retried batch returns the stored records and stores nothing new."""
         tenant = await authenticate(request)
-        records = services_of(request).records
         body = await request.body()
         require_json(request)
-        try:
-            reads = records.read(body, request.headers.get("idempotency-key"), batch=True)
-        except CommitError as fault:
-            raise _refused(fault, payload_steps=3) from None
-        answers = _answers(await records.ingest(tenant, reads))
-        return Response(encode_answers(answers, True), status_code=200, media_type=JSON)
+        key = request.headers.get("idempotency-key")
+        answer = await batch_answer(services_of(request).records, tenant, body, key)
+        return Response(answer, status_code=200, media_type=JSON)
+
+
+async def record_answer(
+    records: RecordService, tenant: str, body: bytes, idempotency_key: str | None
+) -> bytes:
+    """The 201 answer of ``POST /v1/records`` (a refusal raises its ``ServiceError``)."""
+    try:
+        result = await records.post_record(tenant, body, idempotency_key)
+    except CommitError as fault:
+        raise _refused(fault, payload_steps=1) from None
+    return encode_answers(_answers([result]), False)
+
+
+async def batch_answer(
+    records: RecordService, tenant: str, body: bytes, idempotency_key: str | None
+) -> bytes:
+    """The 200 answer of ``POST /v1/records:batch`` (a refusal of the batch as a whole
+    raises its ``ServiceError``; each record's own is in the answer)."""
+    try:
+        reads = records.read(body, idempotency_key, batch=True)
+    except CommitError as fault:
+        raise _refused(fault, payload_steps=3) from None
+    return encode_answers(_answers(await records.ingest(tenant, reads)), True)
 
 
 def _refused(fault: CommitError, payload_steps: int) -> ServiceError:

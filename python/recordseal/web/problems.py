@@ -148,14 +148,6 @@ def problem_answer(
     return problem_response(status, code, detail, field, headers=headers)
 
 
-def service_error_handler(request: Request, error: ServiceError) -> Response[bytes]:  # type: ignore[type-arg]
-    note_problem(request.scope, error.code)
-    headers = None
-    if isinstance(error, TooManyRequests):
-        headers = {"Retry-After": str(error.retry_after)}
-    return problem_answer(error, headers=headers)
-
-
 def validation_problem(error: msgspec.ValidationError) -> Problem:
     """msgspec names the member (``- at `$.stream```); keep the rule, never the value."""
     rule, field = schema_refusal(error)
@@ -211,59 +203,60 @@ def http_error_handler(request: Request, error: HTTPException) -> Response[bytes
 #: Seconds a client waits before sending a request the store or the journal could not take.
 UNAVAILABLE_RETRY = 1
 
-
-def _retry_later(request: Request, code: str, detail: str) -> Response[bytes]:  # type: ignore[type-arg]
-    note_problem(request.scope, code)
-    headers = {"Retry-After": str(UNAVAILABLE_RETRY)}
-    return problem_response(503, code, detail, headers=headers)
-
-
-def store_unavailable_handler(request: Request, error: Exception) -> Response[bytes]:  # type: ignore[type-arg]
-    """The store does not answer now (its server down, a failover under way or not yet
-    compared with the journal): ``503 store_unavailable`` with ``Retry-After``. Nothing was
-    acknowledged; the same request with the same ``Idempotency-Key`` is safe to send again."""
-    log.warning("request.store_unavailable", extra={"error": type(error).__name__})
-    detail = (
-        "the store does not answer now; send the request again (with the same"
-        " Idempotency-Key) after Retry-After seconds"
-    )
-    return _retry_later(request, "store_unavailable", detail)
+#: Details of the two 503 answers.
+STORE_UNAVAILABLE = (
+    "the store does not answer now; send the request again (with the same"
+    " Idempotency-Key) after Retry-After seconds"
+)
+JOURNAL_UNAVAILABLE = (
+    "the continuity journal does not answer now; anything stored is answered once it"
+    " does: send the request again (with the same Idempotency-Key) after Retry-After"
+    " seconds"
+)
 
 
-def journal_unavailable_handler(request: Request, error: JournalError) -> Response[bytes]:  # type: ignore[type-arg]
-    """The continuity journal could not be written: what the store committed is not
-    answered until it is (docs/continuity.md, "When the journal fails"). ``503
-    journal_unavailable`` with ``Retry-After``: the same request with the same
-    ``Idempotency-Key`` answers the stored records once the journal takes them."""
-    log.error("request.journal_unavailable", extra={"error": type(error).__name__})
-    detail = (
-        "the continuity journal does not answer now; anything stored is answered once it"
-        " does: send the request again (with the same Idempotency-Key) after Retry-After"
-        " seconds"
-    )
-    return _retry_later(request, "journal_unavailable", detail)
-
-
-def internal_error_handler(request: Request, error: Exception) -> Response[bytes]:  # type: ignore[type-arg]
-    """The outermost boundary of a request: an error no handler above answers is a 500
-    ``internal_error`` (its class logged, never its message)."""
-    # The log names the error class only: messages may quote customer data.
+def failure_answer(error: Exception) -> tuple[Problem, dict[str, str]]:
+    """The problem and headers of an error a request's work raised: a refusal of the service
+    (its own status; ``Retry-After`` when rate-limited, ``WWW-Authenticate`` for 401 is added
+    by the response), the store or the journal unavailable (503 and ``Retry-After``: nothing
+    was acknowledged, the same request with the same ``Idempotency-Key`` is safe to send
+    again, and anything the store committed is answered once the journal takes it,
+    docs/continuity.md), or anything else: the outermost boundary's 500 ``internal_error``
+    (its class logged, never its message, which may quote customer data)."""
+    if isinstance(error, ServiceError):
+        headers = {}
+        if isinstance(error, TooManyRequests):
+            headers["Retry-After"] = str(error.retry_after)
+        return service_problem(error), headers
+    retry = {"Retry-After": str(UNAVAILABLE_RETRY)}
+    if isinstance(error, JournalError):
+        log.error("request.journal_unavailable", extra={"error": type(error).__name__})
+        return problem(503, "journal_unavailable", JOURNAL_UNAVAILABLE), retry
+    if isinstance(error, unavailable_errors()):
+        log.warning("request.store_unavailable", extra={"error": type(error).__name__})
+        return problem(503, "store_unavailable", STORE_UNAVAILABLE), retry
     log.error("request.internal_error", extra={"error": type(error).__name__})
-    note_problem(request.scope, "internal_error")
-    return problem_response(500, "internal_error")
+    return problem(500, "internal_error"), {}
+
+
+def failure_handler(request: Request, error: Exception) -> Response[bytes]:  # type: ignore[type-arg]
+    """The exception handler of :func:`failure_answer`'s errors."""
+    body, headers = failure_answer(error)
+    note_problem(request.scope, body.code)
+    return problem_response(body.status, body.code, body.detail, body.field, headers=headers)
 
 
 #: The application's exception handlers (``create_app``): every refusal as problem+json.
 EXCEPTION_HANDLERS: dict[
     int | type[Exception], Callable[[Request[Any, Any, Any], Any], Response[Any]]
 ] = {
-    ServiceError: service_error_handler,
+    ServiceError: failure_handler,
     msgspec.ValidationError: validation_error_handler,
     msgspec.DecodeError: decode_error_handler,
     HTTPException: http_error_handler,
     UnicodeDecodeError: unreadable_handler,
     RecursionError: unreadable_handler,
-    JournalError: journal_unavailable_handler,
-    **dict.fromkeys(unavailable_errors(), store_unavailable_handler),
-    Exception: internal_error_handler,
+    JournalError: failure_handler,
+    **dict.fromkeys(unavailable_errors(), failure_handler),
+    Exception: failure_handler,
 }

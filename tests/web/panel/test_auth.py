@@ -88,7 +88,7 @@ def test_panel_handlers_win_over_the_service_exception_handlers(tmp_path: Path) 
         exception_handlers={
             msgspec.ValidationError: problems.validation_error_handler,
             HTTPException: problems.http_error_handler,
-            Exception: problems.internal_error_handler,
+            Exception: problems.failure_handler,
         },
         logging_config=None,
         lifespan=[panel.database.lifespan],
