@@ -37,6 +37,7 @@ from typing import Any
 import msgspec
 from litestar import Litestar
 from litestar._multipart import parse_content_header  # the framework's own parser
+from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Receive, Scope, Send
 
 from recordseal.services.errors import Malformed, TooLarge, Unauthenticated
@@ -77,7 +78,7 @@ class IngestGate:
         }
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["method"] == "POST":
+        if scope["type"] == ScopeType.HTTP and scope["method"] == "POST":
             route = self._routes.get(scope["path"])
             if route is not None:
                 await self._serve(route, scope, receive, send)
@@ -138,7 +139,7 @@ async def _body(receive: Receive, announced: str | None, limit: int) -> bytes:
         if message["type"] == "http.disconnect":
             log.info("request.incomplete_body")
             raise Malformed("request_incomplete", "the request body is incomplete")
-        chunk = message.get("body", b"")
+        chunk: bytes = message.get("body", b"")  # type: ignore[assignment]
         if chunk:
             size += len(chunk)
             if size > limit:
