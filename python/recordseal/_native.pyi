@@ -7,7 +7,7 @@ same names, signatures, results and errors.
 """
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Self, final
+from typing import Any, Self, final
 
 from recordseal.core.errors import CommitError
 
@@ -229,6 +229,20 @@ def derive_subject_keys(subject_key: bytes) -> tuple[bytes, bytes]:
     """``(salt_key, payload_key)``: HKDF-SHA-256 of the 32-byte subject key, no salt, infos
     ``recordseal/salt-key/v1`` and ``recordseal/payload-key/v1``; ValueError for another
     length. The fast path of ``recordseal.crypto.vault.SubjectKeys.derive``."""
+
+def place_appends(
+    calls: list[Any],
+    keys: dict[tuple[str, str], tuple[bytes, str]],
+    subjects: dict[tuple[str, bytes], tuple[str, bool]],
+    behind: dict[int, bool],
+) -> tuple[Any, ...]:
+    """Decide the appends of ``calls`` (``storage.requests.Call``) by the placement rules of
+    ``recordseal.storage.placing`` (the reference), given the stored idempotency keys and
+    subjects and the rule-4 checks made so far (stream -> behind). ``("check", stream, call,
+    append)`` when a stream's check is needed first; else ``("decided", decisions, slots,
+    streams, keys)``: per append its index among the placed or ``(refusal, value)``, each
+    placed append's slot, the slots' streams and the placed keys as ``(tenant, key, hash,
+    record id)``. ``recordseal.storage.native_placing`` calls it."""
 
 def grow_log(
     size: int, leaf_hashes: Sequence[bytes], stored: Mapping[tuple[int, int], bytes]

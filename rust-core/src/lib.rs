@@ -17,6 +17,7 @@ pub mod member_order;
 pub mod merkle;
 pub mod number;
 pub mod path;
+pub mod placing;
 #[cfg(feature = "python")]
 mod python;
 pub mod record_id;

@@ -1,5 +1,5 @@
 //! The Python module `recordseal._native`: this module and its submodules (`answer`, `args`,
-//! `ingest`, `log`, `request`, `signing`, `subject_keys`) hold every PyO3 item of the crate.
+//! `ingest`, `log`, `placing`, `request`, `signing`, `subject_keys`) hold every PyO3 item of the crate.
 //!
 //! Arguments are borrowed from Python objects (no copies of payloads or leaves), large inputs
 //! are processed with the interpreter detached, and `commit_record` returns one object whose
@@ -10,6 +10,7 @@ mod args;
 mod hsm;
 mod ingest;
 mod log;
+mod placing;
 mod request;
 mod signing;
 mod subject_keys;
@@ -333,6 +334,7 @@ fn native_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(verify_consistency, module)?)?;
     module.add_function(wrap_pyfunction!(subject_keys::derive_subject_keys, module)?)?;
     module.add_function(wrap_pyfunction!(log::grow_log, module)?)?;
+    module.add_function(wrap_pyfunction!(placing::place_appends, module)?)?;
     // `add` records every name in `__all__`; the stub (checked by stubtest) declares none for
     // this private module.
     module.delattr("__all__")?;

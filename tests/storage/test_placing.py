@@ -3,6 +3,11 @@ both backends): what each rule refuses, in which order, and what the builder is 
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from recordseal.core.backend import extension
+from recordseal.storage.native_placing import native_place
 from recordseal.storage.placing import new_subjects, place
 from recordseal.storage.requests import Append, Call, IdempotencyClaim, NewRecord, SubjectClaim
 
@@ -129,3 +134,101 @@ def test_new_subjects_first_claim_wins_sorted_and_none_for_a_refused_key() -> No
         ("t", b"z", "ref-1", b"w1"),
         ("u", b"a", "ref-u", b"wu"),
     ]
+
+
+# --- the native placement against the reference ----------------------------------------------
+
+STREAMS = (1, 2, 3)
+INDEXES = (b"a", b"b", b"c", b"d")
+KEYS = ("k0", "k1", "k2", "k3")
+
+
+class Known(Rows):
+    """``Rows``, with what the native placement takes whole."""
+
+    def known_keys(self):  # type: ignore[no-untyped-def]
+        return self.keys
+
+    def known_subjects(self):  # type: ignore[no-untyped-def]
+        return self.subjects
+
+
+@st.composite
+def transactions(draw: st.DrawFn) -> tuple[Known, list[Call], dict[int, bool]]:
+    """What a backend read under its locks and the calls of one transaction: subjects stored
+    live, erased, under another handle or not at all; keys stored with the same request hash
+    or another; streams behind what was signed or not; appends on any of them, keyed or not."""
+    tenants = ("t", "u")
+    subjects = {}
+    for tenant in tenants:
+        for index in INDEXES:
+            state = draw(st.sampled_from(["live", "erased", "other", "absent"]))
+            if state != "absent":
+                handle = "someone-else" if state == "other" else f"ref-{index.decode()}"
+                subjects[(tenant, index)] = (handle, state != "erased")
+    keys = {
+        (tenant, key): (draw(st.sampled_from([b"h", b"x"])), f"stored-{tenant}-{key}")
+        for tenant in tenants
+        for key in draw(st.lists(st.sampled_from(KEYS), unique=True, max_size=3))
+    }
+    heads = {stream: (stream * 10, bytes([stream]) * 32) for stream in STREAMS}
+    behind = {stream: draw(st.booleans()) for stream in STREAMS}
+    calls, number = [], 0
+    for _ in range(draw(st.integers(1, 3))):
+        appends = []
+        for _ in range(draw(st.integers(0, 6))):
+            index = draw(st.sampled_from(INDEXES))
+            claim = draw(
+                st.none() | st.builds(IdempotencyClaim, st.sampled_from(KEYS),
+                                      st.sampled_from([b"h", b"x"]))
+            )  # fmt: skip
+            stream = draw(st.sampled_from(STREAMS))
+            check = None if draw(st.integers(0, 4)) == 0 else stream
+            number += 1
+            appends.append(
+                Append(stream, SubjectClaim(index, f"ref-{index.decode()}", None),
+                       f"r{number}", None, claim, check)  # type: ignore[arg-type]
+            )  # fmt: skip
+        calls.append(Call(draw(st.sampled_from(tenants)), appends))
+    return Known(keys, subjects, heads), calls, behind
+
+
+def run(placer, rows: Known, calls: list[Call], behind: dict[int, bool]):  # type: ignore[no-untyped-def]
+    """One placement: its outcome, what the builder was given and every check asked."""
+    given: list[object] = []
+    asked: list[tuple[int, int, bytes]] = []
+
+    def recording_build(appends, slots, heads):  # type: ignore[no-untyped-def]
+        given.append(([a.record_id for a in appends], list(slots), list(heads)))
+        built.clear()
+        return build(appends, slots, heads)
+
+    def with_checks(call: Call) -> Call:
+        def check_of(stream: int):  # type: ignore[no-untyped-def]
+            def check(next_seq: int, prev: bytes) -> bool:
+                asked.append((stream, next_seq, prev))
+                return behind[stream]
+
+            return check
+
+        return Call(call.tenant, [
+            a._replace(behind=None if a.behind is None else check_of(a.stream_id))
+            for a in call.appends
+        ])  # fmt: skip
+
+    placed = placer([with_checks(call) for call in calls], rows, recording_build)
+    return placed, given, asked
+
+
+@settings(max_examples=400, deadline=None)
+@given(transactions())
+def test_the_native_placement_decides_as_the_reference(
+    transaction: tuple[Known, list[Call], dict[int, bool]],
+) -> None:
+    """Outcomes, refusals, new heads, placed keys, the builder's input and the rule-4 checks
+    (which fence a stream as a side effect: asked exactly where the reference asks them)."""
+    assert extension is not None, "the tests run with the native core built (make test builds it)"
+    rows, calls, behind = transaction
+    reference = run(place, rows, calls, behind)
+    native = run(native_place, rows, calls, behind)
+    assert native == reference

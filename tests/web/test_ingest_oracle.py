@@ -22,6 +22,7 @@ from recordseal.crypto.signing import HeaderSigner
 from recordseal.services import header_keys
 from recordseal.services.reference_pipeline import ReferencePipeline
 from recordseal.settings import Settings
+from recordseal.storage import native_placing
 from tests.ingest_answers import (
     STREAMS,
     Names,
@@ -104,6 +105,49 @@ def test_native_ingest_answers_and_stores_as_the_reference(
     for name, (client, app_settings) in services.items():
         names = Names()
         answers = normalised(run(client, {}, requests), names)
+        outcomes[name] = (answers, stored(app_settings, names))
+    assert outcomes["native"][0] == outcomes["reference"][0]
+    assert outcomes["native"][1] == outcomes["reference"][1]
+
+
+@pytest.fixture
+def placements(
+    store_settings: Settings, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[dict[str, Any]]:
+    """Two services of the native pipeline, each on its own store of the backend: the test
+    has one place by the native placement and the other by the reference placement."""
+    with ExitStack() as stack:
+        native = stack.enter_context(service(store_settings.data_dir, store_settings.database_url))
+        url = None
+        if store_settings.database_url is not None:  # another schema of the cluster
+            url = request.getfixturevalue("postgres").url()
+        reference = stack.enter_context(service(tmp_path / "reference", url))
+        yield {"native": native, "reference": reference}
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+    ],
+)
+@given(requests=scenarios())
+def test_native_placement_answers_and_stores_as_the_reference_placement(
+    placements: dict[str, Any], requests: list[Request]
+) -> None:
+    """The backends' placement (storage/native_placing.py) decided by the core and by the
+    reference rules of storage/placing.py: the same answers and the same rows."""
+    assert native_placing.extension is not None
+    outcomes = {}
+    for name, (client, app_settings) in placements.items():
+        names = Names()
+        with pytest.MonkeyPatch.context() as patch:
+            if name == "reference":
+                patch.setattr(native_placing, "extension", None)
+            answers = normalised(run(client, {}, requests), names)
         outcomes[name] = (answers, stored(app_settings, names))
     assert outcomes["native"][0] == outcomes["reference"][0]
     assert outcomes["native"][1] == outcomes["reference"][1]

@@ -24,7 +24,8 @@ import asyncpg
 
 from recordseal.clock import utc_minute
 from recordseal.storage.errors import StorageError, StoreUnavailable
-from recordseal.storage.placing import new_subjects, place
+from recordseal.storage.native_placing import place
+from recordseal.storage.placing import new_subjects
 from recordseal.storage.postgres.database import ONE_ROW_BY_KEY
 from recordseal.storage.records import AppendOutcome
 from recordseal.storage.requests import Append, BatchBuilder, Call, NewRecord, SubjectClaim
@@ -489,6 +490,12 @@ class _Locked:
 
     def head(self, stream_id: int) -> tuple[int, bytes]:
         return self._heads[stream_id]
+
+    def known_keys(self) -> dict[tuple[str, str], tuple[bytes, str]]:
+        return self._keys
+
+    def known_subjects(self) -> dict[tuple[str, bytes], tuple[str, bool]]:
+        return self._subjects
 
 
 async def _insert_new_subjects(

@@ -9,7 +9,8 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from recordseal.clock import utc_minute
 from recordseal.identifiers import DEFAULT_FLEET
-from recordseal.storage.placing import new_subjects, place
+from recordseal.storage.native_placing import place
+from recordseal.storage.placing import new_subjects
 from recordseal.storage.records import AppendOutcome
 from recordseal.storage.requests import Append, BatchBuilder, Call, NewRecord, SubjectClaim
 from recordseal.storage.rows import (
@@ -398,6 +399,12 @@ class _JobLookups:
 
     def head(self, stream_id: int) -> tuple[int, bytes]:
         return self._batch.head(self._conn, self._tenant, stream_id)
+
+    def known_keys(self) -> dict[tuple[str, str], tuple[bytes, str]]:
+        return {(self._tenant, key): stored for key, stored in self._keys.items()}
+
+    def known_subjects(self) -> dict[tuple[str, bytes], tuple[str, bool]]:
+        return self._batch.subjects
 
 
 def _add_rows(

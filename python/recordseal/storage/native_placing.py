@@ -1,0 +1,101 @@
+"""The placement rules of ``storage.placing`` decided by the native core (``place_appends``,
+rust-core/src/placing.rs): the backends' ``place``. ``storage.placing`` stays the reference
+and the oracle of the tests; without the extension (or with ``RECORDSEAL_CORE=reference``)
+it is what runs.
+
+The core decides every append of a transaction in one pass over what the backend read under
+its locks (:class:`Known`: the stored idempotency keys and subjects). Rule 4 (a stream whose
+stored head is behind what the service signed) needs the stream's head and the service's
+check of it, which only Python has: the core stops at the first append that needs a stream's
+check, the check runs once for that stream, exactly where the reference runs it, and the core
+decides again. A transaction of ``s`` streams takes at most ``s + 1`` passes; no Python runs
+per record but the one ``build`` call and the list of outcomes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from recordseal.core.backend import extension
+from recordseal.storage import placing
+from recordseal.storage.placing import Lookups, Placed
+from recordseal.storage.records import (
+    AppendOutcome,
+    Deferred,
+    Fenced,
+    KeyReused,
+    Refusal,
+    Replayed,
+    SubjectErased,
+    SubjectRace,
+)
+from recordseal.storage.requests import BatchBuilder, Call
+
+
+class Known(Lookups, Protocol):
+    """A backend's lookups, with what it has read as mappings the core takes whole."""
+
+    def known_keys(self) -> dict[tuple[str, str], tuple[bytes, str]]:
+        """(tenant, key) -> (request hash, record id) of every stored key the calls name."""
+        ...
+
+    def known_subjects(self) -> dict[tuple[str, bytes], tuple[str, bool]]:
+        """(tenant, subject index) -> (handle, live) of every subject the calls name."""
+        ...
+
+
+def _refusal(kind: str, value: Any) -> Refusal:
+    """The refusal the core named (``place_appends``)."""
+    if kind == "replayed":
+        return Replayed(value)
+    if kind == "key_reused":
+        return KeyReused(value)
+    if kind == "subject_race":
+        return SubjectRace(value)
+    if kind == "subject_erased":
+        return SubjectErased(value)
+    if kind == "fenced":
+        return Fenced(value)
+    assert kind == "deferred", kind
+    return Deferred()
+
+
+def native_place(calls: Sequence[Call], lookups: Known, build: BatchBuilder) -> Placed:
+    """``placing.place``, decided by the core (module docstring)."""
+    assert extension is not None
+    calls = list(calls)
+    keys, subjects = lookups.known_keys(), lookups.known_subjects()
+    checked: dict[int, bool] = {}
+    heads: dict[int, tuple[int, bytes]] = {}
+    while True:
+        result = extension.place_appends(calls, keys, subjects, checked)
+        if result[0] == "decided":
+            break
+        _, stream_id, call, position = result
+        append = calls[call][1][position]
+        head = heads[stream_id] = lookups.head(stream_id)
+        checked[stream_id] = append.behind is not None and append.behind(*head)
+    _, decisions, slots, streams, placed_keys = result
+    slot_heads = [heads[stream_id] for stream_id in streams]
+    appends = [append for _, call_appends in calls for append in call_appends]
+    placed = [appends[n] for n, decided in enumerate(decisions) if type(decided) is int]
+    records = build(placed, slots, slot_heads) if placed else []
+    if len(records) != len(placed):
+        raise AssertionError(f"the builder made {len(records)} records for {len(placed)}")
+    outcomes: list[AppendOutcome] = [
+        records[decided] if type(decided) is int else _refusal(*decided) for decided in decisions
+    ]
+    return Placed(
+        outcomes,
+        {stream_id: slot_heads[slot] for slot, stream_id in enumerate(streams)},
+        {(tenant, key): (digest, record_id) for tenant, key, digest, record_id in placed_keys},
+    )
+
+
+def place(calls: Sequence[Call], lookups: Known, build: BatchBuilder) -> Placed:
+    """Decide every append of the calls in order (``storage.placing``'s rules): natively
+    when the extension runs, else by the reference."""
+    if extension is None:
+        return placing.place(calls, lookups, build)
+    return native_place(calls, lookups, build)
