@@ -6,7 +6,7 @@ are in ``docs/spec.md``. The pure-Python reference (:mod:`recordseal.core.refere
 same names, signatures, results and errors.
 """
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Self, final
 
 from recordseal.core.errors import CommitError
@@ -234,15 +234,15 @@ def place_appends(
     calls: list[Any],
     keys: dict[tuple[str, str], tuple[bytes, str]],
     subjects: dict[tuple[str, bytes], tuple[str, bool]],
-    behind: dict[int, bool],
-) -> tuple[Any, ...]:
+    check: Callable[[int, int, int], bool],
+) -> tuple[list[Any], list[int], list[int], list[tuple[str, str, bytes, str]]]:
     """Decide the appends of ``calls`` (``storage.requests.Call``) by the placement rules of
     ``recordseal.storage.placing`` (the reference), given the stored idempotency keys and
-    subjects and the rule-4 checks made so far (stream -> behind). ``("check", stream, call,
-    append)`` when a stream's check is needed first; else ``("decided", decisions, slots,
-    streams, keys)``: per append its index among the placed or ``(refusal, value)``, each
-    placed append's slot, the slots' streams and the placed keys as ``(tenant, key, hash,
-    record id)``. ``recordseal.storage.native_placing`` calls it."""
+    subjects (read for those the calls name) and ``check(stream, call, append)``, rule 4's
+    check of a stream, asked once per stream where the reference asks it. Gives per append
+    its index among the placed or ``(refusal, value)``, each placed append's slot, the slots'
+    streams and the placed keys as ``(tenant, key, hash, record id)``.
+    ``recordseal.storage.native_placing`` calls it."""
 
 def grow_log(
     size: int, leaf_hashes: Sequence[bytes], stored: Mapping[tuple[int, int], bytes]

@@ -15,9 +15,8 @@
 //!    first placed).
 //!
 //! Rule 4 needs the stream's head and the service's check of it, which only the caller has:
-//! [`place`] stops at the first append that needs a check not given yet and names it
-//! ([`Placement::Check`]); the caller runs the check once for that stream and calls again.
-//! A transaction of streams `s` is so decided in at most `s + 1` passes.
+//! [`place`] asks its `check` once per stream, at the first append of the stream that rules
+//! 1 to 3 let through (where the reference asks it: the check may fence the stream).
 
 use std::collections::{HashMap, HashSet};
 
@@ -38,13 +37,12 @@ pub struct Call<'a> {
 }
 
 /// What the caller has read under its locks.
+#[derive(Default)]
 pub struct Lookups<'a> {
     /// (tenant, key) -> (request hash, record id)
     pub keys: HashMap<(&'a str, &'a str), (&'a [u8], &'a str)>,
     /// (tenant, subject index) -> (handle, whether its key is live)
     pub subjects: HashMap<(&'a str, &'a [u8]), (&'a str, bool)>,
-    /// stream -> whether its stored head is behind what was signed (rule 4), as checked
-    pub behind: HashMap<i64, bool>,
 }
 
 /// The decision on one append.
@@ -60,18 +58,6 @@ pub enum Decision<'a> {
     Fenced(i64),
 }
 
-/// The outcome of [`place`].
-#[derive(Debug, PartialEq, Eq)]
-pub enum Placement<'a> {
-    Decided(Decided<'a>),
-    /// Rule 4 needs the check of this stream, first met at append `append` of call `call`.
-    Check {
-        stream: i64,
-        call: usize,
-        append: usize,
-    },
-}
-
 /// Every append decided.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Decided<'a> {
@@ -85,8 +71,14 @@ pub struct Decided<'a> {
     pub keys: Vec<(&'a str, &'a str, &'a [u8], &'a str)>,
 }
 
-/// Decide every append of `calls` in order (module docs).
-pub fn place<'a>(calls: &[Call<'a>], lookups: &Lookups<'a>) -> Placement<'a> {
+/// Decide every append of `calls` in order (module docs). `check(stream, call, append)`
+/// answers rule 4 for a stream (true: behind, fenced), asked at most once per stream; its
+/// error ends the placement.
+pub fn place<'a, E>(
+    calls: &[Call<'a>],
+    lookups: &Lookups<'a>,
+    mut check_stream: impl FnMut(i64, usize, usize) -> Result<bool, E>,
+) -> Result<Decided<'a>, E> {
     let mut out = Decided::default();
     let mut slot_of: HashMap<i64, usize> = HashMap::new();
     let mut fenced: HashSet<i64> = HashSet::new();
@@ -103,26 +95,12 @@ pub fn place<'a>(calls: &[Call<'a>], lookups: &Lookups<'a>) -> Placement<'a> {
             }
             let mut refusal = check(tenant, append, lookups, &placed_keys);
             if refusal.is_none() && !slot_of.contains_key(&stream) {
-                if fenced.contains(&stream) {
+                if fenced.contains(&stream) || check_stream(stream, c, a)? {
+                    fenced.insert(stream);
                     refusal = Some(Decision::Fenced(stream));
                 } else {
-                    match lookups.behind.get(&stream) {
-                        None => {
-                            return Placement::Check {
-                                stream,
-                                call: c,
-                                append: a,
-                            }
-                        }
-                        Some(true) => {
-                            fenced.insert(stream);
-                            refusal = Some(Decision::Fenced(stream));
-                        }
-                        Some(false) => {
-                            slot_of.insert(stream, out.streams.len());
-                            out.streams.push(stream);
-                        }
-                    }
+                    slot_of.insert(stream, out.streams.len());
+                    out.streams.push(stream);
                 }
             }
             if let Some(refusal) = refusal {
@@ -141,7 +119,7 @@ pub fn place<'a>(calls: &[Call<'a>], lookups: &Lookups<'a>) -> Placement<'a> {
             placed += 1;
         }
     }
-    Placement::Decided(out)
+    Ok(out)
 }
 
 /// Rules 1 to 3 for one append: its refusal, or `None` if it may be placed.
@@ -187,17 +165,18 @@ mod tests {
     }
 
     fn lookups<'a>() -> Lookups<'a> {
-        let mut subjects = HashMap::new();
-        subjects.insert(("t", b"a".as_slice()), ("a", true));
-        subjects.insert(("t", b"e".as_slice()), ("e", false));
-        let mut keys = HashMap::new();
-        keys.insert(("t", "old"), (b"h".as_slice(), "r-old"));
-        keys.insert(("t", "reused"), (b"other".as_slice(), "r-x"));
-        Lookups {
-            keys,
-            subjects,
-            behind: HashMap::new(),
-        }
+        let mut lookups = Lookups::default();
+        lookups.subjects.insert(("t", b"a".as_slice()), ("a", true));
+        lookups
+            .subjects
+            .insert(("t", b"e".as_slice()), ("e", false));
+        lookups
+            .keys
+            .insert(("t", "old"), (b"h".as_slice(), "r-old"));
+        lookups
+            .keys
+            .insert(("t", "reused"), (b"other".as_slice(), "r-x"));
+        lookups
     }
 
     #[test]
@@ -214,29 +193,14 @@ mod tests {
                 append(1, "a", "r7", None),
             ],
         }];
-        let mut lookups = lookups();
-        assert_eq!(
-            place(&calls, &lookups),
-            Placement::Check {
-                stream: 1,
-                call: 0,
-                append: 0
-            }
-        );
-        lookups.behind.insert(1, false);
-        // Stream 2's first append is refused by rule 1 and 3: its check is asked at r5.
-        assert_eq!(
-            place(&calls, &lookups),
-            Placement::Check {
-                stream: 2,
-                call: 0,
-                append: 4
-            }
-        );
-        lookups.behind.insert(2, false);
-        let Placement::Decided(decided) = place(&calls, &lookups) else {
-            panic!("undecided")
-        };
+        let mut asked = Vec::new();
+        let decided = place(&calls, &lookups(), |stream, call, append| {
+            asked.push((stream, call, append));
+            Ok::<bool, ()>(false)
+        })
+        .unwrap();
+        // Stream 2's first appends are refused by rules 1 and 3: its check is asked at r5.
+        assert_eq!(asked, [(1, 0, 0), (2, 0, 4)]);
         use Decision::*;
         assert_eq!(
             decided.decisions,
@@ -272,12 +236,13 @@ mod tests {
                 appends: vec![append(1, "a", "r5", None), append(3, "a", "r6", None)],
             },
         ];
-        let mut lookups = lookups();
-        lookups.behind.insert(1, false);
-        lookups.behind.insert(3, true);
-        let Placement::Decided(decided) = place(&calls, &lookups) else {
-            panic!("undecided")
-        };
+        let mut asked = Vec::new();
+        let decided = place(&calls, &lookups(), |stream, _, _| {
+            asked.push(stream);
+            Ok::<bool, ()>(stream == 3)
+        })
+        .unwrap();
+        assert_eq!(asked, [3, 1], "each stream asked once");
         use Decision::*;
         assert_eq!(
             decided.decisions,
@@ -291,5 +256,17 @@ mod tests {
             ]
         );
         assert_eq!((decided.slots, decided.streams), (vec![0], vec![1]));
+    }
+
+    #[test]
+    fn a_failed_check_ends_the_placement() {
+        let calls = [Call {
+            tenant: "t",
+            appends: vec![append(1, "a", "r1", None)],
+        }];
+        assert_eq!(
+            place(&calls, &lookups(), |_, _, _| Err("down")),
+            Err("down")
+        );
     }
 }

@@ -4,12 +4,11 @@ and the oracle of the tests; without the extension (or with ``RECORDSEAL_CORE=re
 it is what runs.
 
 The core decides every append of a transaction in one pass over what the backend read under
-its locks (:class:`Known`: the stored idempotency keys and subjects). Rule 4 (a stream whose
-stored head is behind what the service signed) needs the stream's head and the service's
-check of it, which only Python has: the core stops at the first append that needs a stream's
-check, the check runs once for that stream, exactly where the reference runs it, and the core
-decides again. A transaction of ``s`` streams takes at most ``s + 1`` passes; no Python runs
-per record but the one ``build`` call and the list of outcomes.
+its locks (:class:`Known`: the stored idempotency keys and subjects, of which it reads those
+the appends name). Rule 4 (a stream whose stored head is behind what the service signed)
+needs the stream's head and the service's check of it, which only Python has: the core asks
+it once per stream, exactly where the reference asks it (the check may fence the stream). No
+Python runs per record but the one ``build`` call and the list of outcomes.
 """
 
 from __future__ import annotations
@@ -65,18 +64,17 @@ def native_place(calls: Sequence[Call], lookups: Known, build: BatchBuilder) -> 
     """``placing.place``, decided by the core (module docstring)."""
     assert extension is not None
     calls = list(calls)
-    keys, subjects = lookups.known_keys(), lookups.known_subjects()
-    checked: dict[int, bool] = {}
     heads: dict[int, tuple[int, bytes]] = {}
-    while True:
-        result = extension.place_appends(calls, keys, subjects, checked)
-        if result[0] == "decided":
-            break
-        _, stream_id, call, position = result
+
+    def check(stream_id: int, call: int, position: int) -> bool:
+        """Rule 4 for a stream, at its first append rules 1 to 3 let through."""
         append = calls[call][1][position]
         head = heads[stream_id] = lookups.head(stream_id)
-        checked[stream_id] = append.behind is not None and append.behind(*head)
-    _, decisions, slots, streams, placed_keys = result
+        return append.behind is not None and append.behind(*head)
+
+    decisions, slots, streams, placed_keys = extension.place_appends(
+        calls, lookups.known_keys(), lookups.known_subjects(), check
+    )
     slot_heads = [heads[stream_id] for stream_id in streams]
     appends = [append for _, call_appends in calls for append in call_appends]
     placed = [appends[n] for n, decided in enumerate(decisions) if type(decided) is int]

@@ -1,12 +1,13 @@
 //! `place_appends`: the placement rules (`crate::placing`) over the `Call`s and `Append`s of
 //! `recordseal.storage.requests`, for `recordseal.storage.native_placing`.
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
-use crate::placing::{self, Decision, Placement};
+use crate::placing::{self, Decision};
 
 /// An append's fields, read from its `Append` tuple.
 struct Read {
@@ -16,11 +17,6 @@ struct Read {
     key: Option<(String, Vec<u8>)>,
     record_id: String,
 }
-
-/// A stored idempotency key as read: ((tenant, key), (request hash, record id)).
-type StoredKey = ((String, String), (Vec<u8>, String));
-/// A stored subject as read: ((tenant, index), (handle, live)).
-type StoredSubject = ((String, Vec<u8>), (String, bool));
 
 fn read_append(append: &Bound<'_, PyAny>) -> PyResult<Read> {
     let fields = append.cast::<PyTuple>()?;
@@ -42,18 +38,18 @@ fn read_append(append: &Bound<'_, PyAny>) -> PyResult<Read> {
 
 /// Decide the appends of ``calls`` (``Call`` tuples) by the rules of
 /// ``storage/placing.py``, given the stored idempotency keys (``(tenant, key) -> (hash,
-/// record id)``), subjects (``(tenant, index) -> (handle, live)``) and the rule-4 checks made
-/// so far (``stream -> behind``). ``("check", stream, call, append)`` when a stream's check is
-/// needed first; else ``("decided", decisions, slots, streams, keys)``: per append the index
-/// among the placed or ``(refusal, value)``, each placed append's slot, the slots' streams and
-/// the placed keys as ``(tenant, key, hash, record id)``.
+/// record id)``) and subjects (``(tenant, index) -> (handle, live)``), read for the keys and
+/// subjects the calls name, and ``check(stream, call, append)``, rule 4's check of a stream,
+/// asked once per stream where the reference asks it. ``(decisions, slots, streams, keys)``:
+/// per append its index among the placed or ``(refusal, value)``, each placed append's slot,
+/// the slots' streams and the placed keys as ``(tenant, key, hash, record id)``.
 #[pyfunction]
 pub(super) fn place_appends<'py>(
     py: Python<'py>,
     calls: &Bound<'py, PyList>,
     keys: &Bound<'py, PyDict>,
     subjects: &Bound<'py, PyDict>,
-    behind: &Bound<'py, PyDict>,
+    check: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let mut tenants: Vec<String> = Vec::with_capacity(calls.len());
     let mut appends: Vec<Vec<Read>> = Vec::with_capacity(calls.len());
@@ -68,16 +64,27 @@ pub(super) fn place_appends<'py>(
                 .collect::<PyResult<_>>()?,
         );
     }
-    let mut stored_keys: Vec<StoredKey> = Vec::with_capacity(keys.len());
-    for (key, value) in keys.iter() {
-        stored_keys.push((key.extract()?, value.extract()?));
+    // Only the stored keys and subjects the appends name, each read once.
+    let mut stored_keys: HashMap<(String, String), (Vec<u8>, String)> = HashMap::new();
+    let mut stored_subjects: HashMap<(String, Vec<u8>), (String, bool)> = HashMap::new();
+    for (tenant, reads) in tenants.iter().zip(&appends) {
+        for read in reads {
+            if let Some((key, _)) = &read.key {
+                if let Entry::Vacant(entry) = stored_keys.entry((tenant.clone(), key.clone())) {
+                    if let Some(value) = keys.get_item((tenant, key))? {
+                        entry.insert(value.extract()?);
+                    }
+                }
+            }
+            let id = (tenant.clone(), read.subject_index.clone());
+            if let Entry::Vacant(entry) = stored_subjects.entry(id) {
+                let probe = (tenant, PyBytes::new(py, &read.subject_index));
+                if let Some(value) = subjects.get_item(probe)? {
+                    entry.insert(value.extract()?);
+                }
+            }
+        }
     }
-    let mut stored_subjects: Vec<StoredSubject> = Vec::with_capacity(subjects.len());
-    for (key, value) in subjects.iter() {
-        stored_subjects.push((key.extract()?, value.extract()?));
-    }
-    let checked: HashMap<i64, bool> = behind.extract()?;
-
     let lookups = placing::Lookups {
         keys: stored_keys
             .iter()
@@ -97,7 +104,6 @@ pub(super) fn place_appends<'py>(
                 )
             })
             .collect(),
-        behind: checked,
     };
     let borrowed: Vec<placing::Call> = tenants
         .iter()
@@ -117,52 +123,35 @@ pub(super) fn place_appends<'py>(
         })
         .collect();
 
-    match placing::place(&borrowed, &lookups) {
-        Placement::Check {
-            stream,
-            call,
-            append,
-        } => PyTuple::new(
-            py,
-            [
-                "check".into_pyobject(py)?.into_any(),
-                stream.into_pyobject(py)?.into_any(),
-                call.into_pyobject(py)?.into_any(),
-                append.into_pyobject(py)?.into_any(),
-            ],
-        ),
-        Placement::Decided(decided) => {
-            let decisions = PyList::empty(py);
-            for decision in &decided.decisions {
-                let item = match decision {
-                    Decision::Placed(index) => index.into_pyobject(py)?.into_any(),
-                    Decision::Deferred => ("deferred", py.None()).into_pyobject(py)?.into_any(),
-                    Decision::Replayed(id) => ("replayed", id).into_pyobject(py)?.into_any(),
-                    Decision::KeyReused(key) => ("key_reused", key).into_pyobject(py)?.into_any(),
-                    Decision::SubjectRace(handle) => {
-                        ("subject_race", handle).into_pyobject(py)?.into_any()
-                    }
-                    Decision::SubjectErased(handle) => {
-                        ("subject_erased", handle).into_pyobject(py)?.into_any()
-                    }
-                    Decision::Fenced(stream) => ("fenced", stream).into_pyobject(py)?.into_any(),
-                };
-                decisions.append(item)?;
+    let decided = placing::place(&borrowed, &lookups, |stream, call, append| {
+        check.call1((stream, call, append))?.extract::<bool>()
+    })?;
+    let decisions = PyList::empty(py);
+    for decision in &decided.decisions {
+        let item = match decision {
+            Decision::Placed(index) => index.into_pyobject(py)?.into_any(),
+            Decision::Deferred => ("deferred", py.None()).into_pyobject(py)?.into_any(),
+            Decision::Replayed(id) => ("replayed", id).into_pyobject(py)?.into_any(),
+            Decision::KeyReused(key) => ("key_reused", key).into_pyobject(py)?.into_any(),
+            Decision::SubjectRace(handle) => ("subject_race", handle).into_pyobject(py)?.into_any(),
+            Decision::SubjectErased(handle) => {
+                ("subject_erased", handle).into_pyobject(py)?.into_any()
             }
-            let keys = PyList::empty(py);
-            for (tenant, key, hash, id) in &decided.keys {
-                keys.append((tenant, key, PyBytes::new(py, hash), id))?;
-            }
-            PyTuple::new(
-                py,
-                [
-                    "decided".into_pyobject(py)?.into_any(),
-                    decisions.into_any(),
-                    PyList::new(py, &decided.slots)?.into_any(),
-                    PyList::new(py, &decided.streams)?.into_any(),
-                    keys.into_any(),
-                ],
-            )
-        }
+            Decision::Fenced(stream) => ("fenced", stream).into_pyobject(py)?.into_any(),
+        };
+        decisions.append(item)?;
     }
+    let placed_keys = PyList::empty(py);
+    for (tenant, key, hash, id) in &decided.keys {
+        placed_keys.append((tenant, key, PyBytes::new(py, hash), id))?;
+    }
+    PyTuple::new(
+        py,
+        [
+            decisions.into_any(),
+            PyList::new(py, &decided.slots)?.into_any(),
+            PyList::new(py, &decided.streams)?.into_any(),
+            placed_keys.into_any(),
+        ],
+    )
 }
