@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 export PYO3_PYTHON := $(abspath $(PY))
 export CARGO_TERM_COLOR := never
 
-.PHONY: help system setup build run load test test-rust test-python lint bench bench-service bench-baseline bench-all screenshots verify-dist clean
+.PHONY: help system setup build run load load-targets test test-rust test-python lint bench bench-service bench-baseline bench-all screenshots verify-dist clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -119,6 +119,19 @@ verify-dist: setup ## build the verifier-only wheel recordseal-verify into dist/
 LOAD_ARGS ?=
 load: build system ## load script: ingest throughput and latency against a trivial-endpoint ceiling (LOAD_ARGS="--backend postgres --batch 100")
 	$(PY) benchmarks/load_ingest.py --seconds 10 $(LOAD_ARGS)
+
+# The four shapes the ingest targets are set on (docs/performance.md, "The targets"), each in
+# three rounds that interleave the references and the service; every round's figures are kept
+# as JSON in $(LOAD_OUT), outside the tree. About four minutes per shape.
+LOAD_OUT    ?= /tmp/recordseal-load-targets
+LOAD_ROUNDS := --seconds 10 --rounds 3
+load-targets: build system ## the ingest targets' four shapes, 3 interleaved rounds each; JSON in LOAD_OUT (/tmp/recordseal-load-targets)
+	mkdir -p $(LOAD_OUT)
+	$(PY) benchmarks/load_ingest.py $(LOAD_ROUNDS) --batch 100 --connections 8 --subjects 997 --json $(LOAD_OUT)/sqlite-batch.json
+	$(PY) benchmarks/load_ingest.py $(LOAD_ROUNDS) --batch 0 --connections 64 --json $(LOAD_OUT)/sqlite-single.json
+	$(PY) benchmarks/load_ingest.py $(LOAD_ROUNDS) --backend postgres --batch 100 --connections 8 --subjects 997 --json $(LOAD_OUT)/postgres-batch.json
+	$(PY) benchmarks/load_ingest.py $(LOAD_ROUNDS) --backend postgres --batch 0 --connections 64 --json $(LOAD_OUT)/postgres-single.json
+	@echo "every round's figures: $(LOAD_OUT)/{sqlite,postgres}-{batch,single}.json"
 
 clean: ## remove build outputs and the virtualenv
 	rm -rf $(VENV) target .pytest_cache .ruff_cache .mypy_cache .hypothesis .benchmarks

@@ -105,3 +105,28 @@ def test_bench_answers_quickly_and_bench_all_runs_the_heavy_suites(tree: Path) -
     assert "--service" in _make(tree, "-n", "bench-service").stdout
     baseline = _make(tree, "-n", "bench-baseline").stdout
     assert "--json docs/benchmarks/baseline.json --plot docs/benchmarks/core.svg" in baseline
+
+
+def test_load_targets_runs_the_four_target_shapes_in_rounds_outside_the_tree(tree: Path) -> None:
+    """`make load-targets` is the load script on the four shapes the ingest targets are set on
+    (docs/performance.md), three interleaved rounds of 10 s each, every round's figures kept as
+    JSON in LOAD_OUT: under /tmp unless told, never in the tree."""
+    planned = _make(tree, "-n", "load-targets").stdout.splitlines()
+    runs = [line.split() for line in planned if "benchmarks/load_ingest.py" in line]
+    shapes = {
+        "sqlite-batch": ["--batch", "100", "--connections", "8", "--subjects", "997"],
+        "sqlite-single": ["--batch", "0", "--connections", "64"],
+        "postgres-batch": ["--backend", "postgres", "--batch", "100", "--connections", "8",
+                           "--subjects", "997"],
+        "postgres-single": ["--backend", "postgres", "--batch", "0", "--connections", "64"],
+    }  # fmt: skip
+    assert len(runs) == len(shapes)
+    for run, (name, shape) in zip(runs, shapes.items(), strict=True):
+        assert run[:2] == [".venv/bin/python", "benchmarks/load_ingest.py"]
+        options = run[2:]
+        assert options[:4] == ["--seconds", "10", "--rounds", "3"]
+        assert options[4:-2] == shape
+        assert options[-2:] == ["--json", f"/tmp/recordseal-load-targets/{name}.json"]
+    assert "mkdir -p /tmp/recordseal-load-targets" in planned
+    elsewhere = _make(tree, "-n", "load-targets", "LOAD_OUT=/tmp/elsewhere").stdout
+    assert elsewhere.count("--json /tmp/elsewhere/") == len(shapes)
