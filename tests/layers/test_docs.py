@@ -22,6 +22,8 @@ DOCS = ROOT / "docs"
 PAGES = sorted([README, *DOCS.rglob("*.md")])
 WHO = "**Who it is for:**"
 
+#: A measured rate or time: "16,345 records/s", "15.9k records/s", "p99 91 and 119 ms", "435 µs".
+FIGURE = re.compile(r"\d[\d,.]*k?\s*records/s|\bp99\b[^.]*?\d\s*ms\b|\d\s*µs\b")
 #: "issue 12", "Issues 18 and 19", "issue #7": the project's history, not the product's.
 ISSUE = re.compile(r"\bissues?\s+#?\d+", re.IGNORECASE)
 #: A relative path that climbs (``../shared/spec/x.md``) or an absolute one into a workspace.
@@ -150,3 +152,16 @@ def test_the_link_check_sees_headings_and_their_anchors() -> None:
     assert "3-the-seven-checks" in anchors(DOCS / "bundle.md")
     assert slug("Backup, restore and failover") == "backup-restore-and-failover"
     assert slug("A verifier without Rust") in anchors(DOCS / "operations.md")
+
+
+def test_the_design_page_leaves_its_figures_to_the_performance_page() -> None:
+    """docs/records.md says what is done and why; the runs that decided it (rates, latencies,
+    CPU times) are in docs/performance.md, where the design page links to them."""
+    page = DOCS / "records.md"
+    lines = [
+        f"{number}: {line.strip()}"
+        for number, line in enumerate(page.read_text().splitlines(), 1)
+        if FIGURE.search(line)
+    ]
+    assert not lines, "docs/records.md carries figures of runs:\n" + "\n".join(lines)
+    assert any(href.startswith("performance.md#") for href in links(page))
