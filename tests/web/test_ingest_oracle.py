@@ -88,8 +88,8 @@ def scenarios(draw: st.DrawFn) -> list[Request]:
     return requests
 
 
-@settings(
-    max_examples=40,
+#: Hypothesis' settings of the services' oracles: the services live through all examples.
+SERVICE_EXAMPLES = dict(
     deadline=None,
     suppress_health_check=[
         HealthCheck.function_scoped_fixture,
@@ -97,6 +97,9 @@ def scenarios(draw: st.DrawFn) -> list[Request]:
         HealthCheck.data_too_large,
     ],
 )
+
+
+@settings(max_examples=40, **SERVICE_EXAMPLES)
 @given(requests=scenarios())
 def test_native_ingest_answers_and_stores_as_the_reference(
     services: dict[str, Any], requests: list[Request]
@@ -125,15 +128,7 @@ def placements(
         yield {"native": native, "reference": reference}
 
 
-@settings(
-    max_examples=25,
-    deadline=None,
-    suppress_health_check=[
-        HealthCheck.function_scoped_fixture,
-        HealthCheck.too_slow,
-        HealthCheck.data_too_large,
-    ],
-)
+@settings(max_examples=25, **SERVICE_EXAMPLES)
 @given(requests=scenarios())
 def test_native_placement_answers_and_stores_as_the_reference_placement(
     placements: dict[str, Any], requests: list[Request]
