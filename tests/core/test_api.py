@@ -72,6 +72,7 @@ def test_stub_lists_the_whole_api() -> None:
         "encode_answers",
         "derive_subject_keys",
         "grow_log",
+        "place_appends",
         "ModuleToken",
         "ModuleKey",
     }
@@ -82,7 +83,8 @@ def test_stub_lists_the_whole_api() -> None:
 #: (recordseal.crypto.vault), through ``cryptography``; the ingest pipeline and its read of a
 #: request (recordseal.services.pipeline), through recordseal.services.reference_pipeline; the
 #: ingest routes' answers (recordseal.web.ingest), through ``reference_answer``; log growth
-#: (recordseal.merkle.log), through ``merkle.log.grow_log``; keys in a hardware module
+#: (recordseal.merkle.log), through ``merkle.log.grow_log``; the placement rules
+#: (recordseal.storage.native_placing), through ``storage.placing``; keys in a hardware module
 #: (recordseal.crypto.hsm), which have no reference: they need the native core; and the
 #: build's profile (``recordseal bench`` reports it).
 NATIVE_ONLY = {
@@ -97,6 +99,7 @@ NATIVE_ONLY = {
     "encode_answers",
     "derive_subject_keys",
     "grow_log",
+    "place_appends",
 }
 
 
