@@ -68,7 +68,7 @@ import httpx
 HERE = Path(__file__).parent
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 sys.path.insert(0, str(HERE))
-from payloads import record_1k  # noqa: E402
+from payloads import load_record  # noqa: E402
 
 #: wrk's threads (``-t``); each has a Lua state of its own, which ``setup`` numbers.
 WRK_THREADS = 2
@@ -467,13 +467,7 @@ class Load:
 
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
-        record = {
-            "stream": "load",
-            "record_type": "order.placed",
-            "occurred_at": "2026-11-21T08:00:00Z",
-            "subject_id": "SUBJECT-0",
-            "payload": json.loads(record_1k()),
-        }
+        record = load_record("SUBJECT-0")
         self.per_request = max(args.batch, 1)
         self.subjects = args.subjects if args.subjects is not None else (0 if args.batch else 997)
         self.body = batch_body(record, args.batch) if args.batch else json.dumps(record)

@@ -33,17 +33,11 @@ from typing import Any
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
-from payloads import record_1k  # noqa: E402
+from payloads import load_record  # noqa: E402
 
 
 def body_of(batch: int, request: int, subjects: int) -> bytes:
-    record = {
-        "stream": "load",
-        "record_type": "order.placed",
-        "occurred_at": "2026-11-21T08:00:00Z",
-        "subject_id": "",
-        "payload": json.loads(record_1k()),
-    }
+    record = load_record("")
 
     def subject(k: int) -> str:
         index = request * max(batch, 1) + k

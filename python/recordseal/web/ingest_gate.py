@@ -45,7 +45,7 @@ from recordseal.web.bodies import require_json_type
 from recordseal.web.headers import EVERY_ANSWER
 from recordseal.web.ingest import JSON, MAX_BATCH_BYTES, batch_answer, record_answer
 from recordseal.web.observe import note_problem, note_tenant
-from recordseal.web.problems import MEDIA_TYPE, failure_answer
+from recordseal.web.problems import MEDIA_TYPE, failure_answer, problem_headers
 from recordseal.web.ratelimit import RateLimiter
 from recordseal.web.state import services_in, typed_state
 
@@ -92,9 +92,10 @@ class IngestGate:
         except Exception as error:  # the request's outermost boundary: every error answered
             problem, headers = failure_answer(error)
             note_problem(scope, problem.code)
-            if problem.status == 401:
-                headers["WWW-Authenticate"] = "Bearer"
-            extra = [(name.lower().encode(), value.encode()) for name, value in headers.items()]
+            extra = [
+                (name.lower().encode(), value.encode())
+                for name, value in problem_headers(problem.status, headers).items()
+            ]
             await _respond(send, problem.status, MEDIA_TYPE, _encode(problem), extra)
             return
         await _respond(send, 200 if route.batch else 201, JSON, answer, [])

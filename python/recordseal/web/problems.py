@@ -102,15 +102,21 @@ def problem_response(
     headers: dict[str, str] | None = None,
 ) -> Response[bytes]:
     body = problem(status, code, detail, field)
-    headers = dict(headers or {})
-    if status == 401:
-        headers["WWW-Authenticate"] = "Bearer"
     return Response(
         msgspec.json.encode(body),
         status_code=status,
         media_type=MEDIA_TYPE,
-        headers=headers or None,
+        headers=problem_headers(status, headers) or None,
     )
+
+
+def problem_headers(status: int, headers: dict[str, str] | None = None) -> dict[str, str]:
+    """The headers of a problem answer besides its type: ``headers``, and for 401 the
+    ``WWW-Authenticate`` challenge (RFC 9110 section 11.6.1)."""
+    headers = dict(headers or {})
+    if status == 401:
+        headers["WWW-Authenticate"] = "Bearer"
+    return headers
 
 
 #: What a refusal answers: status, code, detail and the field it names.
@@ -217,8 +223,8 @@ JOURNAL_UNAVAILABLE = (
 
 def failure_answer(error: Exception) -> tuple[Problem, dict[str, str]]:
     """The problem and headers of an error a request's work raised: a refusal of the service
-    (its own status; ``Retry-After`` when rate-limited, ``WWW-Authenticate`` for 401 is added
-    by the response), the store or the journal unavailable (503 and ``Retry-After``: nothing
+    (its own status; ``Retry-After`` when rate-limited; ``problem_headers`` adds the 401
+    challenge), the store or the journal unavailable (503 and ``Retry-After``: nothing
     was acknowledged, the same request with the same ``Idempotency-Key`` is safe to send
     again, and anything the store committed is answered once the journal takes it,
     docs/continuity.md), or anything else: the outermost boundary's 500 ``internal_error``
