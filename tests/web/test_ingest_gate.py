@@ -21,6 +21,7 @@ from recordseal.web.app import create_app
 from recordseal.web.ingest import MAX_BATCH_BYTES
 from recordseal.web.observe import RequestObserver
 from recordseal.web.plugin import RecordServicePlugin
+from recordseal.web.unread_body import CloseUnreadBodies
 
 JSON = {"Content-Type": "application/json"}
 
@@ -37,9 +38,11 @@ def record(subject: str = "customer-1", **changes: Any) -> dict[str, Any]:
 
 
 def framework_app(settings: Settings) -> Litestar:
-    """The application as it was before the gate: every request through Litestar's router."""
+    """The application as it was before the gate, in the same outer layers: every request
+    through Litestar's router."""
     app = Litestar(plugins=[RecordServicePlugin(settings)])
-    app.asgi_handler = RequestObserver(app.asgi_handler, access_log=settings.access_log)
+    outer = CloseUnreadBodies(app.asgi_handler)
+    app.asgi_handler = RequestObserver(outer, access_log=settings.access_log)
     return app
 
 
