@@ -13,7 +13,7 @@ Python runs per record but the one ``build`` call and the list of outcomes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from recordseal.core.backend import extension
@@ -44,20 +44,20 @@ class Known(Lookups, Protocol):
         ...
 
 
+#: The refusals ``place_appends`` names, each made from the value it gives with the name.
+_REFUSALS: dict[str, Callable[[Any], Refusal]] = {
+    "replayed": Replayed,
+    "key_reused": KeyReused,
+    "subject_race": SubjectRace,
+    "subject_erased": SubjectErased,
+    "fenced": Fenced,
+    "deferred": lambda _: Deferred(),
+}
+
+
 def _refusal(kind: str, value: Any) -> Refusal:
     """The refusal the core named (``place_appends``)."""
-    if kind == "replayed":
-        return Replayed(value)
-    if kind == "key_reused":
-        return KeyReused(value)
-    if kind == "subject_race":
-        return SubjectRace(value)
-    if kind == "subject_erased":
-        return SubjectErased(value)
-    if kind == "fenced":
-        return Fenced(value)
-    assert kind == "deferred", kind
-    return Deferred()
+    return _REFUSALS[kind](value)
 
 
 def native_place(calls: Sequence[Call], lookups: Known, build: BatchBuilder) -> Placed:

@@ -19,6 +19,7 @@ from typing import Any
 
 import msgspec
 from litestar import Request, Response, post
+from litestar.datastructures import State
 from litestar.enums import ParamType
 from litestar.openapi.spec import OpenAPIType, Parameter, Schema
 
@@ -36,7 +37,7 @@ from recordseal.web.controller import DomainController
 from recordseal.web.observe import note_tenant
 from recordseal.web.openapi import documented, inline_schema, refusal
 from recordseal.web.problems import service_problem
-from recordseal.web.ratelimit import enforce
+from recordseal.web.ratelimit import RateLimiter, peer_address
 from recordseal.web.schemas import (
     BatchBody,
     BatchOut,
@@ -45,7 +46,7 @@ from recordseal.web.schemas import (
     RecordBody,
     RecordOut,
 )
-from recordseal.web.state import services_of
+from recordseal.web.state import services_in, services_of, typed_state
 
 JSON = "application/json"
 #: Payloads and bundles hold customer values: no cache keeps them.
@@ -272,15 +273,23 @@ else:
 
 
 async def authenticate(request: Request) -> str:  # type: ignore[type-arg]
-    """The tenant of the bearer token: 401 otherwise, 429 once this address has failed too
-    often (web/ratelimit.py). A valid token is always served: only failures are counted."""
-    tokens = services_of(request).tokens
+    """The tenant of the request's bearer token (:func:`bearer_tenant`)."""
+    authorization = request.headers.get("authorization")
+    return await bearer_tenant(request.app.state, request.scope, authorization)
+
+
+async def bearer_tenant(state: State, asgi_scope: Any, authorization: str | None) -> str:
+    """The tenant of the bearer token in ``authorization``: 401 otherwise, 429 once this
+    address has failed too often (web/ratelimit.py). A valid token is always served: only
+    failures are counted. The ingest gate (web/ingest_gate.py) calls it with no request
+    object; the framework's routes through :func:`authenticate`."""
     try:
-        tenant = await tokens.tenant_of(request.headers.get("authorization"))
+        tenant = await services_in(state).tokens.tenant_of(authorization)
     except Unauthenticated:
-        enforce(request, "bearer")
+        limiter = typed_state(state, "rate_limiter", RateLimiter)
+        limiter.check("bearer", peer_address(asgi_scope))
         raise
-    note_tenant(request.scope, tenant)
+    note_tenant(asgi_scope, tenant)
     return tenant
 
 

@@ -40,14 +40,19 @@ from litestar._multipart import parse_content_header  # the framework's own pars
 from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Receive, Scope, Send
 
-from recordseal.services.errors import Malformed, TooLarge, Unauthenticated
+from recordseal.services.errors import Malformed, TooLarge
 from recordseal.web.bodies import require_json_type
 from recordseal.web.headers import EVERY_ANSWER
-from recordseal.web.ingest import JSON, MAX_BATCH_BYTES, batch_answer, record_answer
-from recordseal.web.observe import note_problem, note_tenant
+from recordseal.web.ingest import (
+    JSON,
+    MAX_BATCH_BYTES,
+    batch_answer,
+    bearer_tenant,
+    record_answer,
+)
+from recordseal.web.observe import note_problem
 from recordseal.web.problems import MEDIA_TYPE, failure_answer, problem_headers
-from recordseal.web.ratelimit import RateLimiter
-from recordseal.web.state import services_in, typed_state
+from recordseal.web.state import services_in
 
 log = logging.getLogger("recordseal.web")
 
@@ -102,21 +107,14 @@ class IngestGate:
 
     async def _answer(self, route: _Route, scope: Any, receive: Receive) -> bytes:
         headers = _headers(scope)
-        services = services_in(self._state)
-        try:
-            tenant = await services.tokens.tenant_of(headers.get("authorization"))
-        except Unauthenticated:
-            limiter = typed_state(self._state, "rate_limiter", RateLimiter)
-            client = scope.get("client")
-            limiter.check("bearer", client[0] if client else "unknown")
-            raise
-        note_tenant(scope, tenant)
+        tenant = await bearer_tenant(self._state, scope, headers.get("authorization"))
         body = await _body(receive, headers.get("content-length"), route.limit)
         require_json_type(parse_content_header(headers.get("content-type", "")))
         key = headers.get("idempotency-key")
+        records = services_in(self._state).records
         if route.batch:
-            return await batch_answer(services.records, tenant, body, key)
-        return await record_answer(services.records, tenant, body, key)
+            return await batch_answer(records, tenant, body, key)
+        return await record_answer(records, tenant, body, key)
 
 
 def _headers(scope: Any) -> dict[str, str]:

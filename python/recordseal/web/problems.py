@@ -101,12 +101,16 @@ def problem_response(
     field: str | None = None,
     headers: dict[str, str] | None = None,
 ) -> Response[bytes]:
-    body = problem(status, code, detail, field)
+    return response_of(problem(status, code, detail, field), headers)
+
+
+def response_of(body: Problem, headers: dict[str, str] | None = None) -> Response[bytes]:
+    """The framework's answer of a problem, with ``headers`` (:func:`problem_headers`)."""
     return Response(
         msgspec.json.encode(body),
-        status_code=status,
+        status_code=body.status,
         media_type=MEDIA_TYPE,
-        headers=problem_headers(status, headers) or None,
+        headers=problem_headers(body.status, headers) or None,
     )
 
 
@@ -249,7 +253,7 @@ def failure_handler(request: Request, error: Exception) -> Response[bytes]:  # t
     """The exception handler of :func:`failure_answer`'s errors."""
     body, headers = failure_answer(error)
     note_problem(request.scope, body.code)
-    return problem_response(body.status, body.code, body.detail, body.field, headers=headers)
+    return response_of(body, headers)
 
 
 #: The application's exception handlers (``create_app``): every refusal as problem+json.

@@ -140,8 +140,13 @@ class RateLimiter:
 
 def client_address(connection: ASGIConnection[Any, Any, Any, Any]) -> str:
     """The peer's address as the server saw it (no forwarded headers are trusted)."""
-    client = connection.client
-    return client.host if client is not None else "unknown"
+    return peer_address(connection.scope)
+
+
+def peer_address(asgi_scope: Any) -> str:
+    """:func:`client_address` from the request's ASGI scope."""
+    client = asgi_scope.get("client")
+    return client[0] if client else "unknown"
 
 
 def limiter_of(connection: ASGIConnection[Any, Any, Any, Any]) -> RateLimiter:
